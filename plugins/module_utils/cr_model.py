@@ -1,0 +1,637 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""The NodeWright model: load, validate and default Skyhook / NodeWright CRs and DeploymentPolicies.
+
+Validation is the CRD schema (cr_schema) plus every rule of the operator's admission
+webhooks (skyhook_webhook.go, deployment_policy_webhook.go), with a few checks the
+operator only discovers later, at reconcile time (Go duration syntax, the annotation
+key length limit for the CR name). All problems are collected and reported together,
+each prefixed with its field path. Defaults are the operator's.
+
+No I/O and no ``kubernetes`` import: callers pass dicts (or YAML text).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+import re
+
+from ansible_collections.nodewright.bridge.plugins.module_utils import cr_schema
+from ansible_collections.nodewright.bridge.plugins.module_utils import label_selector
+from ansible_collections.nodewright.bridge.plugins.module_utils import semver
+from ansible_collections.nodewright.bridge.plugins.module_utils.quantity import parse_quantity, is_go_duration
+
+try:
+    import yaml
+    HAS_YAML = True
+except ImportError:  # pragma: no cover - PyYAML ships with ansible-core
+    yaml = None
+    HAS_YAML = False
+
+SKYHOOK_GROUP = 'skyhook.nvidia.com'
+NODEWRIGHT_GROUP = 'nodewright.nvidia.com'
+VERSION = 'v1alpha1'
+CR_KINDS = {
+    '%s/%s' % (SKYHOOK_GROUP, VERSION): 'Skyhook',
+    '%s/%s' % (NODEWRIGHT_GROUP, VERSION): 'NodeWright',
+}
+POLICY_API_VERSIONS = ('%s/%s' % (SKYHOOK_GROUP, VERSION), '%s/%s' % (NODEWRIGHT_GROUP, VERSION))
+DEFAULT_COMPARTMENT = '__default__'
+STRATEGY_TYPES = ('fixed', 'linear', 'exponential')
+
+# The operator keys node annotations as skyhook.nvidia.com/nodeState_<cr name>; the part
+# after the prefix is a label-key name of at most 63 characters.
+_LONGEST_KEY_STEM = 'nodeState_'
+_DNS_SUBDOMAIN = re.compile(r'^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')
+_PACKAGE_NAME = re.compile(cr_schema.PACKAGE_NAME_PATTERN)
+_TOLERATION_OPERATORS = ('Exists', 'Equal')
+_TAINT_EFFECTS = ('NoSchedule', 'PreferNoSchedule', 'NoExecute')
+
+
+class CRValidationError(ValueError):
+    """A CR or policy failed validation; ``errors`` lists every problem by field path."""
+
+    def __init__(self, what, errors):
+        self.what = what
+        self.errors = list(errors)
+        super(CRValidationError, self).__init__(
+            '%s is invalid (%d problem%s):\n  - %s' % (
+                what, len(self.errors), '' if len(self.errors) == 1 else 's', '\n  - '.join(self.errors)))
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def load_yaml_documents(text, source='<input>'):
+    """Every non-empty document of a YAML (or JSON) stream, as dicts."""
+    if not HAS_YAML:
+        raise CRValidationError(source, ['PyYAML is required to read YAML'])
+    try:
+        docs = [d for d in yaml.safe_load_all(text) if d is not None]
+    except yaml.YAMLError as exc:
+        raise CRValidationError(source, ['not valid YAML: %s' % exc])
+    bad = [i for i, d in enumerate(docs) if not isinstance(d, dict)]
+    if bad:
+        raise CRValidationError(source, ['document %d: must be a mapping, got %s' % (i + 1, type(docs[i]).__name__)
+                                         for i in bad])
+    return docs
+
+
+def is_cr_document(doc):
+    return isinstance(doc, dict) and CR_KINDS.get(doc.get('apiVersion')) == doc.get('kind')
+
+
+def is_policy_document(doc):
+    return isinstance(doc, dict) and doc.get('kind') == 'DeploymentPolicy'
+
+
+def split_documents(docs, source='<input>'):
+    """Sort documents into (CR docs, policy docs); anything else is an error."""
+    crs, policies, errors = [], [], []
+    for idx, doc in enumerate(docs):
+        if is_cr_document(doc):
+            crs.append(doc)
+        elif is_policy_document(doc):
+            policies.append(doc)
+        else:
+            errors.append('document %d: apiVersion %r kind %r is not a Skyhook (%s/%s), NodeWright (%s/%s) '
+                          'or DeploymentPolicy' % (idx + 1, doc.get('apiVersion'), doc.get('kind'),
+                                                   SKYHOOK_GROUP, VERSION, NODEWRIGHT_GROUP, VERSION))
+    if errors:
+        raise CRValidationError(source, errors)
+    return crs, policies
+
+
+# --------------------------------------------------------------------------- model
+
+
+class Strategy(object):
+    """A rollout strategy with the operator's defaults filled in."""
+
+    def __init__(self, kind, params):
+        self.type = kind
+        self.initial_batch = params.get('initialBatch', 1)
+        self.batch_threshold = params.get('batchThreshold', 100)
+        self.safety_limit = params.get('safetyLimit', 50)
+        self.failure_threshold = params.get('failureThreshold')  # None: never stop
+        self.delta = params.get('delta', 1) if kind == 'linear' else None
+        self.growth_factor = params.get('growthFactor', 2) if kind == 'exponential' else None
+
+    @classmethod
+    def from_spec(cls, spec):
+        if not spec:
+            return None
+        for kind in STRATEGY_TYPES:
+            if spec.get(kind) is not None:
+                return cls(kind, spec[kind] or {})
+        return None
+
+    def to_dict(self):
+        params = {'initialBatch': self.initial_batch, 'batchThreshold': self.batch_threshold,
+                  'safetyLimit': self.safety_limit, 'failureThreshold': self.failure_threshold}
+        if self.type == 'linear':
+            params['delta'] = self.delta
+        if self.type == 'exponential':
+            params['growthFactor'] = self.growth_factor
+        return {self.type: params}
+
+
+class CompartmentSpec(object):
+    """One compartment of a policy (or the default / legacy-budget compartment)."""
+
+    def __init__(self, name, selector, budget, strategy):
+        self.name = name
+        self.selector = selector  # None: the default compartment (takes the rest)
+        self.budget = dict(budget or {})
+        self.strategy = strategy  # Strategy or None
+
+    def to_dict(self):
+        return {'name': self.name, 'selector': self.selector, 'budget': self.budget,
+                'strategy': self.strategy.to_dict() if self.strategy else None}
+
+
+class DeploymentPolicy(object):
+    def __init__(self, name, default, compartments, reset_on_completion=True):
+        self.name = name
+        self.default = default
+        self.compartments = compartments
+        self.reset_batch_state_on_completion = reset_on_completion
+
+    def to_dict(self):
+        return {'name': self.name, 'default': self.default.to_dict(),
+                'compartments': [c.to_dict() for c in self.compartments],
+                'resetBatchStateOnCompletion': self.reset_batch_state_on_completion}
+
+
+class Package(object):
+    """A package of a CR, defaulted and with the image tag handled as the operator does."""
+
+    def __init__(self, key, spec):
+        self.name = spec.get('name') or key
+        self.version = spec['version']
+        # The operator cuts the image at its first ':' (the tag must equal the version,
+        # which validation enforces), then pulls <image>:<version> or <image>@<containerSHA>.
+        self.image = spec['image'].split(':', 1)[0]
+        self.container_sha = spec.get('containerSHA') or ''
+        self.agent_image_override = spec.get('agentImageOverride') or ''
+        self.interrupt = _interrupt(spec.get('interrupt'))
+        self.depends_on = dict(spec.get('dependsOn') or {})
+        self.config_interrupts = dict((k, _interrupt(v)) for k, v in (spec.get('configInterrupts') or {}).items())
+        self.config_map = dict(spec.get('configMap') or {})
+        self.env = copy.deepcopy(spec.get('env') or [])
+        self.resources = dict(spec.get('resources') or {}) or None
+        self.graceful_shutdown = spec.get('gracefulShutdown')
+        uninstall = spec.get('uninstall') or {}
+        self.uninstall_enabled = bool(uninstall.get('enabled', False))
+        self.uninstall_apply = bool(uninstall.get('apply', False))
+
+    @property
+    def unique_name(self):
+        return '%s|%s' % (self.name, self.version)
+
+    @property
+    def image_ref(self):
+        if self.container_sha:
+            return '%s@%s' % (self.image, self.container_sha)
+        return '%s:%s' % (self.image, self.version)
+
+    @property
+    def is_uninstalling(self):
+        return self.uninstall_enabled and self.uninstall_apply
+
+    def to_dict(self):
+        return {'name': self.name, 'version': self.version, 'image': self.image, 'image_ref': self.image_ref,
+                'containerSHA': self.container_sha, 'agentImageOverride': self.agent_image_override,
+                'interrupt': self.interrupt, 'dependsOn': self.depends_on,
+                'configInterrupts': self.config_interrupts, 'configMap': self.config_map, 'env': self.env,
+                'resources': self.resources, 'gracefulShutdown': self.graceful_shutdown,
+                'uninstall': {'enabled': self.uninstall_enabled, 'apply': self.uninstall_apply}}
+
+
+def _interrupt(spec):
+    if not spec:
+        return None
+    return {'type': spec['type'], 'services': list(spec.get('services') or [])}
+
+
+class NodeWrightCR(object):
+    """A validated, defaulted Skyhook or NodeWright CR."""
+
+    def __init__(self, doc):
+        meta = doc.get('metadata') or {}
+        spec = doc.get('spec') or {}
+        self.api_version = doc['apiVersion']
+        self.kind = doc['kind']
+        self.name = meta['name']
+        self.annotations = dict(meta.get('annotations') or {})
+        self.labels = dict(meta.get('labels') or {})
+        self.serial = bool(spec.get('serial', False))
+        self.node_selector = spec.get('nodeSelectors') or {}
+        self.pod_non_interrupt_labels = spec.get('podNonInterruptLabels') or {}
+        self.deployment_policy = spec.get('deploymentPolicy') or ''
+        budget = spec.get('interruptionBudget') or {}
+        self.interruption_budget = dict((k, v) for k, v in budget.items() if v is not None)
+        self.additional_tolerations = copy.deepcopy(spec.get('additionalTolerations') or [])
+        self.runtime_required = bool(spec.get('runtimeRequired', False))
+        self.auto_taint_new_nodes = bool(spec.get('autoTaintNewNodes', False))
+        self.priority = spec.get('priority', 200)
+        self.sequencing = spec.get('sequencing', 'node')
+        options = spec.get('deploymentPolicyOptions') or {}
+        self.reset_batch_state_on_completion = options.get('resetBatchStateOnCompletion', True)
+        self.packages = dict((key, Package(key, pkg)) for key, pkg in (spec.get('packages') or {}).items())
+        status = doc.get('status') or {}
+        # Keys of each package's configMap that changed since the nodes last applied it
+        # (the operator keeps them in status.configUpdates).
+        self.config_updates = dict((k, list(v or [])) for k, v in (status.get('configUpdates') or {}).items())
+
+    @property
+    def paused(self):
+        return self.annotations.get('%s/pause' % SKYHOOK_GROUP) == 'true'
+
+    @property
+    def disabled(self):
+        return self.annotations.get('%s/disable' % SKYHOOK_GROUP) == 'true'
+
+    def legacy_compartment(self, node_count):
+        """The synthetic fixed compartment the operator builds from ``interruptionBudget``.
+
+        No budget means 100%. Its fixed batch is the budget's ceiling over all the CR's
+        nodes, at least 1 (so ``count: 0`` and ``percent: 0`` still move one node at a time).
+        """
+        budget = dict(self.interruption_budget) or {'percent': 100}
+        if 'count' in budget:
+            initial = max(1, min(node_count, budget['count']))
+        elif node_count > 0:
+            initial = max(1, node_count * budget['percent'] // 100)
+        else:
+            initial = 1
+        return CompartmentSpec(DEFAULT_COMPARTMENT, None, budget, Strategy('fixed', {'initialBatch': initial}))
+
+    def to_dict(self):
+        return {'apiVersion': self.api_version, 'kind': self.kind, 'name': self.name,
+                'serial': self.serial, 'nodeSelectors': self.node_selector,
+                'podNonInterruptLabels': self.pod_non_interrupt_labels,
+                'deploymentPolicy': self.deployment_policy, 'interruptionBudget': self.interruption_budget,
+                'additionalTolerations': self.additional_tolerations, 'runtimeRequired': self.runtime_required,
+                'autoTaintNewNodes': self.auto_taint_new_nodes, 'priority': self.priority,
+                'sequencing': self.sequencing, 'paused': self.paused, 'disabled': self.disabled,
+                'packages': dict((k, p.to_dict()) for k, p in self.packages.items())}
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def _budget_errors(budget, path):
+    if not isinstance(budget, dict):
+        return []
+    has_percent, has_count = budget.get('percent') is not None, budget.get('count') is not None
+    if not has_percent and not has_count:
+        return ['%s: exactly one of percent or count must be set' % path]
+    if has_percent and has_count:
+        return ['%s: percent and count are mutually exclusive' % path]
+    return []
+
+
+def _strategy_errors(strategy, path):
+    if not isinstance(strategy, dict):
+        return []
+    present = [k for k in STRATEGY_TYPES if strategy.get(k) is not None]
+    if len(present) != 1:
+        return ['%s: exactly one of fixed, linear, or exponential must be set%s' % (
+            path, ' (got %s)' % ', '.join(present) if present else '')]
+    return []
+
+
+def _glob_to_regex(pattern):
+    """Go filepath.Match pattern as a regex: '*' and '?' never cross '/', '[^..]' negates."""
+    out, i = [], 0
+    while i < len(pattern):
+        char = pattern[i]
+        if char == '*':
+            out.append('[^/]*')
+        elif char == '?':
+            out.append('[^/]')
+        elif char == '\\' and i + 1 < len(pattern):
+            i += 1
+            out.append(re.escape(pattern[i]))
+        elif char == '[':
+            end = pattern.find(']', i + 1)
+            if end < 0:
+                raise ValueError('unterminated character class in %r' % pattern)
+            body = pattern[i + 1:end]
+            if body.startswith('^'):
+                body = '^' + body[1:].replace('\\', '\\\\')
+            else:
+                body = body.replace('\\', '\\\\').replace('^', '\\^')
+            out.append('[%s]' % body)
+            i = end
+        else:
+            out.append(re.escape(char))
+        i += 1
+    return re.compile('^' + ''.join(out) + '$')
+
+
+def glob_match(pattern, name):
+    """Go's filepath.Match(pattern, name) for configInterrupts keys; False for a bad pattern."""
+    try:
+        return bool(_glob_to_regex(pattern).match(name))
+    except (ValueError, re.error):
+        return False
+
+
+def _package_errors(key, pkg, all_packages):
+    path = 'spec.packages.%s' % key
+    errors = []
+    if not _PACKAGE_NAME.match(key) or len(key) > 43:
+        errors.append('%s: package name %r is not valid, must match %s' % (path, key, cr_schema.PACKAGE_NAME_PATTERN))
+    if pkg.get('name') not in (None, '', key):
+        errors.append("%s.name: %r differs from the map key %r; do not set the name in the package's definition"
+                      % (path, pkg.get('name'), key))
+    version = pkg.get('version')
+    if isinstance(version, str) and not semver.is_valid(version):
+        errors.append('%s.version: %r is not a valid semantic version (for example 1.2.3)' % (path, version))
+    image = pkg.get('image')
+    if isinstance(image, str):
+        if image == '':
+            errors.append('%s.image: must not be empty' % path)
+        elif ':' in image and isinstance(version, str):
+            name, tag = image.split(':', 1)
+            if tag != version:
+                errors.append("%s.image: tag %r of %r does not match the package version %r; leave the tag off "
+                              "(the version is the tag)" % (path, tag, name, version))
+    config_map = pkg.get('configMap') if isinstance(pkg.get('configMap'), dict) else {}
+    config_interrupts = pkg.get('configInterrupts') if isinstance(pkg.get('configInterrupts'), dict) else {}
+    for pattern in sorted(config_interrupts):
+        if pattern in config_map:
+            continue
+        if '*' in pattern:
+            if not any(glob_match(pattern, k) for k in config_map):
+                errors.append('%s.configInterrupts.%s: glob %r does not match any configMap key'
+                              % (path, pattern, pattern))
+        else:
+            errors.append('%s.configInterrupts.%s: no configMap key %r' % (path, pattern, pattern))
+    errors.extend(_resource_errors(pkg.get('resources'), path + '.resources'))
+    uninstall = pkg.get('uninstall')
+    if isinstance(uninstall, dict) and uninstall.get('apply') is True and uninstall.get('enabled') is not True:
+        errors.append('%s.uninstall.apply: requires uninstall.enabled to be true' % path)
+    graceful = pkg.get('gracefulShutdown')
+    if isinstance(graceful, str) and not is_go_duration(graceful):
+        errors.append('%s.gracefulShutdown: %r is not a duration such as 30s or 1m30s' % (path, graceful))
+    depends_on = pkg.get('dependsOn') if isinstance(pkg.get('dependsOn'), dict) else {}
+    for dep in sorted(depends_on):
+        dep_version = depends_on[dep]
+        target = all_packages.get(dep)
+        if dep_version == '':
+            errors.append('%s.dependsOn.%s: version is empty' % (path, dep))
+        elif not isinstance(target, dict):
+            errors.append('%s.dependsOn.%s: package %r is not in spec.packages' % (path, dep, dep))
+        elif target.get('version') != dep_version:
+            errors.append('%s.dependsOn.%s: needs %s version %r but spec.packages.%s.version is %r'
+                          % (path, dep, dep, dep_version, dep, target.get('version')))
+    return errors
+
+
+def _resource_errors(res, path):
+    if not isinstance(res, dict):
+        return []
+    keys = ('cpuRequest', 'cpuLimit', 'memoryRequest', 'memoryLimit')
+    values = {}
+    for key in keys:
+        raw = res.get(key)
+        if raw is None:
+            continue
+        try:
+            values[key] = parse_quantity(raw)
+        except ValueError:
+            return []  # the schema check already reported it
+    set_keys = [k for k in keys if values.get(k, 0) != 0]
+    if set_keys and len(set_keys) != len(keys):
+        missing = [k for k in keys if k not in set_keys]
+        return ['%s: if any resource override is set, all of cpuRequest, cpuLimit, memoryRequest, memoryLimit '
+                'must be set (missing %s)' % (path, ', '.join(missing))]
+    if not set_keys:
+        return []
+    errors = []
+    if values['cpuLimit'] < values['cpuRequest']:
+        errors.append('%s.cpuLimit: %s must be >= cpuRequest (%s)' % (path, res['cpuLimit'], res['cpuRequest']))
+    if values['memoryLimit'] < values['memoryRequest']:
+        errors.append('%s.memoryLimit: %s must be >= memoryRequest (%s)' % (path, res['memoryLimit'], res['memoryRequest']))
+    negative = [k for k in keys if values[k] <= 0]
+    if negative:
+        errors.append('%s: all resource values must be positive (%s)' % (path, ', '.join(negative)))
+    return errors
+
+
+def _cycle_errors(packages):
+    """dependsOn cycles, each reported once as a -> b -> a."""
+    graph = {}
+    for key, pkg in packages.items():
+        deps = pkg.get('dependsOn') if isinstance(pkg, dict) and isinstance(pkg.get('dependsOn'), dict) else {}
+        graph[key] = sorted(d for d in deps if d in packages)
+    errors, state, stack = [], {}, []
+    reported = set()
+
+    def visit(node):
+        state[node] = 'active'
+        stack.append(node)
+        for dep in graph[node]:
+            if state.get(dep) == 'active':
+                cycle = stack[stack.index(dep):] + [dep]
+                signature = frozenset(cycle)
+                if signature not in reported:
+                    reported.add(signature)
+                    errors.append('spec.packages.%s.dependsOn: dependency cycle %s' % (cycle[0], ' -> '.join(cycle)))
+            elif dep not in state:
+                visit(dep)
+        stack.pop()
+        state[node] = 'done'
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node)
+    return errors
+
+
+def _metadata_errors(doc, cluster_scoped_name_only=True):
+    meta = doc.get('metadata')
+    if meta is None:
+        return ['metadata.name: required field is missing']
+    if not isinstance(meta, dict):
+        return ['metadata: must be an object']
+    name = meta.get('name')
+    if name is None:
+        return ['metadata.name: required field is missing']
+    if not isinstance(name, str) or not _DNS_SUBDOMAIN.match(name) or len(name) > 253:
+        return ['metadata.name: %r must be a lowercase DNS-1123 subdomain' % (name,)]
+    errors = []
+    if cluster_scoped_name_only and meta.get('namespace'):
+        errors.append('metadata.namespace: the resource is cluster-scoped; remove namespace %r' % meta['namespace'])
+    for field in ('annotations', 'labels'):
+        value = meta.get(field)
+        if value is not None and (not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values())):
+            errors.append('metadata.%s: must be a map of strings' % field)
+    return errors
+
+
+def _toleration_errors(tolerations):
+    errors = []
+    if not isinstance(tolerations, list):
+        return errors
+    for idx, tol in enumerate(tolerations):
+        if not isinstance(tol, dict):
+            continue
+        path = 'spec.additionalTolerations[%d]' % idx
+        operator = tol.get('operator')
+        if operator not in (None, '') and operator not in _TOLERATION_OPERATORS:
+            errors.append('%s.operator: %r is not one of Exists, Equal' % (path, operator))
+        if operator == 'Exists' and tol.get('value'):
+            errors.append('%s.value: must be empty when operator is Exists' % path)
+        effect = tol.get('effect')
+        if effect not in (None, '') and effect not in _TAINT_EFFECTS:
+            errors.append('%s.effect: %r is not one of %s' % (path, effect, ', '.join(_TAINT_EFFECTS)))
+    return errors
+
+
+def cr_errors(doc):
+    """Every problem of a Skyhook / NodeWright document, by field path."""
+    if not isinstance(doc, dict):
+        return ['must be an object']
+    errors = []
+    if not is_cr_document(doc):
+        errors.append('apiVersion/kind: %r/%r is not %s' % (
+            doc.get('apiVersion'), doc.get('kind'),
+            ' or '.join('%s %s' % (kind, api) for api, kind in sorted(CR_KINDS.items()))))
+    errors.extend(_metadata_errors(doc))
+    name = (doc.get('metadata') or {}).get('name') if isinstance(doc.get('metadata'), dict) else None
+    if isinstance(name, str) and len(_LONGEST_KEY_STEM + name) > 63:
+        errors.append('metadata.name: %r is too long: the node annotation %s/%s%s must stay within 63 characters '
+                      'after the prefix (at most %d characters for the name)'
+                      % (name, SKYHOOK_GROUP, _LONGEST_KEY_STEM, name, 63 - len(_LONGEST_KEY_STEM)))
+    for key in sorted(doc):
+        if key not in ('apiVersion', 'kind', 'metadata', 'spec', 'status'):
+            errors.append('%s: unknown field' % key)
+    spec = doc.get('spec')
+    if spec is None:
+        spec = {}
+    schema_errors = []
+    cr_schema.validate(spec, cr_schema.SKYHOOK_SPEC, 'spec', schema_errors)
+    errors.extend(schema_errors)
+    if not isinstance(spec, dict):
+        return errors
+    budget = spec.get('interruptionBudget')
+    if isinstance(budget, dict) and budget.get('percent') is not None and budget.get('count') is not None:
+        errors.append('spec.interruptionBudget: percent and count are mutually exclusive')
+    if spec.get('deploymentPolicy') and isinstance(budget, dict) and \
+            (budget.get('percent') is not None or budget.get('count') is not None):
+        errors.append('spec.deploymentPolicy: deploymentPolicy and interruptionBudget are mutually exclusive')
+    for field in ('nodeSelectors', 'podNonInterruptLabels'):
+        errors.extend(label_selector.selector_errors(spec.get(field), 'spec.' + field))
+    errors.extend(_toleration_errors(spec.get('additionalTolerations')))
+    packages = spec.get('packages')
+    if isinstance(packages, dict):
+        for key in sorted(packages):
+            if isinstance(packages[key], dict):
+                errors.extend(_package_errors(key, packages[key], packages))
+        errors.extend(_cycle_errors(packages))
+    return errors
+
+
+def policy_errors(doc):
+    """Every problem of a DeploymentPolicy document, or of a bare policy spec."""
+    if not isinstance(doc, dict):
+        return ['must be an object']
+    errors = []
+    if 'kind' in doc or 'apiVersion' in doc:
+        if doc.get('kind') != 'DeploymentPolicy' or doc.get('apiVersion') not in POLICY_API_VERSIONS:
+            errors.append('apiVersion/kind: %r/%r is not DeploymentPolicy %s' % (
+                doc.get('apiVersion'), doc.get('kind'), ' or '.join(POLICY_API_VERSIONS)))
+        errors.extend(_metadata_errors(doc))
+        for key in sorted(doc):
+            if key not in ('apiVersion', 'kind', 'metadata', 'spec', 'status'):
+                errors.append('%s: unknown field' % key)
+        spec = doc.get('spec')
+        if spec is None:
+            errors.append('spec: required field is missing')
+            return errors
+    else:
+        spec = doc
+    cr_schema.validate(spec, cr_schema.DEPLOYMENT_POLICY_SPEC, 'spec', errors)
+    if not isinstance(spec, dict):
+        return errors
+    default = spec.get('default')
+    if isinstance(default, dict):
+        errors.extend(_budget_errors(default.get('budget') or {}, 'spec.default.budget'))
+        errors.extend(_strategy_errors(default.get('strategy'), 'spec.default.strategy'))
+    compartments = spec.get('compartments')
+    if isinstance(compartments, list):
+        names, selectors = {}, []
+        for idx, comp in enumerate(compartments):
+            if not isinstance(comp, dict):
+                continue
+            name = comp.get('name')
+            path = 'spec.compartments[%d]' % idx
+            if name == DEFAULT_COMPARTMENT:
+                errors.append('%s.name: %r is reserved and cannot be used' % (path, name))
+            elif isinstance(name, str) and name in names:
+                errors.append('%s.name: %r is not unique (also spec.compartments[%d])' % (path, name, names[name]))
+            elif isinstance(name, str):
+                names[name] = idx
+            if 'budget' in comp:
+                errors.extend(_budget_errors(comp.get('budget'), path + '.budget'))
+            if comp.get('strategy') is not None:
+                errors.extend(_strategy_errors(comp.get('strategy'), path + '.strategy'))
+            errors.extend(label_selector.selector_errors(comp.get('selector'), path + '.selector'))
+            for other_idx, other in selectors:
+                if _normalise_selector(other) == _normalise_selector(comp.get('selector')):
+                    errors.append('%s.selector: identical to the selector of spec.compartments[%d]' % (path, other_idx))
+                    break
+            selectors.append((idx, comp.get('selector')))
+    return errors
+
+
+def _normalise_selector(selector):
+    selector = selector if isinstance(selector, dict) else {}
+    return (selector.get('matchLabels') or {}, selector.get('matchExpressions') or [])
+
+
+# --------------------------------------------------------------------------- builders
+
+
+def build_cr(doc):
+    """A NodeWrightCR from a document; CRValidationError lists every problem."""
+    errors = cr_errors(doc)
+    if errors:
+        raise CRValidationError(_describe(doc, 'CR'), errors)
+    return NodeWrightCR(doc)
+
+
+def build_policy(doc, name=None):
+    """A DeploymentPolicy from a full document or a bare ``spec`` dict."""
+    errors = policy_errors(doc)
+    if errors:
+        raise CRValidationError(_describe(doc, 'DeploymentPolicy'), errors)
+    if 'spec' in doc and ('kind' in doc or 'apiVersion' in doc):
+        spec = doc['spec']
+        name = (doc.get('metadata') or {}).get('name') or name
+    else:
+        spec = doc
+    default = spec['default']
+    default_spec = CompartmentSpec(DEFAULT_COMPARTMENT, None, default.get('budget'),
+                                   Strategy.from_spec(default.get('strategy')))
+    compartments = [CompartmentSpec(c['name'], c.get('selector') or {}, c['budget'], Strategy.from_spec(c.get('strategy')))
+                    for c in spec.get('compartments') or []]
+    return DeploymentPolicy(name or '<inline>', default_spec, compartments,
+                            spec.get('resetBatchStateOnCompletion', True))
+
+
+def _describe(doc, what):
+    if isinstance(doc, dict):
+        meta = doc.get('metadata') if isinstance(doc.get('metadata'), dict) else {}
+        kind = doc.get('kind') or what
+        if meta.get('name'):
+            return '%s %r' % (kind, meta['name'])
+        return kind
+    return what

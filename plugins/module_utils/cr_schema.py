@@ -1,0 +1,290 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""The OpenAPI v3 schemas of the NodeWright CRDs, and a structural validator for them.
+
+The schemas below are written out from the upstream CustomResourceDefinitions
+(``skyhook.nvidia.com_skyhooks.yaml`` and ``skyhook.nvidia.com_deploymentpolicies.yaml``):
+every field, type, enum, pattern, bound and required list. A unit test walks the
+upstream CRD files and fails if anything here differs, so this file stays equal to
+the schema the API server enforces.
+
+Unlike the API server, which prunes unknown fields, the validator rejects them: a
+misspelt ``intterupt`` is almost always a mistake that would silently do nothing.
+No I/O.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+QUANTITY_PATTERN = (r'^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|'
+                    r'([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$')
+PACKAGE_NAME_PATTERN = r'^[a-z][-a-z0-9]{0,41}[a-z]$'
+INTERRUPT_TYPES = ['service', 'reboot', 'noop', 'restartAllServices']
+
+
+def _string(**kw):
+    node = {'type': 'string'}
+    node.update(kw)
+    return node
+
+
+def _integer(**kw):
+    node = {'type': 'integer'}
+    node.update(kw)
+    return node
+
+
+def _boolean(**kw):
+    node = {'type': 'boolean'}
+    node.update(kw)
+    return node
+
+
+def _object(properties, required=None, **kw):
+    node = {'type': 'object', 'properties': properties}
+    if required:
+        node['required'] = sorted(required)
+    node.update(kw)
+    return node
+
+
+def _map_of(values):
+    return {'type': 'object', 'additionalProperties': values}
+
+
+def _array(items, **kw):
+    node = {'type': 'array', 'items': items}
+    node.update(kw)
+    return node
+
+
+def _quantity():
+    return {'x-kubernetes-int-or-string': True, 'pattern': QUANTITY_PATTERN}
+
+
+def _label_selector():
+    return _object({
+        'matchExpressions': _array(_object({
+            'key': _string(),
+            'operator': _string(),
+            'values': _array(_string(), **{'x-kubernetes-list-type': 'atomic'}),
+        }, required=['key', 'operator']), **{'x-kubernetes-list-type': 'atomic'}),
+        'matchLabels': _map_of(_string()),
+    }, **{'x-kubernetes-map-type': 'atomic'})
+
+
+def _interrupt():
+    return _object({
+        'services': _array(_string()),
+        'type': _string(enum=list(INTERRUPT_TYPES)),
+    }, required=['type'])
+
+
+def _key_ref(extra, required):
+    props = {'key': _string()}
+    props.update(extra)
+    return _object(props, required=required, **{'x-kubernetes-map-type': 'atomic'})
+
+
+def _env_var():
+    return _object({
+        'name': _string(),
+        'value': _string(),
+        'valueFrom': _object({
+            'configMapKeyRef': _key_ref({'name': _string(default=''), 'optional': _boolean()}, ['key']),
+            'fieldRef': _object({'apiVersion': _string(), 'fieldPath': _string()},
+                                required=['fieldPath'], **{'x-kubernetes-map-type': 'atomic'}),
+            'fileKeyRef': _key_ref({'optional': _boolean(default=False), 'path': _string(), 'volumeName': _string()},
+                                   ['key', 'path', 'volumeName']),
+            'resourceFieldRef': _object({'containerName': _string(), 'divisor': _quantity(), 'resource': _string()},
+                                        required=['resource'], **{'x-kubernetes-map-type': 'atomic'}),
+            'secretKeyRef': _key_ref({'name': _string(default=''), 'optional': _boolean()}, ['key']),
+        }),
+    }, required=['name'])
+
+
+def _package():
+    return _object({
+        'agentImageOverride': _string(),
+        'configInterrupts': _map_of(_interrupt()),
+        'configMap': _map_of(_string()),
+        'containerSHA': _string(),
+        'dependsOn': _map_of(_string()),
+        'env': _array(_env_var()),
+        'gracefulShutdown': _string(),
+        'image': _string(),
+        'interrupt': _interrupt(),
+        'name': _string(maxLength=43, pattern=PACKAGE_NAME_PATTERN),
+        'resources': _object({
+            'cpuLimit': _quantity(),
+            'cpuRequest': _quantity(),
+            'memoryLimit': _quantity(),
+            'memoryRequest': _quantity(),
+        }),
+        'uninstall': _object({
+            'apply': _boolean(default=False),
+            'enabled': _boolean(default=False),
+        }, required=['apply', 'enabled']),
+        'version': _string(),
+    }, required=['image', 'version'])
+
+
+SKYHOOK_SPEC = _object({
+    'additionalTolerations': _array(_object({
+        'effect': _string(),
+        'key': _string(),
+        'operator': _string(),
+        'tolerationSeconds': _integer(format='int64'),
+        'value': _string(),
+    })),
+    'autoTaintNewNodes': _boolean(default=False),
+    'deploymentPolicy': _string(),
+    'deploymentPolicyOptions': _object({'resetBatchStateOnCompletion': _boolean(default=True)}),
+    'interruptionBudget': _object({
+        'count': _integer(minimum=0, nullable=True),
+        'percent': _integer(minimum=0, maximum=100, nullable=True),
+    }),
+    'nodeSelectors': _label_selector(),
+    'packages': _map_of(_package()),
+    'podNonInterruptLabels': _label_selector(),
+    'priority': _integer(default=200, minimum=1),
+    'runtimeRequired': _boolean(default=False),
+    'sequencing': _string(default='node', enum=['all', 'node']),
+    'serial': _boolean(default=False),
+})
+
+
+def _strategy_fields(extra):
+    fields = {
+        'batchThreshold': _integer(minimum=1, maximum=100),
+        'failureThreshold': _integer(minimum=1),
+        'initialBatch': _integer(minimum=1),
+        'safetyLimit': _integer(minimum=1, maximum=100),
+    }
+    fields.update(extra)
+    return _object(fields)
+
+
+def _strategy():
+    return _object({
+        'exponential': _strategy_fields({'growthFactor': _integer(minimum=2)}),
+        'fixed': _strategy_fields({}),
+        'linear': _strategy_fields({'delta': _integer(minimum=1)}),
+    })
+
+
+def _budget():
+    return _object({
+        'count': _integer(minimum=1),
+        'percent': _integer(minimum=1, maximum=100),
+    })
+
+
+DEPLOYMENT_POLICY_SPEC = _object({
+    'compartments': _array(_object({
+        'budget': _budget(),
+        'name': _string(minLength=1),
+        'selector': _label_selector(),
+        'strategy': _strategy(),
+    }, required=['budget', 'name', 'selector'])),
+    'default': _object({
+        'budget': _budget(),
+        'strategy': _strategy(),
+    }, required=['strategy']),
+    'resetBatchStateOnCompletion': _boolean(default=True),
+}, required=['default'])
+
+
+_TYPE_NAMES = {'string': 'a string', 'integer': 'an integer', 'boolean': 'a boolean',
+               'object': 'an object', 'array': 'a list'}
+
+
+def _type_of(value):
+    if value is None:
+        return 'null'
+    if isinstance(value, bool):
+        return 'boolean'
+    if isinstance(value, int):
+        return 'integer'
+    if isinstance(value, float):
+        return 'number'
+    if isinstance(value, str):
+        return 'string'
+    if isinstance(value, dict):
+        return 'object'
+    if isinstance(value, (list, tuple)):
+        return 'array'
+    return type(value).__name__
+
+
+def _child(path, key):
+    return '%s.%s' % (path, key) if path else str(key)
+
+
+def _check_type(value, schema, path, errors):
+    """Report a type mismatch; True when the value has the schema's type."""
+    actual = _type_of(value)
+    if value is None and schema.get('nullable'):
+        return False
+    if schema.get('x-kubernetes-int-or-string'):
+        if actual in ('integer', 'string'):
+            return True
+        errors.append('%s: must be an integer or a string, got %s' % (path, actual))
+        return False
+    expected = schema.get('type')
+    if expected and actual != expected:
+        errors.append('%s: must be %s, got %s%s' % (
+            path, _TYPE_NAMES.get(expected, expected), actual,
+            '' if value is None else ' (%r)' % (value,)))
+        return False
+    return True
+
+
+def _check_scalar(value, schema, path, errors):
+    enum = schema.get('enum')
+    if enum is not None and value not in enum:
+        errors.append('%s: %r is not one of %s' % (path, value, ', '.join(repr(e) for e in enum)))
+    if isinstance(value, str):
+        pattern = schema.get('pattern')
+        if pattern and not re.search(pattern, value):
+            errors.append('%s: %r does not match %s' % (path, value, pattern))
+        if 'maxLength' in schema and len(value) > schema['maxLength']:
+            errors.append('%s: %r is longer than %d characters' % (path, value, schema['maxLength']))
+        if 'minLength' in schema and len(value) < schema['minLength']:
+            errors.append('%s: must be at least %d character(s) long' % (path, schema['minLength']))
+    elif isinstance(value, int) and not isinstance(value, bool):
+        if 'minimum' in schema and value < schema['minimum']:
+            errors.append('%s: %d is less than the minimum %d' % (path, value, schema['minimum']))
+        if 'maximum' in schema and value > schema['maximum']:
+            errors.append('%s: %d is greater than the maximum %d' % (path, value, schema['maximum']))
+
+
+def validate(value, schema, path, errors):
+    """Append every schema violation of ``value`` to ``errors`` as ``<path>: <problem>``."""
+    if not _check_type(value, schema, path, errors):
+        return
+    if isinstance(value, dict):
+        properties = schema.get('properties')
+        additional = schema.get('additionalProperties')
+        for key in schema.get('required', []):
+            if key not in value:
+                errors.append('%s: required field is missing' % _child(path, key))
+        for key in sorted(value, key=str):
+            child = _child(path, key)
+            if properties is not None and key in properties:
+                validate(value[key], properties[key], child, errors)
+            elif isinstance(additional, dict):
+                validate(value[key], additional, child, errors)
+            else:
+                errors.append('%s: unknown field' % child)
+    elif isinstance(value, (list, tuple)):
+        items = schema.get('items')
+        if items:
+            for idx, item in enumerate(value):
+                validate(item, items, '%s[%d]' % (path, idx), errors)
+    else:
+        _check_scalar(value, schema, path, errors)

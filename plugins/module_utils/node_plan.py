@@ -1,0 +1,240 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""What one node still has to do for one CR: the operator's per-node logic, replayed offline.
+
+Given the CR's packages and the node's ``nodeState_<cr>`` annotation, ``plan_node``
+replays the operator's reconcile loop on the assumption that every step succeeds and
+returns the steps in the order the operator would run them:
+
+* Waves follow the dependsOn DAG the way the operator walks it (graph.Next): first the
+  packages without dependencies, then packages whose dependencies are all complete.
+  Inside a wave packages are taken by name; ``serial: true`` runs them one by one,
+  otherwise stage by stage (all apply, then all config, ...).
+* Per package: ``uninstall`` (uninstall.enabled + apply) and ``uninstall-interrupt``; then
+  ``upgrade`` (an older version is on the node) or ``apply``; ``config``; and, when the
+  package has an interrupt, ``interrupt`` and ``post-interrupt``. A package already part
+  way through resumes at its stage (a stage in progress or erroring runs again).
+* Config changes: keys listed for a package (``config_changes``) put a complete package
+  back to ``config``; only its ``configInterrupts`` matching those keys then count as its
+  interrupt (the operator's HasInterrupt), not ``interrupt``.
+* The interrupts of one wave are merged as the operator does (fudgeInterruptWithPriority):
+  reboot wins, then restartAllServices, service (service lists merged), noop; the package
+  that owns the merged interrupt runs it, the others' interrupt stage is skipped.
+* Cordon and drain are only needed when an interrupt is due.
+
+No I/O.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.nodewright.bridge.plugins.module_utils import semver
+from ansible_collections.nodewright.bridge.plugins.module_utils.cr_model import glob_match
+
+INTERRUPT_PRIORITY = {'reboot': 0, 'restartAllServices': 1, 'service': 2, 'noop': 3}
+_UNINSTALL_STAGES = ('uninstall', 'uninstall-interrupt')
+
+
+def changed_config_keys(old_data, new_data):
+    """Keys whose value is new or different, as the operator compares package ConfigMaps."""
+    old_data, new_data = old_data or {}, new_data or {}
+    return sorted(k for k, v in new_data.items() if old_data.get(k) != v)
+
+
+def config_interrupts(cr, config_updates):
+    """package name -> interrupts triggered by its changed configMap keys (deduplicated)."""
+    result = {}
+    for pkg in cr.packages.values():
+        seen = set()
+        for key in config_updates.get(pkg.name) or []:
+            for pattern in sorted(pkg.config_interrupts):
+                if not glob_match(pattern, key):
+                    continue
+                interrupt = pkg.config_interrupts[pattern]
+                marker = (interrupt['type'], ','.join(interrupt['services']))
+                if marker in seen:
+                    continue
+                seen.add(marker)
+                result.setdefault(pkg.name, []).append(interrupt)
+    return result
+
+
+def merge_interrupts(package_names, interrupts_by_package):
+    """The operator's merged interrupt for one wave: ``(interrupt, owner)`` or ``(None, None)``."""
+    merged, owner = None, None
+    for name in sorted(package_names):
+        for interrupt in interrupts_by_package.get(name) or []:
+            if interrupt['type'] == 'reboot':
+                return {'type': 'reboot', 'services': list(interrupt['services'])}, name
+            if merged is None:
+                merged, owner = {'type': interrupt['type'], 'services': list(interrupt['services'])}, name
+                if merged['type'] == 'service':
+                    merged['services'] = sorted(set(merged['services']))
+                continue
+            if INTERRUPT_PRIORITY[interrupt['type']] < INTERRUPT_PRIORITY[merged['type']]:
+                merged, owner = {'type': interrupt['type'], 'services': list(interrupt['services'])}, name
+            elif interrupt['type'] == merged['type'] == 'service':
+                merged['services'] = sorted(set(merged['services']) | set(interrupt['services']))
+    return merged, owner
+
+
+class _Graph(object):
+    """The dependsOn DAG walked the way the operator's graph.Next walks it."""
+
+    def __init__(self, packages):
+        self.packages = packages
+        self.leaves = sorted(p.name for p in packages.values() if not p.depends_on)
+
+    def next_wave(self, complete):
+        if not complete:
+            return list(self.leaves)
+        remaining_leaves = [n for n in self.leaves if n not in complete]
+        if remaining_leaves:
+            return remaining_leaves
+        return sorted(p.name for p in self.packages.values()
+                      if p.name not in complete and p.depends_on and all(d in complete for d in p.depends_on))
+
+
+def _install_sequence(pkg, entry, has_interrupt, first_stage):
+    full = [first_stage, 'config'] + (['interrupt', 'post-interrupt'] if has_interrupt else [])
+    if entry is None:
+        return full
+    stage, state = entry['stage'], entry['state']
+    if stage in ('apply', 'upgrade'):
+        index = 0
+        full[0] = stage
+    elif stage in full:
+        index = full.index(stage)
+    else:
+        # e.g. a post-interrupt entry for a package that no longer has an interrupt
+        return [] if state == 'complete' else [stage]
+    if stage == 'interrupt' and state == 'skipped':
+        return full[index + 1:]  # ProgressSkipped turns it complete
+    if state == 'complete':
+        return full[index + 1:]
+    return full[index:]
+
+
+def plan_node(cr, state, config_updates=None, config_changes=None):
+    """The remaining work of ``cr`` on a node whose decoded nodeState is ``state``.
+
+    ``config_updates``: changed keys per package the operator already recorded
+    (``status.configUpdates``; defaults to the CR's). ``config_changes``: new changes
+    not yet applied to this node (they move complete packages back to ``config``).
+    Returns a dict with ``pending`` steps, ``needs_drain``, ``interrupts``, ``blocked``
+    and ``complete``.
+    """
+    updates = dict(cr.config_updates if config_updates is None else config_updates)
+    state = dict(state or {})
+    for name, keys in (config_changes or {}).items():
+        pkg = cr.packages.get(name)
+        if not keys or pkg is None:
+            continue
+        updates[name] = sorted(set(updates.get(name) or []) | set(keys))
+        entry = state.get(pkg.unique_name)
+        if entry is not None and entry['stage'] not in _UNINSTALL_STAGES:
+            entry = dict(entry)
+            entry.update(stage='config', state='in_progress', restarts=0)
+            state[pkg.unique_name] = entry
+    for pkg in cr.packages.values():
+        # A cancelled uninstall (apply flipped back to false while the uninstall pod was
+        # running or failing) goes back to the install pipeline (HandleCancelledUninstalls).
+        entry = state.get(pkg.unique_name)
+        if entry is not None and entry['stage'] == 'uninstall' and not pkg.is_uninstalling and \
+                entry['state'] in ('in_progress', 'erroring'):
+            state[pkg.unique_name] = dict(entry, stage='apply', state='in_progress', restarts=0)
+
+    by_config = config_interrupts(cr, updates)
+
+    def interrupts_of(pkg):
+        if updates.get(pkg.name):
+            return list(by_config.get(pkg.name) or [])
+        return [pkg.interrupt] if pkg.interrupt else []
+
+    def is_complete(pkg):
+        entry = state.get(pkg.unique_name)
+        if entry is None or entry['version'] != pkg.version or entry['state'] != 'complete':
+            return False
+        return entry['stage'] == ('post-interrupt' if interrupts_of(pkg) else 'config')
+
+    # Uninstall first: packages asked to uninstall that are still on the node, and any
+    # package already inside the uninstall cycle (it must finish, even if cancelled late).
+    uninstalling = []
+    for name in sorted(cr.packages):
+        pkg = cr.packages[name]
+        entry = state.get(pkg.unique_name)
+        if entry is None:
+            continue
+        if entry['stage'] == 'uninstall-interrupt':
+            if entry['state'] != 'complete':
+                uninstalling.append((pkg, ['uninstall-interrupt']))
+        elif entry['stage'] == 'uninstall' and (pkg.is_uninstalling or entry['state'] == 'complete'):
+            uninstalling.append((pkg, ['uninstall'] + (['uninstall-interrupt'] if pkg.interrupt else [])))
+        elif pkg.is_uninstalling:
+            uninstalling.append((pkg, ['uninstall'] + (['uninstall-interrupt'] if pkg.interrupt else [])))
+    removed = set(p.name for p, _ in uninstalling)
+    # uninstall requested and already done (absent): nothing to apply either
+    removed |= set(p.name for p in cr.packages.values() if p.is_uninstalling and p.unique_name not in state)
+
+    graph = _Graph(cr.packages)
+    complete = set(p.name for p in cr.packages.values() if is_complete(p) and p.name not in removed)
+    waves, blocked = [], []
+    first = True
+    while True:
+        wave = [n for n in graph.next_wave(complete) if n not in removed]
+        if first and uninstalling:
+            wave_items = list(uninstalling)
+        else:
+            wave_items = []
+        first = False
+        for name in wave:
+            pkg = cr.packages[name]
+            entry = state.get(pkg.unique_name)
+            older = any(e['name'] == pkg.name and e['version'] != pkg.version and
+                        semver.compare(pkg.version, e['version']) > 0 for e in state.values())
+            stages = _install_sequence(pkg, entry, bool(interrupts_of(pkg)), 'upgrade' if older else 'apply')
+            wave_items.append((pkg, stages))
+        if not wave_items:
+            break
+        waves.append(wave_items)
+        complete |= set(n for n in wave)
+    for pkg in cr.packages.values():
+        if pkg.name not in complete and pkg.name not in removed:
+            missing = sorted(d for d in pkg.depends_on if d in removed)
+            blocked.append({'package': pkg.name, 'version': pkg.version,
+                            'reason': 'depends on %s, which is being uninstalled' % ', '.join(missing)
+                            if missing else 'dependencies cannot complete'})
+
+    pending, interrupts = [], []
+    for number, items in enumerate(waves, 1):
+        with_interrupt = [p.name for p, stages in items if 'interrupt' in stages or 'uninstall-interrupt' in stages]
+        merged, owner = merge_interrupts(with_interrupt, dict((p.name, interrupts_of(p)) for p, _ in items))
+        if merged is not None:
+            interrupts.append(dict(merged, package=owner, wave=number))
+        steps = []
+        for order, (pkg, stages) in enumerate(items):
+            for phase, stage in enumerate(stages):
+                step = {'package': pkg.name, 'version': pkg.version, 'stage': stage, 'wave': number}
+                if stage in ('interrupt', 'uninstall-interrupt'):
+                    if pkg.name == owner:
+                        step['interrupt'] = merged
+                    else:
+                        step['skipped'] = True  # merged into the owner's interrupt
+                        step['merged_into'] = owner
+                steps.append(((order, phase) if cr.serial else (_phase_rank(stage), order), step))
+        pending.extend(step for _, step in sorted(steps, key=lambda s: s[0]))
+    return {
+        'pending': pending,
+        'interrupts': interrupts,
+        'interrupt': interrupts[0] if interrupts else None,
+        'needs_drain': bool(interrupts),
+        'blocked': blocked,
+        'complete': not pending and not blocked,
+    }
+
+
+def _phase_rank(stage):
+    return {'uninstall': 0, 'uninstall-interrupt': 1, 'upgrade': 2, 'apply': 2, 'config': 3,
+            'interrupt': 4, 'post-interrupt': 5}[stage]

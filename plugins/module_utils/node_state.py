@@ -1,0 +1,166 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""The node annotations and labels the NodeWright operator reads and writes, in its exact formats.
+
+* ``skyhook.nvidia.com/nodeState_<cr>``: JSON map ``"<package>|<version>"`` ->
+  ``{"name", "version", "image", "containerSHA"?, "stage", "state"?, "restarts"?}``,
+  encoded byte-for-byte as Go's ``encoding/json`` does (sorted map keys, struct field
+  order, ``omitempty``, HTML-safe escapes, no spaces), so the operator sees no change
+  when it takes the node over.
+* ``skyhook.nvidia.com/status_<cr>``: annotation *and* label with the node status.
+* ``skyhook.nvidia.com/cordon_<cr>``: ``"true"`` while the CR holds a cordon on the node.
+* ``skyhook.nvidia.com/version_<cr>``: the operator version that last wrote the node.
+* ``skyhook.nvidia.com/ignore``: label; ``"true"`` keeps the node out of every rollout.
+
+No I/O: callers read and patch nodes.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+
+PREFIX = 'skyhook.nvidia.com'
+IGNORE_LABEL = PREFIX + '/ignore'
+CORDON_PREFIX = PREFIX + '/cordon_'
+
+STAGES = ('uninstall', 'uninstall-interrupt', 'upgrade', 'apply', 'interrupt', 'post-interrupt', 'config')
+STATES = ('complete', 'in_progress', 'skipped', 'erroring', 'unknown')
+STATUSES = ('complete', 'blocked', 'waiting', 'disabled', 'paused', 'in_progress', 'erroring', 'unknown')
+
+# The operator version these annotations are written for; the operator's node
+# migration runs only for versions v0.5-v0.7 or no version at all, so a newer value
+# lets it take nodes over as they are.
+OPERATOR_VERSION = 'v0.15.0'
+
+_FIELDS = ('name', 'version', 'image', 'containerSHA', 'stage', 'state', 'restarts')
+_OMIT_EMPTY = ('containerSHA', 'state', 'restarts')
+
+
+class NodeStateError(ValueError):
+    """The nodeState annotation of a node cannot be read."""
+
+
+def node_state_key(cr_name):
+    return '%s/nodeState_%s' % (PREFIX, cr_name)
+
+
+def status_key(cr_name):
+    return '%s/status_%s' % (PREFIX, cr_name)
+
+
+def cordon_key(cr_name):
+    return CORDON_PREFIX + cr_name
+
+
+def version_key(cr_name):
+    return '%s/version_%s' % (PREFIX, cr_name)
+
+
+def unique_name(name, version):
+    return '%s|%s' % (name, version)
+
+
+def _go_json_string(value):
+    # encoding/json escapes <, >, & and U+2028/U+2029 so output is safe inside HTML.
+    text = json.dumps(value, ensure_ascii=False)
+    return (text.replace('<', '\\u003c').replace('>', '\\u003e').replace('&', '\\u0026')
+            .replace(u'\u2028', '\\u2028').replace(u'\u2029', '\\u2029'))
+
+
+def _encode_status(status):
+    parts = []
+    for field in _FIELDS:
+        value = status.get(field)
+        if field in _OMIT_EMPTY and not value:
+            continue
+        if field == 'restarts':
+            parts.append('"restarts":%d' % int(value))
+        else:
+            parts.append('"%s":%s' % (field, _go_json_string(value if value is not None else '')))
+    return '{' + ','.join(parts) + '}'
+
+
+def encode(state):
+    """The annotation value for a node state, exactly as the operator's json.Marshal writes it."""
+    items = ['%s:%s' % (_go_json_string(key), _encode_status(state[key])) for key in sorted(state)]
+    return '{' + ','.join(items) + '}'
+
+
+def decode(text, where='nodeState'):
+    """A node state dict from an annotation value; ``None`` or ``''`` is the empty state."""
+    if text is None or text == '':
+        return {}
+    try:
+        raw = json.loads(text)
+    except ValueError as exc:
+        raise NodeStateError('%s is not valid JSON: %s' % (where, exc))
+    if not isinstance(raw, dict):
+        raise NodeStateError('%s must be a JSON object keyed by "<package>|<version>"' % where)
+    state = {}
+    for key, entry in raw.items():
+        if not isinstance(entry, dict):
+            raise NodeStateError('%s[%r] must be an object' % (where, key))
+        status = {
+            'name': entry.get('name', ''),
+            'version': entry.get('version', ''),
+            'image': entry.get('image', ''),
+            'containerSHA': entry.get('containerSHA', ''),
+            'stage': entry.get('stage', ''),
+            'state': entry.get('state', ''),
+            'restarts': entry.get('restarts', 0),
+        }
+        if status['stage'] not in STAGES:
+            raise NodeStateError('%s[%r].stage %r is not one of %s' % (where, key, status['stage'], ', '.join(STAGES)))
+        if status['state'] not in STATES + ('',):
+            raise NodeStateError('%s[%r].state %r is not one of %s' % (where, key, status['state'], ', '.join(STATES)))
+        if not isinstance(status['restarts'], int) or isinstance(status['restarts'], bool):
+            raise NodeStateError('%s[%r].restarts must be an integer' % (where, key))
+        state[key] = status
+    return state
+
+
+def upsert(state, name, version, image, state_value, stage, restarts=0, container_sha=''):
+    """A copy of ``state`` with one package entry set; ``(new_state, changed)``.
+
+    As in the operator, the image does not count as a change (it follows the version).
+    """
+    if stage not in STAGES:
+        raise ValueError('stage %r is not one of %s' % (stage, ', '.join(STAGES)))
+    if state_value not in STATES:
+        raise ValueError('state %r is not one of %s' % (state_value, ', '.join(STATES)))
+    key = unique_name(name, version)
+    entry = {'name': name, 'version': version, 'image': image, 'containerSHA': container_sha or '',
+             'stage': stage, 'state': state_value, 'restarts': int(restarts or 0)}
+    old = state.get(key)
+    if old is not None and all(old.get(f) == entry[f] for f in _FIELDS if f != 'image'):
+        return state, False
+    new = dict(state)
+    new[key] = entry
+    return new, True
+
+
+def remove(state, name, version):
+    key = unique_name(name, version)
+    if key not in state:
+        return state, False
+    new = dict(state)
+    del new[key]
+    return new, True
+
+
+def cordon_owners(annotations):
+    """CR names holding a NodeWright cordon on a node (from its cordon_<cr> annotations)."""
+    return sorted(k[len(CORDON_PREFIX):] for k, v in (annotations or {}).items()
+                  if k.startswith(CORDON_PREFIX))
+
+
+def is_ignored(labels):
+    return (labels or {}).get(IGNORE_LABEL) == 'true'
+
+
+def node_status_for(state_value):
+    """The node status that the operator derives from a package state (StateToStatus)."""
+    return {'complete': 'complete', 'erroring': 'erroring', 'in_progress': 'in_progress'}.get(state_value, 'unknown')

@@ -1,0 +1,328 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""The NodeWright rollout scheduler: compartments, ceilings, batch sizes and the stop rule.
+
+Semantics follow the NodeWright DeploymentPolicy documentation (docs/deployment_policy.md
+upstream); where the operator's code differs, the difference is listed in
+docs/semantics.md of this collection. In short:
+
+* Each node belongs to exactly one compartment: the matching compartment with the safest
+  strategy (fixed > linear > exponential > none), then the smaller ceiling, then the
+  smaller name; nodes matching none go to ``__default__``.
+* ceiling = ``count``, or ``max(1, matched * percent // 100)`` (integer arithmetic),
+  and 0 when the compartment matched no node.
+* Batch sizes: fixed keeps ``initialBatch``; linear adds ``delta`` after a good batch and
+  subtracts it after a failed one; exponential multiplies / divides by ``growthFactor``.
+  Shrinking only happens while progress < ``safetyLimit``. Every batch is capped by the
+  compartment's ceiling (the documented contract) and by the nodes left.
+* A batch fails when ``ok * 100 // size < batchThreshold``. After ``failureThreshold``
+  consecutive failed batches while progress < ``safetyLimit`` the compartment stops.
+  Progress is ``processed * 100 // nodes`` where processed counts every node that has
+  finished, successfully or not, including the batch just scored.
+
+The scheduler is driven step by step (``next_batches`` -> run -> ``record``) so the
+strategy plugin can feed real outcomes back; ``plan`` simulates an all-success run.
+No I/O.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+
+from ansible_collections.nodewright.bridge.plugins.module_utils import label_selector
+from ansible_collections.nodewright.bridge.plugins.module_utils.cr_model import DEFAULT_COMPARTMENT, CompartmentSpec, Strategy
+
+STRATEGY_SAFETY = {'fixed': 0, 'linear': 1, 'exponential': 2, None: 3}
+NODE_ORDERS = ('name', 'inventory')
+
+
+def ceiling(budget, matched):
+    """Maximum nodes in flight for a budget over ``matched`` nodes (0 when none matched)."""
+    if matched <= 0:
+        return 0
+    if budget.get('count') is not None:
+        return budget['count']
+    return max(1, matched * budget['percent'] // 100)
+
+
+def assign_compartment(spec_compartments, labels, selector_counts):
+    """The compartment a node with ``labels`` belongs to (the operator's overlap rule).
+
+    ``selector_counts`` maps compartment name -> how many of the CR's nodes its selector
+    matches; the tie-break compares ceilings over those counts (at least 1).
+    """
+    best, best_key = DEFAULT_COMPARTMENT, None
+    for comp in spec_compartments:
+        if not label_selector.matches(comp.selector, labels):
+            continue
+        kind = comp.strategy.type if comp.strategy else None
+        key = (STRATEGY_SAFETY[kind], ceiling(comp.budget, max(1, selector_counts.get(comp.name, 0))), comp.name)
+        if best_key is None or key < best_key:
+            best, best_key = comp.name, key
+    return best
+
+
+class CompartmentRollout(object):
+    """The batch state of one compartment, advanced one batch at a time."""
+
+    def __init__(self, name, nodes, ceiling_value, strategy, done=(), cap_to_ceiling=True, selector=None,
+                 budget=None):
+        self.name = name
+        self.nodes = list(nodes)
+        self.selector = selector
+        self.budget = dict(budget or {})
+        self.ceiling = ceiling_value
+        self.strategy = strategy
+        self.cap_to_ceiling = cap_to_ceiling
+        done = set(done)
+        self.already_complete = [n for n in self.nodes if n in done]
+        self.queue = [n for n in self.nodes if n not in done]
+        self.completed = len(self.already_complete)
+        self.failed = 0
+        self.consecutive_failures = 0
+        self.last_batch_size = 0
+        self.last_batch_failed = False
+        self.stopped = False
+        self.stop_reason = None
+        self.current = None
+        self.batches = []  # history: {'number', 'size', 'hosts', 'ok', 'failed', 'failed_batch', 'progress'}
+
+    # -- strategy parameters with defaults for a compartment without a strategy
+    @property
+    def batch_threshold(self):
+        return self.strategy.batch_threshold if self.strategy else 100
+
+    @property
+    def safety_limit(self):
+        return self.strategy.safety_limit if self.strategy else 50
+
+    @property
+    def failure_threshold(self):
+        return self.strategy.failure_threshold if self.strategy else None
+
+    @property
+    def total(self):
+        return len(self.nodes)
+
+    @property
+    def progress(self):
+        """Percent of the compartment's nodes processed (complete or failed)."""
+        if not self.nodes:
+            return 100
+        return (self.completed + self.failed) * 100 // len(self.nodes)
+
+    @property
+    def done(self):
+        return self.stopped or (not self.queue and self.current is None)
+
+    @property
+    def in_flight(self):
+        return list(self.current or [])
+
+    def next_batch_size(self):
+        """Size of the next batch from the outcomes so far (0 when nothing is left)."""
+        remaining = len(self.queue)
+        if remaining == 0 or self.stopped:
+            return 0
+        strategy = self.strategy
+        shrink = self.last_batch_failed and self.progress < self.safety_limit
+        if strategy is None:
+            size = self.ceiling
+        elif strategy.type == 'fixed' or self.last_batch_size == 0:
+            size = strategy.initial_batch
+        elif strategy.type == 'linear':
+            size = max(1, self.last_batch_size - strategy.delta) if shrink else self.last_batch_size + strategy.delta
+        else:
+            if shrink:
+                size = max(1, self.last_batch_size // strategy.growth_factor)
+            else:
+                size = min(self.last_batch_size * strategy.growth_factor, len(self.nodes))
+        if self.cap_to_ceiling and self.ceiling > 0:
+            size = min(size, self.ceiling)
+        return max(1, min(size, remaining))
+
+    def next_batch(self):
+        """The batch to run now: the one in flight, or a new one (``[]`` when done or stopped)."""
+        if self.current is not None:
+            return list(self.current)
+        size = self.next_batch_size()
+        if size == 0:
+            return []
+        self.current, self.queue = self.queue[:size], self.queue[size:]
+        return list(self.current)
+
+    def record(self, ok, failed):
+        """Score the batch in flight. Every node of the batch must be in ``ok`` or ``failed``."""
+        if self.current is None:
+            raise ValueError('compartment %s has no batch in flight' % self.name)
+        ok, failed = set(ok), set(failed)
+        batch = self.current
+        unknown = (ok | failed) - set(batch)
+        if unknown:
+            raise ValueError('compartment %s: %s not in the current batch %s' % (self.name, sorted(unknown), batch))
+        missing = [n for n in batch if n not in ok and n not in failed]
+        if missing:
+            raise ValueError('compartment %s: no outcome for %s' % (self.name, missing))
+        ok_nodes = [n for n in batch if n in ok and n not in failed]
+        failed_nodes = [n for n in batch if n in failed]
+        self.completed += len(ok_nodes)
+        self.failed += len(failed_nodes)
+        size = len(batch)
+        batch_failed = len(ok_nodes) * 100 // size < self.batch_threshold
+        progress = self.progress
+        if batch_failed:
+            self.consecutive_failures += 1
+            threshold = self.failure_threshold
+            if threshold is not None and progress < self.safety_limit and self.consecutive_failures >= threshold:
+                self.stopped = True
+                self.stop_reason = ('%d consecutive failed batch%s (failureThreshold %d) at %d%% progress, below '
+                                    'safetyLimit %d%%' % (self.consecutive_failures,
+                                                          '' if self.consecutive_failures == 1 else 'es',
+                                                          threshold, progress, self.safety_limit))
+        else:
+            self.consecutive_failures = 0
+        self.last_batch_size = size
+        self.last_batch_failed = batch_failed
+        record = {'number': len(self.batches) + 1, 'size': size, 'hosts': list(batch), 'ok': ok_nodes,
+                  'failed': failed_nodes, 'failed_batch': batch_failed, 'progress': progress,
+                  'stopped': self.stopped}
+        self.batches.append(record)
+        self.current = None
+        return record
+
+    def not_attempted(self):
+        """Nodes never put in a batch (what a stopped rollout leaves behind)."""
+        return list(self.queue)
+
+    def summary(self):
+        return {
+            'name': self.name,
+            'matched': len(self.nodes),
+            'ceiling': self.ceiling,
+            'strategy': self.strategy.to_dict() if self.strategy else None,
+            'budget': self.budget,
+            'already_complete': list(self.already_complete),
+            'batches': copy.deepcopy(self.batches),
+            'completed': self.completed,
+            'failed': self.failed,
+            'progress': self.progress,
+            'stopped': self.stopped,
+            'stop_reason': self.stop_reason,
+            'not_attempted': self.not_attempted(),
+        }
+
+
+class RolloutScheduler(object):
+    """All compartments of one rollout; compartments advance independently."""
+
+    def __init__(self, compartments):
+        self.compartments = list(compartments)
+        self._by_name = dict((c.name, c) for c in self.compartments)
+        self._node_compartment = {}
+        for comp in self.compartments:
+            for node in comp.nodes:
+                self._node_compartment[node] = comp.name
+
+    @classmethod
+    def build(cls, nodes, policy=None, legacy_cr=None, order='name', done=(), cap_to_ceiling=True,
+              compartment_of=None):
+        """A scheduler over ``nodes`` (an ordered list of ``(name, labels)``).
+
+        Exactly one of ``policy`` (a DeploymentPolicy) or ``legacy_cr`` (a CR whose
+        ``interruptionBudget`` becomes the synthetic fixed compartment) is used; with
+        neither, everything runs in one batch (the operator's default of 100%).
+        ``compartment_of`` optionally pins nodes to compartments by name (the strategy
+        plugin's ``nodewright_compartment`` hostvar) instead of label matching.
+        """
+        if order not in NODE_ORDERS:
+            raise ValueError('order must be one of %s, got %r' % (', '.join(NODE_ORDERS), order))
+        nodes = list(nodes)
+        names = [n for n, _ in nodes]
+        if len(set(names)) != len(names):
+            dupes = sorted(set(n for n in names if names.count(n) > 1))
+            raise ValueError('duplicate node names: %s' % ', '.join(dupes))
+        if order == 'name':
+            nodes = sorted(nodes, key=lambda item: item[0])
+        if policy is None:
+            if legacy_cr is not None:
+                default = legacy_cr.legacy_compartment(len(nodes))
+            else:
+                default = CompartmentSpec(DEFAULT_COMPARTMENT, None, {'percent': 100},
+                                          Strategy('fixed', {'initialBatch': max(1, len(nodes))}))
+            return cls([CompartmentRollout(DEFAULT_COMPARTMENT, [n for n, _ in nodes],
+                                           default.strategy.initial_batch if nodes else 0, default.strategy,
+                                           done=done, cap_to_ceiling=cap_to_ceiling, budget=default.budget)])
+        specs = list(policy.compartments)
+        known = set(c.name for c in specs) | set([DEFAULT_COMPARTMENT])
+        counts = dict((c.name, sum(1 for _, labels in nodes if label_selector.matches(c.selector, labels)))
+                      for c in specs)
+        members = dict((c.name, []) for c in specs)
+        members[DEFAULT_COMPARTMENT] = []
+        for name, labels in nodes:
+            pinned = (compartment_of or {}).get(name)
+            if pinned is not None:
+                if pinned not in known:
+                    raise ValueError('node %s: compartment %r is not in the policy (known: %s)'
+                                     % (name, pinned, ', '.join(sorted(known))))
+                members[pinned].append(name)
+            else:
+                members[assign_compartment(specs, labels, counts)].append(name)
+        rollouts = []
+        for spec in specs + [policy.default]:
+            matched = members[spec.name]
+            rollouts.append(CompartmentRollout(spec.name, matched, ceiling(spec.budget, len(matched)), spec.strategy,
+                                               done=done, cap_to_ceiling=cap_to_ceiling, selector=spec.selector,
+                                               budget=spec.budget))
+        return cls(rollouts)
+
+    def compartment(self, name):
+        return self._by_name[name]
+
+    def compartment_of(self, node):
+        return self._node_compartment.get(node)
+
+    @property
+    def done(self):
+        return all(c.done for c in self.compartments)
+
+    @property
+    def stopped(self):
+        return any(c.stopped for c in self.compartments)
+
+    def next_batches(self):
+        """compartment name -> batch to run now, for every compartment with work left."""
+        batches = {}
+        for comp in self.compartments:
+            batch = comp.next_batch()
+            if batch:
+                batches[comp.name] = batch
+        return batches
+
+    def record(self, compartment, ok, failed):
+        return self._by_name[compartment].record(ok, failed)
+
+    def not_attempted(self):
+        return [n for c in self.compartments for n in c.not_attempted()]
+
+    def summary(self):
+        return {'compartments': [c.summary() for c in self.compartments],
+                'stopped': self.stopped,
+                'not_attempted': self.not_attempted()}
+
+    def plan(self):
+        """Batches per compartment if every batch succeeds (the scheduler itself is not advanced)."""
+        sim = copy.deepcopy(self)
+        while not sim.done:
+            batches = sim.next_batches()
+            if not batches:
+                break
+            for name, batch in batches.items():
+                sim.record(name, batch, [])
+        return [{'name': c.name, 'matched': len(c.nodes), 'ceiling': c.ceiling,
+                 'strategy': c.strategy.to_dict() if c.strategy else None, 'budget': c.budget,
+                 'selector': c.selector, 'already_complete': list(c.already_complete),
+                 'batch_sizes': [b['size'] for b in c.batches],
+                 'batches': [b['hosts'] for b in c.batches]} for c in sim.compartments]
