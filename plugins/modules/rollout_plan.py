@@ -1,0 +1,330 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: rollout_plan
+short_description: Plan a NodeWright rollout offline, batch by batch and node by node
+version_added: 0.1.0
+description:
+  - Reads a NodeWright (or Skyhook) custom resource, its DeploymentPolicy or legacy C(interruptionBudget),
+    and a list of nodes with their labels and annotations, and returns the rollout the NodeWright operator
+    would run.
+  - Returns the compartments with their ceilings and batches (planned as if every batch succeeds), and for
+    each node the package stages still pending, whether it must be cordoned and drained, and the merged interrupt.
+  - Validates the CR and the policy like the CRD schema and the operator's admission webhook do; every problem
+    is reported with its field path, and nothing else happens.
+  - Changes nothing. This version works offline, from files or data; reading from a cluster comes later.
+author:
+  - nodewright.bridge contributors
+attributes:
+  check_mode:
+    support: full
+    description: The module never changes anything; check mode returns the same plan.
+  diff_mode:
+    support: none
+options:
+  cr:
+    description:
+      - The CR, as a dict, or the path of a YAML or JSON file.
+      - A file may hold several documents; the DeploymentPolicy the CR names can be one of them.
+      - Kinds C(Skyhook) (C(skyhook.nvidia.com/v1alpha1)) and C(NodeWright) (C(nodewright.nvidia.com/v1alpha1)).
+    type: raw
+    required: true
+  cr_name:
+    description:
+      - Which CR to plan when O(cr) is a file with several CRs.
+    type: str
+  policy:
+    description:
+      - The DeploymentPolicy, as a full document, a bare policy C(spec) dict, or the path of a YAML/JSON file.
+      - When omitted, the policy named by the CR's C(spec.deploymentPolicy) is looked up in the O(cr) file;
+        a CR without C(deploymentPolicy) uses its C(interruptionBudget) (100% when absent), as the operator does.
+    type: raw
+  nodes:
+    description:
+      - The nodes, as a list of C({name, labels, annotations}), a Kubernetes C(NodeList)
+        (for example C(kubectl get nodes -o json)), or the path of a YAML/JSON file holding either.
+      - The C(skyhook.nvidia.com/nodeState_<cr>) annotation gives what each node has done already.
+    type: raw
+    required: true
+  node_order:
+    description:
+      - Order of nodes inside a compartment. V(name) sorts by node name; V(inventory) keeps the order given.
+    type: str
+    choices: [name, inventory]
+    default: name
+  cap_batches_at_ceiling:
+    description:
+      - Cap every batch at its compartment's budget ceiling, as the NodeWright documentation describes.
+      - V(false) reproduces the operator's code, where a strategy's batch may exceed the ceiling.
+    type: bool
+    default: true
+  config_changes:
+    description:
+      - Package name to the configMap keys that changed since the nodes applied them. Complete packages
+        go back to their C(config) stage, and their C(configInterrupts) matching those keys apply.
+    type: dict
+notes:
+  - Budgets and batch sizes follow U(https://github.com/NVIDIA/nodewright/blob/main/docs/deployment_policy.md);
+    differences from the operator's code are listed in the collection's C(docs/semantics.md).
+seealso:
+  - name: NodeWright deployment policies
+    description: Compartments, budgets and strategies.
+    link: https://github.com/NVIDIA/nodewright/blob/main/docs/deployment_policy.md
+'''
+
+EXAMPLES = r'''
+- name: Plan a CR over nodes exported with kubectl get nodes -o json
+  nodewright.bridge.rollout_plan:
+    cr: files/gpu-node-tuning.yaml
+    nodes: files/nodes.json
+  register: plan
+
+- name: Show the batches of every compartment
+  ansible.builtin.debug:
+    msg: "{{ item.name }}: {{ item.batch_sizes }}"
+  loop: "{{ plan.compartments }}"
+
+- name: Plan inline data with a policy given separately
+  nodewright.bridge.rollout_plan:
+    cr:
+      apiVersion: nodewright.nvidia.com/v1alpha1
+      kind: NodeWright
+      metadata:
+        name: gpu-tuning
+      spec:
+        deploymentPolicy: gpu-rollout
+        nodeSelectors:
+          matchLabels:
+            nodepool: gpu
+        packages:
+          tuning:
+            version: 1.2.0
+            image: ghcr.io/example/tuning
+            interrupt:
+              type: reboot
+    policy:
+      apiVersion: skyhook.nvidia.com/v1alpha1
+      kind: DeploymentPolicy
+      metadata:
+        name: gpu-rollout
+      spec:
+        default:
+          budget:
+            percent: 25
+          strategy:
+            linear:
+              initialBatch: 1
+              delta: 1
+    nodes:
+      - name: gpu-node-00
+        labels:
+          nodepool: gpu
+        annotations: {}
+'''
+
+RETURN = r'''
+cr:
+  description: The CR planned.
+  returned: success
+  type: dict
+  sample: {"name": "gpu-tuning", "kind": "NodeWright", "priority": 200, "paused": false, "packages": ["tuning"]}
+policy:
+  description: Name of the DeploymentPolicy used, or null when the legacy interruptionBudget applies.
+  returned: success
+  type: str
+  sample: gpu-rollout
+budget_source:
+  description: C(deploymentPolicy) or C(interruptionBudget).
+  returned: success
+  type: str
+compartments:
+  description: Every compartment of the rollout, the default one (C(__default__)) last.
+  returned: success
+  type: list
+  elements: dict
+  contains:
+    name:
+      description: Compartment name.
+      type: str
+    matched:
+      description: Nodes in the compartment (after overlap resolution).
+      type: int
+    ceiling:
+      description: The budget's ceiling over the matched nodes.
+      type: int
+    strategy:
+      description: The strategy with defaults applied, or null.
+      type: dict
+    batch_sizes:
+      description: Size of each batch if every batch succeeds.
+      type: list
+      elements: int
+    batches:
+      description: Node names of each batch.
+      type: list
+      elements: list
+    already_complete:
+      description: Nodes with nothing left to do (counted in progress, never batched).
+      type: list
+      elements: str
+  sample: [{"name": "__default__", "matched": 10, "ceiling": 3, "batch_sizes": [3, 3, 3, 1]}]
+nodes:
+  description: Per node name, what it still has to do.
+  returned: success
+  type: dict
+  sample:
+    gpu-node-00:
+      compartment: __default__
+      pending:
+        - {package: tuning, version: 1.2.0, stage: apply, wave: 1}
+        - {package: tuning, version: 1.2.0, stage: config, wave: 1}
+        - {package: tuning, version: 1.2.0, stage: interrupt, wave: 1, interrupt: {type: reboot, services: []}}
+        - {package: tuning, version: 1.2.0, stage: post-interrupt, wave: 1}
+      needs_drain: true
+      interrupt: {type: reboot, services: [], package: tuning, wave: 1}
+      complete: false
+unmatched:
+  description: Nodes given that the CR's nodeSelectors do not select.
+  returned: success
+  type: list
+  elements: str
+ignored:
+  description: Selected nodes labelled C(skyhook.nvidia.com/ignore=true); they are left out.
+  returned: success
+  type: list
+  elements: str
+summary:
+  description: Counts of matched, complete, to_update, needs_drain nodes and of batches.
+  returned: success
+  type: dict
+errors:
+  description: Every validation problem, by field path.
+  returned: failure
+  type: list
+  elements: str
+'''
+
+import json
+import os
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible.module_utils.common.text.converters import to_native
+
+from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.planner import normalise_nodes, plan_rollout, resolve_policy
+
+
+def _read_documents(value, what):
+    """Documents from a dict/list value or from the YAML/JSON file it names."""
+    if isinstance(value, (dict, list)):
+        return [value] if isinstance(value, dict) else value
+    if not isinstance(value, str):
+        raise cr_model.CRValidationError(what, ['must be a dict or the path of a YAML/JSON file'])
+    path = os.path.expanduser(value)
+    if not os.path.isfile(path):
+        raise cr_model.CRValidationError(what, ['file %s does not exist' % value])
+    with open(path, 'r') as handle:
+        text = handle.read()
+    if path.endswith('.json'):
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise cr_model.CRValidationError(value, ['not valid JSON: %s' % exc])
+        return [data] if isinstance(data, dict) else data
+    return cr_model.load_yaml_documents(text, value)
+
+
+def _read_nodes(value):
+    """A node list (or NodeList) given inline or in a YAML/JSON file."""
+    if not isinstance(value, str):
+        return value
+    path = os.path.expanduser(value)
+    if not os.path.isfile(path):
+        raise cr_model.CRValidationError('nodes', ['file %s does not exist' % value])
+    with open(path, 'r') as handle:
+        text = handle.read()
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    try:
+        docs = [d for d in cr_model.yaml.safe_load_all(text) if d is not None]
+    except cr_model.yaml.YAMLError as exc:
+        raise cr_model.CRValidationError(value, ['not valid YAML or JSON: %s' % exc])
+    return docs[0] if len(docs) == 1 else docs
+
+
+def _select_cr(docs, name, source):
+    crs, policies = cr_model.split_documents(docs, source)
+    if name:
+        crs = [d for d in crs if (d.get('metadata') or {}).get('name') == name]
+        if not crs:
+            raise cr_model.CRValidationError(source, ['no Skyhook or NodeWright named %r' % name])
+    if not crs:
+        raise cr_model.CRValidationError(source, ['no Skyhook or NodeWright document found'])
+    if len(crs) > 1:
+        names = ', '.join(repr((d.get('metadata') or {}).get('name')) for d in crs)
+        raise cr_model.CRValidationError(source, ['holds several CRs (%s); choose one with cr_name' % names])
+    return crs[0], policies
+
+
+def run(params, warn):
+    source = params['cr'] if isinstance(params['cr'], str) else 'cr'
+    cr_doc, bundled_policies = _select_cr(_read_documents(params['cr'], 'cr'), params['cr_name'], source)
+    cr = cr_model.build_cr(cr_doc)
+    if params['policy'] is not None:
+        policy_docs = _read_documents(params['policy'], 'policy')
+        if len(policy_docs) != 1:
+            raise cr_model.CRValidationError('policy', ['must hold exactly one DeploymentPolicy, got %d documents'
+                                                        % len(policy_docs)])
+        policy = cr_model.build_policy(policy_docs[0], name=cr.deployment_policy or None)
+        if cr.deployment_policy and policy.name not in (cr.deployment_policy, '<inline>'):
+            raise cr_model.CRValidationError('policy', ['is %r but the CR names spec.deploymentPolicy %r'
+                                                        % (policy.name, cr.deployment_policy)])
+        if cr.interruption_budget:
+            warn('policy given: it replaces the CR spec.interruptionBudget %s' % cr.interruption_budget)
+    else:
+        policy = resolve_policy(cr, bundled_policies)
+    nodes = normalise_nodes(_read_nodes(params['nodes']))
+    if cr.paused:
+        warn('%s %s is paused (skyhook.nvidia.com/pause=true): the operator would not start any batch' % (cr.kind, cr.name))
+    if cr.disabled:
+        warn('%s %s is disabled (skyhook.nvidia.com/disable=true): the operator would not act on it' % (cr.kind, cr.name))
+    return plan_rollout(cr, nodes, policy=policy, order=params['node_order'],
+                        cap_to_ceiling=params['cap_batches_at_ceiling'], config_changes=params['config_changes'])
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            cr=dict(type='raw', required=True),
+            cr_name=dict(type='str'),
+            policy=dict(type='raw'),
+            nodes=dict(type='raw', required=True),
+            node_order=dict(type='str', default='name', choices=['name', 'inventory']),
+            cap_batches_at_ceiling=dict(type='bool', default=True),
+            config_changes=dict(type='dict'),
+        ),
+        supports_check_mode=True,
+    )
+    if not cr_model.HAS_YAML:
+        module.fail_json(msg=missing_required_lib('PyYAML'))
+    try:
+        result = run(module.params, module.warn)
+    except cr_model.CRValidationError as exc:
+        module.fail_json(msg=to_native(exc), errors=exc.errors)
+    except (IOError, OSError) as exc:
+        module.fail_json(msg='cannot read input: %s' % to_native(exc))
+    module.exit_json(changed=False, **result)
+
+
+if __name__ == '__main__':
+    main()
