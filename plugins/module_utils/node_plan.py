@@ -174,7 +174,7 @@ def plan_node(cr, state, config_updates=None, config_changes=None):
             uninstalling.append((pkg, ['uninstall'] + (['uninstall-interrupt'] if pkg.interrupt else [])))
         elif pkg.is_uninstalling:
             uninstalling.append((pkg, ['uninstall'] + (['uninstall-interrupt'] if pkg.interrupt else [])))
-    removed = set(p.name for p, _ in uninstalling)
+    removed = set(p.name for p, dummy in uninstalling)
     # uninstall requested and already done (absent): nothing to apply either
     removed |= set(p.name for p in cr.packages.values() if p.is_uninstalling and p.unique_name not in state)
 
@@ -210,7 +210,7 @@ def plan_node(cr, state, config_updates=None, config_changes=None):
     pending, interrupts = [], []
     for number, items in enumerate(waves, 1):
         with_interrupt = [p.name for p, stages in items if 'interrupt' in stages or 'uninstall-interrupt' in stages]
-        merged, owner = merge_interrupts(with_interrupt, dict((p.name, interrupts_of(p)) for p, _ in items))
+        merged, owner = merge_interrupts(with_interrupt, dict((p.name, interrupts_of(p)) for p, dummy in items))
         if merged is not None:
             interrupts.append(dict(merged, package=owner, wave=number))
         steps = []
@@ -224,7 +224,7 @@ def plan_node(cr, state, config_updates=None, config_changes=None):
                         step['skipped'] = True  # merged into the owner's interrupt
                         step['merged_into'] = owner
                 steps.append(((order, phase) if cr.serial else (_phase_rank(stage), order), step))
-        pending.extend(step for _, step in sorted(steps, key=lambda s: s[0]))
+        pending.extend(step for dummy, step in sorted(steps, key=lambda s: s[0]))
     return {
         'pending': pending,
         'interrupts': interrupts,

@@ -240,7 +240,7 @@ class RolloutScheduler(object):
         if order not in NODE_ORDERS:
             raise ValueError('order must be one of %s, got %r' % (', '.join(NODE_ORDERS), order))
         nodes = list(nodes)
-        names = [n for n, _ in nodes]
+        names = [n for n, dummy in nodes]
         if len(set(names)) != len(names):
             dupes = sorted(set(n for n in names if names.count(n) > 1))
             raise ValueError('duplicate node names: %s' % ', '.join(dupes))
@@ -252,12 +252,12 @@ class RolloutScheduler(object):
             else:
                 default = CompartmentSpec(DEFAULT_COMPARTMENT, None, {'percent': 100},
                                           Strategy('fixed', {'initialBatch': max(1, len(nodes))}))
-            return cls([CompartmentRollout(DEFAULT_COMPARTMENT, [n for n, _ in nodes],
+            return cls([CompartmentRollout(DEFAULT_COMPARTMENT, [n for n, dummy in nodes],
                                            default.strategy.initial_batch if nodes else 0, default.strategy,
                                            done=done, cap_to_ceiling=cap_to_ceiling, budget=default.budget)])
         specs = list(policy.compartments)
         known = set(c.name for c in specs) | set([DEFAULT_COMPARTMENT])
-        counts = dict((c.name, sum(1 for _, labels in nodes if label_selector.matches(c.selector, labels)))
+        counts = dict((c.name, sum(1 for dummy, labels in nodes if label_selector.matches(c.selector, labels)))
                       for c in specs)
         members = dict((c.name, []) for c in specs)
         members[DEFAULT_COMPARTMENT] = []

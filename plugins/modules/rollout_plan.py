@@ -22,7 +22,7 @@ description:
     is reported with its field path, and nothing else happens.
   - Changes nothing. This version works offline, from files or data; reading from a cluster comes later.
 author:
-  - nodewright.bridge contributors
+  - nodewright.bridge contributors (@nodewright)
 attributes:
   check_mode:
     support: full
@@ -32,7 +32,7 @@ attributes:
 options:
   cr:
     description:
-      - The CR, as a dict, or the path of a YAML or JSON file.
+      - The CR, as a dict, or the path of a YAML or JSON file on the host where the module runs.
       - A file may hold several documents; the DeploymentPolicy the CR names can be one of them.
       - Kinds C(Skyhook) (C(skyhook.nvidia.com/v1alpha1)) and C(NodeWright) (C(nodewright.nvidia.com/v1alpha1)).
     type: raw
@@ -228,7 +228,7 @@ def _read_documents(value, what):
         return [value] if isinstance(value, dict) else value
     if not isinstance(value, str):
         raise cr_model.CRValidationError(what, ['must be a dict or the path of a YAML/JSON file'])
-    path = os.path.expanduser(value)
+    path = value
     if not os.path.isfile(path):
         raise cr_model.CRValidationError(what, ['file %s does not exist' % value])
     with open(path, 'r') as handle:
@@ -246,7 +246,7 @@ def _read_nodes(value):
     """A node list (or NodeList) given inline or in a YAML/JSON file."""
     if not isinstance(value, str):
         return value
-    path = os.path.expanduser(value)
+    path = value
     if not os.path.isfile(path):
         raise cr_model.CRValidationError('nodes', ['file %s does not exist' % value])
     with open(path, 'r') as handle:

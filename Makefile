@@ -1,0 +1,46 @@
+# nodewright.bridge development tasks. `make test` is what CI runs (.ci/run).
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+export PATH := $(abspath $(BIN)):$(PATH)
+
+.PHONY: help venv test unit sanity galaxy-smoke kube bench clean
+
+help:
+	@echo "make venv          create $(VENV) with the pinned test requirements"
+	@echo "make test          unit tests, ansible-test sanity, galaxy build+install smoke, cluster tests"
+	@echo "make unit          fast unit tests of the pure model (no cluster)"
+	@echo "make sanity        ansible-test sanity on an ansible_collections/nodewright/bridge copy"
+	@echo "make galaxy-smoke  build the tarball, install it, run rollout_plan from the installed copy"
+	@echo "make kube          tests against the real control plane (builds it the first time)"
+	@echo "make cluster-up / cluster-down   a test cluster for manual use (.cluster/kubeconfig)"
+	@echo "make bench         benchmarks under tests/bench (print figures)"
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -r requirements-test.txt
+
+venv: $(BIN)/python
+
+test: unit sanity galaxy-smoke kube
+
+unit: venv
+	$(BIN)/python -m pytest tests/unit -q
+
+sanity: venv
+	tests/sanity.sh
+
+galaxy-smoke: venv
+	tests/installed_smoke.sh
+
+kube: venv
+	$(BIN)/python -m pytest tests/kube -q -m cluster
+
+bench: venv
+	$(BIN)/python tests/bench/plan_bench.py
+
+clean:
+	rm -rf build .pytest_cache
+
+-include tests/cluster/cluster.mk
