@@ -39,6 +39,7 @@ kube: venv
 
 bench: venv
 	$(BIN)/python tests/bench/plan_bench.py
+	$(BIN)/python tests/bench/plan_bench.py --unique-states
 
 clean:
 	rm -rf build .pytest_cache

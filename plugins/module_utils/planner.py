@@ -65,7 +65,8 @@ def resolve_policy(cr, policy_docs):
 def plan_rollout(cr, nodes, policy=None, order='name', cap_to_ceiling=True, config_changes=None):
     """Plan ``cr`` over ``nodes`` (from normalise_nodes). Returns a dict ready for a module result."""
     selected, unmatched, ignored = [], [], []
-    node_plans = {}
+    node_plans, plans_by_state = {}, {}
+    state_key = node_state.node_state_key(cr.name)
     for node in nodes:
         if not label_selector.matches(cr.node_selector, node['labels']):
             unmatched.append(node['name'])
@@ -73,12 +74,18 @@ def plan_rollout(cr, nodes, policy=None, order='name', cap_to_ceiling=True, conf
         if node_state.is_ignored(node['labels']):
             ignored.append(node['name'])
             continue
-        where = '%s annotation %s' % (node['name'], node_state.node_state_key(cr.name))
-        try:
-            state = node_state.decode(node['annotations'].get(node_state.node_state_key(cr.name)), where)
-        except node_state.NodeStateError as exc:
-            raise cr_model.CRValidationError('node %s' % node['name'], [str(exc)])
-        node_plans[node['name']] = plan_node(cr, state, config_changes=config_changes)
+        raw_state = node['annotations'].get(state_key)
+        # Most of a fleet shares a handful of states (nothing done yet, all done, ...):
+        # plan each distinct annotation once. Plans are read-only from here on.
+        plan = plans_by_state.get(raw_state)
+        if plan is None:
+            where = '%s annotation %s' % (node['name'], state_key)
+            try:
+                state = node_state.decode(raw_state, where)
+            except node_state.NodeStateError as exc:
+                raise cr_model.CRValidationError('node %s' % node['name'], [str(exc)])
+            plan = plans_by_state[raw_state] = plan_node(cr, state, config_changes=config_changes)
+        node_plans[node['name']] = plan
         selected.append(node)
     done = [n for n, p in node_plans.items() if p['complete']]
     pairs = [(n['name'], n['labels']) for n in selected]
