@@ -80,6 +80,15 @@ def merge_interrupts(package_names, interrupts_by_package):
     return merged, owner
 
 
+def _graph_of(cr):
+    # The DAG depends only on the CR; build it once per CR, not once per node.
+    graph = getattr(cr, '_dependency_graph', None)
+    if graph is None:
+        graph = _Graph(cr.packages)
+        cr._dependency_graph = graph
+    return graph
+
+
 class _Graph(object):
     """The dependsOn DAG walked the way the operator's graph.Next walks it."""
 
@@ -178,7 +187,10 @@ def plan_node(cr, state, config_updates=None, config_changes=None):
     # uninstall requested and already done (absent): nothing to apply either
     removed |= set(p.name for p in cr.packages.values() if p.is_uninstalling and p.unique_name not in state)
 
-    graph = _Graph(cr.packages)
+    graph = _graph_of(cr)
+    versions_on_node = {}
+    for entry in state.values():
+        versions_on_node.setdefault(entry['name'], []).append(entry['version'])
     complete = set(p.name for p in cr.packages.values() if is_complete(p) and p.name not in removed)
     waves, blocked = [], []
     first = True
@@ -192,8 +204,8 @@ def plan_node(cr, state, config_updates=None, config_changes=None):
         for name in wave:
             pkg = cr.packages[name]
             entry = state.get(pkg.unique_name)
-            older = any(e['name'] == pkg.name and e['version'] != pkg.version and
-                        semver.compare(pkg.version, e['version']) > 0 for e in state.values())
+            older = any(v != pkg.version and semver.compare(pkg.version, v) > 0
+                        for v in versions_on_node.get(pkg.name, ()))
             stages = _install_sequence(pkg, entry, bool(interrupts_of(pkg)), 'upgrade' if older else 'apply')
             wave_items.append((pkg, stages))
         if not wave_items:
