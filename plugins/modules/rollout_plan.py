@@ -24,6 +24,9 @@ description:
 author:
   - nodewright.bridge contributors (@nodewright)
 attributes:
+  action:
+    support: full
+    description: An action plugin reads file arguments on the controller.
   check_mode:
     support: full
     description: The module never changes anything; check mode returns the same plan.
@@ -32,7 +35,9 @@ attributes:
 options:
   cr:
     description:
-      - The CR, as a dict, or the path of a YAML or JSON file on the host where the module runs.
+      - The CR, as a dict, or the path of a YAML or JSON file on the controller.
+      - A relative path is searched like the C(src) of M(ansible.builtin.copy) (the role's and the playbook's
+        C(files/) directories, then the playbook directory); vault-encrypted files are read.
       - A file may hold several documents; the DeploymentPolicy the CR names can be one of them.
       - Kinds C(Skyhook) (C(skyhook.nvidia.com/v1alpha1)) and C(NodeWright) (C(nodewright.nvidia.com/v1alpha1)).
     type: raw
@@ -43,14 +48,15 @@ options:
     type: str
   policy:
     description:
-      - The DeploymentPolicy, as a full document, a bare policy C(spec) dict, or the path of a YAML/JSON file.
+      - The DeploymentPolicy, as a full document, a bare policy C(spec) dict, or the path of a YAML/JSON file
+        on the controller.
       - When omitted, the policy named by the CR's C(spec.deploymentPolicy) is looked up in the O(cr) file;
         a CR without C(deploymentPolicy) uses its C(interruptionBudget) (100% when absent), as the operator does.
     type: raw
   nodes:
     description:
       - The nodes, as a list of C({name, labels, annotations}), a Kubernetes C(NodeList)
-        (for example C(kubectl get nodes -o json)), or the path of a YAML/JSON file holding either.
+        (for example C(kubectl get nodes -o json)), or the path of a YAML/JSON file on the controller holding either.
       - The C(skyhook.nvidia.com/nodeState_<cr>) annotation gives what each node has done already.
     type: raw
     required: true
