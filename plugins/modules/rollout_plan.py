@@ -32,6 +32,7 @@ attributes:
     description: The module never changes anything; check mode returns the same plan.
   diff_mode:
     support: none
+    description: Nothing changes, so there is no diff.
 options:
   cr:
     description:

@@ -88,7 +88,7 @@ def main():
     from ansible_collections.nodewright.bridge.plugins.module_utils.planner import normalise_nodes, plan_rollout
     cr_doc, policy_doc, node_list = _inputs(args.nodes, args.unique_states)
     timings, result = [], None
-    for _ in range(args.runs):
+    for dummy in range(args.runs):
         start = time.perf_counter()
         cr = cr_model.build_cr(cr_doc)
         policy = cr_model.build_policy(policy_doc)
