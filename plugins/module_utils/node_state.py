@@ -164,3 +164,42 @@ def is_ignored(labels):
 def node_status_for(state_value):
     """The node status that the operator derives from a package state (StateToStatus)."""
     return {'complete': 'complete', 'erroring': 'erroring', 'in_progress': 'in_progress'}.get(state_value, 'unknown')
+
+
+def status_patch(cr_name, status):
+    """Metadata patch that records a node's status for a CR (annotation and label, as the operator)."""
+    if status not in STATUSES:
+        raise ValueError('status %r is not one of %s' % (status, ', '.join(STATUSES)))
+    key = status_key(cr_name)
+    return {'metadata': {'annotations': {key: status}, 'labels': {key: status}}}
+
+
+def version_patch(cr_name, version=OPERATOR_VERSION):
+    """Metadata patch that records which operator version's formats the node's annotations use."""
+    return {'metadata': {'annotations': {version_key(cr_name): version}}}
+
+
+def node_state_patch(cr_name, state):
+    """Metadata patch that writes the whole nodeState annotation (never a partial value)."""
+    return {'metadata': {'annotations': {node_state_key(cr_name): encode(state)}}}
+
+
+def cordon_patch(cr_name):
+    """Cordon a node on behalf of a CR: unschedulable plus the CR's cordon annotation."""
+    return {'spec': {'unschedulable': True}, 'metadata': {'annotations': {cordon_key(cr_name): 'true'}}}
+
+
+def uncordon_patch(cr_name, annotations, unschedulable):
+    """Release a CR's cordon. The node becomes schedulable only if this CR held a cordon
+    and no other CR still does; a cordon set by anyone else (no cordon_ annotation for
+    this CR) is never lifted. Returns ``(patch or None, schedulable_after)``.
+    """
+    owners = cordon_owners(annotations)
+    if cr_name not in owners:
+        return None, not unschedulable
+    others = [o for o in owners if o != cr_name]
+    patch = {'metadata': {'annotations': {cordon_key(cr_name): None}}}
+    if unschedulable and not others:
+        patch['spec'] = {'unschedulable': False}
+        return patch, True
+    return patch, not unschedulable
