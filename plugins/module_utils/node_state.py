@@ -25,6 +25,9 @@ import json
 PREFIX = 'skyhook.nvidia.com'
 IGNORE_LABEL = PREFIX + '/ignore'
 CORDON_PREFIX = PREFIX + '/cordon_'
+# Ours, not the operator's: marks a cordon that was already there (kubectl cordon, another
+# tool) when a CR cordoned the node, so releasing the CR's cordon leaves the node cordoned.
+INHERITED_CORDON_PREFIX = 'bridge.nodewright.io/cordon-inherited_'
 
 STAGES = ('uninstall', 'uninstall-interrupt', 'upgrade', 'apply', 'interrupt', 'post-interrupt', 'config')
 STATES = ('complete', 'in_progress', 'skipped', 'erroring', 'unknown')
@@ -184,22 +187,43 @@ def node_state_patch(cr_name, state):
     return {'metadata': {'annotations': {node_state_key(cr_name): encode(state)}}}
 
 
-def cordon_patch(cr_name):
-    """Cordon a node on behalf of a CR: unschedulable plus the CR's cordon annotation."""
-    return {'spec': {'unschedulable': True}, 'metadata': {'annotations': {cordon_key(cr_name): 'true'}}}
+def inherited_cordon_key(cr_name):
+    return '%s%s' % (INHERITED_CORDON_PREFIX, cr_name)
+
+
+def cordon_patch(cr_name, annotations=None, unschedulable=False):
+    """Cordon a node on behalf of a CR: unschedulable plus the CR's cordon annotation.
+
+    When the node is already unschedulable and no NodeWright CR holds it (someone ran
+    ``kubectl cordon``), the cordon is inherited, not held: we also record that in our own
+    annotation so the matching uncordon leaves the node cordoned. ``None`` when the CR
+    already holds its cordon.
+    """
+    annotations = annotations or {}
+    if cordon_key(cr_name) in annotations and unschedulable:
+        return None
+    patch = {'spec': {'unschedulable': True}, 'metadata': {'annotations': {cordon_key(cr_name): 'true'}}}
+    if unschedulable and not cordon_owners(annotations):
+        patch['metadata']['annotations'][inherited_cordon_key(cr_name)] = 'true'
+    return patch
 
 
 def uncordon_patch(cr_name, annotations, unschedulable):
-    """Release a CR's cordon. The node becomes schedulable only if this CR held a cordon
-    and no other CR still does; a cordon set by anyone else (no cordon_ annotation for
-    this CR) is never lifted. Returns ``(patch or None, schedulable_after)``.
+    """Release a CR's cordon: ``(patch or None, schedulable_after)``.
+
+    Removes only this CR's annotations. The node becomes schedulable only if this CR held
+    the cordon (it was not inherited from someone else) and no other CR still holds one.
     """
+    annotations = annotations or {}
     owners = cordon_owners(annotations)
     if cr_name not in owners:
         return None, not unschedulable
     others = [o for o in owners if o != cr_name]
+    inherited = annotations.get(inherited_cordon_key(cr_name)) == 'true'
     patch = {'metadata': {'annotations': {cordon_key(cr_name): None}}}
-    if unschedulable and not others:
+    if inherited:
+        patch['metadata']['annotations'][inherited_cordon_key(cr_name)] = None
+    if unschedulable and not others and not inherited:
         patch['spec'] = {'unschedulable': False}
         return patch, True
     return patch, not unschedulable
