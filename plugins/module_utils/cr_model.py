@@ -45,8 +45,8 @@ STRATEGY_TYPES = ('fixed', 'linear', 'exponential')
 # The operator keys node annotations as skyhook.nvidia.com/nodeState_<cr name>; the part
 # after the prefix is a label-key name of at most 63 characters.
 _LONGEST_KEY_STEM = 'nodeState_'
-_DNS_SUBDOMAIN = re.compile(r'^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')
-_PACKAGE_NAME = re.compile(cr_schema.PACKAGE_NAME_PATTERN)
+_DNS_SUBDOMAIN = re.compile(r'^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z')
+_PACKAGE_NAME = re.compile(cr_schema.go_pattern(cr_schema.PACKAGE_NAME_PATTERN))
 _TOLERATION_OPERATORS = ('Exists', 'Equal')
 _TAINT_EFFECTS = ('NoSchedule', 'PreferNoSchedule', 'NoExecute')
 
@@ -331,7 +331,7 @@ def _glob_to_regex(pattern):
         else:
             out.append(re.escape(char))
         i += 1
-    return re.compile('^' + ''.join(out) + '$')
+    return re.compile('^' + ''.join(out) + r'\Z')
 
 
 def glob_match(pattern, name):
@@ -492,7 +492,20 @@ def _toleration_errors(tolerations):
         effect = tol.get('effect')
         if effect not in (None, '') and effect not in _TAINT_EFFECTS:
             errors.append('%s.effect: %r is not one of %s' % (path, effect, ', '.join(_TAINT_EFFECTS)))
+        # the rules Kubernetes applies when the operator creates the package pods
+        if not tol.get('key') and operator != 'Exists':
+            errors.append('%s.operator: must be Exists when key is empty' % path)
+        if tol.get('tolerationSeconds') is not None and effect != 'NoExecute':
+            errors.append('%s.tolerationSeconds: only allowed with effect NoExecute' % path)
     return errors
+
+
+def normalise_cr(doc):
+    """A copy of a CR document with its spec as the API server would store it (nulls pruned, defaults set)."""
+    result = dict(doc)
+    spec = doc.get('spec')
+    result['spec'] = cr_schema.apply_defaults({} if spec is None else spec, cr_schema.SKYHOOK_SPEC)
+    return result
 
 
 def cr_errors(doc):
@@ -513,9 +526,7 @@ def cr_errors(doc):
     for key in sorted(doc):
         if key not in ('apiVersion', 'kind', 'metadata', 'spec', 'status'):
             errors.append('%s: unknown field' % key)
-    spec = doc.get('spec')
-    if spec is None:
-        spec = {}
+    spec = normalise_cr(doc).get('spec')
     schema_errors = []
     cr_schema.validate(spec, cr_schema.SKYHOOK_SPEC, 'spec', schema_errors)
     errors.extend(schema_errors)
@@ -558,6 +569,7 @@ def policy_errors(doc):
             return errors
     else:
         spec = doc
+    spec = cr_schema.apply_defaults(spec, cr_schema.DEPLOYMENT_POLICY_SPEC)
     cr_schema.validate(spec, cr_schema.DEPLOYMENT_POLICY_SPEC, 'spec', errors)
     if not isinstance(spec, dict):
         return errors
@@ -605,7 +617,7 @@ def build_cr(doc):
     errors = cr_errors(doc)
     if errors:
         raise CRValidationError(_describe(doc, 'CR'), errors)
-    return NodeWrightCR(doc)
+    return NodeWrightCR(normalise_cr(doc))
 
 
 def build_policy(doc, name=None):
@@ -618,6 +630,7 @@ def build_policy(doc, name=None):
         name = (doc.get('metadata') or {}).get('name') or name
     else:
         spec = doc
+    spec = cr_schema.apply_defaults(spec, cr_schema.DEPLOYMENT_POLICY_SPEC)
     default = spec['default']
     default_spec = CompartmentSpec(DEFAULT_COMPARTMENT, None, default.get('budget'),
                                    Strategy.from_spec(default.get('strategy')))

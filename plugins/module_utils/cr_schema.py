@@ -18,6 +18,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import copy
 import re
 
 QUANTITY_PATTERN = (r'^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|'
@@ -199,6 +200,17 @@ DEPLOYMENT_POLICY_SPEC = _object({
 }, required=['default'])
 
 
+def go_pattern(pattern):
+    """A Python regex that matches like Go's RE2 for an OpenAPI pattern.
+
+    Without (?m), Go's ``$`` only matches at the very end; Python's also matches before
+    a final newline, so an unescaped trailing ``$`` becomes ``\\Z``.
+    """
+    if pattern.endswith('$') and not pattern.endswith('\\$'):
+        return pattern[:-1] + '\\Z'
+    return pattern
+
+
 _TYPE_NAMES = {'string': 'a string', 'integer': 'an integer', 'boolean': 'a boolean',
                'object': 'an object', 'array': 'a list'}
 
@@ -250,7 +262,7 @@ def _check_scalar(value, schema, path, errors):
         errors.append('%s: %r is not one of %s' % (path, value, ', '.join(repr(e) for e in enum)))
     if isinstance(value, str):
         pattern = schema.get('pattern')
-        if pattern and not re.search(pattern, value):
+        if pattern and not re.search(go_pattern(pattern), value):
             errors.append('%s: %r does not match %s' % (path, value, pattern))
         if 'maxLength' in schema and len(value) > schema['maxLength']:
             errors.append('%s: %r is longer than %d characters' % (path, value, schema['maxLength']))
@@ -261,6 +273,34 @@ def _check_scalar(value, schema, path, errors):
             errors.append('%s: %d is less than the minimum %d' % (path, value, schema['minimum']))
         if 'maximum' in schema and value > schema['maximum']:
             errors.append('%s: %d is greater than the maximum %d' % (path, value, schema['maximum']))
+
+
+def apply_defaults(value, schema):
+    """A copy of ``value`` as the API server stores it before validation.
+
+    Structural-schema rules: ``null`` in a field that is not ``nullable`` is pruned, then
+    every missing field with a ``default`` gets it (so ``uninstall: {enabled: true}`` gains
+    ``apply: false`` and satisfies ``required``). Unknown fields are kept for ``validate``
+    to report.
+    """
+    if isinstance(value, dict) and isinstance(schema, dict) and schema.get('type') == 'object':
+        properties = schema.get('properties')
+        additional = schema.get('additionalProperties')
+        result = {}
+        for key, item in value.items():
+            child = (properties or {}).get(key) if properties is not None else None
+            if child is None and isinstance(additional, dict):
+                child = additional
+            if item is None and child is not None and not child.get('nullable'):
+                continue
+            result[key] = apply_defaults(item, child) if child is not None else item
+        for key, child in (properties or {}).items():
+            if key not in result and 'default' in child:
+                result[key] = copy.deepcopy(child['default'])
+        return result
+    if isinstance(value, list) and isinstance(schema, dict) and isinstance(schema.get('items'), dict):
+        return [apply_defaults(item, schema['items']) for item in value]
+    return value
 
 
 def validate(value, schema, path, errors):

@@ -22,8 +22,9 @@ import re
 
 OPERATORS = ('In', 'NotIn', 'Exists', 'DoesNotExist')
 
-_NAME = re.compile(r'^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$')
-_DNS_SUBDOMAIN = re.compile(r'^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')
+# \Z, not $: Kubernetes (Go RE2) rejects a trailing newline that Python's $ would accept.
+_NAME = re.compile(r'^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]\Z')
+_DNS_SUBDOMAIN = re.compile(r'^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z')
 
 
 def qualified_name_errors(key):

@@ -96,14 +96,14 @@ class _Graph(object):
         self.packages = packages
         self.leaves = sorted(p.name for p in packages.values() if not p.depends_on)
 
-    def next_wave(self, complete):
-        if not complete:
-            return list(self.leaves)
-        remaining_leaves = [n for n in self.leaves if n not in complete]
+    def next_wave(self, complete, skip=frozenset()):
+        """Packages to run next; ``skip`` are handled elsewhere (uninstall) and never pending here."""
+        remaining_leaves = [n for n in self.leaves if n not in complete and n not in skip]
         if remaining_leaves:
             return remaining_leaves
         return sorted(p.name for p in self.packages.values()
-                      if p.name not in complete and p.depends_on and all(d in complete for d in p.depends_on))
+                      if p.name not in complete and p.name not in skip and p.depends_on
+                      and all(d in complete for d in p.depends_on))
 
 
 def _install_sequence(pkg, entry, has_interrupt, first_stage):
@@ -176,14 +176,25 @@ def plan_node(cr, state, config_updates=None, config_changes=None):
         entry = state.get(pkg.unique_name)
         if entry is None:
             continue
+        cycle = ['uninstall'] + (['uninstall-interrupt'] if pkg.interrupt else [])
+        # Cancelled once the uninstall interrupt fired: the uninstall completes, then the
+        # package installs again (docs/uninstall.md, "Cancel Uninstall").
+        reinstall = [] if pkg.is_uninstalling else _install_sequence(pkg, None, bool(interrupts_of(pkg)), 'apply')
         if entry['stage'] == 'uninstall-interrupt':
-            if entry['state'] != 'complete':
-                uninstalling.append((pkg, ['uninstall-interrupt']))
+            stages = ([] if entry['state'] == 'complete' else ['uninstall-interrupt']) + reinstall
         elif entry['stage'] == 'uninstall' and (pkg.is_uninstalling or entry['state'] == 'complete'):
-            uninstalling.append((pkg, ['uninstall'] + (['uninstall-interrupt'] if pkg.interrupt else [])))
+            stages = cycle + reinstall
         elif pkg.is_uninstalling:
-            uninstalling.append((pkg, ['uninstall'] + (['uninstall-interrupt'] if pkg.interrupt else [])))
-    removed = set(p.name for p, dummy in uninstalling)
+            # The operator never interrupts a stage in flight: once that stage completes, the
+            # uninstall starts (HandleUninstallRequests waits for a terminal complete state).
+            stages = ([] if entry['state'] == 'complete' else [entry['stage']]) + cycle
+        else:
+            continue
+        if stages:
+            uninstalling.append((pkg, stages))
+    handled = set(p.name for p, dummy in uninstalling)
+    reinstalled = set(p.name for p, dummy in uninstalling if not p.is_uninstalling)
+    removed = handled - reinstalled
     # uninstall requested and already done (absent): nothing to apply either
     removed |= set(p.name for p in cr.packages.values() if p.is_uninstalling and p.unique_name not in state)
 
@@ -195,7 +206,7 @@ def plan_node(cr, state, config_updates=None, config_changes=None):
     waves, blocked = [], []
     first = True
     while True:
-        wave = [n for n in graph.next_wave(complete) if n not in removed]
+        wave = graph.next_wave(complete, removed | handled)
         if first and uninstalling:
             wave_items = list(uninstalling)
         else:
@@ -211,7 +222,7 @@ def plan_node(cr, state, config_updates=None, config_changes=None):
         if not wave_items:
             break
         waves.append(wave_items)
-        complete |= set(n for n in wave)
+        complete |= set(wave) | reinstalled
     for pkg in cr.packages.values():
         if pkg.name not in complete and pkg.name not in removed:
             missing = sorted(d for d in pkg.depends_on if d in removed)
@@ -227,7 +238,11 @@ def plan_node(cr, state, config_updates=None, config_changes=None):
             interrupts.append(dict(merged, package=owner, wave=number))
         steps = []
         for order, (pkg, stages) in enumerate(items):
+            rank = 0
             for phase, stage in enumerate(stages):
+                # a package's own steps keep their order even when a later stage has a lower
+                # phase (apply in flight, then uninstall)
+                rank = max(rank, _phase_rank(stage))
                 step = {'package': pkg.name, 'version': pkg.version, 'stage': stage, 'wave': number}
                 if stage in ('interrupt', 'uninstall-interrupt'):
                     if pkg.name == owner:
@@ -235,7 +250,7 @@ def plan_node(cr, state, config_updates=None, config_changes=None):
                     else:
                         step['skipped'] = True  # merged into the owner's interrupt
                         step['merged_into'] = owner
-                steps.append(((order, phase) if cr.serial else (_phase_rank(stage), order), step))
+                steps.append(((order, phase) if cr.serial else (rank, order, phase), step))
         pending.extend(step for dummy, step in sorted(steps, key=lambda s: s[0]))
     return {
         'pending': pending,

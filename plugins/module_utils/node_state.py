@@ -203,7 +203,10 @@ def cordon_patch(cr_name, annotations=None, unschedulable=False):
     if cordon_key(cr_name) in annotations and unschedulable:
         return None
     patch = {'spec': {'unschedulable': True}, 'metadata': {'annotations': {cordon_key(cr_name): 'true'}}}
-    if unschedulable and not cordon_owners(annotations):
+    owners = cordon_owners(annotations)
+    # Inherited when nobody from NodeWright holds it, or when every holder only inherited
+    # it: the foreign cordon must outlive all of them, whatever order they release in.
+    if unschedulable and (not owners or all(annotations.get(inherited_cordon_key(o)) == 'true' for o in owners)):
         patch['metadata']['annotations'][inherited_cordon_key(cr_name)] = 'true'
     return patch
 

@@ -326,3 +326,196 @@ class RolloutScheduler(object):
                  'selector': c.selector, 'already_complete': list(c.already_complete),
                  'batch_sizes': [b['size'] for b in c.batches],
                  'batches': [b['hosts'] for b in c.batches]} for c in sim.compartments]
+
+
+# --------------------------------------------------------------------------- halting and the sliding window
+#
+# Added for the ``nodewright.bridge.budgeted`` strategy plugin. Nothing above changes; the
+# sliding window reuses CompartmentRollout for sizing and scoring so both modes share one
+# set of rules.
+
+
+def halt(scheduler, reason):
+    """Stop every compartment of ``scheduler`` that still has nodes to run, with ``reason``.
+
+    For stops decided outside the policy (``any_errors_fatal``, a run loop that ended early).
+    Compartments already stopped keep their own reason; finished ones are left alone.
+    Returns the names of the compartments this call stopped.
+    """
+    halted = []
+    for comp in scheduler.compartments:
+        if comp.stopped or not comp.queue:
+            continue
+        comp.stopped = True
+        comp.stop_reason = reason
+        halted.append(comp.name)
+    return halted
+
+
+class SlidingCompartment(object):
+    """One compartment run as a sliding window instead of batch after batch.
+
+    How it maps onto the batch rules (docs/strategy.md of the collection):
+
+    * **Groups replace batches.** Group ``k`` has the size the batch rules give after groups
+      ``1..k-1`` (``CompartmentRollout.next_batch_size``: the strategy's growth and shrink,
+      capped by the ceiling and by the nodes not yet scored). Group ``k`` is made of the
+      next ``size`` nodes to *finish*, in the order they finish; it is scored as soon as the
+      last of them finishes, with the same batchThreshold / failureThreshold / safetyLimit
+      rules as a batch. The last group is whatever finishes after the queue ran dry.
+    * **The window.** At most ``size`` of the current group are in flight at once, never more
+      than the compartment's ceiling; a finished node frees its slot at once (no barrier).
+      A shrinking group size admits nothing until enough in-flight nodes finish.
+    * **Stopping.** When a group stops the compartment nothing more is admitted; the nodes in
+      flight still finish (they cannot be recalled) and are scored together as one last
+      ``drain`` group that does not change the stop reason.
+
+    ``rollout.queue`` holds every node not yet scored (waiting, in flight or finished but not
+    yet grouped), so ``next_batch_size`` caps groups correctly and ``not_attempted`` is the
+    never-admitted nodes once everything admitted has been scored.
+    """
+
+    def __init__(self, rollout):
+        self.rollout = rollout
+        self.waiting = list(rollout.queue)
+        self.in_flight = []
+        self.pending = []  # finished, not yet in a scored group: [(node, ok)]
+        self.group_size = rollout.next_batch_size()
+        self.max_in_flight = 0
+
+    @property
+    def name(self):
+        return self.rollout.name
+
+    @property
+    def stopped(self):
+        return self.rollout.stopped
+
+    @property
+    def done(self):
+        return not self.in_flight and not self.pending and (self.stopped or not self.waiting)
+
+    @property
+    def window(self):
+        """How many nodes may be in flight now (0 once stopped)."""
+        return 0 if self.stopped else self.group_size
+
+    def admit(self):
+        """Nodes to start now: fill the window from the waiting queue."""
+        room = self.window - len(self.in_flight)
+        if room <= 0 or not self.waiting:
+            return []
+        take, self.waiting = self.waiting[:room], self.waiting[room:]
+        self.in_flight.extend(take)
+        self.max_in_flight = max(self.max_in_flight, len(self.in_flight))
+        return take
+
+    def complete(self, node, ok):
+        """Record that ``node`` finished; returns the group records this scored (0 or 1)."""
+        if node not in self.in_flight:
+            raise ValueError('compartment %s: %s is not in flight' % (self.name, node))
+        self.in_flight.remove(node)
+        self.pending.append((node, bool(ok)))
+        if not self.stopped and len(self.pending) >= self.group_size:
+            group, self.pending = self.pending[:self.group_size], self.pending[self.group_size:]
+            return [self._score(group)]
+        if self.pending and not self.in_flight and (self.stopped or not self.waiting):
+            group, self.pending = self.pending, []
+            return [self._score(group)]
+        return []
+
+    def _score(self, group):
+        rollout = self.rollout
+        hosts = [n for n, dummy in group]
+        members = set(hosts)
+        rollout.queue = [n for n in rollout.queue if n not in members]
+        rollout.current = hosts
+        drain, reason, streak = rollout.stopped, rollout.stop_reason, rollout.consecutive_failures
+        record = rollout.record([n for n, ok in group if ok], [n for n, ok in group if not ok])
+        if drain:
+            # the nodes that were in flight when the compartment stopped: keep the reason
+            rollout.stopped, rollout.stop_reason, rollout.consecutive_failures = True, reason, streak
+            record['stopped'] = True
+        record['drain'] = drain
+        if not rollout.stopped:
+            self.group_size = rollout.next_batch_size()
+        return record
+
+    def summary(self):
+        summary = self.rollout.summary()
+        summary.update({'window': self.window, 'max_in_flight': self.max_in_flight,
+                        'in_flight': list(self.in_flight), 'not_attempted': list(self.waiting)})
+        return summary
+
+
+class SlidingWindowScheduler(object):
+    """All compartments of a rollout, each run as a sliding window (see SlidingCompartment).
+
+    Drive it with ``admit()`` (nodes to start) and ``complete(node, ok)`` (a node finished);
+    compartments advance independently. Pure, no I/O.
+    """
+
+    def __init__(self, scheduler):
+        self.scheduler = scheduler
+        self.compartments = [SlidingCompartment(c) for c in scheduler.compartments]
+        self._by_name = dict((c.name, c) for c in self.compartments)
+
+    @classmethod
+    def build(cls, nodes, **kwargs):
+        """Same arguments as ``RolloutScheduler.build``."""
+        return cls(RolloutScheduler.build(nodes, **kwargs))
+
+    def compartment(self, name):
+        return self._by_name[name]
+
+    def compartment_of(self, node):
+        return self.scheduler.compartment_of(node)
+
+    @property
+    def done(self):
+        return all(c.done for c in self.compartments)
+
+    @property
+    def stopped(self):
+        return any(c.stopped for c in self.compartments)
+
+    def admit(self):
+        """compartment name -> nodes to start now (only compartments with something to start)."""
+        admitted = {}
+        for comp in self.compartments:
+            nodes = comp.admit()
+            if nodes:
+                admitted[comp.name] = nodes
+        return admitted
+
+    def complete(self, node, ok):
+        """Record a finished node; returns the group records this scored (a list, usually empty)."""
+        name = self.scheduler.compartment_of(node)
+        if name is None:
+            raise ValueError('%s is not part of this rollout' % node)
+        return self._by_name[name].complete(node, ok)
+
+    def in_flight(self):
+        return dict((c.name, list(c.in_flight)) for c in self.compartments if c.in_flight)
+
+    def halt(self, reason):
+        """Stop admitting in every compartment with nodes waiting (in-flight nodes still finish)."""
+        halted = []
+        for comp in self.compartments:
+            if comp.stopped or not comp.waiting:
+                continue
+            comp.rollout.stopped = True
+            comp.rollout.stop_reason = reason
+            halted.append(comp.name)
+            if not comp.in_flight and comp.pending:
+                group, comp.pending = comp.pending, []
+                comp._score(group)  # pylint: disable=protected-access
+        return halted
+
+    def not_attempted(self):
+        return [n for c in self.compartments for n in c.waiting]
+
+    def summary(self):
+        return {'compartments': [c.summary() for c in self.compartments],
+                'stopped': self.stopped,
+                'not_attempted': self.not_attempted()}

@@ -25,7 +25,7 @@ _SEMVER = re.compile(
     r'(?:\.(?P<patch>' + _NUM + r')'
     r'(?:-(?P<pre>' + _IDENT + r'(?:\.' + _IDENT + r')*))?'
     r'(?:\+(?P<build>' + _IDENT + r'(?:\.' + _IDENT + r')*))?'
-    r')?)?$'
+    r')?)?\Z'
 )
 
 

@@ -1,0 +1,108 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""Shared set-up for the unit tests.
+
+The collection imports itself as ``ansible_collections.nodewright.bridge.…``. Under
+``ansible-test units`` the collection already sits in such a tree; with plain
+``pytest tests/unit`` it does not, so this file builds a throw-away
+``<tmp>/ansible_collections/nodewright/bridge`` symlink to the repository root and puts
+``<tmp>`` first on ``sys.path``. No ``__init__.py`` files are needed: ``ansible_collections``
+and its children are implicit namespace packages.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import atexit
+import importlib
+import os
+import sys
+import tempfile
+
+import pytest
+
+REPO_ROOT = os.path.realpath(os.path.join(os.path.dirname(__file__), '..', '..'))
+FIXTURES_DIR = os.path.join(REPO_ROOT, 'tests', 'unit', 'fixtures')
+CRD_FILES = ('skyhook.nvidia.com_skyhooks.yaml', 'skyhook.nvidia.com_deploymentpolicies.yaml')
+
+
+def _importable():
+    """True when the collection imports, and from this checkout (not from some installed copy)."""
+    try:
+        module = importlib.import_module('ansible_collections.nodewright.bridge.plugins.module_utils.semver')
+    except ImportError:
+        return False
+    return os.path.realpath(module.__file__) == os.path.join(REPO_ROOT, 'plugins', 'module_utils', 'semver.py')
+
+
+def _forget_ansible_collections():
+    for name in list(sys.modules):
+        if name == 'ansible_collections' or name.startswith('ansible_collections.'):
+            del sys.modules[name]
+    importlib.invalidate_caches()
+
+
+def _cleanup(tmp, link):
+    # Remove only what was created here: the symlink (never its target), then the empty dirs.
+    if os.path.islink(link):
+        os.unlink(link)
+    for path in (os.path.dirname(link), os.path.dirname(os.path.dirname(link)), tmp):
+        try:
+            os.rmdir(path)
+        except OSError:
+            pass
+
+
+def _install_collection_path():
+    if _importable():
+        return None
+    _forget_ansible_collections()
+    tmp = tempfile.mkdtemp(prefix='nodewright-unit-')
+    namespace_dir = os.path.join(tmp, 'ansible_collections', 'nodewright')
+    os.makedirs(namespace_dir)
+    link = os.path.join(namespace_dir, 'bridge')
+    os.symlink(REPO_ROOT, link)
+    atexit.register(_cleanup, tmp, link)
+    sys.path.insert(0, tmp)
+    importlib.invalidate_caches()
+    if not _importable():
+        raise ImportError('cannot import ansible_collections.nodewright.bridge from %s (linked to %s)' % (tmp, REPO_ROOT))
+    return tmp
+
+
+COLLECTION_PATH = _install_collection_path()
+
+
+def crds_dir():
+    """Directory of the upstream CRD files: $NODEWRIGHT_CRDS_DIR or <repo>/../shared/crds."""
+    return os.environ.get('NODEWRIGHT_CRDS_DIR') or os.path.join(os.path.dirname(REPO_ROOT), 'shared', 'crds')
+
+
+@pytest.fixture(scope='session')
+def crd_documents():
+    """The two upstream CRDs as dicts, keyed by file name; FAILS (not skips) when missing."""
+    import yaml
+    directory = crds_dir()
+    docs = {}
+    missing = [name for name in CRD_FILES if not os.path.isfile(os.path.join(directory, name))]
+    if missing:
+        pytest.fail('upstream CRD file(s) %s not found in %s; set NODEWRIGHT_CRDS_DIR to the directory holding '
+                    'the NodeWright CRDs (operator/config/crd/bases)' % (', '.join(missing), directory))
+    for name in CRD_FILES:
+        with open(os.path.join(directory, name)) as handle:
+            found = [d for d in yaml.safe_load_all(handle) if d]
+        if len(found) != 1 or found[0].get('kind') != 'CustomResourceDefinition':
+            pytest.fail('%s: expected exactly one CustomResourceDefinition document' % name)
+        docs[name] = found[0]
+    return docs
+
+
+@pytest.fixture(scope='session')
+def fixture_text():
+    """Read a file of tests/unit/fixtures."""
+    def read(name):
+        with open(os.path.join(FIXTURES_DIR, name)) as handle:
+            return handle.read()
+    return read

@@ -1,0 +1,240 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""node_state: the operator's node annotations, byte-for-byte as Go's encoding/json writes them."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+
+import pytest
+
+from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
+
+
+def entry(name='a', version='1.0.0', image='img', stage='apply', state='in_progress', **extra):
+    item = {'name': name, 'version': version, 'image': image, 'stage': stage, 'state': state}
+    item.update(extra)
+    return item
+
+
+@pytest.mark.parametrize('state,expected', [
+    ({}, '{}'),
+    ({'a|1.0.0': entry()},
+     '{"a|1.0.0":{"name":"a","version":"1.0.0","image":"img","stage":"apply","state":"in_progress"}}'),
+    # omitempty: containerSHA, state and restarts disappear when empty / zero; stage never does
+    ({'a|1.0.0': entry(containerSHA='', state='', restarts=0)},
+     '{"a|1.0.0":{"name":"a","version":"1.0.0","image":"img","stage":"apply"}}'),
+    ({'a|1.0.0': entry(stage='', state='')},
+     '{"a|1.0.0":{"name":"a","version":"1.0.0","image":"img","stage":""}}'),
+    # struct field order, restarts as a bare integer
+    ({'a|1.0.0': entry(restarts=2, containerSHA='sha256:ab', state='erroring', stage='config')},
+     '{"a|1.0.0":{"name":"a","version":"1.0.0","image":"img","containerSHA":"sha256:ab","stage":"config",'
+     '"state":"erroring","restarts":2}}'),
+    # map keys sorted
+    ({'b|1.0.0': entry(name='b'), 'a|2.0.0': entry(version='2.0.0', state='complete')},
+     '{"a|2.0.0":{"name":"a","version":"2.0.0","image":"img","stage":"apply","state":"complete"},'
+     '"b|1.0.0":{"name":"b","version":"1.0.0","image":"img","stage":"apply","state":"in_progress"}}'),
+    # HTML-safe escapes of <, > and &, and of U+2028 / U+2029; other non-ASCII stays as UTF-8
+    ({'a|1.0.0': entry(image=u'r<e>g&i\u2028\u2029\u00e9')},
+     u'{"a|1.0.0":{"name":"a","version":"1.0.0","image":"r\\u003ce\\u003eg\\u0026i\\u2028\\u2029\u00e9",'
+     u'"stage":"apply","state":"in_progress"}}'),
+    ({'a|1.0.0': entry(image='q"b\\s\n\t')},
+     '{"a|1.0.0":{"name":"a","version":"1.0.0","image":"q\\"b\\\\s\\n\\t","stage":"apply","state":"in_progress"}}'),
+])
+def test_encode_matches_go_json_marshal(state, expected):
+    assert node_state.encode(state) == expected
+
+
+REAL = ('{"nvidia-setup|0.2.0":{"name":"nvidia-setup","version":"0.2.0",'
+        '"image":"ghcr.io/nvidia/skyhook-packages/nvidia-setup","stage":"post-interrupt","state":"complete"},'
+        '"tuning|1.1.0":{"name":"tuning","version":"1.1.0","image":"ghcr.io/nvidia/skyhook-packages/tuning",'
+        '"containerSHA":"sha256:0123456789abcdef","stage":"config","state":"erroring","restarts":3}}')
+
+
+def test_round_trip_of_a_real_annotation():
+    state = node_state.decode(REAL)
+    assert state['tuning|1.1.0'] == {'name': 'tuning', 'version': '1.1.0',
+                                     'image': 'ghcr.io/nvidia/skyhook-packages/tuning',
+                                     'containerSHA': 'sha256:0123456789abcdef', 'stage': 'config',
+                                     'state': 'erroring', 'restarts': 3}
+    assert state['nvidia-setup|0.2.0']['restarts'] == 0
+    assert state['nvidia-setup|0.2.0']['containerSHA'] == ''
+    assert node_state.encode(state) == REAL
+
+
+def test_encode_of_reordered_json_is_canonical():
+    shuffled = json.dumps(dict(reversed(list(json.loads(REAL).items()))), indent=2)
+    assert node_state.encode(node_state.decode(shuffled)) == REAL
+
+
+@pytest.mark.parametrize('text', [None, ''])
+def test_decode_empty(text):
+    assert node_state.decode(text) == {}
+
+
+@pytest.mark.parametrize('text,needle', [
+    ('{not json', 'is not valid JSON'),
+    ('[]', 'must be a JSON object'),
+    ('{"a|1":[]}', "['a|1'] must be an object"),
+    ('{"a|1":{"name":"a","version":"1","image":"i","stage":"deploy"}}', "['a|1'].stage 'deploy' is not one of"),
+    ('{"a|1":{"name":"a","version":"1","image":"i","stage":"apply","state":"done"}}', "['a|1'].state 'done' is not one of"),
+    ('{"a|1":{"name":"a","version":"1","image":"i","stage":"apply","restarts":"2"}}', "['a|1'].restarts must be an integer"),
+])
+def test_decode_errors_name_the_annotation(text, needle):
+    where = 'node-1 annotation skyhook.nvidia.com/nodeState_demo'
+    with pytest.raises(node_state.NodeStateError) as info:
+        node_state.decode(text, where)
+    assert str(info.value).startswith(where)
+    assert needle in str(info.value)
+
+
+def test_upsert_changes():
+    state, changed = node_state.upsert({}, 'a', '1.0.0', 'img', 'in_progress', 'apply')
+    assert changed is True
+    assert state == {'a|1.0.0': {'name': 'a', 'version': '1.0.0', 'image': 'img', 'containerSHA': '',
+                                 'stage': 'apply', 'state': 'in_progress', 'restarts': 0}}
+    same, changed = node_state.upsert(state, 'a', '1.0.0', 'img', 'in_progress', 'apply')
+    assert changed is False and same is state
+    same, changed = node_state.upsert(state, 'a', '1.0.0', 'other-image', 'in_progress', 'apply')
+    assert changed is False and same['a|1.0.0']['image'] == 'img'      # the image alone is not a change
+    for kwargs in ({'state_value': 'complete'}, {'stage': 'config'}, {'restarts': 1}, {'container_sha': 'sha256:1'}):
+        args = dict(state_value='in_progress', stage='apply')
+        args.update(kwargs)
+        new, changed = node_state.upsert(state, 'a', '1.0.0', 'img', **args)
+        assert changed is True, kwargs
+        assert new is not state and state['a|1.0.0']['restarts'] == 0 and state['a|1.0.0']['stage'] == 'apply'
+    other, changed = node_state.upsert(state, 'a', '2.0.0', 'img', 'in_progress', 'upgrade')
+    assert changed is True and sorted(other) == ['a|1.0.0', 'a|2.0.0']
+
+
+@pytest.mark.parametrize('state_value,stage', [('done', 'apply'), ('complete', 'deploy')])
+def test_upsert_rejects_unknown_values(state_value, stage):
+    with pytest.raises(ValueError):
+        node_state.upsert({}, 'a', '1', 'i', state_value, stage)
+
+
+def test_remove():
+    state, dummy = node_state.upsert({}, 'a', '1.0.0', 'img', 'complete', 'config')
+    new, changed = node_state.remove(state, 'a', '1.0.0')
+    assert (new, changed) == ({}, True) and 'a|1.0.0' in state
+    same, changed = node_state.remove(state, 'a', '9.9.9')
+    assert changed is False and same is state
+
+
+def test_keys():
+    assert node_state.node_state_key('demo') == 'skyhook.nvidia.com/nodeState_demo'
+    assert node_state.status_key('demo') == 'skyhook.nvidia.com/status_demo'
+    assert node_state.cordon_key('demo') == 'skyhook.nvidia.com/cordon_demo'
+    assert node_state.version_key('demo') == 'skyhook.nvidia.com/version_demo'
+    assert node_state.unique_name('a', '1.0.0') == 'a|1.0.0'
+    assert node_state.IGNORE_LABEL == 'skyhook.nvidia.com/ignore'
+
+
+@pytest.mark.parametrize('annotations,owners', [
+    (None, []),
+    ({}, []),
+    ({'skyhook.nvidia.com/cordon_zeta': 'true', 'skyhook.nvidia.com/cordon_alpha': 'true',
+      'skyhook.nvidia.com/nodeState_alpha': '{}', 'example.com/cordon_x': 'true'}, ['alpha', 'zeta']),
+])
+def test_cordon_owners(annotations, owners):
+    assert node_state.cordon_owners(annotations) == owners
+
+
+@pytest.mark.parametrize('labels,ignored', [
+    (None, False), ({}, False), ({'skyhook.nvidia.com/ignore': 'true'}, True),
+    ({'skyhook.nvidia.com/ignore': 'True'}, False), ({'skyhook.nvidia.com/ignore': 'false'}, False),
+    ({'nodewright.nvidia.com/ignore': 'true'}, False),
+])
+def test_is_ignored(labels, ignored):
+    assert node_state.is_ignored(labels) is ignored
+
+
+@pytest.mark.parametrize('state_value,status', [
+    ('complete', 'complete'), ('erroring', 'erroring'), ('in_progress', 'in_progress'),
+    ('skipped', 'unknown'), ('unknown', 'unknown'),
+])
+def test_node_status_for(state_value, status):
+    assert node_state.node_status_for(state_value) == status
+
+
+# --------------------------------------------------------------------------- metadata patches
+
+
+def test_status_patch():
+    assert node_state.status_patch('demo', 'in_progress') == {'metadata': {
+        'annotations': {'skyhook.nvidia.com/status_demo': 'in_progress'},
+        'labels': {'skyhook.nvidia.com/status_demo': 'in_progress'}}}
+    with pytest.raises(ValueError):
+        node_state.status_patch('demo', 'done')
+
+
+def test_version_and_node_state_patches():
+    assert node_state.version_patch('demo') == {'metadata': {'annotations': {
+        'skyhook.nvidia.com/version_demo': node_state.OPERATOR_VERSION}}}
+    state = {'a|1.0.0': entry()}
+    assert node_state.node_state_patch('demo', state) == {'metadata': {'annotations': {
+        'skyhook.nvidia.com/nodeState_demo': node_state.encode(state)}}}
+
+
+def apply_patch(node, patch):
+    """A node {'annotations', 'unschedulable'} after a strategic-merge style metadata/spec patch."""
+    if patch is None:
+        return node
+    annotations = dict(node['annotations'])
+    for key, value in patch.get('metadata', {}).get('annotations', {}).items():
+        if value is None:
+            annotations.pop(key, None)
+        else:
+            annotations[key] = value
+    return {'annotations': annotations, 'unschedulable': patch.get('spec', {}).get('unschedulable', node['unschedulable'])}
+
+
+def cordon(node, cr_name):
+    return apply_patch(node, node_state.cordon_patch(cr_name, node['annotations'], node['unschedulable']))
+
+
+def uncordon(node, cr_name):
+    patch, schedulable = node_state.uncordon_patch(cr_name, node['annotations'], node['unschedulable'])
+    node = apply_patch(node, patch)
+    assert schedulable is (not node['unschedulable'])
+    return node
+
+
+def test_cordon_and_uncordon_a_schedulable_node():
+    node = cordon({'annotations': {}, 'unschedulable': False}, 'demo')
+    assert node == {'annotations': {'skyhook.nvidia.com/cordon_demo': 'true'}, 'unschedulable': True}
+    assert node_state.cordon_patch('demo', node['annotations'], True) is None       # already held
+    assert uncordon(node, 'demo') == {'annotations': {}, 'unschedulable': False}
+
+
+def test_uncordon_without_holding_a_cordon():
+    assert node_state.uncordon_patch('demo', {}, True) == (None, False)
+    assert node_state.uncordon_patch('demo', {'skyhook.nvidia.com/cordon_other': 'true'}, False) == (None, True)
+
+
+def test_inherited_cordon_survives_the_uncordon():
+    node = cordon({'annotations': {}, 'unschedulable': True}, 'demo')         # kubectl cordon came first
+    assert node['annotations'][node_state.inherited_cordon_key('demo')] == 'true'
+    assert uncordon(node, 'demo') == {'annotations': {}, 'unschedulable': True}
+
+
+@pytest.mark.parametrize('order', [('a', 'b'), ('b', 'a')])
+def test_two_crs_on_a_node_they_cordoned(order):
+    node = cordon(cordon({'annotations': {}, 'unschedulable': False}, 'a'), 'b')
+    node = uncordon(node, order[0])
+    assert node['unschedulable'] is True                    # the other CR still holds it
+    assert uncordon(node, order[1]) == {'annotations': {}, 'unschedulable': False}
+
+
+@pytest.mark.parametrize('order', [
+    ('b', 'a'),
+    ('a', 'b'),
+])
+def test_foreign_cordon_survives_two_crs(order):
+    node = {'annotations': {}, 'unschedulable': True}      # kubectl cordon
+    node = cordon(cordon(node, 'a'), 'b')
+    node = uncordon(uncordon(node, order[0]), order[1])
+    assert node == {'annotations': {}, 'unschedulable': True}

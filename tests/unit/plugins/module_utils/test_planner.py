@@ -1,0 +1,212 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""planner: normalise_nodes, resolve_policy and plan_rollout end to end."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+
+import pytest
+import yaml
+
+from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
+from ansible_collections.nodewright.bridge.plugins.module_utils import planner
+
+DEFAULT = cr_model.DEFAULT_COMPARTMENT
+STATE_KEY = node_state.node_state_key('demo')
+COMPLETE = node_state.encode({'tuning|1.0.0': {'name': 'tuning', 'version': '1.0.0', 'image': 'ghcr.io/example/tuning',
+                                               'stage': 'post-interrupt', 'state': 'complete'}})
+
+
+def make_cr(spec_extra=None, name='demo'):
+    spec = {'nodeSelectors': {'matchLabels': {'pool': 'gpu'}},
+            'packages': {'tuning': {'version': '1.0.0', 'image': 'ghcr.io/example/tuning', 'interrupt': {'type': 'reboot'}}}}
+    spec.update(spec_extra or {})
+    return cr_model.build_cr({'apiVersion': 'nodewright.nvidia.com/v1alpha1', 'kind': 'NodeWright',
+                              'metadata': {'name': name}, 'spec': spec})
+
+
+def node(name, labels=None, annotations=None):
+    return {'name': name, 'labels': dict({'pool': 'gpu'}, **(labels or {})), 'annotations': annotations or {}}
+
+
+# --------------------------------------------------------------------------- normalise_nodes
+
+
+def test_normalise_plain_list():
+    nodes = planner.normalise_nodes([{'name': 'a', 'labels': {'x': 'y'}}, {'name': 'b', 'annotations': {'k': 'v'}}])
+    assert nodes == [{'name': 'a', 'labels': {'x': 'y'}, 'annotations': {}},
+                     {'name': 'b', 'labels': {}, 'annotations': {'k': 'v'}}]
+
+
+def test_normalise_node_list():
+    node_list = {'apiVersion': 'v1', 'kind': 'NodeList', 'items': [
+        {'metadata': {'name': 'n1', 'labels': {'pool': 'gpu'}, 'annotations': {STATE_KEY: '{}'}}, 'spec': {}},
+        {'metadata': {'name': 'n2'}, 'status': {}}]}
+    assert planner.normalise_nodes(node_list) == [
+        {'name': 'n1', 'labels': {'pool': 'gpu'}, 'annotations': {STATE_KEY: '{}'}},
+        {'name': 'n2', 'labels': {}, 'annotations': {}}]
+
+
+def test_normalise_fixture_file(fixture_text):
+    nodes = planner.normalise_nodes(yaml.safe_load(fixture_text('nodes10.yaml')))
+    assert [n['name'] for n in nodes] == ['gpu-%02d' % i for i in range(10)]
+
+
+@pytest.mark.parametrize('raw,needles', [
+    ('nodes', ['must be a list of nodes or a NodeList, got str']),
+    ({'items': 'x'}, ['must be a list of nodes or a NodeList, got dict']),
+    ([{'name': 'a'}, {'name': 'a'}], ["nodes[1].name: 'a' appears more than once"]),
+    ([{'metadata': {'name': 'a'}}, {'metadata': {'name': 'a'}}], ["nodes[1].name: 'a' appears more than once"]),
+    ([{'labels': {}}], ['nodes[0].name: required, a non-empty string']),
+    ([{'name': ''}], ['nodes[0].name: required, a non-empty string']),
+    (['a'], ['nodes[0]: must be an object']),
+    ([{'name': 'a', 'labels': {'x': 1}}], ['nodes[0].labels: must be a map of strings']),
+    ([{'name': 'a', 'annotations': ['x']}], ['nodes[0].annotations: must be a map of strings']),
+    ([{'name': 'a'}, 'b', {'name': 'a'}], ['nodes[1]: must be an object', "nodes[2].name: 'a' appears more than once"]),
+])
+def test_normalise_errors(raw, needles):
+    with pytest.raises(cr_model.CRValidationError) as info:
+        planner.normalise_nodes(raw)
+    assert info.value.what == 'nodes'
+    assert len(info.value.errors) == len(needles)
+    for error, needle in zip(info.value.errors, needles):
+        assert needle in error
+
+
+# --------------------------------------------------------------------------- resolve_policy
+
+
+POLICY_DOC = {'apiVersion': 'skyhook.nvidia.com/v1alpha1', 'kind': 'DeploymentPolicy', 'metadata': {'name': 'linear-4'},
+              'spec': {'default': {'budget': {'count': 4}, 'strategy': {'linear': {}}}}}
+
+
+def test_resolve_policy():
+    assert planner.resolve_policy(make_cr(), [POLICY_DOC]) is None
+    cr = make_cr({'deploymentPolicy': 'linear-4'})
+    other = dict(POLICY_DOC, metadata={'name': 'other'})
+    assert planner.resolve_policy(cr, [other, POLICY_DOC]).name == 'linear-4'
+    with pytest.raises(cr_model.CRValidationError) as info:
+        planner.resolve_policy(cr, [other])
+    assert info.value.errors == ["spec.deploymentPolicy: DeploymentPolicy 'linear-4' was not given (pass it as policy, "
+                                 "or put it in the same file)"]
+
+
+def test_resolve_policy_validates_the_policy():
+    bad = dict(POLICY_DOC, spec={'default': {'budget': {}, 'strategy': {'linear': {}}}})
+    with pytest.raises(cr_model.CRValidationError):
+        planner.resolve_policy(make_cr({'deploymentPolicy': 'linear-4'}), [bad])
+
+
+# --------------------------------------------------------------------------- plan_rollout
+
+
+def test_fixture_rollouts(fixture_text):
+    nodes = planner.normalise_nodes(yaml.safe_load(fixture_text('nodes10.yaml')))
+    crs, dummy = cr_model.split_documents(cr_model.load_yaml_documents(fixture_text('budget33.yaml')))
+    result = planner.plan_rollout(cr_model.build_cr(crs[0]), nodes)
+    assert [c['batch_sizes'] for c in result['compartments']] == [[3, 3, 3, 1]]
+    assert result['budget_source'] == 'interruptionBudget' and result['policy'] is None
+    crs, policies = cr_model.split_documents(json.loads(fixture_text('linear4.json')))
+    cr = cr_model.build_cr(crs[0])
+    result = planner.plan_rollout(cr, nodes, policy=planner.resolve_policy(cr, policies))
+    assert [c['batch_sizes'] for c in result['compartments']] == [[1, 2, 3, 4]]
+    assert result['budget_source'] == 'deploymentPolicy' and result['policy'] == 'linear-4'
+
+
+def test_plan_rollout_node_classification():
+    nodes = [
+        node('n1'),
+        node('n2', annotations={STATE_KEY: COMPLETE, node_state.status_key('demo'): 'complete'}),
+        node('n3', labels={'skyhook.nvidia.com/ignore': 'true'}),
+        {'name': 'cpu', 'labels': {'pool': 'cpu', 'skyhook.nvidia.com/ignore': 'true'}, 'annotations': {}},
+        {'name': 'bare', 'labels': {}, 'annotations': {}},
+        node('n4', annotations={node_state.cordon_key('demo'): 'true', node_state.cordon_key('other'): 'true'}),
+    ]
+    result = planner.plan_rollout(make_cr({'interruptionBudget': {'count': 1}}), nodes)
+    assert result['unmatched'] == ['bare', 'cpu']       # the selector is checked before the ignore label
+    assert result['ignored'] == ['n3']
+    assert sorted(result['nodes']) == ['n1', 'n2', 'n4']
+    assert result['summary'] == {'matched': 3, 'complete': 1, 'to_update': 2, 'needs_drain': 2, 'batches': 2}
+    (compartment,) = result['compartments']
+    assert compartment['name'] == DEFAULT
+    assert compartment['already_complete'] == ['n2']
+    assert compartment['batches'] == [['n1'], ['n4']]     # the complete node is not batched
+    n1, n2, n4 = result['nodes']['n1'], result['nodes']['n2'], result['nodes']['n4']
+    assert n1['compartment'] == DEFAULT and n1['status'] == 'unknown' and n1['complete'] is False
+    assert [s['stage'] for s in n1['pending']] == ['apply', 'config', 'interrupt', 'post-interrupt']
+    assert n1['needs_drain'] is True and n1['interrupt']['type'] == 'reboot'
+    assert n2['complete'] is True and n2['pending'] == [] and n2['status'] == 'complete' and n2['needs_drain'] is False
+    assert n4['cordoned_by'] == ['demo', 'other']
+    assert result['cr'] == {'name': 'demo', 'kind': 'NodeWright', 'apiVersion': 'nodewright.nvidia.com/v1alpha1',
+                            'priority': 200, 'sequencing': 'node', 'serial': False, 'paused': False, 'disabled': False,
+                            'packages': ['tuning']}
+
+
+def test_plan_rollout_with_policy_compartments():
+    policy = cr_model.build_policy({
+        'default': {'budget': {'percent': 50}, 'strategy': {'fixed': {}}},
+        'compartments': [{'name': 'canary', 'selector': {'matchLabels': {'role': 'canary'}}, 'budget': {'count': 1},
+                          'strategy': {'fixed': {}}}]}, name='pol')
+    nodes = [node('c1', {'role': 'canary'}), node('c2', {'role': 'canary'}), node('w1'), node('w2'), node('w3'),
+             node('w4', annotations={STATE_KEY: COMPLETE})]
+    result = planner.plan_rollout(make_cr(), nodes, policy=policy)
+    by_name = dict((c['name'], c) for c in result['compartments'])
+    assert by_name['canary']['batches'] == [['c1'], ['c2']]
+    assert by_name[DEFAULT]['ceiling'] == 2                  # 50% of the 4 default nodes
+    assert by_name[DEFAULT]['batches'] == [['w1'], ['w2'], ['w3']]
+    assert by_name[DEFAULT]['already_complete'] == ['w4']
+    assert result['nodes']['c1']['compartment'] == 'canary' and result['nodes']['w4']['compartment'] == DEFAULT
+    assert result['summary']['batches'] == 5
+
+
+@pytest.mark.parametrize('order,expected', [('name', [['a'], ['b'], ['c']]), ('inventory', [['c'], ['a'], ['b']])])
+def test_plan_rollout_order(order, expected):
+    result = planner.plan_rollout(make_cr({'interruptionBudget': {'count': 1}}), [node('c'), node('a'), node('b')],
+                                  order=order)
+    assert result['compartments'][0]['batches'] == expected
+
+
+def test_plan_rollout_config_changes():
+    nodes = [node('n1', annotations={STATE_KEY: COMPLETE})]
+    assert planner.plan_rollout(make_cr(), nodes)['summary']['to_update'] == 0
+    result = planner.plan_rollout(make_cr(), nodes, config_changes={'tuning': ['key']})
+    assert [s['stage'] for s in result['nodes']['n1']['pending']] == ['config']
+    assert result['summary']['to_update'] == 1
+
+
+@pytest.mark.parametrize('annotation,needle', [
+    ('{broken', 'is not valid JSON'),
+    ('{"tuning|1.0.0":{"name":"tuning","version":"1.0.0","image":"i","stage":"deploy"}}', "stage 'deploy' is not one of"),
+])
+def test_bad_annotation_names_the_node(annotation, needle):
+    nodes = [node('good'), node('bad-node', annotations={STATE_KEY: annotation})]
+    with pytest.raises(cr_model.CRValidationError) as info:
+        planner.plan_rollout(make_cr(), nodes)
+    assert info.value.what == 'node bad-node'
+    assert len(info.value.errors) == 1
+    assert info.value.errors[0].startswith('bad-node annotation %s' % STATE_KEY)
+    assert needle in info.value.errors[0]
+
+
+def test_bad_annotation_on_an_unselected_node_is_ignored():
+    nodes = [{'name': 'cpu', 'labels': {}, 'annotations': {STATE_KEY: '{broken'}}, node('gpu')]
+    assert planner.plan_rollout(make_cr(), nodes)['unmatched'] == ['cpu']
+
+
+def test_duplicate_node_names_rejected():
+    with pytest.raises(cr_model.CRValidationError):
+        planner.normalise_nodes([node('n1'), node('n1')])
+    with pytest.raises(ValueError, match='duplicate node names'):
+        planner.plan_rollout(make_cr(), [node('n1'), node('n1')])
+
+
+def test_nodes_sharing_a_state_get_equal_plans():
+    nodes = [node('n%d' % i) for i in range(3)]
+    result = planner.plan_rollout(make_cr(), nodes)
+    assert result['nodes']['n0']['pending'] == result['nodes']['n2']['pending']
+    assert [s['stage'] for s in result['nodes']['n1']['pending']] == ['apply', 'config', 'interrupt', 'post-interrupt']
