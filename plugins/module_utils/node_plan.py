@@ -176,6 +176,9 @@ def plan_node(cr, state, config_updates=None, config_changes=None):
         entry = state.get(pkg.unique_name)
         if entry is None:
             continue
+        stage = entry['stage']
+        if stage not in _UNINSTALL_STAGES and not pkg.is_uninstalling:
+            continue  # the common case: an installed package, nothing to uninstall
         cycle = ['uninstall'] + (['uninstall-interrupt'] if pkg.interrupt else [])
         # Cancelled once the uninstall interrupt fired: the uninstall completes, then the
         # package installs again (docs/uninstall.md, "Cancel Uninstall").
