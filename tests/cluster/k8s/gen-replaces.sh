@@ -11,8 +11,8 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-# shellcheck source=../versions.env
-. "${here}/../versions.env"
+# versions.env is plain KEY=VALUE (launcher.py parses it too); read, not sourced.
+K8S_VERSION="$(sed -n 's/^K8S_VERSION=//p' "${here}/../versions.env")"
 k8s="${K8S_VERSION:?}"
 staging="v0.${k8s#v1.}"
 

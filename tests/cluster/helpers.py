@@ -1,0 +1,309 @@
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""Helpers for tests against the KWOK test cluster (see docs/test-cluster.md).
+
+Everything here talks to the real API server; the fake part is only the
+kubelet, played by kwok according to the stages in tests/cluster/stages and
+kwok's stock stages.
+
+Failure and node life-cycle knobs:
+  * init container failure of a pod you create:    mark_pod_to_fail(manifest)  (label nodewright.bridge/fail-init=true)
+  * init container failure of a pod someone else
+    creates (e.g. the operator):                    use an init container image containing "fail" (FAIL_IMAGE)
+  * node NotReady (kubelet reports NotReady):       set_node_not_ready(api, name)
+  * node reboot (NotReady, new bootID, Ready):      reboot_node(api, name)
+  * node gone for good (no kubelet, lease stops):   take_node_away(api, name)
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+from kubernetes import client as kclient
+from kubernetes import watch as kwatch
+
+import launcher
+
+# Pod failure (tests/cluster/stages/pod-init-fail.yaml).
+FAIL_LABEL = 'nodewright.bridge/fail-init'
+FAIL_CONTAINER_ANNOTATION = 'nodewright.bridge/fail-init-container'
+FAIL_EXIT_CODE_ANNOTATION = 'nodewright.bridge/fail-init-exit-code'
+# Any init container image containing "fail" fails; this one reads as such.
+FAIL_IMAGE = 'registry.invalid/nodewright/fail:1'
+
+# kwok's stock chaos stage node/chaos/node-not-ready.yaml.
+NODE_NOT_READY_LABEL = 'node-not-ready.stage.kwok.x-k8s.io'
+# A holder that is not kwok: kwok does not renew a lease someone else holds
+# until it expires, and this one expires in ten years.
+GONE_LEASE_HOLDER = 'nodewright-bridge/node-gone'
+GONE_LEASE_SECONDS = 315360000
+
+
+class WaitTimeout(AssertionError):
+    """A bounded wait ran out; an AssertionError so pytest reports it as a test failure."""
+
+
+def wait_for(predicate, timeout=30.0, interval=0.25, what='condition'):
+    """Poll predicate() until it returns a truthy value (returned) or timeout (WaitTimeout)."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while True:
+        last = predicate()
+        if last:
+            return last
+        if time.monotonic() > deadline:
+            raise WaitTimeout(f'timed out after {timeout}s waiting for {what} (last value: {last!r})')
+        time.sleep(interval)
+
+
+def core_api(api):
+    """CoreV1Api for an ApiClient (or pass a CoreV1Api through)."""
+    return api if isinstance(api, kclient.CoreV1Api) else kclient.CoreV1Api(api)
+
+
+# --------------------------------------------------------------------------
+# pods
+
+def mark_pod_to_fail(manifest, container=None, exit_code=1):
+    """Make kwok fail an init container of this pod manifest (a dict); returns it.
+
+    container: name of the init container to fail (default: the first one)
+    exit_code: its exit code
+    With restartPolicy Never the pod ends Failed; otherwise it stays Pending
+    with the container in CrashLoopBackOff (lastState terminated, exit code).
+    """
+    meta = manifest.setdefault('metadata', {})
+    meta.setdefault('labels', {})[FAIL_LABEL] = 'true'
+    ann = meta.setdefault('annotations', {})
+    ann[FAIL_EXIT_CODE_ANNOTATION] = str(int(exit_code))
+    if container:
+        ann[FAIL_CONTAINER_ANNOTATION] = container
+    return manifest
+
+
+# pylint: disable-next=too-many-arguments,too-many-positional-arguments
+def wait_pod(api, namespace, name, predicate, timeout=30.0, what=None):
+    """Watch one pod until predicate(pod) is true; return that pod (a V1Pod)."""
+    core = core_api(api)
+    deadline = time.monotonic() + timeout
+    last = None
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise WaitTimeout(f'timed out after {timeout}s waiting for pod {namespace}/{name}: '
+                              f'{what or predicate.__name__}; last status: {last.status if last else None}')
+        wat = kwatch.Watch()
+        # The watch first replays the current state (ADDED), so a pod that is
+        # already there is judged at once.
+        for event in wat.stream(core.list_namespaced_pod, namespace, field_selector=f'metadata.name={name}',
+                                timeout_seconds=max(1, int(remaining))):
+            if event['type'] == 'DELETED':
+                continue
+            last = event['object']
+            if predicate(last):
+                wat.stop()
+                return last
+            if time.monotonic() > deadline:
+                wat.stop()
+                break
+
+
+def init_container_states(pod):
+    """[(name, state, exit code or None, reason)] per init container; a CrashLoopBackOff shows lastState's exit code."""
+    out = []
+    for st in (pod.status.init_container_statuses or []) if pod.status else []:
+        if st.state and st.state.terminated:
+            term = st.state.terminated
+            out.append((st.name, 'terminated', term.exit_code, term.reason))
+        elif st.state and st.state.waiting:
+            last = st.last_state.terminated if st.last_state else None
+            out.append((st.name, 'waiting', last.exit_code if last else None, st.state.waiting.reason))
+        elif st.state and st.state.running:
+            out.append((st.name, 'running', None, None))
+        else:
+            out.append((st.name, 'unknown', None, None))
+    return out
+
+
+def init_containers_succeeded(pod):
+    """True when every init container of the pod is reported terminated with exit code 0."""
+    wanted = [c.name for c in pod.spec.init_containers or []]
+    states = {n: (s, code) for n, s, code, dummy in init_container_states(pod)}
+    return bool(wanted) and all(states.get(n) == ('terminated', 0) for n in wanted)
+
+
+def init_container_failed(pod):
+    """(name, exit code) of the first init container that exited non-zero, else None."""
+    for name, dummy, code, dummy in init_container_states(pod):
+        if code not in (None, 0):
+            return name, code
+    return None
+
+
+def evict(api, namespace, name):
+    """Ask for an Eviction (policy/v1); return the HTTP status (201 allowed, 429 refused by a PDB)."""
+    core = core_api(api)
+    body = kclient.V1Eviction(metadata=kclient.V1ObjectMeta(name=name, namespace=namespace))
+    try:
+        core.create_namespaced_pod_eviction(name, namespace, body)
+    except kclient.ApiException as exc:
+        return exc.status
+    return 201
+
+
+# --------------------------------------------------------------------------
+# nodes
+
+def node_ready(api, name):
+    """Status of the node's Ready condition: 'True', 'False', 'Unknown' or None."""
+    return launcher.node_ready_status(core_api(api).read_node(name))
+
+
+def boot_id(api, name):
+    """status.nodeInfo.bootID of a node."""
+    return core_api(api).read_node(name).status.node_info.boot_id
+
+
+def wait_node_ready(api, name, status='True', timeout=30.0):
+    """Wait until the node's Ready condition has the given status."""
+    return wait_for(lambda: node_ready(api, name) == status, timeout, what=f'node {name} Ready={status}')
+
+
+def set_node_not_ready(api, name, not_ready=True, wait=True, timeout=30.0):
+    """Have the fake kubelet report Ready=False (or, with not_ready=False, recover).
+
+    The node keeps its lease, like a node whose kubelet runs but that is
+    unhealthy; it stays NotReady until called again with not_ready=False.
+    """
+    core = core_api(api)
+    value = 'true' if not_ready else None
+    core.patch_node(name, {'metadata': {'labels': {NODE_NOT_READY_LABEL: value}}})
+    if wait:
+        wait_node_ready(api, name, 'False' if not_ready else 'True', timeout)
+
+
+def reboot_node(api, name, timeout=30.0):
+    """Simulate a reboot: NotReady, a new status.nodeInfo.bootID, Ready again. Returns the new bootID.
+
+    Verifies every step: Ready goes False, the bootID changes, Ready comes
+    back True and the new bootID survives it (kwok's node-initialize keeps a
+    bootID that is set).
+    """
+    core = core_api(api)
+    old = boot_id(core, name)
+    new = str(uuid.uuid4())
+    set_node_not_ready(core, name, True, wait=True, timeout=timeout)
+    core.patch_node_status(name, {'status': {'nodeInfo': {'bootID': new}}})
+    set_node_not_ready(core, name, False, wait=True, timeout=timeout)
+    got = boot_id(core, name)
+    if got != new or got == old:
+        raise AssertionError(f'reboot of {name}: bootID is {got}, expected {new} (was {old})')
+    return new
+
+
+def take_node_away(api, name, wait=True, timeout=30.0):
+    """The node dies for good: no more heartbeats, Ready=Unknown, unreachable taints.
+
+    kwok stops managing it (annotation removed) and its lease is handed to a
+    holder that never renews it, so the node lifecycle controller sees a dead
+    kubelet, as when a machine is switched off. The Ready condition is set
+    to Unknown at once (as the controller would after the grace period) so
+    tests need not wait for it. Nothing brings the node back.
+    """
+    core = core_api(api)
+    # kwok ignores the annotation change itself (it only drops nodes on
+    # delete), but without it kwok would pick the node up again after a
+    # restart.
+    core.patch_node(name, {'metadata': {'annotations': {launcher.KWOK_NODE_ANNOTATION: None}}})
+    coord = kclient.CoordinationV1Api(core.api_client)
+    coord.patch_namespaced_lease(name, 'kube-node-lease', {'spec': {
+        'holderIdentity': GONE_LEASE_HOLDER, 'leaseDurationSeconds': GONE_LEASE_SECONDS}})
+    now = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())
+    conds = [{'type': t, 'status': 'Unknown', 'reason': 'NodeStatusUnknown',
+              'message': 'Kubelet stopped posting node status.', 'lastTransitionTime': now}
+             for t in ('Ready', 'MemoryPressure', 'DiskPressure', 'PIDPressure')]
+    core.patch_node_status(name, {'status': {'conditions': conds}})
+    if wait:
+        def tainted():
+            node = core.read_node(name)
+            keys = {t.key for t in node.spec.taints or []}
+            return launcher.node_ready_status(node) == 'Unknown' and 'node.kubernetes.io/unreachable' in keys
+        wait_for(tainted, timeout, what=f'node {name} Unknown with the unreachable taint')
+
+
+def lease_renew_time(api, name):
+    """renewTime of the node's Lease in kube-node-lease."""
+    return kclient.CoordinationV1Api(core_api(api).api_client).read_namespaced_lease(name, 'kube-node-lease').spec.renew_time
+
+
+# --------------------------------------------------------------------------
+# a handle for tests
+
+class Cluster:
+    """A running test cluster: kubeconfig, API client, node names and the helpers above as methods."""
+
+    def __init__(self, kubeconfig, node_names=None, info=None):
+        self.kubeconfig = str(kubeconfig)
+        self.info = info  # launcher.ClusterInfo when we started it, None when reused
+        self.api = launcher.api_client_from_kubeconfig(self.kubeconfig)
+        self.core = kclient.CoreV1Api(self.api)
+        if node_names is None:
+            node_names = sorted(n.metadata.name for n in self.core.list_node().items
+                                if (n.metadata.annotations or {}).get(launcher.KWOK_NODE_ANNOTATION)
+                                == launcher.KWOK_NODE_ANNOTATION_VALUE)
+        self.node_names = list(node_names)
+
+    def close(self):
+        """Release the API client's connections."""
+        self.api.close()
+
+    def create_nodes(self, names, labels=None, per_node_labels=None, wait=True):
+        """Add fake GPU nodes (see launcher.create_nodes); waits until they are Ready."""
+        launcher.create_nodes(self.api, names, labels=labels, per_node_labels=per_node_labels)
+        if wait:
+            launcher.wait_nodes_ready(self.api, names, timeout=60)
+        self.node_names.extend(names)
+        return list(names)
+
+    def reboot_node(self, name, timeout=30.0):
+        """See reboot_node()."""
+        return reboot_node(self.api, name, timeout)
+
+    def take_node_away(self, name, wait=True, timeout=30.0):
+        """See take_node_away()."""
+        return take_node_away(self.api, name, wait, timeout)
+
+    def set_node_not_ready(self, name, not_ready=True, wait=True, timeout=30.0):
+        """See set_node_not_ready()."""
+        return set_node_not_ready(self.api, name, not_ready, wait, timeout)
+
+    def wait_pod(self, namespace, name, predicate, timeout=30.0, what=None):
+        """See wait_pod()."""
+        return wait_pod(self.api, namespace, name, predicate, timeout, what)
+
+    def evict(self, namespace, name):
+        """See evict()."""
+        return evict(self.api, namespace, name)
+
+    def create_namespace(self, name, timeout=30.0):
+        """Create a namespace and wait for its default service account (pods need it)."""
+        self.core.create_namespace(kclient.V1Namespace(metadata=kclient.V1ObjectMeta(name=name)))
+
+        def has_sa():
+            try:
+                return self.core.read_namespaced_service_account('default', name)
+            except kclient.ApiException as exc:
+                if exc.status == 404:
+                    return None
+                raise
+        wait_for(has_sa, timeout, what=f'default service account in {name}')
+        return name
+
+    def delete_namespace(self, name):
+        """Delete a namespace without waiting (kwok deletes its pods at once)."""
+        try:
+            self.core.delete_namespace(name, propagation_policy='Background')
+        except kclient.ApiException as exc:
+            if exc.status != 404:
+                raise

@@ -1,0 +1,218 @@
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""Smoke tests proving the test cluster is a real Kubernetes control plane.
+
+Real: API server validation and admission, PDB-guarded eviction (disruption
+controller), Deployment/ReplicaSet controllers, scheduler, node lifecycle.
+Fake: the kubelets (kwok), whose behaviour the stages define.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import time
+import uuid
+
+import pytest
+from kubernetes import client as kclient
+
+import helpers
+import launcher
+
+pytestmark = pytest.mark.cluster
+
+SKYHOOK = ('skyhook.nvidia.com', 'v1alpha1', 'skyhooks')
+
+
+# pylint: disable-next=too-many-arguments,too-many-positional-arguments
+def _pod(name, node=None, init=('init-a', 'init-b', 'init-c'), restart='OnFailure', privileged=False, image='busybox:1.36'):
+    sec = {'privileged': True} if privileged else None
+    spec = {
+        'restartPolicy': restart,
+        'initContainers': [{'name': n, 'image': image, 'securityContext': sec} for n in init],
+        'containers': [{'name': 'pause', 'image': 'registry.k8s.io/pause:3.10', 'securityContext': sec}],
+        'terminationGracePeriodSeconds': 0,
+    }
+    if node:
+        spec['nodeName'] = node
+    if privileged:
+        spec['hostPID'] = True
+        spec['hostNetwork'] = True
+    return {'apiVersion': 'v1', 'kind': 'Pod', 'metadata': {'name': name}, 'spec': spec}
+
+
+def _internal_ip(node):
+    return next(a.address for a in node.status.addresses if a.type == 'InternalIP')
+
+
+def test_server_version_and_kubectl(cluster):
+    """/version reports the built release, and the preinstalled kubectl works with the kubeconfig."""
+    want = launcher.versions()['K8S_VERSION']
+    assert kclient.VersionApi(cluster.api).get_code().git_version == want
+    kubectl = shutil.which('kubectl')
+    assert kubectl, 'kubectl is not on PATH'
+    out = subprocess.run([kubectl, '--kubeconfig', cluster.kubeconfig, 'get', 'nodes', '-o', 'json'],
+                         capture_output=True, text=True, timeout=60, check=True)
+    nodes = {n['metadata']['name']: n for n in json.loads(out.stdout)['items']}
+    assert set(cluster.node_names) <= set(nodes)
+    first = nodes[cluster.node_names[0]]
+    assert first['status']['capacity']['nvidia.com/gpu'] == '8'
+    assert first['metadata']['labels']['nodepool'] == 'gpu'
+    assert first['metadata']['labels']['nvidia.com/gpu.product'] == 'NVIDIA-H100-80GB-HBM3'
+    boot_ids = {n['status']['nodeInfo']['bootID'] for n in nodes.values()}
+    assert len(boot_ids) == len(nodes), 'every node must have its own bootID'
+
+
+def test_deployment_pdb_eviction(cluster, namespace):
+    """An Eviction is refused (429) while the PDB forbids it and allowed once the PDB permits it."""
+    apps = kclient.AppsV1Api(cluster.api)
+    policy = kclient.PolicyV1Api(cluster.api)
+    labels = {'app': 'web'}
+    replicas = 3
+    apps.create_namespaced_deployment(namespace, {
+        'apiVersion': 'apps/v1', 'kind': 'Deployment', 'metadata': {'name': 'web'},
+        'spec': {'replicas': replicas, 'selector': {'matchLabels': labels},
+                 'template': {'metadata': {'labels': labels},
+                              'spec': {'nodeSelector': {'nodepool': 'gpu'},
+                                       'containers': [{'name': 'web', 'image': 'nginx:1.27'}]}}}})
+    helpers.wait_for(lambda: (apps.read_namespaced_deployment('web', namespace).status.ready_replicas or 0) == replicas,
+                     60, what='deployment ready')
+    pods = cluster.core.list_namespaced_pod(namespace, label_selector='app=web').items
+    assert len(pods) == replicas
+    for pod in pods:
+        # Scheduled by the real scheduler onto fake nodes, started by kwok.
+        assert pod.spec.node_name in cluster.node_names
+        assert pod.status.phase == 'Running'
+
+    policy.create_namespaced_pod_disruption_budget(namespace, {
+        'apiVersion': 'policy/v1', 'kind': 'PodDisruptionBudget', 'metadata': {'name': 'web'},
+        'spec': {'minAvailable': replicas, 'selector': {'matchLabels': labels}}})
+
+    def pdb_settled(allowed):
+        def check():
+            pdb = policy.read_namespaced_pod_disruption_budget('web', namespace)
+            st = pdb.status
+            return (st and st.observed_generation == pdb.metadata.generation and st.current_healthy == replicas
+                    and st.disruptions_allowed == allowed)
+        return check
+
+    helpers.wait_for(pdb_settled(0), 30, what='PDB disruptionsAllowed=0')
+    victim = pods[0].metadata.name
+    assert cluster.evict(namespace, victim) == 429
+
+    policy.patch_namespaced_pod_disruption_budget('web', namespace, {'spec': {'minAvailable': replicas - 1}})
+    helpers.wait_for(pdb_settled(1), 30, what='PDB disruptionsAllowed=1')
+    assert cluster.evict(namespace, victim) == 201
+
+    def victim_replaced():
+        current = cluster.core.list_namespaced_pod(namespace, label_selector='app=web').items
+        names = {p.metadata.name for p in current if p.status.phase == 'Running' and not p.metadata.deletion_timestamp}
+        return victim not in names and len(names) == replicas
+    helpers.wait_for(victim_replaced, 30, what='evicted pod replaced by the ReplicaSet')
+
+
+@pytest.mark.parametrize('restart', ['OnFailure', 'Never'])
+def test_privileged_pod_init_containers_complete(cluster, namespace, restart):
+    """A privileged hostPID/hostNetwork pod pinned by nodeName runs; all init containers end with exit 0."""
+    node = cluster.node_names[1]
+    cluster.core.create_namespaced_pod(namespace, _pod('agent', node=node, restart=restart, privileged=True))
+    pod = cluster.wait_pod(namespace, 'agent',
+                           lambda p: p.status.phase == 'Running' and helpers.init_containers_succeeded(p),
+                           what='Running with all init containers terminated exit 0')
+    assert pod.spec.node_name == node
+    assert pod.spec.host_pid and pod.spec.host_network
+    assert [s[1:] for s in helpers.init_container_states(pod)] == [('terminated', 0, 'Completed')] * 3
+    conds = {c.type: c.status for c in pod.status.conditions}
+    assert conds['Initialized'] == 'True' and conds['Ready'] == 'True'
+    node_ip = _internal_ip(cluster.core.read_node(node))
+    assert pod.status.host_ip == node_ip
+    assert pod.status.pod_ip == node_ip, 'a hostNetwork pod has the node IP'
+
+
+def test_pod_marked_to_fail_by_label(cluster, namespace):
+    """A pod labelled to fail: its init container exits 1 and the pod (restartPolicy Never) fails."""
+    manifest = helpers.mark_pod_to_fail(_pod('doomed', node=cluster.node_names[2], restart='Never'),
+                                        container='init-b', exit_code=1)
+    cluster.core.create_namespaced_pod(namespace, manifest)
+    pod = cluster.wait_pod(namespace, 'doomed', lambda p: p.status.phase == 'Failed', what='phase Failed')
+    states = helpers.init_container_states(pod)
+    assert states[0][1:3] == ('terminated', 0)
+    assert states[1][1:3] == ('terminated', 1)
+    assert states[2][1:] == ('waiting', None, 'PodInitializing')
+    assert helpers.init_container_failed(pod) == ('init-b', 1)
+
+
+def test_pod_fails_by_image(cluster, namespace):
+    """An init container whose image contains "fail" fails (CrashLoopBackOff, exit 1) without any label."""
+    manifest = _pod('by-image', node=cluster.node_names[3], init=('ok-1', 'pkg', 'ok-2'))
+    manifest['spec']['initContainers'][1]['image'] = helpers.FAIL_IMAGE
+    cluster.core.create_namespaced_pod(namespace, manifest)
+    pod = cluster.wait_pod(namespace, 'by-image', lambda p: helpers.init_container_failed(p) is not None,
+                           what='a failed init container')
+    assert pod.status.phase == 'Pending'
+    assert helpers.init_container_failed(pod) == ('pkg', 1)
+    pkg = pod.status.init_container_statuses[1]
+    assert pkg.state.waiting.reason == 'CrashLoopBackOff'
+    assert pkg.restart_count == 1
+    # It stays failed: the ready stage must not "heal" it a moment later.
+    time.sleep(2)
+    again = cluster.core.read_namespaced_pod('by-image', namespace)
+    assert helpers.init_container_failed(again) == ('pkg', 1) and again.status.phase == 'Pending'
+
+
+def test_node_reboot(cluster):
+    """reboot_node: Ready goes False, the bootID changes, Ready comes back."""
+    node = cluster.node_names[-1]
+    old = helpers.boot_id(cluster.api, node)
+    new = cluster.reboot_node(node)  # waits for Ready=False, then Ready=True
+    assert new != old
+    assert helpers.boot_id(cluster.api, node) == new
+    assert helpers.node_ready(cluster.api, node) == 'True'
+    # The new bootID is not reverted by later heartbeats.
+    time.sleep(2)
+    assert helpers.boot_id(cluster.api, node) == new and helpers.node_ready(cluster.api, node) == 'True'
+
+
+def test_take_node_away(cluster):
+    """take_node_away: Ready=Unknown, unreachable taints, and the lease is no longer renewed."""
+    name = f'gpu-node-gone-{uuid.uuid4().hex[:5]}'
+    cluster.create_nodes([name])
+    try:
+        cluster.take_node_away(name)
+        frozen = helpers.lease_renew_time(cluster.api, name)
+        # kwok renews leases every 10 s; wait longer than that.
+        time.sleep(12)
+        node = cluster.core.read_node(name)
+        assert launcher.node_ready_status(node) == 'Unknown'
+        assert 'node.kubernetes.io/unreachable' in {t.key for t in node.spec.taints or []}
+        assert helpers.lease_renew_time(cluster.api, name) == frozen, 'the lease of a dead node must not be renewed'
+    finally:
+        cluster.core.delete_node(name)
+        cluster.node_names.remove(name)
+
+
+def test_skyhook_crd_validates_server_side(cluster):
+    """The Skyhook CRD is installed and its schema rejects invalid CRs (422) while accepting a valid one."""
+    custom = kclient.CustomObjectsApi(cluster.api)
+    name = f'smoke-{uuid.uuid4().hex[:6]}'
+
+    def skyhook(package):
+        return {'apiVersion': 'skyhook.nvidia.com/v1alpha1', 'kind': 'Skyhook', 'metadata': {'name': name},
+                'spec': {'nodeSelectors': {'matchLabels': {'nodepool': 'gpu'}}, 'packages': {'tuning': package}}}
+
+    valid = {'version': '1.0.0', 'image': 'ghcr.io/example/tuning', 'interrupt': {'type': 'reboot'}}
+    bad_name = dict(valid, name='Bad_Name')
+    bad_interrupt = dict(valid, interrupt={'type': 'explode'})
+    for body, field in ((bad_name, 'spec.packages.tuning.name'), (bad_interrupt, 'spec.packages.tuning.interrupt.type')):
+        with pytest.raises(kclient.ApiException) as err:
+            custom.create_cluster_custom_object(*SKYHOOK, skyhook(body))
+        assert err.value.status == 422
+        assert field in err.value.body
+    created = custom.create_cluster_custom_object(*SKYHOOK, skyhook(valid))
+    try:
+        # Schema defaults are applied by the server.
+        assert created['spec']['priority'] == 200
+    finally:
+        custom.delete_cluster_custom_object(*SKYHOOK, name)
