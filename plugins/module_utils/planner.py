@@ -65,7 +65,7 @@ def resolve_policy(cr, policy_docs):
 def plan_rollout(cr, nodes, policy=None, order='name', cap_to_ceiling=True, config_changes=None):
     """Plan ``cr`` over ``nodes`` (from normalise_nodes). Returns a dict ready for a module result."""
     selected, unmatched, ignored = [], [], []
-    node_plans, plans_by_state = {}, {}
+    node_plans, plans_by_state, plans_by_relevant_state = {}, {}, {}
     state_key = node_state.node_state_key(cr.name)
     for node in nodes:
         if not label_selector.matches(cr.node_selector, node['labels']):
@@ -84,7 +84,13 @@ def plan_rollout(cr, nodes, policy=None, order='name', cap_to_ceiling=True, conf
                 state = node_state.decode(raw_state, where)
             except node_state.NodeStateError as exc:
                 raise cr_model.CRValidationError('node %s' % node['name'], [str(exc)])
-            plan = plans_by_state[raw_state] = plan_node(cr, state, config_changes=config_changes)
+            # A plan depends only on each entry's package, version, stage and state (not on
+            # restarts, image or digest), so nodes that differ only there share one plan.
+            relevant = frozenset((k, e['name'], e['version'], e['stage'], e['state']) for k, e in state.items())
+            plan = plans_by_relevant_state.get(relevant)
+            if plan is None:
+                plan = plans_by_relevant_state[relevant] = plan_node(cr, state, config_changes=config_changes)
+            plans_by_state[raw_state] = plan
         node_plans[node['name']] = plan
         selected.append(node)
     done = [n for n, p in node_plans.items() if p['complete']]

@@ -66,10 +66,11 @@ def _inputs(count, unique_states=False):
         if i % 500 == 0:
             labels['tier'] = 'canary'
         if unique_states:
-            # worst case: every node's annotation differs (restarts counts), no plan is shared
+            # worst case: every node has a different older driver version on it (an upgrade
+            # from a mixed fleet), so no two nodes can share a plan
             annotations = {node_state.node_state_key('gpu-tuning'): node_state.encode({
-                'driver|550.1.0': {'name': 'driver', 'version': '550.1.0', 'image': 'ghcr.io/example/driver',
-                                   'stage': 'apply', 'state': 'erroring', 'restarts': i + 1}})}
+                'driver|1.%d.0' % i: {'name': 'driver', 'version': '1.%d.0' % i, 'image': 'ghcr.io/example/driver',
+                                      'stage': 'config', 'state': 'complete', 'restarts': i % 3}})}
         else:
             annotations = {node_state.node_state_key('gpu-tuning'): done_state} if i % 4 == 0 else {}
         nodes.append({'metadata': {'name': 'gpu-node-%05d' % i, 'labels': labels, 'annotations': annotations}})
@@ -81,7 +82,7 @@ def main():
     parser.add_argument('--nodes', type=int, default=10000)
     parser.add_argument('--runs', type=int, default=7)
     parser.add_argument('--unique-states', action='store_true',
-                        help='give every node a different nodeState annotation (worst case)')
+                        help='give every node a different nodeState (worst case: no plan can be shared)')
     args = parser.parse_args()
     _import_collection()
     from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
