@@ -187,10 +187,9 @@ class Package(object):
         uninstall = spec.get('uninstall') or {}
         self.uninstall_enabled = bool(uninstall.get('enabled', False))
         self.uninstall_apply = bool(uninstall.get('apply', False))
+        # the operator's key for this package in node state ("name|version")
+        self.unique_name = '%s|%s' % (self.name, self.version)
 
-    @property
-    def unique_name(self):
-        return '%s|%s' % (self.name, self.version)
 
     @property
     def image_ref(self):

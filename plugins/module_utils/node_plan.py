@@ -94,6 +94,7 @@ class _Graph(object):
 
     def __init__(self, packages):
         self.packages = packages
+        self.ordered = [packages[n] for n in sorted(packages)]
         self.leaves = sorted(p.name for p in packages.values() if not p.depends_on)
 
     def next_wave(self, complete, skip=frozenset()):
@@ -155,24 +156,30 @@ def plan_node(cr, state, config_updates=None, config_changes=None):
                 entry['state'] in ('in_progress', 'erroring'):
             state[pkg.unique_name] = dict(entry, stage='apply', state='in_progress', restarts=0)
 
-    by_config = config_interrupts(cr, updates)
+    graph = _graph_of(cr)
+    # The operator's HasInterrupt: with config updates only the matching configInterrupts
+    # count; otherwise the package's own interrupt.
+    by_config = config_interrupts(cr, updates) if updates else {}
+    pkg_interrupts = {}
+    for pkg in graph.ordered:
+        if updates.get(pkg.name):
+            pkg_interrupts[pkg.name] = list(by_config.get(pkg.name) or [])
+        else:
+            pkg_interrupts[pkg.name] = [pkg.interrupt] if pkg.interrupt else []
 
     def interrupts_of(pkg):
-        if updates.get(pkg.name):
-            return list(by_config.get(pkg.name) or [])
-        return [pkg.interrupt] if pkg.interrupt else []
+        return pkg_interrupts[pkg.name]
 
     def is_complete(pkg):
         entry = state.get(pkg.unique_name)
         if entry is None or entry['version'] != pkg.version or entry['state'] != 'complete':
             return False
-        return entry['stage'] == ('post-interrupt' if interrupts_of(pkg) else 'config')
+        return entry['stage'] == ('post-interrupt' if pkg_interrupts[pkg.name] else 'config')
 
     # Uninstall first: packages asked to uninstall that are still on the node, and any
     # package already inside the uninstall cycle (it must finish, even if cancelled late).
     uninstalling = []
-    for name in sorted(cr.packages):
-        pkg = cr.packages[name]
+    for pkg in graph.ordered:
         entry = state.get(pkg.unique_name)
         if entry is None:
             continue
@@ -201,7 +208,6 @@ def plan_node(cr, state, config_updates=None, config_changes=None):
     # uninstall requested and already done (absent): nothing to apply either
     removed |= set(p.name for p in cr.packages.values() if p.is_uninstalling and p.unique_name not in state)
 
-    graph = _graph_of(cr)
     versions_on_node = {}
     for entry in state.values():
         versions_on_node.setdefault(entry['name'], []).append(entry['version'])
@@ -254,7 +260,8 @@ def plan_node(cr, state, config_updates=None, config_changes=None):
                         step['skipped'] = True  # merged into the owner's interrupt
                         step['merged_into'] = owner
                 steps.append(((order, phase) if cr.serial else (rank, order, phase), step))
-        pending.extend(step for dummy, step in sorted(steps, key=lambda s: s[0]))
+        steps.sort(key=_first)
+        pending.extend([item[1] for item in steps])
     return {
         'pending': pending,
         'interrupts': interrupts,
@@ -263,6 +270,10 @@ def plan_node(cr, state, config_updates=None, config_changes=None):
         'blocked': blocked,
         'complete': not pending and not blocked,
     }
+
+
+def _first(item):
+    return item[0]
 
 
 def _phase_rank(stage):

@@ -9,6 +9,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import gc
+
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
 from ansible_collections.nodewright.bridge.plugins.module_utils import label_selector
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
@@ -64,6 +66,19 @@ def resolve_policy(cr, policy_docs):
 
 def plan_rollout(cr, nodes, policy=None, order='name', cap_to_ceiling=True, config_changes=None):
     """Plan ``cr`` over ``nodes`` (from normalise_nodes). Returns a dict ready for a module result."""
+    # Planning a large fleet allocates many small dicts and lists that all stay alive until
+    # the result is returned; the cyclic collector would scan them again and again for
+    # nothing (there are no cycles), which costs about a third of the time at 10,000 nodes.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _plan_rollout(cr, nodes, policy, order, cap_to_ceiling, config_changes)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _plan_rollout(cr, nodes, policy, order, cap_to_ceiling, config_changes):
     selected, unmatched, ignored = [], [], []
     node_plans, plans_by_state, plans_by_relevant_state = {}, {}, {}
     state_key = node_state.node_state_key(cr.name)

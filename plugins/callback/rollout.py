@@ -1,0 +1,154 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+name: rollout
+type: aggregate
+short_description: Progress, ETA, summary and a JSON report for nodewright.bridge.budgeted plays
+version_added: 0.1.0
+description:
+  - Prints one line per batch of a play run with the C(nodewright.bridge.budgeted) strategy
+    (compartment, batch number, size, hosts ok and failed, progress, elapsed time and ETA), and a
+    summary table at the end of the playbook.
+  - Writes a JSON report when O(report) is set; the format is described in the collection's
+    C(docs/strategy.md). The same document is the C(nodewright_rollout) custom stat.
+  - An aggregate callback; it works next to any stdout callback (including AWX's).
+  - The strategy shares its batch state through the collection's C(plugin_utils) (ansible-core 2.19+
+    only dispatches the standard callback events), so this callback has nothing to do in plays that
+    use other strategies.
+author:
+  - nodewright.bridge contributors (@nodewright)
+requirements:
+  - enable it, for example C(ANSIBLE_CALLBACKS_ENABLED=nodewright.bridge.rollout)
+options:
+  report:
+    description:
+      - Path of the JSON report, rewritten at the end of every budgeted play and of the playbook.
+    type: path
+    env:
+      - name: NODEWRIGHT_REPORT
+    ini:
+      - section: callback_nodewright_rollout
+        key: report
+'''
+
+import json
+import os
+import tempfile
+
+from ansible.plugins.callback import CallbackBase
+
+from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_state
+
+
+def _strategy_name(strategy):
+    if not strategy:
+        return 'budget'
+    return next(iter(strategy))
+
+
+def _table(rows):
+    widths = [max(len(str(row[i])) for row in rows) for i in range(len(rows[0]))]
+    return ['  '.join(str(cell).ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in rows]
+
+
+class CallbackModule(CallbackBase):
+    """Renders the batches the budgeted strategy records in rollout_state."""
+
+    CALLBACK_VERSION = 2.0
+    CALLBACK_TYPE = 'aggregate'
+    CALLBACK_NAME = 'nodewright.bridge.rollout'
+    CALLBACK_NEEDS_ENABLED = True
+
+    def __init__(self, *args, **kwargs):
+        super(CallbackModule, self).__init__(*args, **kwargs)
+        rollout_state.subscribe(self._on_rollout_event)
+
+    def _report_path(self):
+        try:
+            return self.get_option('report')
+        except KeyError:
+            return os.environ.get('NODEWRIGHT_REPORT')
+
+    # ------------------------------------------------------------------ strategy events
+
+    def _on_rollout_event(self, event, payload):
+        handler = getattr(self, '_show_' + event, None)
+        if handler is not None:
+            handler(payload)
+
+    def _show_rollout_start(self, rollout):
+        parts = []
+        for name, comp in rollout['compartments'].items():
+            parts.append('%s (%d host%s, ceiling %d, %s)' % (
+                name, comp['matched'], '' if comp['matched'] == 1 else 's', comp['ceiling'],
+                _strategy_name(comp['strategy'])))
+        self._display.display('nodewright: rollout of play %r (%s window): %s'
+                              % (rollout['play'], rollout['mode'], ', '.join(parts)))
+
+    def _show_batch_end(self, batch):
+        line = 'nodewright: [%s] %s %d: size %d, ok %d, failed %d, progress %d%%, elapsed %s, ETA %s' % (
+            batch['compartment'], 'group' if batch['mode'] == 'sliding' else 'batch', batch['number'], batch['size'],
+            len(batch['ok']), len(batch['failed']), batch['progress'], rollout_state.format_duration(batch['elapsed']),
+            rollout_state.format_duration(batch['eta']))
+        if batch.get('failed_batch'):
+            line += ' (failed batch: %s)' % ', '.join(batch['failed'])
+        if batch.get('stopped'):
+            line += ' -- compartment stopped'
+        self._display.display(line)
+
+    def _show_rollout_end(self, rollout):
+        self._write_report()
+
+    # ------------------------------------------------------------------ standard events
+
+    def v2_playbook_on_stats(self, stats):
+        all_rollouts = rollout_state.rollouts()
+        if not all_rollouts:
+            return
+        rows = [('play', 'compartment', 'hosts', 'batches', 'ok', 'failed', 'progress', 'elapsed', 'result')]
+        for rollout in all_rollouts:
+            for name, comp in rollout['compartments'].items():
+                if comp['stopped']:
+                    result = 'STOPPED: %s' % comp['stop_reason']
+                elif comp['completed'] + comp['failed'] >= comp['matched']:
+                    result = 'complete'
+                else:
+                    result = 'ended early (%s)' % (rollout['ended'] or 'incomplete')
+                rows.append((rollout['play'], name, comp['matched'], len(comp['batches']), comp['completed'],
+                             comp['failed'], '%d%%' % comp['progress'],
+                             rollout_state.format_duration(rollout['elapsed']), result))
+        self._display.banner('NODEWRIGHT ROLLOUT SUMMARY', cows=False)
+        for line in _table(rows):
+            self._display.display(line)
+        for rollout in all_rollouts:
+            if rollout['not_attempted']:
+                self._display.display('play %r: never admitted: %s' % (rollout['play'], ', '.join(rollout['not_attempted'])))
+        path = self._write_report()
+        if path:
+            self._display.display('nodewright: report written to %s' % path)
+
+    def _write_report(self):
+        path = self._report_path()
+        if not path:
+            return None
+        path = os.path.abspath(os.path.expanduser(path))
+        directory = os.path.dirname(path)
+        if not os.path.isdir(directory):
+            os.makedirs(directory)
+        # write then rename: a reader never sees half a report
+        fd, tmp = tempfile.mkstemp(prefix='.nodewright-report-', dir=directory)
+        try:
+            with os.fdopen(fd, 'w') as handle:
+                json.dump(rollout_state.report(), handle, indent=2, sort_keys=True)
+                handle.write('\n')
+            os.rename(tmp, path)
+        except Exception:
+            os.unlink(tmp)
+            raise
+        return path

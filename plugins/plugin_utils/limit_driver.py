@@ -1,0 +1,205 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""Fallback for the budgeted strategy: one ``ansible-playbook --limit`` run per batch.
+
+ansible-core 2.19+ deprecates strategy plugins outside ansible.builtin, with no replacement
+announced. This driver needs no strategy plugin: it asks the same scheduler for a batch, runs
+the playbook (with the stock linear strategy) limited to that batch, reads which hosts failed
+from the run's retry file, feeds the outcome back, and repeats. Compartments advance in waves,
+one run per wave, as in the strategy's batch mode.
+
+Use ``drive()`` with your own ``run_batch(hosts) -> failed hosts`` (for example through
+ansible-runner, see docs/strategy.md), or the command line::
+
+    PYTHONPATH=<dir holding ansible_collections> python -m \\
+        ansible_collections.nodewright.bridge.plugins.plugin_utils.limit_driver \\
+        -i inventory.yml --budget percent=25 --report report.json site.yml [-- ansible-playbook args]
+
+Exit status: 0 when every admitted host succeeded and nothing was left out, 2 otherwise,
+1 on a configuration or run error.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_config
+from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_state
+
+
+class BatchRunError(RuntimeError):
+    """A batch run ended in a way that says nothing about its hosts (syntax error, crash)."""
+
+
+def drive(scheduler, run_batch, record=None, echo=None):
+    """Run ``scheduler`` (a RolloutScheduler) to the end; ``run_batch(hosts)`` returns the failed hosts.
+
+    ``record`` is an optional rollout_state.Rollout to log batches into; ``echo(line)`` prints progress.
+    Returns the scheduler's summary.
+    """
+    order = [c.name for c in scheduler.compartments]
+    while True:
+        batches = scheduler.next_batches()
+        if not batches:
+            break
+        wave = [h for name in order for h in batches.get(name, [])]
+        for name in order:
+            if name in batches and record is not None:
+                rollout_state.batch_started(record, name, len(scheduler.compartment(name).batches) + 1, batches[name])
+        if echo:
+            echo('nodewright: running %s' % ', '.join('%s: %s' % (n, ','.join(batches[n])) for n in order if n in batches))
+        failed = set(run_batch(wave))
+        for name in order:
+            if name not in batches:
+                continue
+            names = batches[name]
+            result = scheduler.record(name, [n for n in names if n not in failed], [n for n in names if n in failed])
+            if record is not None:
+                rollout_state.batch_finished(record, name, result)
+            if echo:
+                echo('nodewright: [%s] batch %d: size %d, ok %d, failed %d, progress %d%%%s' % (
+                    name, result['number'], result['size'], len(result['ok']), len(result['failed']),
+                    result['progress'], ' -- compartment stopped' if result['stopped'] else ''))
+    summary = scheduler.summary()
+    if record is not None:
+        rollout_state.finish_rollout(record, summary['compartments'], summary['not_attempted'])
+    return summary
+
+
+def playbook_runner(playbook, inventory, extra_args=(), env=None, binary='ansible-playbook', echo=None):
+    """A ``run_batch`` that runs ``ansible-playbook --limit @file`` and reads the retry file.
+
+    The retry file lists exactly the hosts that failed or were unreachable, whatever the
+    stdout callback; return codes 0, 2 and 4 are outcomes, anything else raises BatchRunError.
+    """
+    def run_batch(hosts):
+        work = tempfile.mkdtemp(prefix='nodewright-batch-')
+        try:
+            limit = os.path.join(work, 'limit')
+            with open(limit, 'w') as handle:
+                handle.write('\n'.join(hosts) + '\n')
+            run_env = dict(os.environ if env is None else env)
+            run_env.update({'ANSIBLE_RETRY_FILES_ENABLED': 'true', 'ANSIBLE_RETRY_FILES_SAVE_PATH': work})
+            cmd = [binary] + sum([['-i', inv] for inv in inventory], []) + ['--limit', '@' + limit, playbook]
+            cmd += list(extra_args)
+            if echo:
+                echo('nodewright: %s' % ' '.join(cmd))
+            rc = subprocess.call(cmd, env=run_env)
+            if rc not in (0, 2, 4):
+                raise BatchRunError('%s exited with %d for batch %s' % (binary, rc, ', '.join(hosts)))
+            retry = os.path.join(work, os.path.splitext(os.path.basename(playbook))[0] + '.retry')
+            if not os.path.exists(retry):
+                if rc != 0:
+                    raise BatchRunError('%s exited with %d but wrote no retry file' % (binary, rc))
+                return set()
+            with open(retry) as handle:
+                return set(line.strip() for line in handle if line.strip())
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    return run_batch
+
+
+def load_nodes(inventory, pattern='all', limit=None):
+    """``[(name, compartment, labels)]`` for the hosts ``pattern`` selects, in inventory order.
+
+    Uses ansible-core's own inventory and variable manager, so group_vars, host_vars and
+    templated values resolve as they would for a play.
+    """
+    from ansible.inventory.manager import InventoryManager
+    from ansible.parsing.dataloader import DataLoader
+    from ansible.template import Templar
+    from ansible.vars.manager import VariableManager
+
+    loader = DataLoader()
+    manager = InventoryManager(loader=loader, sources=list(inventory))
+    if limit:
+        manager.subset(limit)
+    variables = VariableManager(loader=loader, inventory=manager)
+    out = []
+    for host in manager.get_hosts(pattern):
+        host_vars = variables.get_vars(host=host, include_hostvars=False)
+        templar = Templar(loader=loader, variables=host_vars)
+        values = []
+        for var in rollout_config.HOST_VARS:
+            values.append(templar.template(host_vars[var]) if host_vars.get(var) is not None else None)
+        out.append((host.name, values[0], values[1]))
+    return out
+
+
+def _budget(text):
+    key, sep, value = text.partition('=')
+    if not sep or key not in ('percent', 'count'):
+        raise argparse.ArgumentTypeError('expected percent=N or count=N, got %r' % text)
+    try:
+        return {key: int(value)}
+    except ValueError:
+        raise argparse.ArgumentTypeError('%s must be an integer, got %r' % (key, value))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description='Run a playbook in NodeWright budgeted batches, one --limit run per batch.')
+    parser.add_argument('playbook')
+    parser.add_argument('-i', '--inventory', action='append', required=True)
+    parser.add_argument('--hosts', default='all', help='host pattern of the rollout (the play\'s hosts)')
+    parser.add_argument('--limit', help='like ansible-playbook --limit, applied before budgets are computed')
+    group = parser.add_mutually_exclusive_group(required=True)
+    group.add_argument('--policy', help='DeploymentPolicy file (YAML or JSON; may also hold the CR)')
+    group.add_argument('--budget', type=_budget, help='plain interruption budget: percent=N or count=N')
+    parser.add_argument('--order', choices=rollout_config.ORDERS, default='inventory')
+    parser.add_argument('--report', help='write the JSON report (the format of the rollout callback) here')
+    parser.add_argument('--ansible-playbook', default='ansible-playbook', dest='binary')
+    parser.add_argument('extra', nargs=argparse.REMAINDER, help='arguments for ansible-playbook, after --')
+    args = parser.parse_args(argv)
+    extra = args.extra[1:] if args.extra[:1] == ['--'] else args.extra
+
+    def read_file(path):
+        with open(path) as handle:
+            return handle.read()
+
+    play_vars = {rollout_config.VAR_ORDER: args.order}
+    if args.policy:
+        play_vars[rollout_config.VAR_POLICY] = args.policy
+    else:
+        play_vars[rollout_config.VAR_BUDGET] = args.budget
+    try:
+        settings = rollout_config.parse_settings(play_vars, read_file=read_file)
+        hosts = load_nodes(args.inventory, args.hosts, args.limit)
+        nodes, pinned = rollout_config.node_inputs(settings, hosts)
+        scheduler = rollout_config.build_scheduler(settings, nodes, pinned)
+    except rollout_config.RolloutConfigError as exc:
+        sys.stderr.write('nodewright: %s\n' % exc)
+        return 1
+
+    def echo(line):
+        print(line)
+        sys.stdout.flush()
+
+    record = rollout_state.start_rollout(os.path.basename(args.playbook), 'batch',
+                                         rollout_config.compartment_summaries(scheduler))
+    runner = playbook_runner(args.playbook, args.inventory, extra, binary=args.binary, echo=echo)
+    try:
+        summary = drive(scheduler, runner, record=record, echo=echo)
+    except BatchRunError as exc:
+        sys.stderr.write('nodewright: %s\n' % exc)
+        return 1
+    finally:
+        if args.report:
+            with open(args.report, 'w') as handle:
+                json.dump(rollout_state.report(), handle, indent=2, sort_keys=True)
+    failed = any(c['failed'] for c in summary['compartments'])
+    if summary['not_attempted']:
+        echo('nodewright: never admitted: %s' % ', '.join(summary['not_attempted']))
+    return 2 if failed or summary['stopped'] or summary['not_attempted'] else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,248 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""Turn play variables and host variables into a rollout scheduler.
+
+Shared by the ``budgeted`` strategy and the ``--limit`` fallback driver (limit_driver.py).
+Values arrive already templated; files are read through a callable the caller supplies
+(the strategy passes the play's loader, so paths resolve like ``vars_files`` and vaulted
+files work). Every problem is collected and raised together as RolloutConfigError, each
+prefixed with the variable it came from and the field path inside it.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.rollout_scheduler import (
+    RolloutScheduler, SlidingWindowScheduler)
+
+VAR_POLICY = 'nodewright_policy'
+VAR_BUDGET = 'nodewright_interruption_budget'
+VAR_WINDOW = 'nodewright_window'
+VAR_ORDER = 'nodewright_order'
+HOSTVAR_COMPARTMENT = 'nodewright_compartment'
+HOSTVAR_LABELS = 'nodewright_labels'
+PLAY_VARS = (VAR_POLICY, VAR_BUDGET, VAR_WINDOW, VAR_ORDER)
+HOST_VARS = (HOSTVAR_COMPARTMENT, HOSTVAR_LABELS)
+WINDOWS = ('batch', 'sliding')
+ORDERS = ('inventory', 'name')
+
+
+class RolloutConfigError(ValueError):
+    """The rollout configuration is unusable; ``errors`` lists every problem."""
+
+    def __init__(self, errors):
+        self.errors = list(errors)
+        super(RolloutConfigError, self).__init__(
+            'invalid rollout configuration (%d problem%s):\n  - %s' % (
+                len(self.errors), '' if len(self.errors) == 1 else 's', '\n  - '.join(self.errors)))
+
+
+def plain(value):
+    """A copy of ``value`` made of plain dict/list/str/int/float/bool/None.
+
+    ansible-core 2.19+ hands out tagged subclasses of the builtin types; the scheduler's
+    results end up in JSON reports and custom stats, so strip them at the boundary.
+    """
+    if isinstance(value, dict):
+        return dict((plain(k), plain(v)) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, str):
+        return str(value)
+    return value
+
+
+class Settings(object):
+    """What the play asked for: a policy or a plain budget, the window mode and the node order."""
+
+    def __init__(self, policy=None, budget=None, window='batch', order='inventory', source=None):
+        self.policy = policy  # cr_model.DeploymentPolicy or None
+        self.budget = budget  # {'percent': N} / {'count': N} or None
+        self.window = window
+        self.order = order
+        self.source = source
+
+    @property
+    def has_compartments(self):
+        return bool(self.policy is not None and self.policy.compartments)
+
+    def compartment_names(self):
+        if self.policy is None:
+            return [cr_model.DEFAULT_COMPARTMENT]
+        return [c.name for c in self.policy.compartments] + [cr_model.DEFAULT_COMPARTMENT]
+
+
+def _policy_document(docs, source):
+    """The DeploymentPolicy in a list of YAML documents (or a bare policy spec)."""
+    policies = [d for d in docs if cr_model.is_policy_document(d)]
+    if len(policies) == 1:
+        return policies[0]
+    if len(policies) > 1:
+        names = [(d.get('metadata') or {}).get('name') for d in policies]
+        raise RolloutConfigError(['%s: %s holds %d DeploymentPolicy documents (%s); keep one per file'
+                                  % (VAR_POLICY, source, len(policies), ', '.join(str(n) for n in names))])
+    if len(docs) == 1 and 'kind' not in docs[0] and 'apiVersion' not in docs[0]:
+        return docs[0]
+    raise RolloutConfigError(['%s: %s holds no DeploymentPolicy document' % (VAR_POLICY, source)])
+
+
+def load_policy(value, read_file=None):
+    """A DeploymentPolicy from a spec dict, a full document, or a file path (via ``read_file``)."""
+    source = 'the policy'
+    if isinstance(value, str):
+        if read_file is None:
+            raise RolloutConfigError(['%s: a file path was given but no file reader is available' % VAR_POLICY])
+        source = value
+        try:
+            text = read_file(value)
+        except Exception as exc:  # the loader raises several error types; all mean "cannot read it"
+            raise RolloutConfigError(['%s: cannot read %s: %s' % (VAR_POLICY, value, exc)])
+        try:
+            docs = cr_model.load_yaml_documents(text, source=value)
+        except cr_model.CRValidationError as exc:
+            raise RolloutConfigError(['%s: %s: %s' % (VAR_POLICY, value, err) for err in exc.errors])
+        value = _policy_document(docs, value)
+    elif not isinstance(value, dict):
+        raise RolloutConfigError(['%s: must be a DeploymentPolicy (a dict, a full document, or a file path), got %s'
+                                  % (VAR_POLICY, type(value).__name__)])
+    value = plain(value)
+    try:
+        return cr_model.build_policy(value), source
+    except cr_model.CRValidationError as exc:
+        prefix = VAR_POLICY if source == 'the policy' else '%s (%s)' % (VAR_POLICY, source)
+        raise RolloutConfigError(['%s: %s' % (prefix, err) for err in exc.errors])
+
+
+def budget_errors(budget):
+    """Problems of a plain interruption budget, checked like a CR's ``spec.interruptionBudget``."""
+    if not isinstance(budget, dict):
+        return ['%s: must be a dict with percent or count, got %s' % (VAR_BUDGET, type(budget).__name__)]
+    budget = plain(budget)
+    if budget.get('percent') is None and budget.get('count') is None:
+        return ['%s: exactly one of percent or count must be set' % VAR_BUDGET]
+    try:
+        cr_model.build_cr(budget_cr(budget))
+    except cr_model.CRValidationError as exc:
+        return [err.replace('spec.interruptionBudget', VAR_BUDGET) for err in exc.errors]
+    return []
+
+
+def budget_cr(budget):
+    """A minimal CR carrying ``budget`` as its interruptionBudget (the operator's legacy mode)."""
+    return {'apiVersion': '%s/%s' % (cr_model.NODEWRIGHT_GROUP, cr_model.VERSION), 'kind': 'NodeWright',
+            'metadata': {'name': 'ansible-play'}, 'spec': {'interruptionBudget': dict(budget)}}
+
+
+def parse_settings(play_vars, read_file=None):
+    """Settings from the (templated) play variables; RolloutConfigError lists every problem."""
+    errors = []
+    policy_value, budget_value = play_vars.get(VAR_POLICY), play_vars.get(VAR_BUDGET)
+    window = plain(play_vars.get(VAR_WINDOW)) or 'batch'
+    order = plain(play_vars.get(VAR_ORDER)) or 'inventory'
+    if window not in WINDOWS:
+        errors.append('%s: must be one of %s, got %r' % (VAR_WINDOW, ', '.join(WINDOWS), window))
+    if order not in ORDERS:
+        errors.append('%s: must be one of %s, got %r' % (VAR_ORDER, ', '.join(ORDERS), order))
+    policy = budget = source = None
+    if policy_value is not None and budget_value is not None:
+        errors.append('%s and %s are mutually exclusive (as deploymentPolicy and interruptionBudget are in a CR)'
+                      % (VAR_POLICY, VAR_BUDGET))
+    elif policy_value is not None:
+        try:
+            policy, source = load_policy(policy_value, read_file)
+        except RolloutConfigError as exc:
+            errors.extend(exc.errors)
+    elif budget_value is not None:
+        problems = budget_errors(budget_value)
+        errors.extend(problems)
+        if not problems:
+            budget = plain(budget_value)
+            budget = dict((k, v) for k, v in budget.items() if v is not None)
+    else:
+        errors.append('set %s (a DeploymentPolicy) or %s ({percent: N} or {count: N}) as a play or extra var'
+                      % (VAR_POLICY, VAR_BUDGET))
+    if errors:
+        raise RolloutConfigError(errors)
+    return Settings(policy=policy, budget=budget, window=window, order=order, source=source)
+
+
+def _labels(host, value, errors):
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        errors.append('%s of %s: must be a mapping of label keys to values, got %s'
+                      % (HOSTVAR_LABELS, host, type(value).__name__))
+        return {}
+    labels = {}
+    for key, val in plain(value).items():
+        if isinstance(val, bool):
+            val = 'true' if val else 'false'
+        elif isinstance(val, (int, float)):
+            val = str(val)
+        if not isinstance(key, str) or not isinstance(val, str):
+            errors.append('%s of %s: %r: label keys and values must be strings' % (HOSTVAR_LABELS, host, key))
+            continue
+        labels[key] = val
+    return labels
+
+
+def node_inputs(settings, hosts):
+    """``(nodes, compartment_of)`` for the scheduler from ``[(name, compartment, labels)]``.
+
+    ``compartment`` (the ``nodewright_compartment`` hostvar) pins a host; otherwise its
+    ``nodewright_labels`` are matched against the policy's selectors.
+    """
+    errors = []
+    known = settings.compartment_names()
+    nodes, pinned = [], {}
+    for name, compartment, labels in hosts:
+        nodes.append((name, _labels(name, labels, errors)))
+        if compartment is None:
+            continue
+        compartment = plain(compartment)
+        if not isinstance(compartment, str) or compartment not in known:
+            errors.append('%s of %s: %r is not a compartment of the policy (known: %s)'
+                          % (HOSTVAR_COMPARTMENT, name, compartment, ', '.join(known)))
+            continue
+        pinned[name] = compartment
+    if errors:
+        raise RolloutConfigError(errors)
+    return nodes, pinned
+
+
+def build_scheduler(settings, nodes, compartment_of=None):
+    """The scheduler for ``nodes`` (``[(name, labels)]``): SlidingWindowScheduler or RolloutScheduler."""
+    kwargs = {'order': settings.order}
+    if settings.policy is not None:
+        kwargs['policy'] = settings.policy
+        kwargs['compartment_of'] = compartment_of or {}
+    else:
+        kwargs['legacy_cr'] = cr_model.build_cr(budget_cr(settings.budget))
+    try:
+        scheduler = RolloutScheduler.build(nodes, **kwargs)
+    except ValueError as exc:
+        raise RolloutConfigError([str(exc)])
+    if settings.window == 'sliding':
+        return SlidingWindowScheduler(scheduler)
+    return scheduler
+
+
+def compartment_summaries(scheduler):
+    """name / matched / ceiling / strategy / budget of every compartment, for the progress store."""
+    comps = scheduler.compartments
+    out = []
+    for comp in comps:
+        rollout = getattr(comp, 'rollout', comp)
+        out.append({'name': rollout.name, 'matched': len(rollout.nodes), 'ceiling': rollout.ceiling,
+                    'strategy': rollout.strategy.to_dict() if rollout.strategy else None,
+                    'budget': dict(rollout.budget)})
+    return out

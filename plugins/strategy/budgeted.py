@@ -1,0 +1,486 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+name: budgeted
+short_description: Run a play in NodeWright budgeted batches that react to failures
+version_added: 0.1.0
+description:
+  - Runs the play over its hosts in batches chosen by the NodeWright rollout scheduler, the same
+    rules the operator applies to nodes (see the collection's C(docs/strategy.md)). Each batch runs
+    the whole play (tasks and handlers) like a C(serial) batch; when it finishes, the batch is
+    scored and the scheduler picks the next one from the outcome, so batches grow, shrink, or
+    stop the rollout as the policy says.
+  - Configure it with play or extra vars. C(nodewright_policy) is a DeploymentPolicy (its spec as
+    a dict, a full document, or the path of a YAML/JSON file, resolved like C(vars_files)).
+    C(nodewright_interruption_budget) is a plain budget, C({percent: N}) or C({count: N}), run as
+    the operator runs a CR's C(interruptionBudget) (one fixed batch size). Set exactly one.
+  - Each host's compartment comes from its C(nodewright_compartment) hostvar, or else from its
+    C(nodewright_labels) hostvar (a dict of node labels) matched against the policy's selectors.
+    Hosts matching no selector go to the policy's default compartment.
+  - C(nodewright_window=sliding) replaces the batch barrier with a sliding window; see the notes.
+    C(nodewright_order=name) orders each compartment's hosts by name instead of the play's host order.
+  - An invalid configuration fails the play before any host runs, listing every problem with its
+    field path. C(serial) on the same play is an error; C(max_fail_percentage) is ignored with a
+    warning (the policy's thresholds decide).
+  - A stopped rollout fails the play. Hosts never admitted are reported (warning, the recap counts them
+    as skipped, custom stat C(nodewright_rollout)) and marked failed so later plays skip them.
+author:
+  - nodewright.bridge contributors (@nodewright)
+notes:
+  - Select it per play with C(strategy: nodewright.bridge.budgeted) (the FQCN is required).
+  - ansible-core 2.19 and later print a deprecation warning for every strategy plugin outside
+    C(ansible.builtin). The plugin is a thin admission gate over the stock C(linear) and C(free)
+    loops; C(docs/strategy.md) explains the fallback (the same scheduler driving C(--limit) runs).
+  - Batch mode runs on the C(linear) loop. When several compartments have work, their current
+    batches run together as one wave; each compartment is scored and sized on its own. C(run_once)
+    runs once per wave, C(meta) C(end_batch) ends the wave, and a failing C(any_errors_fatal) or
+    C(run_once) task ends the rollout after the current wave.
+  - Sliding mode runs on the C(free) loop, with its limits (C(run_once) runs on every host,
+    C(any_errors_fatal) ends the rollout once the hosts in flight finish). At most the current
+    group size (never more than the ceiling) is in flight; every C(size) hosts to finish form a
+    group that is scored like a batch.
+  - A host is scored failed when it failed (and was not rescued) or was unreachable. Hosts that
+    failed or were unreachable in an earlier play are left out of the rollout.
+  - Real parallelism is at most C(forks); a warning is printed when a batch is larger.
+  - Batch banners are printed on the display. The C(nodewright.bridge.rollout) callback adds
+    progress, ETA, a summary table and a JSON report.
+seealso:
+  - name: NodeWright deployment policies
+    description: Compartments, budgets and strategies.
+    link: https://github.com/NVIDIA/nodewright/blob/main/docs/deployment_policy.md
+'''
+
+import time
+
+from ansible.errors import AnsibleError
+from ansible.module_utils.common.text.converters import to_text
+from ansible.module_utils.parsing.convert_bool import boolean
+from ansible.plugins.strategy.free import StrategyModule as FreeStrategyModule
+from ansible.plugins.strategy.linear import StrategyModule as LinearStrategyModule
+from ansible.template import Templar
+from ansible.utils.display import Display
+
+from ansible_collections.nodewright.bridge.plugins.module_utils.rollout_scheduler import halt
+from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_config
+from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_state
+
+display = Display()
+
+CUSTOM_STAT = 'nodewright_rollout'
+
+
+class _Gate(object):
+    """Per-play admission state (not the scheduler's rules, which live in module_utils)."""
+
+    def __init__(self, play, settings, scheduler, hosts, play_hosts, excluded):
+        self.play = play
+        self.settings = settings
+        self.sliding = settings.window == 'sliding'
+        self.scheduler = scheduler
+        self.hosts = hosts  # name -> Host, every host of the rollout
+        self.play_hosts = play_hosts  # the restriction to restore at the end
+        self.excluded = excluded
+        self.active = {}  # batch mode: compartment -> [names] of its batch in flight
+        self.numbers = {}  # batch mode: compartment -> number of the batch in flight
+        self.in_flight = {}  # sliding mode: name -> admission time
+        self.admit_times = {}  # sliding mode: name -> admission time, kept after the host finishes
+        self.admitted = []  # every admitted name, in order (free needs a list that only grows)
+        self.fatal = {}  # name -> True when its last queued task was any_errors_fatal / run_once
+        self.fatal_reason = None
+        self.ended = None
+        self.forks_warned = False
+        self.record = None
+
+
+class _BudgetedMixin(object):
+    """The admission gate: ``get_hosts_left`` only ever shows the loop the admitted hosts."""
+
+    _nw = None
+
+    # ------------------------------------------------------------------ entry point
+
+    def run(self, iterator, play_context):
+        gate = self._nw_prepare(iterator)
+        if gate.sliding:
+            # The loop is chosen per play (a play var), after TQM built this instance. free's
+            # run() calls super(free.StrategyModule, self), so the instance must really be one.
+            self.__class__ = SlidingStrategyModule
+            self._host_pinned = False
+        self._nw = gate
+        self._nw_admit_next(iterator)
+        result = self._tqm.RUN_OK
+        try:
+            if gate.sliding:
+                result = FreeStrategyModule.run(self, iterator, play_context)
+            else:
+                result = LinearStrategyModule.run(self, iterator, play_context)
+        finally:
+            # always give PlaybookExecutor back the restriction it set, even on errors
+            self._inventory.restrict_to_hosts(gate.play_hosts)
+        return self._nw_finish(iterator, result)
+
+    # ------------------------------------------------------------------ configuration
+
+    def _nw_prepare(self, iterator):
+        play = iterator._play
+        name = play.get_name()
+        if play.serial:
+            raise AnsibleError('nodewright.bridge.budgeted: play %r sets serial; the rollout policy chooses the batches. '
+                               'Remove serial (or use another strategy).' % name)
+        if play.max_fail_percentage is not None:
+            display.warning('nodewright.bridge.budgeted: max_fail_percentage is ignored in play %r; the policy\'s '
+                            'batchThreshold, failureThreshold and safetyLimit decide when the rollout stops.' % name)
+            play.max_fail_percentage = None  # TQM's per-run copy of the play; linear reads it
+        play_vars = self._variable_manager.get_vars(play=play)
+        templar = Templar(loader=self._loader, variables=play_vars)
+        values = {}
+        for var in rollout_config.PLAY_VARS:
+            if play_vars.get(var) is not None:
+                values[var] = templar.template(play_vars[var])
+        try:
+            settings = rollout_config.parse_settings(values, read_file=self._nw_read_file)
+        except rollout_config.RolloutConfigError as exc:
+            raise AnsibleError(self._nw_config_message(name, exc.errors))
+
+        play_hosts = self._inventory.get_hosts(play.hosts, order=play.order)
+        hosts, excluded = [], {}
+        for host in play_hosts:
+            if host.name in self._tqm._unreachable_hosts:
+                excluded[host.name] = 'unreachable in an earlier play'
+            elif iterator.is_failed(host):
+                excluded[host.name] = 'failed in an earlier play'
+            else:
+                hosts.append(host)
+        inputs = []
+        for host in hosts:
+            compartment = labels = None
+            if settings.has_compartments:
+                # only a policy with compartments needs per-host data; skipping get_vars keeps
+                # a plain budget as cheap as serial on large inventories
+                host_vars = self._variable_manager.get_vars(play=play, host=host, include_hostvars=False)
+                host_templar = Templar(loader=self._loader, variables=host_vars)
+                if host_vars.get(rollout_config.HOSTVAR_COMPARTMENT) is not None:
+                    compartment = host_templar.template(host_vars[rollout_config.HOSTVAR_COMPARTMENT])
+                if host_vars.get(rollout_config.HOSTVAR_LABELS) is not None:
+                    labels = host_templar.template(host_vars[rollout_config.HOSTVAR_LABELS])
+            inputs.append((host.name, compartment, labels))
+        try:
+            nodes, pinned = rollout_config.node_inputs(settings, inputs)
+            scheduler = rollout_config.build_scheduler(settings, nodes, pinned)
+        except rollout_config.RolloutConfigError as exc:
+            raise AnsibleError(self._nw_config_message(name, exc.errors))
+
+        gate = _Gate(name, settings, scheduler, dict((h.name, h) for h in hosts), play_hosts, excluded)
+        gate.record = rollout_state.start_rollout(name, settings.window,
+                                                  rollout_config.compartment_summaries(scheduler), excluded)
+        if excluded:
+            display.warning('nodewright.bridge.budgeted: %d host(s) left out of the rollout of play %r: %s'
+                            % (len(excluded), name, ', '.join('%s (%s)' % item for item in sorted(excluded.items()))))
+        return gate
+
+    def _nw_read_file(self, path):
+        real = self._loader.path_dwim(path)
+        if hasattr(self._loader, 'get_text_file_contents'):  # 2.19+
+            return self._loader.get_text_file_contents(real)
+        data, dummy = self._loader._get_file_contents(real)  # 2.16-2.18: vault-aware, bytes
+        return to_text(data, errors='surrogate_or_strict')
+
+    @staticmethod
+    def _nw_config_message(play, errors):
+        return ('nodewright.bridge.budgeted: invalid rollout configuration in play %r (%d problem%s):\n  - %s'
+                % (play, len(errors), '' if len(errors) == 1 else 's', '\n  - '.join(errors)))
+
+    # ------------------------------------------------------------------ hooks on the stock loop
+
+    def get_hosts_left(self, iterator):
+        gate = self._nw
+        if gate is None:
+            return super(_BudgetedMixin, self).get_hosts_left(iterator)
+        self._nw_advance(iterator)
+        unreachable = self._tqm._unreachable_hosts
+        if gate.sliding:
+            # free indexes this list with a cursor kept across calls: it must never shrink
+            return [gate.hosts[n] for n in gate.admitted]
+        return [gate.hosts[n] for names in gate.active.values() for n in names if n not in unreachable]
+
+    def _queue_task(self, host, task, task_vars, play_context):
+        gate = self._nw
+        if gate is not None:
+            gate.fatal[host.name] = self._nw_is_fatal(task, task_vars)
+        return super(_BudgetedMixin, self)._queue_task(host, task, task_vars, play_context)
+
+    def _nw_is_fatal(self, task, task_vars):
+        """Would linear treat a failure of this task as fatal for the batch (any_errors_fatal / run_once)?"""
+        if task.ignore_errors:
+            return False
+        if task.any_errors_fatal:
+            return True
+        if self._nw.sliding:
+            return False  # free runs run_once tasks on every host; a failure is an ordinary failure
+        run_once = task.run_once
+        if isinstance(run_once, str):
+            try:
+                run_once = Templar(loader=self._loader, variables=task_vars).template(run_once)
+            except AnsibleError:
+                return False  # the worker reports the templating error as the task's failure
+        try:
+            return boolean(run_once, strict=False)
+        except TypeError:
+            return False
+
+    # ------------------------------------------------------------------ admission and scoring
+
+    def _nw_host_done(self, iterator, name):
+        if name in self._tqm._unreachable_hosts:
+            return True
+        if self._blocked_hosts.get(name):
+            return False
+        state, task = iterator.get_next_task_for_host(self._nw.hosts[name], peek=True)
+        return task is None
+
+    def _nw_host_ok(self, iterator, name):
+        return not (name in self._tqm._unreachable_hosts or name in self._tqm._failed_hosts
+                    or iterator.is_failed(self._nw.hosts[name]))
+
+    def _nw_retire(self, iterator, name):
+        # what StrategyBase.run's final pass does for the hosts it still sees: store the
+        # final state (peeking does not), so is_failed/get_failed_hosts see the truth
+        if name not in self._tqm._unreachable_hosts:
+            iterator.get_next_task_for_host(self._nw.hosts[name])
+
+    def _nw_ending(self, iterator):
+        gate = self._nw
+        if iterator.end_play:
+            gate.ended = gate.ended or 'end_play'
+        elif self._tqm._terminated:
+            gate.ended = gate.ended or 'terminated'
+        return gate.ended is not None
+
+    def _nw_advance(self, iterator):
+        if self._nw.sliding:
+            self._nw_advance_sliding(iterator)
+        else:
+            self._nw_advance_batches(iterator)
+
+    def _nw_advance_batches(self, iterator):
+        gate = self._nw
+        while True:
+            changed = False
+            for comp, names in list(gate.active.items()):
+                if all(self._nw_host_done(iterator, n) for n in names):
+                    self._nw_score_batch(iterator, comp, names, interrupted=False)
+                    changed = True
+            if gate.active:
+                if changed:
+                    self._nw_restrict(iterator)
+                return
+            # the next wave; loop again in case it has nothing to do (a play without tasks),
+            # since linear ends its loop when the hosts it is shown have no next task
+            if not self._nw_admit_next(iterator):
+                return
+
+    def _nw_score_batch(self, iterator, comp, names, interrupted):
+        gate = self._nw
+        ok = [n for n in names if self._nw_host_ok(iterator, n) and (not interrupted or self._nw_host_done(iterator, n))]
+        failed = [n for n in names if n not in ok]
+        for name in names:
+            if self._nw_host_done(iterator, name):
+                self._nw_retire(iterator, name)
+        record = gate.scheduler.record(comp, ok, failed)
+        del gate.active[comp]
+        gate.numbers.pop(comp, None)
+        self._nw_note_fatal(comp, record)
+        self._nw_banner_end(comp, record)
+        rollout_state.batch_finished(gate.record, comp, record)
+
+    def _nw_note_fatal(self, comp, record):
+        gate = self._nw
+        culprits = [n for n in record['failed'] if gate.fatal.get(n)]
+        if culprits and gate.fatal_reason is None:
+            gate.fatal_reason = ('a task with any_errors_fatal or run_once failed on %s (compartment %s, batch %d)'
+                                 % (', '.join(culprits), comp, record['number']))
+
+    def _nw_admit_next(self, iterator):
+        """Start the next wave (batch mode) or fill the windows (sliding mode); True if any host was admitted."""
+        gate = self._nw
+        if gate.sliding:
+            return self._nw_advance_sliding(iterator)
+        if gate.fatal_reason:
+            self._nw_halt(gate.fatal_reason)
+        batches = {}
+        if not self._nw_ending(iterator):
+            batches = gate.scheduler.next_batches()
+            for comp in sorted(batches, key=self._nw_comp_index):
+                names = batches[comp]
+                gate.active[comp] = names
+                gate.numbers[comp] = len(gate.scheduler.compartment(comp).batches) + 1
+                gate.admitted.extend(names)
+                rollout_state.batch_started(gate.record, comp, gate.numbers[comp], names)
+                display.banner('NODEWRIGHT BATCH %d [%s] %d host%s: %s' % (
+                    gate.numbers[comp], comp, len(names), '' if len(names) == 1 else 's', ', '.join(names)), cows=False)
+        self._nw_restrict(iterator)
+        self._nw_check_forks(sum(len(n) for n in gate.active.values()))
+        return bool(batches)
+
+    def _nw_advance_sliding(self, iterator):
+        """Score finished hosts and refill the windows; True if any host was admitted."""
+        admitted_any = False
+        while self._nw_slide_once(iterator):
+            admitted_any = True
+            # newly admitted hosts with nothing to do (a play without tasks) finish at once;
+            # free ends its loop when no host it is shown has work
+            if not any(self._nw_host_done(iterator, n) for n in self._nw.in_flight):
+                break
+        return admitted_any
+
+    def _nw_slide_once(self, iterator):
+        gate = self._nw
+        sched = gate.scheduler
+        changed = admitted_any = False
+        for name in list(gate.in_flight):
+            if not self._nw_host_done(iterator, name):
+                continue
+            started = gate.in_flight.pop(name)
+            ok = self._nw_host_ok(iterator, name)
+            self._nw_retire(iterator, name)
+            changed = True
+            comp = sched.compartment_of(name)
+            for record in sched.complete(name, ok):
+                self._nw_note_fatal(comp, record)
+                group_start = min([started] + [gate.admit_times.get(n, started) for n in record['hosts']])
+                self._nw_banner_end(comp, record)
+                rollout_state.batch_finished(gate.record, comp, record, started=group_start)
+        if gate.fatal_reason:
+            self._nw_halt(gate.fatal_reason)
+        if not self._nw_ending(iterator):
+            admitted = sched.admit()
+            now = time.time()
+            for comp in sorted(admitted, key=self._nw_comp_index):
+                for name in admitted[comp]:
+                    gate.in_flight[name] = now
+                    gate.admit_times[name] = now
+                    gate.admitted.append(name)
+                window = sched.compartment(comp)
+                display.display('NODEWRIGHT ADMIT [%s] %s (in flight %d of window %d)' % (
+                    comp, ', '.join(admitted[comp]), len(window.in_flight), window.window))
+                changed = admitted_any = True
+        if changed:
+            self._nw_restrict(iterator)
+            self._nw_check_forks(len(gate.in_flight))
+        return admitted_any
+
+    def _nw_halt(self, reason):
+        sched = self._nw.scheduler
+        if self._nw.sliding:
+            sched.halt(reason)
+        else:
+            halt(sched, reason)
+
+    def _nw_comp_index(self, comp):
+        return [c.name for c in self._nw.scheduler.compartments].index(comp)
+
+    def _nw_restrict(self, iterator):
+        """Scope the inventory to the hosts in flight, as PlaybookExecutor does for a serial batch.
+
+        run_once results, a run_once failure, end_batch / end_play / clear_host_errors and
+        ansible_play_batch all act on ``inventory.get_hosts(play.hosts)``; the restriction
+        keeps them inside the batch and away from hosts that have not been admitted.
+        """
+        gate = self._nw
+        if gate.sliding:
+            flying = set(gate.in_flight)
+        else:
+            flying = set(n for names in gate.active.values() for n in names)
+        self._inventory.restrict_to_hosts([h for h in gate.play_hosts if h.name in flying])
+        self._set_hosts_cache(iterator._play)
+
+    def _nw_check_forks(self, in_flight):
+        gate = self._nw
+        workers = len(self._workers)
+        if in_flight > workers and not gate.forks_warned:
+            gate.forks_warned = True
+            display.warning('nodewright.bridge.budgeted: %d hosts are in flight but only %d run at once (forks); raise '
+                            'forks (in AWX, the job template\'s Forks) to at least the largest batch.'
+                            % (in_flight, workers))
+
+    def _nw_banner_end(self, comp, record):
+        status = 'FAILED BATCH' if record['failed_batch'] else 'ok'
+        if record.get('drain'):
+            status += ' (hosts in flight when the compartment stopped)'
+        line = 'NODEWRIGHT %s %d [%s] done: %d ok, %d failed, %s; progress %d%%' % (
+            'GROUP' if self._nw.sliding else 'BATCH', record['number'], comp, len(record['ok']), len(record['failed']),
+            status, record['progress'])
+        rollout = self._nw.scheduler.compartment(comp)
+        rollout = getattr(rollout, 'rollout', rollout)
+        if rollout.stopped and not record.get('drain'):
+            line += '; COMPARTMENT STOPPED: %s' % rollout.stop_reason
+        display.banner(line, cows=False)
+
+    # ------------------------------------------------------------------ end of the play
+
+    def _nw_finish(self, iterator, result):
+        gate = self._nw
+        sched = gate.scheduler
+        # the loop can stop with hosts still in flight (2.16's any_errors_fatal returns early,
+        # end_play, an interrupted run): score them now; a host that did not finish is failed
+        if gate.sliding:
+            for name in list(gate.in_flight):
+                done = self._nw_host_done(iterator, name)
+                ok = done and self._nw_host_ok(iterator, name)
+                gate.in_flight.pop(name)
+                comp = sched.compartment_of(name)
+                for record in sched.complete(name, ok):
+                    self._nw_note_fatal(comp, record)
+                    self._nw_banner_end(comp, record)
+                    rollout_state.batch_finished(gate.record, comp, record)
+        else:
+            for comp, names in list(gate.active.items()):
+                self._nw_score_batch(iterator, comp, names, interrupted=True)
+        self._nw_ending(iterator)
+        if gate.fatal_reason:
+            self._nw_halt(gate.fatal_reason)
+        if gate.ended is None and sched.not_attempted():
+            self._nw_halt('the play\'s run loop ended before the rollout finished')
+        not_attempted = sched.not_attempted()
+        stopped = sched.stopped
+        stats = self._tqm._stats
+        for name in not_attempted:
+            # listed in the recap (as skipped) instead of silently missing from it
+            stats.increment('skipped', name)
+            if stopped:
+                # like a failed host: later plays and the retry file see it
+                self._tqm._failed_hosts[name] = True
+        if not_attempted:
+            why = 'the rollout stopped' if stopped else 'the play ended (%s)' % gate.ended
+            display.warning('nodewright.bridge.budgeted: %d host(s) of play %r were never admitted because %s: %s'
+                            % (len(not_attempted), gate.play, why, ', '.join(not_attempted)))
+        summaries = sched.summary()['compartments']
+        rollout_state.finish_rollout(gate.record, summaries, not_attempted, ended=gate.ended)
+        stats.set_custom_stats(CUSTOM_STAT, rollout_state.report())
+        for summary in summaries:
+            if summary['stopped']:
+                display.banner('NODEWRIGHT ROLLOUT STOPPED [%s]: %s' % (summary['name'], summary['stop_reason']), cows=False)
+
+        # 2.16's linear loop flags any_errors_fatal with RUN_FAILED_BREAK_PLAY (ending every later
+        # play); 2.17+ only fails the batch. Use the 2.17+ behaviour on every version.
+        result = int(result) & ~self._tqm.RUN_FAILED_BREAK_PLAY
+        if result == self._tqm.RUN_OK:
+            if self._tqm._unreachable_hosts:
+                result = self._tqm.RUN_UNREACHABLE_HOSTS
+            elif stopped or iterator.get_failed_hosts() or self._tqm._failed_hosts:
+                result = self._tqm.RUN_FAILED_HOSTS
+        return result
+
+
+class StrategyModule(_BudgetedMixin, LinearStrategyModule):
+    """Batch mode: the stock linear loop behind the admission gate."""
+
+
+class SlidingStrategyModule(_BudgetedMixin, FreeStrategyModule):
+    """Sliding mode: the stock free loop behind the admission gate (see StrategyModule.run)."""
