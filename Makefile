@@ -8,11 +8,13 @@ export PATH := $(abspath $(BIN)):$(PATH)
 
 help:
 	@echo "make venv          create $(VENV) with the pinned test requirements"
-	@echo "make test          unit tests, ansible-test sanity, galaxy build+install smoke, cluster tests"
+	@echo "make test          unit tests, ansible-test sanity, galaxy build+install smoke, cluster tests,"
+	@echo "                   strategy plugin tests on every ansible-core this Python runs (2.16-2.19)"
 	@echo "make unit          fast unit tests of the pure model (no cluster)"
 	@echo "make sanity        ansible-test sanity on an ansible_collections/nodewright/bridge copy"
 	@echo "make galaxy-smoke  build the tarball, install it, run rollout_plan from the installed copy"
 	@echo "make kube          tests against the real control plane (builds it the first time)"
+	@echo "make strategy      strategy plugin tests on the default ansible-core; strategy-matrix: 2.16-2.19"
 	@echo "make cluster-up / cluster-down   a test cluster for manual use (.cluster/kubeconfig)"
 	@echo "make bench         benchmarks under tests/bench (print figures)"
 
@@ -23,7 +25,7 @@ $(BIN)/python:
 
 venv: $(BIN)/python
 
-test: unit sanity galaxy-smoke kube
+test: unit sanity galaxy-smoke kube strategy-matrix
 
 unit: venv
 	$(BIN)/python -m pytest tests/unit -q
@@ -40,8 +42,10 @@ kube: venv
 bench: venv
 	$(BIN)/python tests/bench/plan_bench.py
 	$(BIN)/python tests/bench/plan_bench.py --unique-states
+	$(BIN)/python tests/bench/strategy_bench.py
 
 clean:
 	rm -rf build .pytest_cache
 
 -include tests/cluster/cluster.mk
+-include tests/strategy/strategy.mk

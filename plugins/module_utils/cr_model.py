@@ -190,7 +190,6 @@ class Package(object):
         # the operator's key for this package in node state ("name|version")
         self.unique_name = '%s|%s' % (self.name, self.version)
 
-
     @property
     def image_ref(self):
         if self.container_sha:

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+#
+# Run the strategy tests (tests/strategy plus the sliding-window unit tests) on every
+# ansible-core minor version the machine's Python can run, each in its own virtualenv
+# <venv dir>/.venv-core<X.Y> (created on first use, reused afterwards).
+#
+# Environment:
+#   PYTHON              interpreter for the virtualenvs (default: python3)
+#   NW_CORE_VERSIONS    space-separated minor versions (default: all the interpreter supports)
+#   NW_MATRIX_VENV_DIR  where the virtualenvs live (default: build/strategy-venvs, git-ignored)
+#   NW_MATRIX_JOBS      versions tested at the same time (default: 2)
+#   PYTEST_ARGS         extra pytest arguments
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+python=${PYTHON:-python3}
+venv_dir=${NW_MATRIX_VENV_DIR:-$root/build/strategy-venvs}
+jobs=${NW_MATRIX_JOBS:-2}
+tests=(tests/strategy tests/unit/plugins/module_utils/test_rollout_scheduler_sliding.py)
+
+py_version=$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+# controller Python versions per ansible-core release (its Requires-Python)
+supported() {
+    case "$1" in
+        2.16|2.17) [[ "$py_version" =~ ^3\.(10|11|12)$ ]] ;;
+        2.18|2.19) [[ "$py_version" =~ ^3\.(11|12|13)$ ]] ;;
+        2.20|2.21) [[ "$py_version" =~ ^3\.(12|13|14)$ ]] ;;
+        *) return 0 ;;
+    esac
+}
+if [[ -n "${NW_CORE_VERSIONS:-}" ]]; then
+    read -r -a versions <<<"$NW_CORE_VERSIONS"
+else
+    versions=()
+    for version in 2.16 2.17 2.18 2.19 2.20 2.21; do
+        if supported "$version"; then
+            versions+=("$version")
+        else
+            echo "skip ansible-core $version: not supported on Python $py_version"
+        fi
+    done
+fi
+
+# the test tools, pinned like the rest of the test suite when requirements-test.txt pins them
+pins=()
+for package in pytest PyYAML ansible-runner; do
+    pin=$(grep -i -E "^${package}==" "$root/requirements-test.txt" 2>/dev/null || true)
+    pins+=("${pin:-$package}")
+done
+
+mkdir -p "$venv_dir"
+
+prepare() {
+    local version=$1 venv="$venv_dir/.venv-core$1"
+    if [[ -x "$venv/bin/python" ]] && "$venv/bin/python" -c "import ansible, ansible_runner, pytest, yaml, sys; sys.exit(not ansible.__version__.startswith('$version.'))" 2>/dev/null; then
+        return 0
+    fi
+    rm -rf "$venv"
+    "$python" -m venv "$venv"
+    "$venv/bin/pip" install --quiet --upgrade pip
+    "$venv/bin/pip" install --quiet "ansible-core==$version.*" "${pins[@]}"
+}
+
+run_one() {
+    local version=$1 log="$venv_dir/pytest-core$1.log" started rc=0
+    started=$(date +%s)
+    if ! prepare "$version" >"$log" 2>&1; then
+        echo "ansible-core $version: virtualenv setup FAILED (see $log)"
+        return 1
+    fi
+    # shellcheck disable=SC2086  # PYTEST_ARGS is a list of words
+    (cd "$root" && "$venv_dir/.venv-core$version/bin/python" -m pytest -q -p no:cacheprovider ${PYTEST_ARGS:-} "${tests[@]}") >>"$log" 2>&1 || rc=$?
+    echo "ansible-core $("$venv_dir/.venv-core$version/bin/python" -c 'import ansible; print(ansible.__version__)'): $(tail -n 1 "$log") [$(($(date +%s) - started))s, log $log]"
+    return $rc
+}
+
+started=$(date +%s)
+pids=()
+for version in "${versions[@]}"; do
+    while (($(jobs -rp | wc -l) >= jobs)); do
+        sleep 1
+    done
+    run_one "$version" &
+    pids+=($!)
+done
+failed=0
+for pid in "${pids[@]}"; do
+    wait "$pid" || failed=1
+done
+echo "strategy matrix: ${#versions[@]} ansible-core versions in $(($(date +%s) - started))s"
+exit $failed

@@ -1,0 +1,62 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""The --limit fallback (plugin_utils/limit_driver.py): the same scheduler without a strategy plugin."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+import subprocess
+import sys
+
+import yaml
+
+from strategy_helpers import FAIL_TASKS, ansible_env, hosts, inventory
+
+MODULE = 'ansible_collections.nodewright.bridge.plugins.plugin_utils.limit_driver'
+
+
+def test_limit_driver_runs_one_playbook_per_batch_and_stops(tmp_path, collections_dir):
+    work = str(tmp_path)
+    play = {'name': 'plain', 'hosts': 'all', 'gather_facts': False, 'tasks': FAIL_TASKS,
+            'vars': {'fail_hosts': ['n03']}}
+    with open(os.path.join(work, 'site.yml'), 'w') as handle:
+        yaml.safe_dump([play], handle)
+    with open(os.path.join(work, 'inventory.yml'), 'w') as handle:
+        yaml.safe_dump(inventory(hosts(8, nodewright_labels={'pool': 'gpu'})), handle)
+    policy = {'apiVersion': 'nodewright.nvidia.com/v1alpha1', 'kind': 'DeploymentPolicy', 'metadata': {'name': 'p'},
+              'spec': {'default': {'budget': {'count': 2},
+                                   'strategy': {'fixed': {'initialBatch': 2, 'failureThreshold': 1,
+                                                          'safetyLimit': 100}}}}}
+    with open(os.path.join(work, 'policy.yml'), 'w') as handle:
+        yaml.safe_dump(policy, handle)
+    env = ansible_env(collections_dir, work, PYTHONPATH=collections_dir)
+    report = os.path.join(work, 'report.json')
+    proc = subprocess.run([sys.executable, '-m', MODULE, '-i', 'inventory.yml', '--policy', 'policy.yml',
+                           '--limit', '!n08', '--report', report, 'site.yml', '--', '-f', '4'],
+                          cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          universal_newlines=True, timeout=300, check=False)
+    assert proc.returncode == 2, proc.stdout
+    # one ansible-playbook run per batch, limited to that batch
+    runs = [line for line in proc.stdout.splitlines() if line.startswith('nodewright: ') and '--limit @' in line]
+    assert len(runs) == 2, proc.stdout
+    assert proc.stdout.count('PLAY RECAP') == 2
+    with open(report) as handle:
+        data = json.load(handle)
+    comp = data['compartments']['__default__']
+    assert [b['hosts'] for b in comp['batches']] == [['n01', 'n02'], ['n03', 'n04']]
+    assert comp['batches'][1]['failed'] == ['n03'] and comp['stopped'] is True
+    assert comp['matched'] == 7  # --limit applied before the budget
+    assert data['not_attempted'] == ['n05', 'n06', 'n07']
+
+
+def test_limit_driver_rejects_a_bad_budget(tmp_path, collections_dir):
+    env = ansible_env(collections_dir, str(tmp_path), PYTHONPATH=collections_dir)
+    proc = subprocess.run([sys.executable, '-m', MODULE, '-i', 'localhost,', '--budget', 'percent=200', 'site.yml'],
+                          cwd=str(tmp_path), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          universal_newlines=True, timeout=120, check=False)
+    assert proc.returncode == 1
+    assert 'nodewright_interruption_budget.percent: 200 is greater than the maximum 100' in proc.stdout
