@@ -448,10 +448,19 @@ def stage_files(bins):
 # --------------------------------------------------------------------------
 # up / down
 
+WORKPLACE_CRDS = Path('/work/shared/crds')
+
+
 def crds_dir():
-    """CRDs to install: NODEWRIGHT_CRDS_DIR, else ../shared/crds next to the repository."""
+    """CRDs to install: NODEWRIGHT_CRDS_DIR, else ../shared/crds next to the repository, else /work/shared/crds."""
     env = os.environ.get('NODEWRIGHT_CRDS_DIR')
-    return Path(env) if env else (REPO_ROOT.parent / 'shared' / 'crds')
+    if env:
+        return Path(env)
+    beside = REPO_ROOT.parent / 'shared' / 'crds'
+    # a clone made elsewhere (CI) still finds the workplace's read-only copy
+    if beside.is_dir() or not WORKPLACE_CRDS.is_dir():
+        return beside
+    return WORKPLACE_CRDS
 
 
 # pylint: disable-next=too-many-arguments,too-many-positional-arguments,too-many-locals

@@ -75,9 +75,22 @@ def _install_collection_path():
 COLLECTION_PATH = _install_collection_path()
 
 
+WORKPLACE_CRDS = '/work/shared/crds'
+
+
 def crds_dir():
-    """Directory of the upstream CRD files: $NODEWRIGHT_CRDS_DIR or <repo>/../shared/crds."""
-    return os.environ.get('NODEWRIGHT_CRDS_DIR') or os.path.join(os.path.dirname(REPO_ROOT), 'shared', 'crds')
+    """Directory of the upstream CRD files: $NODEWRIGHT_CRDS_DIR, <repo>/../shared/crds, or /work/shared/crds.
+
+    The workplace keeps the CRDs (read-only data) beside the checkout; a clone made
+    elsewhere (CI) still finds them at the workplace's fixed path.
+    """
+    env = os.environ.get('NODEWRIGHT_CRDS_DIR')
+    if env:
+        return env
+    beside = os.path.join(os.path.dirname(REPO_ROOT), 'shared', 'crds')
+    if os.path.isdir(beside) or not os.path.isdir(WORKPLACE_CRDS):
+        return beside
+    return WORKPLACE_CRDS
 
 
 @pytest.fixture(scope='session')
