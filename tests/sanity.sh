@@ -7,12 +7,16 @@ dest="$root/build/sanity/ansible_collections/nodewright/bridge"
 rm -rf "$root/build/sanity"
 mkdir -p "$dest"
 # tracked and untracked-but-not-ignored files, as they are in the working tree
-(cd "$root" && git ls-files -co --exclude-standard -z | xargs -0 -I{} cp --parents -P {} "$dest/" 2>/dev/null || true)
+(cd "$root" && git ls-files -co --exclude-standard -z) | while IFS= read -r -d '' f; do
+  [ -e "$root/$f" ] || [ -L "$root/$f" ] || continue  # tracked but deleted in the working tree
+  mkdir -p "$dest/$(dirname "$f")"
+  cp -P "$root/$f" "$dest/$f"
+done
 # ansible-test bootstraps pip in its virtualenvs with a get-pip.py from a host we cannot reach;
 # put our stand-in (ensurepip + PyPI) where it looks for a cached copy.
 pip_version=$(python -c 'import ansible_test._internal.python_requirements as r, inspect, re; print(re.search(r"pip=.([0-9.]+).", inspect.getsource(r)).group(1))')
 mkdir -p ~/.ansible/test/cache
-cp "$root/tests/pip_bootstrap.py" ~/.ansible/test/cache/get_pip_${pip_version//./_}.py
+cp "$root/tests/pip_bootstrap.py" ~/.ansible/test/cache/"get_pip_${pip_version//./_}.py"
 echo "${PIP_CERT:-${SSL_CERT_FILE:-}}" > ~/.ansible/test/cache/pip-cert-bundle
 cd "$dest"
 # a fresh git repo so ansible-test lists exactly these files
