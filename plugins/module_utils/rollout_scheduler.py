@@ -215,7 +215,25 @@ class CompartmentRollout(object):
         }
 
 
-class RolloutScheduler(object):
+class _CompartmentSet(object):
+    """What every scheduler over several compartments has in common."""
+
+    compartments = ()
+    _by_name = {}
+
+    def compartment(self, name):
+        return self._by_name[name]
+
+    @property
+    def done(self):
+        return all(c.done for c in self.compartments)
+
+    @property
+    def stopped(self):
+        return any(c.stopped for c in self.compartments)
+
+
+class RolloutScheduler(_CompartmentSet):
     """All compartments of one rollout; compartments advance independently."""
 
     def __init__(self, compartments):
@@ -278,19 +296,8 @@ class RolloutScheduler(object):
                                                budget=spec.budget))
         return cls(rollouts)
 
-    def compartment(self, name):
-        return self._by_name[name]
-
     def compartment_of(self, node):
         return self._node_compartment.get(node)
-
-    @property
-    def done(self):
-        return all(c.done for c in self.compartments)
-
-    @property
-    def stopped(self):
-        return any(c.stopped for c in self.compartments)
 
     def next_batches(self):
         """compartment name -> batch to run now, for every compartment with work left."""
@@ -448,7 +455,7 @@ class SlidingCompartment(object):
         return summary
 
 
-class SlidingWindowScheduler(object):
+class SlidingWindowScheduler(_CompartmentSet):
     """All compartments of a rollout, each run as a sliding window (see SlidingCompartment).
 
     Drive it with ``admit()`` (nodes to start) and ``complete(node, ok)`` (a node finished);
@@ -465,19 +472,8 @@ class SlidingWindowScheduler(object):
         """Same arguments as ``RolloutScheduler.build``."""
         return cls(RolloutScheduler.build(nodes, **kwargs))
 
-    def compartment(self, name):
-        return self._by_name[name]
-
     def compartment_of(self, node):
         return self.scheduler.compartment_of(node)
-
-    @property
-    def done(self):
-        return all(c.done for c in self.compartments)
-
-    @property
-    def stopped(self):
-        return any(c.stopped for c in self.compartments)
 
     def admit(self):
         """compartment name -> nodes to start now (only compartments with something to start)."""
