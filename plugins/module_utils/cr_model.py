@@ -215,6 +215,22 @@ def _interrupt(spec):
     return {'type': spec['type'], 'services': list(spec.get('services') or [])}
 
 
+def legacy_compartment(budget, node_count):
+    """The synthetic fixed compartment the operator builds from an ``interruptionBudget``.
+
+    No budget means 100%. Its fixed batch is the budget's ceiling over all the nodes, at
+    least 1 (so ``count: 0`` and ``percent: 0`` still move one node at a time).
+    """
+    budget = dict(budget or {}) or {'percent': 100}
+    if budget.get('count') is not None:
+        initial = max(1, min(node_count, budget['count']))
+    elif node_count > 0:
+        initial = max(1, node_count * budget['percent'] // 100)
+    else:
+        initial = 1
+    return CompartmentSpec(DEFAULT_COMPARTMENT, None, budget, Strategy('fixed', {'initialBatch': initial}))
+
+
 class NodeWrightCR(object):
     """A validated, defaulted Skyhook or NodeWright CR."""
 
@@ -254,19 +270,8 @@ class NodeWrightCR(object):
         return self.annotations.get('%s/disable' % SKYHOOK_GROUP) == 'true'
 
     def legacy_compartment(self, node_count):
-        """The synthetic fixed compartment the operator builds from ``interruptionBudget``.
-
-        No budget means 100%. Its fixed batch is the budget's ceiling over all the CR's
-        nodes, at least 1 (so ``count: 0`` and ``percent: 0`` still move one node at a time).
-        """
-        budget = dict(self.interruption_budget) or {'percent': 100}
-        if 'count' in budget:
-            initial = max(1, min(node_count, budget['count']))
-        elif node_count > 0:
-            initial = max(1, node_count * budget['percent'] // 100)
-        else:
-            initial = 1
-        return CompartmentSpec(DEFAULT_COMPARTMENT, None, budget, Strategy('fixed', {'initialBatch': initial}))
+        """The synthetic fixed compartment the operator builds from this CR's ``interruptionBudget``."""
+        return legacy_compartment(self.interruption_budget, node_count)
 
     def to_dict(self):
         return {'apiVersion': self.api_version, 'kind': self.kind, 'name': self.name,

@@ -33,7 +33,7 @@ __metaclass__ = type
 import copy
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import label_selector
-from ansible_collections.nodewright.bridge.plugins.module_utils.cr_model import DEFAULT_COMPARTMENT, CompartmentSpec, Strategy
+from ansible_collections.nodewright.bridge.plugins.module_utils.cr_model import DEFAULT_COMPARTMENT, legacy_compartment
 
 STRATEGY_SAFETY = {'fixed': 0, 'linear': 1, 'exponential': 2, None: 3}
 NODE_ORDERS = ('name', 'inventory')
@@ -265,11 +265,8 @@ class RolloutScheduler(_CompartmentSet):
         if order == 'name':
             nodes = sorted(nodes, key=lambda item: item[0])
         if policy is None:
-            if legacy_cr is not None:
-                default = legacy_cr.legacy_compartment(len(nodes))
-            else:
-                default = CompartmentSpec(DEFAULT_COMPARTMENT, None, {'percent': 100},
-                                          Strategy('fixed', {'initialBatch': max(1, len(nodes))}))
+            budget = legacy_cr.interruption_budget if legacy_cr is not None else None
+            default = legacy_compartment(budget, len(nodes))
             return cls([CompartmentRollout(DEFAULT_COMPARTMENT, [n for n, dummy in nodes],
                                            default.strategy.initial_batch if nodes else 0, default.strategy,
                                            done=done, cap_to_ceiling=cap_to_ceiling, budget=default.budget)])

@@ -219,9 +219,6 @@ errors:
   elements: str
 '''
 
-import json
-import os
-
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible.module_utils.common.text.converters import to_native
 
@@ -229,44 +226,14 @@ from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
 from ansible_collections.nodewright.bridge.plugins.module_utils.planner import normalise_nodes, plan_rollout, resolve_policy
 
 
-def _read_documents(value, what):
-    """Documents from a dict/list value or from the YAML/JSON file it names."""
-    if isinstance(value, (dict, list)):
-        return [value] if isinstance(value, dict) else value
-    if not isinstance(value, str):
-        raise cr_model.CRValidationError(what, ['must be a dict or the path of a YAML/JSON file'])
-    path = value
-    if not os.path.isfile(path):
-        raise cr_model.CRValidationError(what, ['file %s does not exist' % value])
-    with open(path, 'r') as handle:
-        text = handle.read()
-    if path.endswith('.json'):
-        try:
-            data = json.loads(text)
-        except ValueError as exc:
-            raise cr_model.CRValidationError(value, ['not valid JSON: %s' % exc])
-        return [data] if isinstance(data, dict) else data
-    return cr_model.load_yaml_documents(text, value)
-
-
-def _read_nodes(value):
-    """A node list (or NodeList) given inline or in a YAML/JSON file."""
-    if not isinstance(value, str):
+def _documents(value, what):
+    """The documents of an argument; the action plugin has already read any file on the controller."""
+    if isinstance(value, dict):
+        return [value]
+    if isinstance(value, list):
         return value
-    path = value
-    if not os.path.isfile(path):
-        raise cr_model.CRValidationError('nodes', ['file %s does not exist' % value])
-    with open(path, 'r') as handle:
-        text = handle.read()
-    try:
-        return json.loads(text)
-    except ValueError:
-        pass
-    try:
-        docs = [d for d in cr_model.yaml.safe_load_all(text) if d is not None]
-    except cr_model.yaml.YAMLError as exc:
-        raise cr_model.CRValidationError(value, ['not valid YAML or JSON: %s' % exc])
-    return docs[0] if len(docs) == 1 else docs
+    raise cr_model.CRValidationError(what, ['must be a dict, a list of documents, or a file path, got %s'
+                                            % type(value).__name__])
 
 
 def _select_cr(docs, name, source):
@@ -284,11 +251,10 @@ def _select_cr(docs, name, source):
 
 
 def run(params, warn):
-    source = params['cr'] if isinstance(params['cr'], str) else 'cr'
-    cr_doc, bundled_policies = _select_cr(_read_documents(params['cr'], 'cr'), params['cr_name'], source)
+    cr_doc, bundled_policies = _select_cr(_documents(params['cr'], 'cr'), params['cr_name'], 'cr')
     cr = cr_model.build_cr(cr_doc)
     if params['policy'] is not None:
-        policy_docs = _read_documents(params['policy'], 'policy')
+        policy_docs = _documents(params['policy'], 'policy')
         if len(policy_docs) != 1:
             raise cr_model.CRValidationError('policy', ['must hold exactly one DeploymentPolicy, got %d documents'
                                                         % len(policy_docs)])
@@ -300,7 +266,7 @@ def run(params, warn):
             warn('policy given: it replaces the CR spec.interruptionBudget %s' % cr.interruption_budget)
     else:
         policy = resolve_policy(cr, bundled_policies)
-    nodes = normalise_nodes(_read_nodes(params['nodes']))
+    nodes = normalise_nodes(params['nodes'])
     if cr.paused:
         warn('%s %s is paused (skyhook.nvidia.com/pause=true): the operator would not start any batch' % (cr.kind, cr.name))
     if cr.disabled:
@@ -328,8 +294,6 @@ def main():
         result = run(module.params, module.warn)
     except cr_model.CRValidationError as exc:
         module.fail_json(msg=to_native(exc), errors=exc.errors)
-    except (IOError, OSError) as exc:
-        module.fail_json(msg='cannot read input: %s' % to_native(exc))
     module.exit_json(changed=False, **result)
 
 
