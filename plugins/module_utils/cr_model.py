@@ -503,6 +503,17 @@ def _toleration_errors(tolerations):
     return errors
 
 
+def cr_name_errors(name, path='name'):
+    """Problems with a CR name used outside a CR (module options): DNS name, annotation key length."""
+    if not isinstance(name, str) or not _DNS_SUBDOMAIN.match(name) or len(name) > 253:
+        return ['%s: %r must be a lowercase DNS-1123 subdomain (a Skyhook / NodeWright CR name)' % (path, name)]
+    if len(_LONGEST_KEY_STEM + name) > 63:
+        return ['%s: %r is too long: the node annotation %s/%s%s must stay within 63 characters '
+                'after the prefix (at most %d characters for the name)'
+                % (path, name, SKYHOOK_GROUP, _LONGEST_KEY_STEM, name, 63 - len(_LONGEST_KEY_STEM))]
+    return []
+
+
 def normalise_cr(doc):
     """A copy of a CR document with its spec as the API server would store it (nulls pruned, defaults set)."""
     result = dict(doc)
@@ -522,10 +533,8 @@ def cr_errors(doc):
             ' or '.join('%s %s' % (kind, api) for api, kind in sorted(CR_KINDS.items()))))
     errors.extend(_metadata_errors(doc))
     name = (doc.get('metadata') or {}).get('name') if isinstance(doc.get('metadata'), dict) else None
-    if isinstance(name, str) and len(_LONGEST_KEY_STEM + name) > 63:
-        errors.append('metadata.name: %r is too long: the node annotation %s/%s%s must stay within 63 characters '
-                      'after the prefix (at most %d characters for the name)'
-                      % (name, SKYHOOK_GROUP, _LONGEST_KEY_STEM, name, 63 - len(_LONGEST_KEY_STEM)))
+    if isinstance(name, str) and _DNS_SUBDOMAIN.match(name):
+        errors.extend(cr_name_errors(name, 'metadata.name'))
     for key in sorted(doc):
         if key not in ('apiVersion', 'kind', 'metadata', 'spec', 'status'):
             errors.append('%s: unknown field' % key)

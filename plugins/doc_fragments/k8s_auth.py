@@ -1,0 +1,85 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""Connection options shared by every module that talks to the Kubernetes API.
+
+Same names, aliases, meaning and ``K8S_AUTH_*`` variables as kubernetes.core, so a
+play that already sets them for kubernetes.core.k8s works unchanged.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+
+class ModuleDocFragment(object):
+
+    DOCUMENTATION = r'''
+options:
+  kubeconfig:
+    description:
+      - Path to a kubeconfig file, or the kubeconfig as a dictionary.
+      - Without it (and without O(host)), C(~/.kube/config) is used, and inside a pod the
+        service account's in-cluster configuration.
+      - Can also be set with the E(K8S_AUTH_KUBECONFIG) environment variable.
+    type: raw
+  context:
+    description:
+      - The kubeconfig context to use. Can also be set with E(K8S_AUTH_CONTEXT).
+    type: str
+  host:
+    description:
+      - URL of the Kubernetes API server, for example C(https://10.0.0.1:6443).
+        Overrides the server of the kubeconfig. Can also be set with E(K8S_AUTH_HOST).
+    type: str
+  api_key:
+    description:
+      - A bearer token for the API server. Can also be set with E(K8S_AUTH_API_KEY).
+    type: str
+  username:
+    description:
+      - User name for basic authentication. Can also be set with E(K8S_AUTH_USERNAME).
+    type: str
+  password:
+    description:
+      - Password for basic authentication. Can also be set with E(K8S_AUTH_PASSWORD).
+    type: str
+  validate_certs:
+    description:
+      - Whether to verify the API server's TLS certificate. Can also be set with E(K8S_AUTH_VERIFY_SSL).
+    type: bool
+    aliases: [verify_ssl]
+  ca_cert:
+    description:
+      - Path to a CA certificate to verify the API server with. Can also be set with E(K8S_AUTH_SSL_CA_CERT).
+    type: path
+    aliases: [ssl_ca_cert]
+  client_cert:
+    description:
+      - Path to a client certificate. Can also be set with E(K8S_AUTH_CERT_FILE).
+    type: path
+    aliases: [cert_file]
+  client_key:
+    description:
+      - Path to the key of O(client_cert). Can also be set with E(K8S_AUTH_KEY_FILE).
+    type: path
+    aliases: [key_file]
+  proxy:
+    description:
+      - An HTTP proxy for API requests. Can also be set with E(K8S_AUTH_PROXY).
+    type: str
+  no_proxy:
+    description:
+      - Hosts that bypass O(proxy), comma separated. Can also be set with E(K8S_AUTH_NO_PROXY).
+    type: str
+  request_timeout:
+    description:
+      - Seconds to wait for one API request (not for the operation as a whole, which has its own timeouts).
+    type: int
+    default: 30
+requirements:
+  - kubernetes >= 24.2.0 (Python client)
+  - PyYAML >= 3.11
+notes:
+  - The connection options follow kubernetes.core's names and environment variables.
+'''

@@ -1,0 +1,562 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""The one place that talks to the Kubernetes API (and the only import of ``kubernetes``).
+
+Every object goes in and comes out as a plain dict in the API's own JSON shape (camelCase
+keys), so that the pure module_utils (node_state, pod_layout, drain_rules, ...) decide and
+this layer only transports. Every failure becomes a ``KubeError`` whose message names the
+request, the object and what the server said, so modules can ``fail_json`` with it as is.
+
+Waiting is done with list-then-watch (``watch_until``), never with polling loops.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+import time
+
+from ansible.module_utils.basic import env_fallback, missing_required_lib
+
+try:
+    from kubernetes import client as kclient
+    from kubernetes import config as kconfig
+    from kubernetes.client.rest import ApiException
+    from kubernetes.config.config_exception import ConfigException
+    import urllib3
+    HAS_KUBERNETES = True
+    KUBERNETES_IMPORT_ERROR = None
+except ImportError as import_exc:  # pragma: no cover - reported by the module at run time
+    HAS_KUBERNETES = False
+    KUBERNETES_IMPORT_ERROR = import_exc
+    ApiException = ConfigException = Exception
+
+# Names, aliases and K8S_AUTH_* variables of kubernetes.core's connection options.
+AUTH_ARG_SPEC = dict(
+    kubeconfig=dict(type='raw', fallback=(env_fallback, ['K8S_AUTH_KUBECONFIG'])),
+    context=dict(type='str', fallback=(env_fallback, ['K8S_AUTH_CONTEXT'])),
+    host=dict(type='str', fallback=(env_fallback, ['K8S_AUTH_HOST'])),
+    api_key=dict(type='str', no_log=True, fallback=(env_fallback, ['K8S_AUTH_API_KEY'])),
+    username=dict(type='str', fallback=(env_fallback, ['K8S_AUTH_USERNAME'])),
+    password=dict(type='str', no_log=True, fallback=(env_fallback, ['K8S_AUTH_PASSWORD'])),
+    validate_certs=dict(type='bool', aliases=['verify_ssl'], fallback=(env_fallback, ['K8S_AUTH_VERIFY_SSL'])),
+    ca_cert=dict(type='path', aliases=['ssl_ca_cert'], fallback=(env_fallback, ['K8S_AUTH_SSL_CA_CERT'])),
+    client_cert=dict(type='path', aliases=['cert_file'], fallback=(env_fallback, ['K8S_AUTH_CERT_FILE'])),
+    client_key=dict(type='path', aliases=['key_file'], no_log=False, fallback=(env_fallback, ['K8S_AUTH_KEY_FILE'])),
+    proxy=dict(type='str', fallback=(env_fallback, ['K8S_AUTH_PROXY'])),
+    no_proxy=dict(type='str', fallback=(env_fallback, ['K8S_AUTH_NO_PROXY'])),
+    request_timeout=dict(type='int', default=30),
+)
+
+GROUP_VERSIONS = {'skyhook.nvidia.com': 'v1alpha1', 'nodewright.nvidia.com': 'v1alpha1'}
+# kind -> (plural, namespaced) for the NodeWright custom resources.
+CUSTOM_KINDS = {'Skyhook': ('skyhooks', False), 'NodeWright': ('nodewrights', False),
+                'DeploymentPolicy': ('deploymentpolicies', False)}
+
+MERGE_PATCH = 'application/merge-patch+json'
+
+
+class KubeError(Exception):
+    """A failed API request; ``status`` is the HTTP status (0: no answer from the server)."""
+
+    def __init__(self, message, status=0, reason=None, body=None):
+        super(KubeError, self).__init__(message)
+        self.message = message
+        self.status = status
+        self.reason = reason
+        self.body = body or {}
+
+
+class NotFound(KubeError):
+    pass
+
+
+class Conflict(KubeError):
+    pass
+
+
+class WaitTimeout(KubeError):
+    """``watch_until`` ran out of time; ``last`` holds the objects seen last."""
+
+    def __init__(self, message, last=None):
+        super(WaitTimeout, self).__init__(message)
+        self.last = last
+
+
+def auth_argument_spec():
+    return dict((k, dict(v)) for k, v in AUTH_ARG_SPEC.items())
+
+
+def _server_message(exc):
+    body = {}
+    try:
+        body = json.loads(exc.body) if exc.body else {}
+    except (TypeError, ValueError):
+        body = {}
+    text = body.get('message') if isinstance(body, dict) else None
+    return (text or exc.reason or 'no message').strip(), body if isinstance(body, dict) else {}
+
+
+def describe(verb, resource, name=None, namespace=None):
+    """'patch node gpu-1', 'create pod skyhook/x', 'list pods' - for messages."""
+    what = '%s %s' % (verb, resource)
+    if name:
+        what += ' %s' % ('%s/%s' % (namespace, name) if namespace else name)
+    elif namespace:
+        what += ' in namespace %s' % namespace
+    return what
+
+
+def _build_configuration(params):
+    """A kubernetes Configuration from kubernetes.core-style options."""
+    kubeconfig = params.get('kubeconfig')
+    context = params.get('context')
+    host = params.get('host')
+    configuration = kclient.Configuration()
+    loaded = False
+    try:
+        if isinstance(kubeconfig, dict):
+            kconfig.load_kube_config_from_dict(kubeconfig, context=context, client_configuration=configuration,
+                                               persist_config=False)
+            loaded = True
+        elif kubeconfig:
+            path = os.path.expanduser(str(kubeconfig))
+            if not os.path.exists(path):
+                raise KubeError('kubeconfig %s does not exist' % path)
+            kconfig.load_kube_config(config_file=path, context=context, client_configuration=configuration,
+                                     persist_config=False)
+            loaded = True
+        elif not host:
+            default = os.path.expanduser(os.environ.get('KUBECONFIG', '~/.kube/config').split(os.pathsep)[0])
+            if os.path.exists(default):
+                kconfig.load_kube_config(config_file=default, context=context, client_configuration=configuration,
+                                         persist_config=False)
+                loaded = True
+            elif os.environ.get('KUBERNETES_SERVICE_HOST'):
+                kconfig.load_incluster_config(client_configuration=configuration)
+                loaded = True
+    except ConfigException as exc:
+        raise KubeError('cannot load the Kubernetes configuration (kubeconfig=%s, context=%s): %s'
+                        % (kubeconfig if not isinstance(kubeconfig, dict) else '<dict>', context, exc))
+    if not loaded and not host:
+        raise KubeError('no Kubernetes API server to talk to: set kubeconfig or host '
+                        '(or K8S_AUTH_KUBECONFIG / K8S_AUTH_HOST), or create ~/.kube/config')
+    _apply_overrides(configuration, params)
+    # The kubeconfig loader installs a hook that reloads the kubeconfig (server included)
+    # before requests, to refresh tokens; the explicit options must survive it.
+    hook = getattr(configuration, 'refresh_api_key_hook', None)
+    if hook is not None:
+        def refresh_then_override(config):
+            hook(config)
+            _apply_overrides(config, params)
+        configuration.refresh_api_key_hook = refresh_then_override
+    # An unreachable server must fail in seconds, not after urllib3's default retries.
+    configuration.retries = 1
+    return configuration
+
+
+def _apply_overrides(configuration, params):
+    """Explicit connection options win over the kubeconfig, as in kubernetes.core."""
+    if params.get('host'):
+        configuration.host = params['host']
+    if params.get('api_key'):
+        configuration.api_key = {'authorization': 'Bearer %s' % params['api_key']}
+    if params.get('username'):
+        configuration.username = params['username']
+    if params.get('password'):
+        configuration.password = params['password']
+    if params.get('username') and params.get('password'):
+        configuration.api_key = {'authorization': configuration.get_basic_auth_token()}
+    if params.get('validate_certs') is not None:
+        configuration.verify_ssl = params['validate_certs']
+    if params.get('ca_cert'):
+        configuration.ssl_ca_cert = params['ca_cert']
+    if params.get('client_cert'):
+        configuration.cert_file = params['client_cert']
+    if params.get('client_key'):
+        configuration.key_file = params['client_key']
+    if params.get('proxy'):
+        configuration.proxy = params['proxy']
+    if params.get('no_proxy'):
+        configuration.no_proxy = params['no_proxy']
+
+
+class Kube(object):
+    """A thin client over the typed APIs that speaks plain dicts and raises KubeError."""
+
+    def __init__(self, params):
+        if not HAS_KUBERNETES:
+            raise KubeError(missing_required_lib('kubernetes') + ' (%s)' % KUBERNETES_IMPORT_ERROR)
+        self.params = params
+        self.request_timeout = params.get('request_timeout') or 30
+        self.configuration = _build_configuration(params)
+        self.api_client = kclient.ApiClient(self.configuration)
+        self.core = kclient.CoreV1Api(self.api_client)
+        self.policy = kclient.PolicyV1Api(self.api_client)
+        self.custom = kclient.CustomObjectsApi(self.api_client)
+        self.coordination = kclient.CoordinationV1Api(self.api_client)
+        self.authz = kclient.AuthorizationV1Api(self.api_client)
+
+    @property
+    def host(self):
+        return self.configuration.host
+
+    # ------------------------------------------------------------------ plumbing
+
+    def call(self, what, func, *args, **kwargs):
+        """Run one request and return its JSON body as a dict (or text for logs)."""
+        kwargs.setdefault('_request_timeout', self.request_timeout)
+        kwargs['_preload_content'] = False
+        raw_text = kwargs.pop('raw_text', False)
+        try:
+            resp = func(*args, **kwargs)
+        except ApiException as exc:
+            raise self.error(what, exc)
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise KubeError('%s: cannot reach the Kubernetes API server at %s: %s' % (what, self.host, _short(exc)))
+        data = resp.data
+        if isinstance(data, bytes):
+            data = data.decode('utf-8', 'replace')
+        if raw_text:
+            return data
+        return json.loads(data) if data else {}
+
+    def error(self, what, exc):
+        message, body = _server_message(exc)
+        status = exc.status or 0
+        if status == 404:
+            return NotFound('%s: not found (%s)' % (what, message), status, exc.reason, body)
+        if status == 409:
+            return Conflict('%s: conflict (%s)' % (what, message), status, exc.reason, body)
+        if status in (401, 403):
+            return KubeError('%s: %s by the API server at %s (%s)'
+                             % (what, 'forbidden' if status == 403 else 'unauthorized', self.host, message),
+                             status, exc.reason, body)
+        return KubeError('%s: HTTP %s %s (%s)' % (what, status, exc.reason or '', message), status, exc.reason, body)
+
+    def version(self):
+        return self.call('get /version', kclient.VersionApi(self.api_client).get_code)
+
+    # ------------------------------------------------------------------ nodes
+
+    def get_node(self, name):
+        try:
+            return self.call(describe('get', 'node', name), self.core.read_node, name)
+        except NotFound:
+            raise NotFound('node %s does not exist in the cluster at %s' % (name, self.host), 404)
+
+    def list_nodes(self, label_selector=None):
+        kwargs = {'label_selector': label_selector} if label_selector else {}
+        return self.call(describe('list', 'nodes'), self.core.list_node, **kwargs)
+
+    def patch_node(self, name, patch, dry_run=False):
+        kwargs = {'dry_run': 'All'} if dry_run else {}
+        return self.call(describe('patch', 'node', name), self.core.patch_node, name, patch, **kwargs)
+
+    def update_node(self, name, mutate, node=None, dry_run=False, attempts=8):
+        """Read-modify-write of one node, safe against concurrent writers.
+
+        ``mutate(node)`` returns a merge patch (or None: nothing to do). The patch carries the
+        node's resourceVersion, so the server refuses it (409) if anyone wrote the node since
+        it was read; then the node is read again and ``mutate`` asked again. Returns
+        ``(node_after, patch_or_None)``.
+        """
+        for attempt in range(attempts):
+            if node is None or attempt:
+                node = self.get_node(name)
+            patch = mutate(node)
+            if not patch:
+                return node, None
+            guarded = dict(patch)
+            guarded['metadata'] = dict(patch.get('metadata') or {})
+            guarded['metadata']['resourceVersion'] = node['metadata']['resourceVersion']
+            try:
+                after = self.patch_node(name, guarded, dry_run=dry_run)
+            except Conflict:
+                continue
+            return after, patch
+        raise Conflict('patch node %s: still conflicting after %d attempts (other writers keep changing it)'
+                       % (name, attempts), 409)
+
+    # ------------------------------------------------------------------ pods
+
+    def list_pods(self, namespace=None, field_selector=None, label_selector=None):
+        kwargs = {}
+        if field_selector:
+            kwargs['field_selector'] = field_selector
+        if label_selector:
+            kwargs['label_selector'] = label_selector
+        if namespace:
+            return self.call(describe('list', 'pods', namespace=namespace), self.core.list_namespaced_pod, namespace, **kwargs)
+        return self.call(describe('list', 'pods'), self.core.list_pod_for_all_namespaces, **kwargs)
+
+    def pods_on_node(self, node_name, label_selector=None):
+        return self.list_pods(field_selector='spec.nodeName=%s' % node_name, label_selector=label_selector)
+
+    def get_pod(self, namespace, name):
+        return self.call(describe('get', 'pod', name, namespace), self.core.read_namespaced_pod, name, namespace)
+
+    def create_pod(self, namespace, manifest, dry_run=False):
+        kwargs = {'dry_run': 'All'} if dry_run else {}
+        return self.call(describe('create', 'pod', manifest['metadata']['name'], namespace),
+                         self.core.create_namespaced_pod, namespace, manifest, **kwargs)
+
+    def delete_pod(self, namespace, name, uid=None, grace_period_seconds=None, dry_run=False):
+        """Delete a pod (only that incarnation when ``uid`` is given); False if it was already gone."""
+        body = {}
+        if uid:
+            body['preconditions'] = {'uid': uid}
+        if grace_period_seconds is not None:
+            body['gracePeriodSeconds'] = grace_period_seconds
+        if dry_run:
+            body['dryRun'] = ['All']
+        try:
+            self.call(describe('delete', 'pod', name, namespace), self.core.delete_namespaced_pod, name, namespace,
+                      body=body)
+        except NotFound:
+            return False
+        except Conflict:
+            # The uid precondition failed: the pod by that name is a newer one, not ours.
+            return False
+        return True
+
+    def evict_pod(self, namespace, name, dry_run=False):
+        """Evict through policy/v1 Eviction: 'evicted', 'gone' or ('blocked', message) on 429.
+
+        Any other failure (403 RBAC, 500 misconfigured PDBs) raises KubeError.
+        """
+        body = {'apiVersion': 'policy/v1', 'kind': 'Eviction', 'metadata': {'name': name, 'namespace': namespace}}
+        if dry_run:
+            body['deleteOptions'] = {'dryRun': ['All']}
+        try:
+            self.call(describe('evict', 'pod', name, namespace), self.core.create_namespaced_pod_eviction,
+                      name, namespace, body)
+        except NotFound:
+            return 'gone', None
+        except KubeError as exc:
+            if exc.status == 429:
+                return 'blocked', exc.body.get('message') or exc.message
+            raise
+        return 'evicted', None
+
+    def pod_log(self, namespace, name, container, tail_lines=200, previous=False):
+        """The container's log text, or None with the reason when the node cannot serve it."""
+        kwargs = {'container': container, 'raw_text': True}
+        if tail_lines:
+            kwargs['tail_lines'] = tail_lines
+        if previous:
+            kwargs['previous'] = True
+        try:
+            return self.call(describe('get', 'pods/log', name, namespace) + ' container %s' % container,
+                             self.core.read_namespaced_pod_log, name, namespace, **kwargs), None
+        except KubeError as exc:
+            return None, exc.message
+
+    def list_pdbs(self, namespace=None):
+        if namespace:
+            return self.call(describe('list', 'poddisruptionbudgets', namespace=namespace),
+                             self.policy.list_namespaced_pod_disruption_budget, namespace)
+        return self.call(describe('list', 'poddisruptionbudgets'), self.policy.list_pod_disruption_budget_for_all_namespaces)
+
+    # ------------------------------------------------------------------ config maps and namespaces
+
+    def get_namespace(self, name):
+        return self.call(describe('get', 'namespace', name), self.core.read_namespace, name)
+
+    def apply_configmap(self, manifest, dry_run=False):
+        """Create or update a ConfigMap to match ``manifest``: 'created', 'updated' or 'unchanged'."""
+        meta = manifest['metadata']
+        name, namespace = meta['name'], meta['namespace']
+        kwargs = {'dry_run': 'All'} if dry_run else {}
+        try:
+            current = self.call(describe('get', 'configmap', name, namespace), self.core.read_namespaced_config_map,
+                                name, namespace)
+        except NotFound:
+            self.call(describe('create', 'configmap', name, namespace), self.core.create_namespaced_config_map,
+                      namespace, manifest, **kwargs)
+            return 'created'
+        cur_meta = current.get('metadata') or {}
+        same = ((current.get('data') or {}) == (manifest.get('data') or {})
+                and _contains(cur_meta.get('labels') or {}, meta.get('labels') or {})
+                and _contains(cur_meta.get('annotations') or {}, meta.get('annotations') or {}))
+        if same:
+            return 'unchanged'
+        patch = {'metadata': {'labels': meta.get('labels') or {}, 'annotations': meta.get('annotations') or {},
+                              'resourceVersion': cur_meta.get('resourceVersion')},
+                 'data': _replace_map(current.get('data') or {}, manifest.get('data') or {})}
+        self.call(describe('patch', 'configmap', name, namespace), self.core.patch_namespaced_config_map,
+                  name, namespace, patch, **kwargs)
+        return 'updated'
+
+    # ------------------------------------------------------------------ NodeWright resources
+
+    def get_custom(self, kind, name, group=None):
+        """A cluster-scoped NodeWright resource (Skyhook, NodeWright, DeploymentPolicy) by name."""
+        plural = CUSTOM_KINDS[kind][0]
+        groups = [group] if group else list(GROUP_VERSIONS)
+        last = None
+        for grp in groups:
+            try:
+                return self.call(describe('get', '%s.%s' % (plural, grp), name), self.custom.get_cluster_custom_object,
+                                 grp, GROUP_VERSIONS[grp], plural, name)
+            except NotFound as exc:
+                last = exc
+        raise NotFound('%s %s not found in the cluster at %s (looked in %s)'
+                       % (kind, name, self.host, ', '.join(groups)), 404, body=getattr(last, 'body', None))
+
+    def get_lease(self, namespace, name):
+        return self.call(describe('get', 'lease', name, namespace), self.coordination.read_namespaced_lease, name, namespace)
+
+    # ------------------------------------------------------------------ access checks
+
+    def can_i(self, verb, resource, group='', namespace=None, subresource=None, name=None):
+        """SelfSubjectAccessReview: (allowed, reason). Creates nothing that persists."""
+        attrs = {'verb': verb, 'resource': resource, 'group': group}
+        if namespace:
+            attrs['namespace'] = namespace
+        if subresource:
+            attrs['subresource'] = subresource
+        if name:
+            attrs['name'] = name
+        body = {'apiVersion': 'authorization.k8s.io/v1', 'kind': 'SelfSubjectAccessReview',
+                'spec': {'resourceAttributes': attrs}}
+        result = self.call('create selfsubjectaccessreview', self.authz.create_self_subject_access_review, body)
+        status = result.get('status') or {}
+        return bool(status.get('allowed')), status.get('reason') or ''
+
+    def require(self, checks):
+        """Fail before any change unless every (verb, resource, group, namespace, subresource) is allowed."""
+        denied = []
+        for verb, resource, group, namespace, subresource in checks:
+            allowed, reason = self.can_i(verb, resource, group, namespace, subresource)
+            if not allowed:
+                what = '%s %s%s%s' % (verb, resource, '/' + subresource if subresource else '',
+                                      '.' + group if group else '')
+                denied.append('%s%s%s' % (what, ' in namespace %s' % namespace if namespace else '',
+                                          ' (%s)' % reason if reason else ''))
+        if denied:
+            raise KubeError('RBAC denies what this task needs, so nothing was changed: %s' % '; '.join(denied), 403)
+
+    # ------------------------------------------------------------------ waiting
+
+    def watch_until(self, kind, predicate, timeout, namespace=None, field_selector=None, label_selector=None,
+                    what=None, on_event=None):
+        """Wait, by watch, until ``predicate(objects)`` returns a truthy value, and return it.
+
+        ``objects`` maps uid -> object for every ``kind`` ('pods' or 'nodes') matching the
+        selectors, kept current from one list and then watch events (re-listed only if the
+        watch expires). Raises WaitTimeout after ``timeout`` seconds.
+        """
+        deadline = time.time() + timeout
+        what = what or 'the %s to change' % kind
+        objects, rv = self._list_for_watch(kind, namespace, field_selector, label_selector)
+        result = predicate(objects)
+        while not result:
+            remaining = deadline - time.time()
+            if remaining <= 0:
+                raise WaitTimeout('timed out after %ss waiting for %s' % (timeout, what), last=objects)
+            func, args = self._list_func(kind, namespace)
+            kwargs = {'watch': True, 'resource_version': rv, 'timeout_seconds': max(1, int(remaining + 0.999)),
+                      'allow_watch_bookmarks': True, '_preload_content': False,
+                      '_request_timeout': (self.request_timeout, max(5, remaining + 5))}
+            if field_selector:
+                kwargs['field_selector'] = field_selector
+            if label_selector:
+                kwargs['label_selector'] = label_selector
+            try:
+                resp = func(*args, **kwargs)
+            except ApiException as exc:
+                raise self.error('watch %s' % kind, exc)
+            except (urllib3.exceptions.HTTPError, OSError) as exc:
+                raise KubeError('watch %s: cannot reach the Kubernetes API server at %s: %s' % (kind, self.host, _short(exc)))
+            expired = False
+            try:
+                for line in _lines(resp):
+                    event = json.loads(line)
+                    etype, obj = event.get('type'), event.get('object') or {}
+                    meta = obj.get('metadata') or {}
+                    if etype == 'ERROR':
+                        if obj.get('code') == 410:
+                            expired = True
+                            break
+                        raise KubeError('watch %s: %s' % (kind, obj.get('message')), obj.get('code') or 0)
+                    rv = meta.get('resourceVersion') or rv
+                    if etype == 'BOOKMARK':
+                        continue
+                    if etype == 'DELETED':
+                        objects.pop(meta.get('uid'), None)
+                    else:
+                        objects[meta.get('uid')] = obj
+                    if on_event:
+                        on_event(etype, obj)
+                    result = predicate(objects)
+                    if result or time.time() >= deadline:
+                        break
+            except (urllib3.exceptions.HTTPError, OSError):
+                # The stream was cut (read timeout, server restart): carry on from the last version seen.
+                pass
+            finally:
+                resp.close()
+                resp.release_conn()
+            if expired:
+                objects, rv = self._list_for_watch(kind, namespace, field_selector, label_selector)
+                result = predicate(objects)
+        return result
+
+    def _list_func(self, kind, namespace):
+        if kind == 'pods':
+            if namespace:
+                return self.core.list_namespaced_pod, (namespace,)
+            return self.core.list_pod_for_all_namespaces, ()
+        if kind == 'nodes':
+            return self.core.list_node, ()
+        raise ValueError('watch_until cannot watch %r' % kind)
+
+    def _list_for_watch(self, kind, namespace, field_selector, label_selector):
+        func, args = self._list_func(kind, namespace)
+        kwargs = {}
+        if field_selector:
+            kwargs['field_selector'] = field_selector
+        if label_selector:
+            kwargs['label_selector'] = label_selector
+        listing = self.call(describe('list', kind, namespace=namespace), func, *args, **kwargs)
+        objects = dict(((o.get('metadata') or {}).get('uid'), o) for o in listing.get('items') or [])
+        return objects, (listing.get('metadata') or {}).get('resourceVersion')
+
+
+def _contains(have, want):
+    return all(have.get(k) == v for k, v in want.items())
+
+
+def _replace_map(current, wanted):
+    """A merge patch turning ``current`` into exactly ``wanted`` (removed keys set to null)."""
+    patch = dict(wanted)
+    for key in current:
+        if key not in wanted:
+            patch[key] = None
+    return patch
+
+
+def _short(exc):
+    text = str(exc)
+    return text if len(text) < 300 else text[:297] + '...'
+
+
+def _lines(resp):
+    """Complete lines of a streamed watch response."""
+    pending = b''
+    for chunk in resp.stream(amt=None, decode_content=False):
+        pending += chunk
+        while b'\n' in pending:
+            line, pending = pending.split(b'\n', 1)
+            if line.strip():
+                yield line.decode('utf-8')
+    if pending.strip():
+        yield pending.decode('utf-8')
+
+
+def fail_on_kube_error(module, exc, **result):
+    module.fail_json(msg=exc.message, status=exc.status, **result)

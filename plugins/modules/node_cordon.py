@@ -1,0 +1,182 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: node_cordon
+short_description: Cordon or uncordon a node on behalf of a NodeWright CR, as the operator does
+version_added: 0.1.0
+author: nodewright.bridge contributors (@nodewright)
+description:
+  - Cordons a node (C(spec.unschedulable=true)) and records the cordon as the NodeWright
+    operator does, with the annotation C(skyhook.nvidia.com/cordon_<owner>=true).
+  - Uncordoning removes only the owner's annotation. The node becomes schedulable again only
+    if this owner held the cordon and no other owner still holds one. A node that was already
+    cordoned by someone else (for example C(kubectl cordon)) when the owner cordoned it stays
+    cordoned, and the result says so.
+  - Every write carries the node's resourceVersion, so concurrent writers never lose changes.
+extends_documentation_fragment:
+  - nodewright.bridge.k8s_auth
+options:
+  name:
+    description: The node.
+    type: str
+    required: true
+  owner:
+    description:
+      - The name of the Skyhook / NodeWright CR on whose behalf the node is cordoned.
+    type: str
+    required: true
+  state:
+    description:
+      - V(cordoned) holds a cordon for O(owner); V(uncordoned) releases it.
+    type: str
+    choices: [cordoned, uncordoned]
+    default: cordoned
+attributes:
+  check_mode:
+    support: full
+    details: The change is sent to the API server as a dry run, so RBAC and admission are checked too.
+  diff_mode:
+    support: full
+notes:
+  - When the node was already unschedulable and no NodeWright owner held it, the cordon is
+    recorded as inherited (annotation C(bridge.nodewright.io/cordon-inherited_<owner>)), so that
+    releasing it leaves the node as it was found.
+seealso:
+  - module: nodewright.bridge.node_drain
+'''
+
+EXAMPLES = r'''
+- name: Cordon the node for the gpu-tuning CR
+  nodewright.bridge.node_cordon:
+    name: gpu-node-07
+    owner: gpu-tuning
+    state: cordoned
+
+- name: Release the cordon (the node stays cordoned if someone else cordoned it)
+  nodewright.bridge.node_cordon:
+    name: gpu-node-07
+    owner: gpu-tuning
+    state: uncordoned
+    kubeconfig: ~/.kube/prod-gpu
+  register: released
+
+- name: Report a node that stays cordoned
+  ansible.builtin.debug:
+    msg: "{{ released.message }}"
+  when: released.unschedulable
+'''
+
+RETURN = r'''
+node:
+  description: The node's name.
+  returned: always
+  type: str
+  sample: gpu-node-07
+unschedulable:
+  description: Whether the node is unschedulable after the task (in check mode, would be).
+  returned: always
+  type: bool
+owners:
+  description: NodeWright owners holding a cordon on the node after the task.
+  returned: always
+  type: list
+  elements: str
+  sample: [gpu-tuning]
+held:
+  description: Whether O(owner) holds a cordon on the node after the task.
+  returned: always
+  type: bool
+inherited:
+  description: Whether the owner's cordon was inherited from a cordon that was already there.
+  returned: always
+  type: bool
+message:
+  description: What happened, in words; says why a node stays cordoned.
+  returned: always
+  type: str
+  sample: node gpu-node-07 stays cordoned; it was cordoned by someone else before gpu-tuning cordoned it
+'''
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
+from ansible_collections.nodewright.bridge.plugins.module_utils.cr_model import cr_name_errors
+
+
+def _view(node):
+    meta = node.get('metadata') or {}
+    annotations = meta.get('annotations') or {}
+    ours = dict((k, v) for k, v in annotations.items()
+                if k.startswith(node_state.CORDON_PREFIX) or k.startswith(node_state.INHERITED_CORDON_PREFIX))
+    return {'unschedulable': bool((node.get('spec') or {}).get('unschedulable')), 'annotations': ours}
+
+
+def run(module, kube):
+    name, owner, state = module.params['name'], module.params['owner'], module.params['state']
+
+    def mutate(node):
+        meta = node.get('metadata') or {}
+        unschedulable = bool((node.get('spec') or {}).get('unschedulable'))
+        if state == 'cordoned':
+            return node_state.cordon_patch(owner, meta.get('annotations'), unschedulable)
+        return node_state.uncordon_patch(owner, meta.get('annotations'), unschedulable)[0]
+
+    before_node = kube.get_node(name)
+    before = _view(before_node)
+    after_node, patch = kube.update_node(name, mutate, node=before_node, dry_run=module.check_mode)
+    # In check mode the server's dry run answers with the node as it would be.
+    after = _view(after_node)
+    annotations = after['annotations']
+    owners = node_state.cordon_owners(annotations)
+    inherited = annotations.get(node_state.inherited_cordon_key(owner)) == 'true'
+    held = owner in owners
+    if state == 'cordoned':
+        message = 'node %s is cordoned by %s%s' % (
+            name, owner, ' (inherited: it was already cordoned by someone else)' if inherited else '')
+    elif after['unschedulable']:
+        if patch is None and owner not in node_state.cordon_owners(before['annotations']):
+            why = 'it is not cordoned by %s' % owner
+        elif owners:
+            why = 'it is still cordoned by %s' % ', '.join(owners)
+        else:
+            why = 'it was cordoned by someone else before %s cordoned it' % owner
+        message = 'node %s stays cordoned; %s' % (name, why)
+    else:
+        message = 'node %s is schedulable' % name
+    result = dict(changed=patch is not None, node=name, unschedulable=after['unschedulable'], owners=owners,
+                  held=held, inherited=inherited, message=message)
+    if module._diff:
+        result['diff'] = {'before': before, 'after': after, 'before_header': 'node/%s' % name,
+                          'after_header': 'node/%s' % name}
+    return result
+
+
+def main():
+    argument_spec = kube_api.auth_argument_spec()
+    argument_spec.update(
+        name=dict(type='str', required=True),
+        owner=dict(type='str', required=True),
+        state=dict(type='str', default='cordoned', choices=['cordoned', 'uncordoned']),
+    )
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    errors = cr_name_errors(module.params['owner'], 'owner')
+    if errors:
+        module.fail_json(msg='; '.join(errors))
+    try:
+        kube = kube_api.Kube(module.params)
+        result = run(module, kube)
+    except kube_api.KubeError as exc:
+        module.fail_json(msg=exc.message, node=module.params['name'], status=exc.status)
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()
