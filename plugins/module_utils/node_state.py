@@ -230,3 +230,63 @@ def uncordon_patch(cr_name, annotations, unschedulable):
         patch['spec'] = {'unschedulable': False}
         return patch, True
     return patch, not unschedulable
+
+
+def states_on_node(annotations, cr_name=None):
+    """``{cr: decoded nodeState}`` for every CR (or just ``cr_name``) with state on the node."""
+    annotations = annotations or {}
+    prefix = '%s/nodeState_' % PREFIX
+    found = {}
+    for key in sorted(annotations):
+        if not key.startswith(prefix):
+            continue
+        owner = key[len(prefix):]
+        if cr_name is None or owner == cr_name:
+            found[owner] = decode(annotations[key], where='node annotation %s' % key)
+    return found
+
+
+RERUN_STAGES = ('apply', 'config', 'interrupt', 'post-interrupt')
+
+
+def reset_patch(cr_name, annotations, package=None, version=None, stage=None):
+    """The metadata patch of ``kubectl skyhook node reset`` / ``package rerun`` for one node.
+
+    * no package: drop the CR's whole nodeState annotation (every package re-runs);
+    * a package (every version on the node, or just ``version``): drop its entries, so it
+      re-runs from the start; with ``stage``, keep them but set that stage ``in_progress``
+      so it re-runs from there.
+    Returns ``(patch or None, [unique names reset])``.
+    """
+    key = node_state_key(cr_name)
+    annotations = annotations or {}
+    if key not in annotations:
+        return None, []
+    state = decode(annotations[key], where='node annotation %s' % key)
+    if package is None:
+        return {'metadata': {'annotations': {key: None}}}, sorted(state)
+    if stage is not None and stage not in RERUN_STAGES:
+        raise ValueError('stage %r is not one of %s' % (stage, ', '.join(RERUN_STAGES)))
+    hits = sorted(k for k, v in state.items() if v['name'] == package and (version is None or v['version'] == version))
+    if not hits:
+        return None, []
+    new = dict(state)
+    for hit in hits:
+        if stage is None:
+            del new[hit]
+        else:
+            entry = dict(new[hit])
+            entry['stage'], entry['state'] = stage, 'in_progress'
+            new[hit] = entry
+    if new == state:
+        return None, []
+    if not new:
+        return {'metadata': {'annotations': {key: None}}}, hits
+    return node_state_patch(cr_name, new), hits
+
+
+def ignore_patch(labels, ignored):
+    """Set (or remove) the ignore label; None when it already is as wanted."""
+    if is_ignored(labels) == bool(ignored) and (ignored or IGNORE_LABEL not in (labels or {})):
+        return None
+    return {'metadata': {'labels': {IGNORE_LABEL: 'true' if ignored else None}}}

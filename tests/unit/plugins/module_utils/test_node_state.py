@@ -238,3 +238,74 @@ def test_foreign_cordon_survives_two_crs(order):
     node = cordon(cordon(node, 'a'), 'b')
     node = uncordon(uncordon(node, order[0]), order[1])
     assert node == {'annotations': {}, 'unschedulable': True}
+
+
+# --------------------------------------------------------------------------- reset / ignore
+
+def _annotated(cr, state):
+    return {node_state.node_state_key(cr): node_state.encode(state), 'other': 'x'}
+
+
+def _two_packages():
+    state, _ = node_state.upsert({}, 'a', '1.0', 'img/a', 'complete', 'config')
+    state, _ = node_state.upsert(state, 'b', '2.0', 'img/b', 'erroring', 'apply', restarts=3)
+    return state
+
+
+def test_states_on_node_reads_every_cr_or_one():
+    ann = _annotated('cr1', _two_packages())
+    ann.update(_annotated('cr2', {}))
+    everything = node_state.states_on_node(ann)
+    assert sorted(everything) == ['cr1', 'cr2']
+    assert everything['cr1']['b|2.0']['restarts'] == 3
+    assert list(node_state.states_on_node(ann, 'cr2')) == ['cr2']
+    assert node_state.states_on_node(ann, 'nope') == {}
+
+
+def test_reset_whole_cr_removes_the_annotation_only():
+    patch, reset = node_state.reset_patch('cr1', _annotated('cr1', _two_packages()))
+    assert patch == {'metadata': {'annotations': {node_state.node_state_key('cr1'): None}}}
+    assert reset == ['a|1.0', 'b|2.0']
+
+
+def test_reset_without_state_is_a_no_op():
+    assert node_state.reset_patch('cr1', {'other': 'x'}) == (None, [])
+    assert node_state.reset_patch('cr1', _annotated('cr1', _two_packages()), package='zzz') == (None, [])
+
+
+def test_reset_one_package_keeps_the_others():
+    patch, reset = node_state.reset_patch('cr1', _annotated('cr1', _two_packages()), package='b')
+    assert reset == ['b|2.0']
+    left = node_state.decode(patch['metadata']['annotations'][node_state.node_state_key('cr1')])
+    assert list(left) == ['a|1.0']
+
+
+def test_reset_last_package_removes_the_annotation():
+    state, _ = node_state.upsert({}, 'a', '1.0', 'img/a', 'complete', 'config')
+    patch, reset = node_state.reset_patch('cr1', _annotated('cr1', state), package='a', version='1.0')
+    assert patch == {'metadata': {'annotations': {node_state.node_state_key('cr1'): None}}}
+    assert reset == ['a|1.0']
+
+
+def test_rerun_from_stage_sets_in_progress():
+    patch, reset = node_state.reset_patch('cr1', _annotated('cr1', _two_packages()), package='a', stage='apply')
+    left = node_state.decode(patch['metadata']['annotations'][node_state.node_state_key('cr1')])
+    assert reset == ['a|1.0']
+    assert (left['a|1.0']['stage'], left['a|1.0']['state']) == ('apply', 'in_progress')
+    assert left['b|2.0']['state'] == 'erroring'
+
+
+def test_rerun_from_an_unknown_stage_is_refused():
+    with pytest.raises(ValueError, match='uninstall'):
+        node_state.reset_patch('cr1', _annotated('cr1', _two_packages()), package='a', stage='uninstall')
+
+
+def test_ignore_patch():
+    assert node_state.ignore_patch({}, True) == {'metadata': {'labels': {node_state.IGNORE_LABEL: 'true'}}}
+    assert node_state.ignore_patch({node_state.IGNORE_LABEL: 'true'}, True) is None
+    assert node_state.ignore_patch({node_state.IGNORE_LABEL: 'true'}, False) == {
+        'metadata': {'labels': {node_state.IGNORE_LABEL: None}}}
+    assert node_state.ignore_patch({}, False) is None
+    # a label with another value is not "ignored" but is still removed by unignore
+    assert node_state.ignore_patch({node_state.IGNORE_LABEL: 'false'}, False) == {
+        'metadata': {'labels': {node_state.IGNORE_LABEL: None}}}

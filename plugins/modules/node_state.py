@@ -1,0 +1,233 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: node_state
+short_description: Read, reset, ignore or unignore the NodeWright state of a node
+version_added: 0.1.0
+author: nodewright.bridge contributors (@nodewright)
+description:
+  - Reads the NodeWright annotations and labels of a node and returns them decoded, per CR
+    and per package (C(skyhook.nvidia.com/nodeState_<cr>), C(status_<cr>), C(cordon_<cr>),
+    C(version_<cr>), the C(skyhook.nvidia.com/ignore) label).
+  - V(reset) does what C(kubectl skyhook node reset) does (drops the CR's whole node state, so
+    every package re-runs) or, with O(package), what C(kubectl skyhook package rerun) does
+    (drops that package's entries; with O(stage), re-runs it from that stage).
+  - V(ignore) and V(unignore) set and remove the C(skyhook.nvidia.com/ignore=true) label, which
+    keeps the node out of every rollout (C(kubectl skyhook node ignore / unignore)).
+  - Writes carry the node's resourceVersion, so a concurrent writer's changes are never lost.
+extends_documentation_fragment:
+  - nodewright.bridge.k8s_auth
+options:
+  name:
+    description: The node.
+    type: str
+    required: true
+  cr:
+    description:
+      - The Skyhook / NodeWright CR whose state to read or reset. Required for V(reset).
+      - For V(read) without it, the state of every CR on the node is returned.
+    type: str
+  action:
+    description: What to do.
+    type: str
+    choices: [read, reset, ignore, unignore]
+    default: read
+  package:
+    description:
+      - For V(reset), the package to re-run (all its versions on the node unless O(version) is set).
+        Without it the CR's whole state is reset.
+    type: str
+  version:
+    description: For V(reset) with O(package), only this version of the package.
+    type: str
+  stage:
+    description:
+      - For V(reset) with O(package), keep the package's entry but re-run it from this stage
+        (its state becomes C(in_progress)), as C(kubectl skyhook package rerun --stage) does.
+    type: str
+    choices: [apply, config, interrupt, post-interrupt]
+attributes:
+  check_mode:
+    support: full
+    details: Changes are sent to the API server as a dry run.
+  diff_mode:
+    support: full
+notes:
+  - As C(kubectl skyhook node reset), a reset leaves the C(status_<cr>) annotation and label alone;
+    they are rewritten by the next run.
+'''
+
+EXAMPLES = r'''
+- name: Read what every CR did on a node
+  nodewright.bridge.node_state:
+    name: gpu-node-07
+  register: node_info
+
+- name: Show the state of the tuning package
+  ansible.builtin.debug:
+    var: node_info.states['gpu-tuning']['tuning|1.2.0']
+
+- name: Re-run one package from its config stage
+  nodewright.bridge.node_state:
+    name: gpu-node-07
+    cr: gpu-tuning
+    action: reset
+    package: tuning
+    stage: config
+
+- name: Reset everything the CR did on the node
+  nodewright.bridge.node_state:
+    name: gpu-node-07
+    cr: gpu-tuning
+    action: reset
+
+- name: Keep a node out of every rollout
+  nodewright.bridge.node_state:
+    name: gpu-node-07
+    action: ignore
+'''
+
+RETURN = r'''
+node:
+  description: The node's name.
+  returned: always
+  type: str
+states:
+  description:
+    - The node state per CR (after the task), keyed by package C(<name>|<version>), decoded from
+      C(skyhook.nvidia.com/nodeState_<cr>). Each entry has C(name), C(version), C(image),
+      C(containerSHA), C(stage), C(state) and C(restarts).
+  returned: always
+  type: dict
+  sample: {"gpu-tuning": {"tuning|1.2.0": {"name": "tuning", "version": "1.2.0", "image": "ghcr.io/acme/tuning",
+           "containerSHA": "", "stage": "config", "state": "complete", "restarts": 0}}}
+status:
+  description: The node status per CR (C(skyhook.nvidia.com/status_<cr>)).
+  returned: always
+  type: dict
+  sample: {"gpu-tuning": "complete"}
+versions:
+  description: The operator version per CR whose formats the annotations use (C(skyhook.nvidia.com/version_<cr>)).
+  returned: always
+  type: dict
+cordon_owners:
+  description: CRs holding a NodeWright cordon on the node.
+  returned: always
+  type: list
+  elements: str
+unschedulable:
+  description: Whether the node is cordoned.
+  returned: always
+  type: bool
+ignored:
+  description: Whether the node carries C(skyhook.nvidia.com/ignore=true).
+  returned: always
+  type: bool
+reset:
+  description: The package entries (C(<name>|<version>)) that V(reset) removed or set to re-run.
+  returned: when O(action=reset)
+  type: list
+  elements: str
+'''
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
+from ansible_collections.nodewright.bridge.plugins.module_utils.cr_model import cr_name_errors
+
+
+def _suffixed(annotations, prefix):
+    return dict((k[len(prefix):], v) for k, v in sorted(annotations.items()) if k.startswith(prefix))
+
+
+def describe_node(node, cr_name=None):
+    meta = node.get('metadata') or {}
+    annotations = meta.get('annotations') or {}
+    labels = meta.get('labels') or {}
+    status = _suffixed(annotations, node_state.status_key(''))
+    versions = _suffixed(annotations, node_state.version_key(''))
+    if cr_name is not None:
+        status = dict((k, v) for k, v in status.items() if k == cr_name)
+        versions = dict((k, v) for k, v in versions.items() if k == cr_name)
+    return {
+        'states': node_state.states_on_node(annotations, cr_name),
+        'status': status,
+        'versions': versions,
+        'cordon_owners': node_state.cordon_owners(annotations),
+        'unschedulable': bool((node.get('spec') or {}).get('unschedulable')),
+        'ignored': node_state.is_ignored(labels),
+    }
+
+
+def run(module, kube):
+    params = module.params
+    name, cr_name, action = params['name'], params['cr'], params['action']
+    node = kube.get_node(name)
+    before = describe_node(node, cr_name)
+    reset = []
+    if action == 'read':
+        return dict(changed=False, node=name, **before)
+
+    def mutate(current):
+        meta = current.get('metadata') or {}
+        if action == 'reset':
+            patch, hits = node_state.reset_patch(cr_name, meta.get('annotations'), params['package'],
+                                                 params['version'], params['stage'])
+            reset[:] = hits
+            return patch
+        return node_state.ignore_patch(meta.get('labels'), action == 'ignore')
+
+    after_node, patch = kube.update_node(name, mutate, node=node, dry_run=module.check_mode)
+    after = describe_node(after_node, cr_name)
+    result = dict(changed=patch is not None, node=name, **after)
+    if action == 'reset':
+        result['reset'] = list(reset)
+    if module._diff:
+        result['diff'] = {'before': before, 'after': after, 'before_header': 'node/%s' % name,
+                          'after_header': 'node/%s' % name}
+    return result
+
+
+def main():
+    argument_spec = kube_api.auth_argument_spec()
+    argument_spec.update(
+        name=dict(type='str', required=True),
+        cr=dict(type='str'),
+        action=dict(type='str', default='read', choices=['read', 'reset', 'ignore', 'unignore']),
+        package=dict(type='str'),
+        version=dict(type='str'),
+        stage=dict(type='str', choices=list(node_state.RERUN_STAGES)),
+    )
+    module = AnsibleModule(
+        argument_spec=argument_spec,
+        supports_check_mode=True,
+        required_if=[('action', 'reset', ('cr',))],
+        required_by={'version': 'package', 'stage': 'package'},
+    )
+    params = module.params
+    if params['cr'] is not None:
+        errors = cr_name_errors(params['cr'], 'cr')
+        if errors:
+            module.fail_json(msg='; '.join(errors))
+    if params['action'] != 'reset' and params['package']:
+        module.fail_json(msg='package is only used with action=reset (got action=%s)' % params['action'])
+    try:
+        kube = kube_api.Kube(params)
+        result = run(module, kube)
+    except kube_api.KubeError as exc:
+        module.fail_json(msg=exc.message, node=params['name'], status=exc.status)
+    except node_state.NodeStateError as exc:
+        module.fail_json(msg='node %s: %s' % (params['name'], exc), node=params['name'])
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()
