@@ -32,7 +32,12 @@ try:
 except ImportError as import_exc:  # pragma: no cover - reported by the module at run time
     HAS_KUBERNETES = False
     KUBERNETES_IMPORT_ERROR = import_exc
-    ApiException = ConfigException = Exception
+
+    class ApiException(Exception):  # pylint: disable=function-redefined
+        """Stands in for kubernetes' exception so that except clauses stay valid."""
+
+    class ConfigException(Exception):  # pylint: disable=function-redefined
+        """Stands in for kubernetes' exception so that except clauses stay valid."""
 
 # Names, aliases and K8S_AUTH_* variables of kubernetes.core's connection options.
 AUTH_ARG_SPEC = dict(

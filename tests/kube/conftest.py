@@ -81,3 +81,78 @@ def namespace(cluster, request):  # pylint: disable=redefined-outer-name
     cluster.create_namespace(name)
     yield name
     cluster.delete_namespace(name)
+
+
+@pytest.fixture(scope='session')
+def modules(cluster, tmp_path_factory):  # pylint: disable=redefined-outer-name
+    """Runs the collection's modules against the test cluster: ``modules.run('node_cordon', name=...)``."""
+    # pylint: disable-next=import-outside-toplevel
+    from module_runner import ModuleRunner
+    return ModuleRunner(cluster.kubeconfig, tmp_path_factory.mktemp('modules'))
+
+
+_FRESH_NODE_INDEX = [500]
+
+
+@pytest.fixture
+def node(cluster, request):  # pylint: disable=redefined-outer-name
+    """A fresh fake GPU node of its own for one test (Ready), deleted afterwards.
+
+    Tests that cordon, drain, reboot or annotate use one, so that they never see each
+    other's changes on the session's shared nodes.
+    """
+    base = re.sub(r'[^a-z0-9-]+', '-', request.node.name.lower()).strip('-')[:30].strip('-')
+    name = f'n-{base}-{uuid.uuid4().hex[:5]}'
+    _FRESH_NODE_INDEX[0] += 1
+    launcher.create_nodes(cluster.api, [name], labels={'nodewright.bridge/test-node': 'true'},
+                          start_index=_FRESH_NODE_INDEX[0])
+    launcher.wait_nodes_ready(cluster.api, [name], timeout=60)
+    yield name
+    try:
+        cluster.core.delete_node(name)
+    except Exception:  # pylint: disable=broad-exception-caught
+        pass  # a test may have deleted it on purpose
+
+
+@pytest.fixture
+def identity(cluster, namespace):  # pylint: disable=redefined-outer-name
+    """A factory for a limited identity: ``identity(rules)`` -> connection options for the modules.
+
+    Creates a ServiceAccount bound to a ClusterRole with exactly ``rules`` (RBAC
+    PolicyRule dicts) and returns ``{'kubeconfig': None, 'host', 'api_key', 'ca_cert'}``
+    with a fresh token, so a module runs as that account instead of as the admin.
+    """
+    # pylint: disable-next=import-outside-toplevel
+    import yaml
+    # pylint: disable-next=import-outside-toplevel
+    from kubernetes import client as kclient
+    rbac = kclient.RbacAuthorizationV1Api(cluster.api)
+    created = []
+    config = yaml.safe_load(Path(cluster.kubeconfig).read_text())
+    server = config['clusters'][0]['cluster']['server']
+    ca_path = Path(cluster.kubeconfig).with_name(f'ca-{namespace}.crt')
+    # pylint: disable-next=import-outside-toplevel
+    import base64
+    ca_path.write_bytes(base64.b64decode(config['clusters'][0]['cluster']['certificate-authority-data']))
+
+    def make(rules):
+        name = f'{namespace}-{len(created)}'
+        cluster.core.create_namespaced_service_account(namespace, {'metadata': {'name': name}})
+        rbac.create_cluster_role({'metadata': {'name': name}, 'rules': rules})
+        rbac.create_cluster_role_binding({
+            'metadata': {'name': name},
+            'roleRef': {'apiGroup': 'rbac.authorization.k8s.io', 'kind': 'ClusterRole', 'name': name},
+            'subjects': [{'kind': 'ServiceAccount', 'name': name, 'namespace': namespace}]})
+        created.append(name)
+        token = cluster.core.create_namespaced_service_account_token(
+            name, namespace, {'spec': {'expirationSeconds': 3600}}).status.token
+        return {'kubeconfig': None, 'host': server, 'api_key': token, 'ca_cert': str(ca_path)}
+
+    yield make
+    for name in created:
+        for delete in (rbac.delete_cluster_role_binding, rbac.delete_cluster_role):
+            try:
+                delete(name)
+            except kclient.ApiException:
+                pass
+    ca_path.unlink(missing_ok=True)

@@ -247,9 +247,8 @@ def _annotated(cr, state):
 
 
 def _two_packages():
-    state, _ = node_state.upsert({}, 'a', '1.0', 'img/a', 'complete', 'config')
-    state, _ = node_state.upsert(state, 'b', '2.0', 'img/b', 'erroring', 'apply', restarts=3)
-    return state
+    state = node_state.upsert({}, 'a', '1.0', 'img/a', 'complete', 'config')[0]
+    return node_state.upsert(state, 'b', '2.0', 'img/b', 'erroring', 'apply', restarts=3)[0]
 
 
 def test_states_on_node_reads_every_cr_or_one():
@@ -281,7 +280,7 @@ def test_reset_one_package_keeps_the_others():
 
 
 def test_reset_last_package_removes_the_annotation():
-    state, _ = node_state.upsert({}, 'a', '1.0', 'img/a', 'complete', 'config')
+    state = node_state.upsert({}, 'a', '1.0', 'img/a', 'complete', 'config')[0]
     patch, reset = node_state.reset_patch('cr1', _annotated('cr1', state), package='a', version='1.0')
     assert patch == {'metadata': {'annotations': {node_state.node_state_key('cr1'): None}}}
     assert reset == ['a|1.0']

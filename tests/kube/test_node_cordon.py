@@ -1,0 +1,116 @@
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""nodewright.bridge.node_cordon against the real API server."""
+
+from __future__ import annotations
+
+CORDON = 'skyhook.nvidia.com/cordon_'
+INHERITED = 'bridge.nodewright.io/cordon-inherited_'
+
+
+def _node(cluster, name):
+    node = cluster.core.read_node(name)
+    return bool(node.spec.unschedulable), dict(node.metadata.annotations or {})
+
+
+def test_cordon_records_the_owner_and_is_idempotent(cluster, modules, node):
+    first = modules.run('node_cordon', name=node, owner='gpu-tuning', diff=True)
+    assert first['rc'] == 0 and first['changed'] is True
+    assert first['held'] is True and first['owners'] == ['gpu-tuning']
+    assert first['diff']['before']['unschedulable'] is False and first['diff']['after']['unschedulable'] is True
+    unschedulable, annotations = _node(cluster, node)
+    assert unschedulable is True
+    assert annotations[CORDON + 'gpu-tuning'] == 'true'
+    assert INHERITED + 'gpu-tuning' not in annotations
+
+    again = modules.run('node_cordon', name=node, owner='gpu-tuning')
+    assert again['changed'] is False and again['unschedulable'] is True
+
+    released = modules.run('node_cordon', name=node, owner='gpu-tuning', state='uncordoned')
+    assert released['changed'] is True and released['unschedulable'] is False
+    unschedulable, annotations = _node(cluster, node)
+    assert unschedulable is False and CORDON + 'gpu-tuning' not in annotations
+    assert modules.run('node_cordon', name=node, owner='gpu-tuning', state='uncordoned')['changed'] is False
+
+
+def test_a_foreign_cordon_survives_our_uncordon(cluster, modules, node):
+    # Someone ran `kubectl cordon` before the rollout.
+    cluster.core.patch_node(node, {'spec': {'unschedulable': True}})
+    held = modules.run('node_cordon', name=node, owner='gpu-tuning')
+    assert held['changed'] is True and held['inherited'] is True
+    released = modules.run('node_cordon', name=node, owner='gpu-tuning', state='uncordoned')
+    assert released['changed'] is True
+    assert released['unschedulable'] is True
+    assert 'cordoned by someone else' in released['message']
+    unschedulable, annotations = _node(cluster, node)
+    assert unschedulable is True
+    assert not [k for k in annotations if k.startswith(CORDON) or k.startswith(INHERITED)]
+
+
+def test_uncordon_of_a_node_we_never_cordoned_changes_nothing(cluster, modules, node):
+    cluster.core.patch_node(node, {'spec': {'unschedulable': True}})
+    result = modules.run('node_cordon', name=node, owner='gpu-tuning', state='uncordoned')
+    assert result['changed'] is False and result['unschedulable'] is True
+    assert 'not cordoned by gpu-tuning' in result['message']
+    assert _node(cluster, node)[0] is True
+
+
+def test_two_owners_the_node_stays_cordoned_until_the_last_releases(cluster, modules, node):
+    modules.run('node_cordon', name=node, owner='cr-a')
+    second = modules.run('node_cordon', name=node, owner='cr-b')
+    assert second['inherited'] is False and second['owners'] == ['cr-a', 'cr-b']
+    first_out = modules.run('node_cordon', name=node, owner='cr-a', state='uncordoned')
+    assert first_out['unschedulable'] is True and 'still cordoned by cr-b' in first_out['message']
+    last_out = modules.run('node_cordon', name=node, owner='cr-b', state='uncordoned')
+    assert last_out['unschedulable'] is False
+    assert _node(cluster, node)[0] is False
+
+
+def test_check_mode_changes_nothing(cluster, modules, node):
+    result = modules.run('node_cordon', name=node, owner='gpu-tuning', check=True)
+    assert result['changed'] is True and result['unschedulable'] is True
+    unschedulable, annotations = _node(cluster, node)
+    assert unschedulable is False and CORDON + 'gpu-tuning' not in annotations
+
+
+def test_missing_node_fails_and_names_it(modules):
+    result = modules.run('node_cordon', name='no-such-node-x', owner='gpu-tuning')
+    assert result['failed'] is True and result['rc'] != 0
+    assert 'node no-such-node-x does not exist' in result['msg']
+
+
+def test_bad_owner_is_refused_before_any_request(modules, node, cluster):
+    result = modules.run('node_cordon', name=node, owner='Not_A_Name')
+    assert result['failed'] is True and 'owner' in result['msg']
+    assert _node(cluster, node)[0] is False
+
+
+def test_unreachable_api_server_fails_clearly(modules, node):
+    result = modules.run('node_cordon', name=node, owner='gpu-tuning', host='https://127.0.0.1:1')
+    assert result['failed'] is True
+    assert 'cannot reach the Kubernetes API server at https://127.0.0.1:1' in result['msg']
+
+
+def test_rbac_denied_patch_fails_and_leaves_the_node_alone(cluster, modules, node, identity):
+    reader = identity([{'apiGroups': [''], 'resources': ['nodes'], 'verbs': ['get', 'list', 'watch']}])
+    result = modules.run('node_cordon', name=node, owner='gpu-tuning', **reader)
+    assert result['failed'] is True
+    assert f'patch node {node}: forbidden' in result['msg']
+    assert result['status'] == 403
+    unschedulable, annotations = _node(cluster, node)
+    assert unschedulable is False and CORDON + 'gpu-tuning' not in annotations
+
+
+def test_concurrent_writers_lose_nothing(cluster, modules, node):
+    owners = [f'cr-{i}' for i in range(6)]
+    handles = [modules.start('node_cordon', name=node, owner=o) for o in owners]
+    handles.append(modules.start('node_state', name=node, action='ignore'))
+    results = [modules.finish(h) for h in handles]
+    assert all(r['rc'] == 0 for r in results), results
+    unschedulable, annotations = _node(cluster, node)
+    assert unschedulable is True
+    assert sorted(k[len(CORDON):] for k in annotations if k.startswith(CORDON)) == owners
+    assert cluster.core.read_node(node).metadata.labels['skyhook.nvidia.com/ignore'] == 'true'
+    # Exactly one of them found the node schedulable and holds the real cordon; the others
+    # saw it cordoned by a NodeWright owner, so none of them is marked inherited.
+    assert not [k for k in annotations if k.startswith(INHERITED)]

@@ -1,0 +1,83 @@
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""nodewright.bridge.node_state against the real API server."""
+
+from __future__ import annotations
+
+import json
+
+KEY = 'skyhook.nvidia.com/nodeState_gpu-tuning'
+STATE = {
+    'a|1.0': {'name': 'a', 'version': '1.0', 'image': 'reg/a', 'stage': 'config', 'state': 'complete'},
+    'b|2.0': {'name': 'b', 'version': '2.0', 'image': 'reg/b', 'stage': 'apply', 'state': 'erroring', 'restarts': 2},
+}
+
+
+def _annotate(cluster, node):
+    cluster.core.patch_node(node, {'metadata': {
+        'annotations': {KEY: json.dumps(STATE), 'skyhook.nvidia.com/status_gpu-tuning': 'erroring',
+                        'skyhook.nvidia.com/nodeState_other': json.dumps({})},
+        'labels': {'skyhook.nvidia.com/status_gpu-tuning': 'erroring'}}})
+
+
+def _annotations(cluster, node):
+    return dict(cluster.core.read_node(node).metadata.annotations or {})
+
+
+def test_read_decodes_every_cr(cluster, modules, node):
+    _annotate(cluster, node)
+    result = modules.run('node_state', name=node)
+    assert result['changed'] is False
+    assert sorted(result['states']) == ['gpu-tuning', 'other']
+    assert result['states']['gpu-tuning']['b|2.0']['restarts'] == 2
+    assert result['states']['gpu-tuning']['a|1.0']['containerSHA'] == ''
+    assert result['status'] == {'gpu-tuning': 'erroring'}
+    only = modules.run('node_state', name=node, cr='gpu-tuning')
+    assert list(only['states']) == ['gpu-tuning']
+
+
+def test_reset_one_package_then_all(cluster, modules, node):
+    _annotate(cluster, node)
+    check = modules.run('node_state', name=node, cr='gpu-tuning', action='reset', package='b', check=True)
+    assert check['changed'] is True and check['reset'] == ['b|2.0']
+    assert json.loads(_annotations(cluster, node)[KEY]) == STATE
+
+    one = modules.run('node_state', name=node, cr='gpu-tuning', action='reset', package='b', diff=True)
+    assert one['changed'] is True and one['reset'] == ['b|2.0']
+    assert list(json.loads(_annotations(cluster, node)[KEY])) == ['a|1.0']
+    assert 'b|2.0' in one['diff']['before']['states']['gpu-tuning']
+    assert 'b|2.0' not in one['diff']['after']['states']['gpu-tuning']
+
+    rerun = modules.run('node_state', name=node, cr='gpu-tuning', action='reset', package='a', stage='config')
+    entry = json.loads(_annotations(cluster, node)[KEY])['a|1.0']
+    assert rerun['changed'] is True and (entry['stage'], entry['state']) == ('config', 'in_progress')
+
+    everything = modules.run('node_state', name=node, cr='gpu-tuning', action='reset')
+    annotations = _annotations(cluster, node)
+    assert everything['changed'] is True and KEY not in annotations
+    assert 'skyhook.nvidia.com/nodeState_other' in annotations  # another CR's state is untouched
+    again = modules.run('node_state', name=node, cr='gpu-tuning', action='reset')
+    assert again['changed'] is False and again['reset'] == []
+
+
+def test_ignore_and_unignore(cluster, modules, node):
+    first = modules.run('node_state', name=node, action='ignore')
+    assert first['changed'] is True and first['ignored'] is True
+    assert cluster.core.read_node(node).metadata.labels['skyhook.nvidia.com/ignore'] == 'true'
+    assert modules.run('node_state', name=node, action='ignore')['changed'] is False
+    back = modules.run('node_state', name=node, action='unignore')
+    assert back['changed'] is True and back['ignored'] is False
+    assert 'skyhook.nvidia.com/ignore' not in (cluster.core.read_node(node).metadata.labels or {})
+
+
+def test_a_corrupt_annotation_is_reported_not_overwritten(cluster, modules, node):
+    cluster.core.patch_node(node, {'metadata': {'annotations': {KEY: '{not json'}}})
+    result = modules.run('node_state', name=node, cr='gpu-tuning', action='reset', package='a')
+    assert result['failed'] is True
+    assert node in result['msg'] and KEY in result['msg']
+    assert _annotations(cluster, node)[KEY] == '{not json'
+
+
+def test_reset_needs_a_cr(modules, node):
+    result = modules.run('node_state', name=node, action='reset')
+    assert result['failed'] is True and 'cr' in result['msg']
