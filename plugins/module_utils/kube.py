@@ -192,12 +192,15 @@ def _apply_overrides(configuration, params):
 class Kube(object):
     """A thin client over the typed APIs that speaks plain dicts and raises KubeError."""
 
-    def __init__(self, params):
+    def __init__(self, params, pool_size=None):
         if not HAS_KUBERNETES:
             raise KubeError(missing_required_lib('kubernetes') + ' (%s)' % KUBERNETES_IMPORT_ERROR)
         self.params = params
         self.request_timeout = params.get('request_timeout') or 30
         self.configuration = _build_configuration(params)
+        if pool_size:
+            # Concurrent requests (evictions) need as many connections.
+            self.configuration.connection_pool_maxsize = pool_size
         self.api_client = kclient.ApiClient(self.configuration)
         self.core = kclient.CoreV1Api(self.api_client)
         self.policy = kclient.PolicyV1Api(self.api_client)
@@ -328,14 +331,19 @@ class Kube(object):
             return False
         return True
 
-    def evict_pod(self, namespace, name, dry_run=False):
+    def evict_pod(self, namespace, name, dry_run=False, grace_period_seconds=None):
         """Evict through policy/v1 Eviction: 'evicted', 'gone' or ('blocked', message) on 429.
 
         Any other failure (403 RBAC, 500 misconfigured PDBs) raises KubeError.
         """
         body = {'apiVersion': 'policy/v1', 'kind': 'Eviction', 'metadata': {'name': name, 'namespace': namespace}}
+        options = {}
         if dry_run:
-            body['deleteOptions'] = {'dryRun': ['All']}
+            options['dryRun'] = ['All']
+        if grace_period_seconds is not None:
+            options['gracePeriodSeconds'] = grace_period_seconds
+        if options:
+            body['deleteOptions'] = options
         try:
             self.call(describe('evict', 'pod', name, namespace), self.core.create_namespaced_pod_eviction,
                       name, namespace, body)

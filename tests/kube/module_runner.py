@@ -59,9 +59,9 @@ class ModuleRunner:
         result['rc'] = code
         return result
 
-    def run(self, module, check=False, diff=False, timeout=600, **args):
+    def run(self, module, check=False, diff=False, run_timeout=600, **args):
         cmd, env = self._command(module, args, check, diff)
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout, check=False)
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=run_timeout, check=False)
         return self._parse(module, proc.stdout, proc.stderr, proc.returncode)
 
     def start(self, module, check=False, diff=False, **args):
@@ -70,7 +70,7 @@ class ModuleRunner:
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         return module, proc
 
-    def finish(self, handle, timeout=600):
+    def finish(self, handle, run_timeout=600):
         module, proc = handle
-        out, err = proc.communicate(timeout=timeout)
+        out, err = proc.communicate(timeout=run_timeout)
         return self._parse(module, out, err, proc.returncode)

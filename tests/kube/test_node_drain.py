@@ -1,0 +1,217 @@
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""nodewright.bridge.node_drain against the real API server (real PDBs, controllers and scheduler)."""
+
+from __future__ import annotations
+
+import time
+
+from kubernetes import client as kclient
+
+import helpers
+
+
+def _apps(cluster):
+    return kclient.AppsV1Api(cluster.api)
+
+
+def _policy(cluster):
+    return kclient.PolicyV1Api(cluster.api)
+
+
+def _template(labels, node, **spec):
+    # nodeName pins replacements to the same node too, as a node-local workload would be.
+    body = {'nodeName': node, 'containers': [{'name': 'main', 'image': 'registry.local/app:1'}]}
+    body.update(spec)
+    return {'metadata': {'labels': labels}, 'spec': body}
+
+
+def _deployment(cluster, namespace, name, node, replicas):
+    labels = {'app': name}
+    _apps(cluster).create_namespaced_deployment(namespace, {
+        'metadata': {'name': name},
+        'spec': {'replicas': replicas, 'selector': {'matchLabels': labels}, 'template': _template(labels, node)}})
+    return _wait_running(cluster, namespace, f'app={name}', replicas)
+
+
+def _wait_running(cluster, namespace, selector, count):
+    def ready():
+        pods = [p for p in cluster.core.list_namespaced_pod(namespace, label_selector=selector).items
+                if p.status.phase == 'Running' and not p.metadata.deletion_timestamp]
+        return pods if len(pods) == count else None
+    return helpers.wait_for(ready, 60, what=f'{count} running pods for {selector}')
+
+
+def _pdb(cluster, namespace, name, min_available, expected):
+    policy = _policy(cluster)
+    policy.create_namespaced_pod_disruption_budget(namespace, {
+        'metadata': {'name': name}, 'spec': {'minAvailable': min_available, 'selector': {'matchLabels': {'app': name}}}})
+    _pdb_settled(cluster, namespace, name, expected)
+
+
+def _pdb_settled(cluster, namespace, name, allowed):
+    policy = _policy(cluster)
+
+    def check():
+        pdb = policy.read_namespaced_pod_disruption_budget(name, namespace)
+        st = pdb.status
+        return st and st.observed_generation == pdb.metadata.generation and st.disruptions_allowed == allowed
+    helpers.wait_for(check, 30, what=f'PDB {name} disruptionsAllowed={allowed}')
+
+
+def _uids(cluster, namespace, selector):
+    return {p.metadata.uid for p in cluster.core.list_namespaced_pod(namespace, label_selector=selector).items}
+
+
+def _by_name(result):
+    return {e['name']: e for e in result['pods']}
+
+
+def test_drain_evicts_workloads_and_skips_by_the_rules(cluster, modules, node, namespace):
+    modules.run('node_cordon', name=node, owner='drain-test')
+    web = _deployment(cluster, namespace, 'web', node, 2)
+    # A DaemonSet pod (real controller), a pod tolerating the cordon, a kube-system pod, a finished pod.
+    labels = {'app': 'agent'}
+    _apps(cluster).create_namespaced_daemon_set(namespace, {
+        'metadata': {'name': 'agent'},
+        'spec': {'selector': {'matchLabels': labels},
+                 'template': {'metadata': {'labels': labels},
+                              'spec': {'nodeSelector': {'kubernetes.io/hostname': node},
+                                       'containers': [{'name': 'a', 'image': 'registry.local/agent:1'}]}}}})
+    _wait_running(cluster, namespace, 'app=agent', 1)
+    for pod_ns, name, extra in (
+            (namespace, 'tolerant', {'tolerations': [{'key': 'node.kubernetes.io/unschedulable', 'operator': 'Exists'}]}),
+            ('kube-system', f'sys-{node}'[:60], {}),
+            (namespace, 'done', {'restartPolicy': 'Never'})):
+        body = _template({'app': name[:20]}, node, **extra)
+        cluster.core.create_namespaced_pod(pod_ns, {'metadata': dict(body['metadata'], name=name), 'spec': body['spec']})
+        cluster.wait_pod(pod_ns, name, lambda p: p.status.phase == 'Running')
+    cluster.core.patch_namespaced_pod_status('done', namespace, {'status': {'phase': 'Succeeded'}})
+    try:
+        result = modules.run('node_drain', name=node, timeout=60)
+        assert result['rc'] == 0, result
+        pods = _by_name(result)
+        for pod in web:
+            assert pods[pod.metadata.name]['action'] == 'evicted'
+            assert pods[pod.metadata.name]['uid'] == pod.metadata.uid
+            assert pods[pod.metadata.name]['finished'] >= pods[pod.metadata.name]['started']
+        reasons = {e['reason'] for e in result['pods'] if e['action'] == 'skipped'}
+        assert {'daemonset', 'tolerates-unschedulable', 'kube-system', 'finished'} <= reasons
+        assert result['evicted'] == 2 and result['changed'] is True
+        # The evicted pods are gone; the ReplicaSet's replacements have new UIDs.
+        assert not {p.metadata.uid for p in web} & _uids(cluster, namespace, 'app=web')
+        assert cluster.core.read_namespaced_pod('tolerant', namespace).status.phase == 'Running'
+    finally:
+        cluster.core.delete_namespaced_pod(f'sys-{node}'[:60], 'kube-system', grace_period_seconds=0)
+
+
+def test_pdb_blocks_then_allows(cluster, modules, node, namespace):
+    web = _deployment(cluster, namespace, 'web', node, 2)
+    _pdb(cluster, namespace, 'web', 2, 0)
+    handle = modules.start('node_drain', name=node, timeout=90)
+    time.sleep(7)  # the first evictions are refused (429) and retried with backoff
+    _policy(cluster).patch_namespaced_pod_disruption_budget('web', namespace, {'spec': {'minAvailable': 1}})
+    result = modules.finish(handle)
+    assert result['rc'] == 0, result
+    entries = [e for e in result['pods'] if e['namespace'] == namespace]
+    assert {e['action'] for e in entries} == {'evicted'}
+    assert max(e['attempts'] for e in entries) >= 2
+    assert any(f'{namespace}/web' in pdb for e in entries for pdb in e['pdbs'])
+    assert not {p.metadata.uid for p in web} & _uids(cluster, namespace, 'app=web')
+
+
+def test_pdb_that_never_allows_fails_naming_it(cluster, modules, node, namespace):
+    web = _deployment(cluster, namespace, 'web', node, 1)
+    _pdb(cluster, namespace, 'web', 1, 0)
+    result = modules.run('node_drain', name=node, timeout=8)
+    assert result['failed'] is True
+    pod = web[0].metadata.name
+    assert f'{namespace}/{pod} blocked by {namespace}/web (minAvailable 1,' in result['msg']
+    assert 'disruptionsAllowed 0' in result['msg']
+    entry = _by_name(result)[web[0].metadata.name]
+    assert entry['action'] == 'blocked' and entry['attempts'] >= 2
+    assert _uids(cluster, namespace, 'app=web') == {web[0].metadata.uid}
+
+
+def test_preflight_fails_before_the_first_eviction(cluster, modules, node, namespace):
+    free = _deployment(cluster, namespace, 'free', node, 2)
+    _deployment(cluster, namespace, 'guarded', node, 1)
+    _pdb(cluster, namespace, 'guarded', 1, 0)
+    before = _uids(cluster, namespace, 'app=free')
+    result = modules.run('node_drain', name=node, preflight=True)
+    assert result['failed'] is True and 'preflight failed, nothing was evicted' in result['msg']
+    assert f'{namespace}/guarded' in result['msg']
+    assert result['preflight']['ok'] is False
+    assert [b['name'] for b in result['preflight']['blocked']][0].startswith('guarded-')
+    assert _uids(cluster, namespace, 'app=free') == before == {p.metadata.uid for p in free}
+
+
+def test_check_mode_reports_and_evicts_nothing(cluster, modules, node, namespace):
+    web = _deployment(cluster, namespace, 'web', node, 2)
+    result = modules.run('node_drain', name=node, check=True)
+    assert result['rc'] == 0 and result['changed'] is True
+    assert {e['action'] for e in result['pods'] if e['namespace'] == namespace} == {'would-evict'}
+    assert result['preflight'] == {'ok': True, 'blocked': []}
+    assert _uids(cluster, namespace, 'app=web') == {p.metadata.uid for p in web}
+
+
+def test_statefulset_pod_returning_under_the_same_name_is_not_waited_for(cluster, modules, node, namespace):
+    labels = {'app': 'db'}
+    _apps(cluster).create_namespaced_stateful_set(namespace, {
+        'metadata': {'name': 'db'},
+        'spec': {'replicas': 1, 'serviceName': 'db', 'selector': {'matchLabels': labels},
+                 'template': _template(labels, node)}})
+    old = _wait_running(cluster, namespace, 'app=db', 1)[0]
+    assert old.metadata.name == 'db-0'
+    result = modules.run('node_drain', name=node, timeout=60)
+    assert result['rc'] == 0, result
+    assert _by_name(result)['db-0']['action'] == 'evicted'
+    # The StatefulSet brings db-0 back on the same node, under the same name, with a new UID.
+    new = _wait_running(cluster, namespace, 'app=db', 1)[0]
+    assert new.metadata.name == 'db-0' and new.metadata.uid != old.metadata.uid
+    assert new.spec.node_name == node
+
+
+def test_wait_for_protected_pods_to_finish(cluster, modules, node, namespace):
+    web = _deployment(cluster, namespace, 'web', node, 1)
+    body = _template({'workload': 'training'}, node, restartPolicy='Never')
+    cluster.core.create_namespaced_pod(namespace, {'metadata': dict(body['metadata'], name='train'), 'spec': body['spec']})
+    cluster.wait_pod(namespace, 'train', lambda p: p.status.phase == 'Running')
+    handle = modules.start('node_drain', name=node, wait_for={'matchLabels': {'workload': 'training'}}, timeout=60)
+    time.sleep(4)
+    # Nothing is evicted while the training pod runs.
+    assert _uids(cluster, namespace, 'app=web') == {web[0].metadata.uid}
+    cluster.core.patch_namespaced_pod_status('train', namespace, {'status': {'phase': 'Succeeded'}})
+    result = modules.finish(handle)
+    assert result['rc'] == 0, result
+    assert result['protected_wait'] >= 3
+    entries = _by_name(result)
+    assert entries['train']['action'] == 'skipped'
+    assert entries[web[0].metadata.name]['action'] == 'evicted'
+
+
+def test_wait_for_timeout_evicts_nothing(cluster, modules, node, namespace):
+    web = _deployment(cluster, namespace, 'web', node, 1)
+    body = _template({'workload': 'training'}, node)
+    cluster.core.create_namespaced_pod(namespace, {'metadata': dict(body['metadata'], name='train'), 'spec': body['spec']})
+    cluster.wait_pod(namespace, 'train', lambda p: p.status.phase == 'Running')
+    result = modules.run('node_drain', name=node, wait_for='workload=training', wait_for_timeout=3)
+    assert result['failed'] is True
+    assert f'{namespace}/train' in result['msg'] and 'nothing was evicted' in result['msg']
+    assert _uids(cluster, namespace, 'app=web') == {web[0].metadata.uid}
+
+
+def test_bad_selector_and_missing_node(modules, node):
+    bad = modules.run('node_drain', name=node, pod_selector='app in (a')
+    assert bad['failed'] is True and 'pod_selector' in bad['msg']
+    missing = modules.run('node_drain', name='no-such-node-y')
+    assert missing['failed'] is True and 'node no-such-node-y does not exist' in missing['msg']
+
+
+def test_rbac_without_eviction_fails_and_evicts_nothing(cluster, modules, node, namespace, identity):
+    web = _deployment(cluster, namespace, 'web', node, 1)
+    reader = identity([{'apiGroups': [''], 'resources': ['nodes', 'pods'], 'verbs': ['get', 'list', 'watch']},
+                       {'apiGroups': ['policy'], 'resources': ['poddisruptionbudgets'], 'verbs': ['get', 'list']}])
+    result = modules.run('node_drain', name=node, **reader)
+    assert result['failed'] is True and 'forbidden' in result['msg'] and 'evict pod' in result['msg']
+    assert _uids(cluster, namespace, 'app=web') == {web[0].metadata.uid}
