@@ -57,9 +57,9 @@ AUTH_ARG_SPEC = dict(
 )
 
 GROUP_VERSIONS = {'skyhook.nvidia.com': 'v1alpha1', 'nodewright.nvidia.com': 'v1alpha1'}
-# kind -> (plural, namespaced) for the NodeWright custom resources.
-CUSTOM_KINDS = {'Skyhook': ('skyhooks', False), 'NodeWright': ('nodewrights', False),
-                'DeploymentPolicy': ('deploymentpolicies', False)}
+# Where the (cluster-scoped) NodeWright resources live, in the order they are looked up.
+CR_PLACES = (('skyhook.nvidia.com', 'skyhooks'), ('nodewright.nvidia.com', 'nodewrights'))
+POLICY_PLACES = (('skyhook.nvidia.com', 'deploymentpolicies'), ('nodewright.nvidia.com', 'deploymentpolicies'))
 
 MERGE_PATCH = 'application/merge-patch+json'
 
@@ -406,19 +406,24 @@ class Kube(object):
 
     # ------------------------------------------------------------------ NodeWright resources
 
-    def get_custom(self, kind, name, group=None):
-        """A cluster-scoped NodeWright resource (Skyhook, NodeWright, DeploymentPolicy) by name."""
-        plural = CUSTOM_KINDS[kind][0]
-        groups = [group] if group else list(GROUP_VERSIONS)
-        last = None
-        for grp in groups:
+    def _get_first(self, what, name, places):
+        tried = []
+        for group, plural in places:
+            tried.append('%s.%s' % (plural, group))
             try:
-                return self.call(describe('get', '%s.%s' % (plural, grp), name), self.custom.get_cluster_custom_object,
-                                 grp, GROUP_VERSIONS[grp], plural, name)
-            except NotFound as exc:
-                last = exc
-        raise NotFound('%s %s not found in the cluster at %s (looked in %s)'
-                       % (kind, name, self.host, ', '.join(groups)), 404, body=getattr(last, 'body', None))
+                return self.call(describe('get', '%s.%s' % (plural, group), name), self.custom.get_cluster_custom_object,
+                                 group, GROUP_VERSIONS[group], plural, name)
+            except NotFound:
+                continue
+        raise NotFound('%s %s not found in the cluster at %s (looked for %s)' % (what, name, self.host, ', '.join(tried)), 404)
+
+    def get_cr(self, name):
+        """The Skyhook (skyhook.nvidia.com) or NodeWright (nodewright.nvidia.com) CR by name."""
+        return self._get_first('Skyhook / NodeWright', name, CR_PLACES)
+
+    def get_policy(self, name):
+        """A DeploymentPolicy by name (skyhook.nvidia.com, then nodewright.nvidia.com)."""
+        return self._get_first('DeploymentPolicy', name, POLICY_PLACES)
 
     def get_lease(self, namespace, name):
         return self.call(describe('get', 'lease', name, namespace), self.coordination.read_namespaced_lease, name, namespace)

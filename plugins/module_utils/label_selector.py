@@ -139,3 +139,23 @@ def matches(selector, labels):
         else:
             raise ValueError('unknown label selector operator %r' % operator)
     return True
+
+
+def to_query(selector):
+    """The ``labelSelector`` query string for a LabelSelector dict (``''`` selects everything).
+
+    matchLabels ``k=v``; matchExpressions ``k in (a,b)``, ``k notin (a,b)``, ``k``, ``!k``.
+    Values are sorted so the string is stable. The selector must be valid (selector_errors).
+    """
+    selector = selector or {}
+    parts = ['%s=%s' % (key, value) for key, value in sorted((selector.get('matchLabels') or {}).items())]
+    for expr in selector.get('matchExpressions') or []:
+        key, operator = expr['key'], expr['operator']
+        if operator == 'Exists':
+            parts.append(key)
+        elif operator == 'DoesNotExist':
+            parts.append('!%s' % key)
+        else:
+            word = 'in' if operator == 'In' else 'notin'
+            parts.append('%s %s (%s)' % (key, word, ','.join(sorted(expr.get('values') or []))))
+    return ','.join(parts)

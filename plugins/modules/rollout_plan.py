@@ -20,9 +20,14 @@ description:
     each node the package stages still pending, whether it must be cordoned and drained, and the merged interrupt.
   - Validates the CR and the policy like the CRD schema and the operator's admission webhook do; every problem
     is reported with its field path, and nothing else happens.
-  - Changes nothing. This version works offline, from files or data; reading from a cluster comes later.
+  - Changes nothing. Works offline, from files or data, or reads from the cluster what is not given:
+    the CR by O(cr_name) when O(cr) is omitted, the nodes matching the CR's C(nodeSelectors) (with their
+    state annotations) when O(nodes) is omitted, and the DeploymentPolicy the CR names when it is neither
+    given nor in the O(cr) file.
 author:
   - nodewright.bridge contributors (@nodewright)
+extends_documentation_fragment:
+  - nodewright.bridge.k8s_auth
 attributes:
   action:
     support: full
@@ -41,11 +46,13 @@ options:
         C(files/) directories, then the playbook directory); vault-encrypted files are read.
       - A file may hold several documents; the DeploymentPolicy the CR names can be one of them.
       - Kinds C(Skyhook) (C(skyhook.nvidia.com/v1alpha1)) and C(NodeWright) (C(nodewright.nvidia.com/v1alpha1)).
+      - When omitted, the CR named O(cr_name) is read from the cluster.
     type: raw
-    required: true
   cr_name:
     description:
       - Which CR to plan when O(cr) is a file with several CRs.
+      - Without O(cr), the name of the CR to read from the cluster (a C(Skyhook), then a C(NodeWright)).
+      - One of O(cr) and O(cr_name) is required.
     type: str
   policy:
     description:
@@ -59,8 +66,8 @@ options:
       - The nodes, as a list of C({name, labels, annotations}), a Kubernetes C(NodeList)
         (for example C(kubectl get nodes -o json)), or the path of a YAML/JSON file on the controller holding either.
       - The C(skyhook.nvidia.com/nodeState_<cr>) annotation gives what each node has done already.
+      - When omitted, the nodes matching the CR's C(nodeSelectors) are read from the cluster.
     type: raw
-    required: true
   node_order:
     description:
       - Order of nodes inside a compartment. V(name) sorts by node name; V(inventory) keeps the order given.
@@ -135,9 +142,20 @@ EXAMPLES = r'''
         labels:
           nodepool: gpu
         annotations: {}
+
+- name: Plan the CR that is in the cluster, over the nodes it selects now
+  nodewright.bridge.rollout_plan:
+    cr_name: gpu-tuning
+    kubeconfig: ~/.kube/prod-gpu
+  register: live_plan
 '''
 
 RETURN = r'''
+sources:
+  description: Where the CR, the policy and the nodes came from (C(given) or C(cluster)).
+  returned: success
+  type: dict
+  sample: {"cr": "cluster", "policy": "cluster", "nodes": "cluster"}
 cr:
   description: The CR planned.
   returned: success
@@ -223,6 +241,8 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible.module_utils.common.text.converters import to_native
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils import label_selector
 from ansible_collections.nodewright.bridge.plugins.module_utils.planner import normalise_nodes, plan_rollout, resolve_policy
 
 
@@ -251,8 +271,21 @@ def _select_cr(docs, name, source):
 
 
 def run(params, warn):
-    cr_doc, bundled_policies = _select_cr(_documents(params['cr'], 'cr'), params['cr_name'], 'cr')
+    sources = {}
+    kube = None
+    if params['cr'] is None or params['nodes'] is None:
+        kube = kube_api.Kube(params)
+    if params['cr'] is None:
+        cr_doc, bundled_policies = kube.get_cr(params['cr_name']), []
+        sources['cr'] = 'cluster'
+    else:
+        cr_doc, bundled_policies = _select_cr(_documents(params['cr'], 'cr'), params['cr_name'], 'cr')
+        sources['cr'] = 'given'
     cr = cr_model.build_cr(cr_doc)
+    if (params['policy'] is None and kube is not None and cr.deployment_policy
+            and not [d for d in bundled_policies if (d.get('metadata') or {}).get('name') == cr.deployment_policy]):
+        bundled_policies = bundled_policies + [kube.get_policy(cr.deployment_policy)]
+        sources['policy'] = 'cluster'
     if params['policy'] is not None:
         policy_docs = _documents(params['policy'], 'policy')
         if len(policy_docs) != 1:
@@ -266,27 +299,38 @@ def run(params, warn):
             warn('policy given: it replaces the CR spec.interruptionBudget %s' % cr.interruption_budget)
     else:
         policy = resolve_policy(cr, bundled_policies)
-    nodes = normalise_nodes(params['nodes'])
+    if params['nodes'] is None:
+        listing = kube.list_nodes(label_selector=label_selector.to_query(cr.node_selector) or None)
+        nodes = normalise_nodes(listing.get('items') or [])
+        sources['nodes'] = 'cluster'
+    else:
+        nodes = normalise_nodes(params['nodes'])
+        sources['nodes'] = 'given'
     if cr.paused:
         warn('%s %s is paused (skyhook.nvidia.com/pause=true): the operator would not start any batch' % (cr.kind, cr.name))
     if cr.disabled:
         warn('%s %s is disabled (skyhook.nvidia.com/disable=true): the operator would not act on it' % (cr.kind, cr.name))
-    return plan_rollout(cr, nodes, policy=policy, order=params['node_order'],
-                        cap_to_ceiling=params['cap_batches_at_ceiling'], config_changes=params['config_changes'])
+    result = plan_rollout(cr, nodes, policy=policy, order=params['node_order'],
+                          cap_to_ceiling=params['cap_batches_at_ceiling'], config_changes=params['config_changes'])
+    result['sources'] = sources
+    return result
 
 
 def main():
+    argument_spec = kube_api.auth_argument_spec()
+    argument_spec.update(
+        cr=dict(type='raw'),
+        cr_name=dict(type='str'),
+        policy=dict(type='raw'),
+        nodes=dict(type='raw'),
+        node_order=dict(type='str', default='name', choices=['name', 'inventory']),
+        cap_batches_at_ceiling=dict(type='bool', default=True),
+        config_changes=dict(type='dict'),
+    )
     module = AnsibleModule(
-        argument_spec=dict(
-            cr=dict(type='raw', required=True),
-            cr_name=dict(type='str'),
-            policy=dict(type='raw'),
-            nodes=dict(type='raw', required=True),
-            node_order=dict(type='str', default='name', choices=['name', 'inventory']),
-            cap_batches_at_ceiling=dict(type='bool', default=True),
-            config_changes=dict(type='dict'),
-        ),
+        argument_spec=argument_spec,
         supports_check_mode=True,
+        required_one_of=[('cr', 'cr_name')],
     )
     if not cr_model.HAS_YAML:
         module.fail_json(msg=missing_required_lib('PyYAML'))
@@ -294,6 +338,8 @@ def main():
         result = run(module.params, module.warn)
     except cr_model.CRValidationError as exc:
         module.fail_json(msg=to_native(exc), errors=exc.errors)
+    except kube_api.KubeError as exc:
+        module.fail_json(msg=exc.message, status=exc.status)
     module.exit_json(changed=False, **result)
 
 

@@ -139,3 +139,22 @@ def test_label_value(value, ok):
 @pytest.mark.parametrize('check', [ls.label_value_errors, ls.qualified_name_errors])
 def test_trailing_newline_rejected(check):
     assert check('abc\n') != []
+
+
+def test_to_query_renders_every_operator_stably():
+    selector = {'matchLabels': {'b': '2', 'a': '1'},
+                'matchExpressions': [{'key': 'gpu', 'operator': 'In', 'values': ['h100', 'a100']},
+                                     {'key': 'zone', 'operator': 'NotIn', 'values': ['z2']},
+                                     {'key': 'ready', 'operator': 'Exists'},
+                                     {'key': 'skyhook.nvidia.com/ignore', 'operator': 'DoesNotExist'}]}
+    assert ls.to_query(selector) == ('a=1,b=2,gpu in (a100,h100),zone notin (z2),ready,'
+                                                 '!skyhook.nvidia.com/ignore')
+    assert ls.to_query({}) == '' and ls.to_query(None) == ''
+
+
+def test_to_query_agrees_with_matches():
+    selector = {'matchLabels': {'pool': 'gpu'}, 'matchExpressions': [{'key': 'x', 'operator': 'NotIn', 'values': ['1']}]}
+    # the API server's parser is the reference; here we check the rendering carries each requirement
+    query = ls.to_query(selector)
+    assert query.split(',') == ['pool=gpu', 'x notin (1)']
+    assert ls.matches(selector, {'pool': 'gpu'}) and not ls.matches(selector, {'pool': 'gpu', 'x': '1'})
