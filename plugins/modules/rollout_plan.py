@@ -10,7 +10,7 @@ __metaclass__ = type
 DOCUMENTATION = r'''
 ---
 module: rollout_plan
-short_description: Plan a NodeWright rollout offline, batch by batch and node by node
+short_description: Plan a NodeWright rollout, batch by batch and node by node
 version_added: 0.1.0
 description:
   - Reads a NodeWright (or Skyhook) custom resource, its DeploymentPolicy or legacy C(interruptionBudget),
@@ -20,7 +20,7 @@ description:
     each node the package stages still pending, whether it must be cordoned and drained, and the merged interrupt.
   - Validates the CR and the policy like the CRD schema and the operator's admission webhook do; every problem
     is reported with its field path, and nothing else happens.
-  - Changes nothing. Works offline, from files or data, or reads from the cluster what is not given:
+  - Changes nothing. Works offline, from files or data, or reads from the cluster what is not given, namely
     the CR by O(cr_name) when O(cr) is omitted, the nodes matching the CR's C(nodeSelectors) (with their
     state annotations) when O(nodes) is omitted, and the DeploymentPolicy the CR names when it is neither
     given nor in the O(cr) file.

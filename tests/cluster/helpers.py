@@ -13,16 +13,22 @@ Failure and node life-cycle knobs:
   * node NotReady (kubelet reports NotReady):       set_node_not_ready(api, name)
   * node reboot (NotReady, new bootID, Ready):      reboot_node(api, name)
   * node gone for good (no kubelet, lease stops):   take_node_away(api, name)
+
+Pod logs (pods/log, served by kubelet_logs.py): pod_log(api, ns, pod, container)
+returns what the API server returns; expected_log(...) is the exact text to
+expect, e.g. a failed init container ends with "stage failed: exit 1".
 """
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 
 from kubernetes import client as kclient
 from kubernetes import watch as kwatch
 
+import kubelet_logs
 import launcher
 
 # Pod failure (tests/cluster/stages/pod-init-fail.yaml).
@@ -38,6 +44,13 @@ NODE_NOT_READY_LABEL = 'node-not-ready.stage.kwok.x-k8s.io'
 # until it expires, and this one expires in ten years.
 GONE_LEASE_HOLDER = 'nodewright-bridge/node-gone'
 GONE_LEASE_SECONDS = 315360000
+
+# Pod logs (tests/cluster/kubelet_logs.py): the lines of every container log.
+LOG_HEADER = kubelet_logs.LOG_HEADER        # 'nodewright-bridge fake log: pod {namespace}/{pod} container {container} image {image}'
+LOG_COMPLETED = kubelet_logs.LOG_COMPLETED  # 'stage completed: exit 0'
+LOG_FAILED = kubelet_logs.LOG_FAILED        # 'stage failed: exit {exit_code}'
+LOG_RUNNING = kubelet_logs.LOG_RUNNING      # 'container running'
+FAKE_LOG_ANNOTATION = kubelet_logs.FAKE_LOG_ANNOTATION
 
 
 class WaitTimeout(AssertionError):
@@ -139,6 +152,36 @@ def init_container_failed(pod):
         if code not in (None, 0):
             return name, code
     return None
+
+
+def pod_log(api, namespace, name, container=None, previous=False, **kwargs):
+    """The log of a container through the API server (read_namespaced_pod_log); kwargs: tail_lines, timestamps, ...
+
+    Raises kubernetes.client.ApiException as the server answers: 400 for a
+    container that never ran (waiting) or a missing previous instance.
+    """
+    return core_api(api).read_namespaced_pod_log(name, namespace, container=container, previous=previous, **kwargs)
+
+
+# pylint: disable-next=too-many-arguments,too-many-positional-arguments
+def expected_log(namespace, pod, container, image, exit_code=None, extra=None):
+    """The exact text pod_log() returns for a container instance (exit_code None: running).
+
+    Two lines, or more with extra (the container's text in the pod's
+    nodewright.bridge/fake-log annotation, a JSON object {container: text}):
+        nodewright-bridge fake log: pod <namespace>/<pod> container <container> image <image>
+        stage completed: exit 0  |  stage failed: exit <code>  |  container running
+    """
+    return kubelet_logs.expected_log(namespace, pod, container, image, exit_code, extra)
+
+
+def set_fake_log(manifest, container, text):
+    """Put extra text into one container's fake log (pod manifest dict; returns it)."""
+    ann = manifest.setdefault('metadata', {}).setdefault('annotations', {})
+    texts = json.loads(ann.get(FAKE_LOG_ANNOTATION) or '{}')
+    texts[container] = text
+    ann[FAKE_LOG_ANNOTATION] = json.dumps(texts)
+    return manifest
 
 
 def evict(api, namespace, name):
@@ -285,6 +328,10 @@ class Cluster:
     def evict(self, namespace, name):
         """See evict()."""
         return evict(self.api, namespace, name)
+
+    def pod_log(self, namespace, name, container=None, previous=False, **kwargs):
+        """See pod_log()."""
+        return pod_log(self.api, namespace, name, container, previous, **kwargs)
 
     def create_namespace(self, name, timeout=30.0):
         """Create a namespace and wait for its default service account (pods need it)."""

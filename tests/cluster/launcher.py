@@ -9,9 +9,12 @@ CLI (run with python, no shebang on purpose):
 
 Importable: ``up()`` returns a ``ClusterInfo``; ``down()`` stops it again.
 
-Components (all one process each, everything on 127.0.0.1, free ports):
+Components (all one process each, on 127.0.0.1 and free ports):
 etcd, kube-apiserver, kube-controller-manager, kube-scheduler (one multi-call
-binary built from k8s.io/kubernetes by build.sh) and kwok (fake kubelets).
+binary built from k8s.io/kubernetes by build.sh), kwok (fake kubelets) and
+kubelet-logs (kubelet_logs.py: the kubelets' log endpoint, so that pods/log
+works; bound to 0.0.0.0 so that it is reached on every node's 127.1.x.y
+address, but it answers loopback connections only).
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ import yaml
 CLUSTER_DIR = Path(__file__).resolve().parent
 REPO_ROOT = CLUSTER_DIR.parent.parent
 STAGES_DIR = CLUSTER_DIR / 'stages'
+KUBELET_LOGS = CLUSTER_DIR / 'kubelet_logs.py'
 
 # Nodes kwok manages carry this annotation; nodes without it are left alone
 # (used by take_node_away: a node nobody heartbeats any more).
@@ -83,7 +87,7 @@ STOCK_STAGES = (
 )
 
 # Reverse start order is the stop order.
-COMPONENTS = ('etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok')
+COMPONENTS = ('etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok', 'kubelet-logs')
 
 STATE_FILE = 'cluster.json'
 
@@ -435,6 +439,15 @@ def _gen_sa_key(path):
     os.chmod(path, 0o600)
 
 
+def _gen_serving_cert(cert, key):
+    """Self-signed serving certificate of the kubelet log endpoint (the apiserver is given no kubelet CA, so it does not verify it)."""
+    subprocess.run(['openssl', 'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
+                    '-keyout', str(key), '-out', str(cert), '-days', '3650', '-subj', '/CN=nodewright-bridge-kubelet',
+                    '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost'],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.chmod(key, 0o600)
+
+
 def stage_files(bins):
     """All kwok stage files: the stock ones from the cache plus ours."""
     files = [bins.stock_stages / s for s in STOCK_STAGES]
@@ -526,9 +539,12 @@ def _up(info, bins, started, nodes, crds, labels, label_spread, grace, timeout):
         info.starts[name] = _proc_start_time(proc.pid)
         info.save()
 
-    etcd_client, etcd_peer, api_port, cm_port, sched_port = free_ports(5)
+    etcd_client, etcd_peer, api_port, cm_port, sched_port, kubelet_port, kwok_port = free_ports(7)
+    # kubelet: the port every fake node reports as its kubelet endpoint
+    # (kubelet-logs listens there); kwok: kwok's own server, unused.
     info.ports = {'etcd': etcd_client, 'etcd-peer': etcd_peer, 'kube-apiserver': api_port,
-                  'kube-controller-manager': cm_port, 'kube-scheduler': sched_port}
+                  'kube-controller-manager': cm_port, 'kube-scheduler': sched_port,
+                  'kubelet': kubelet_port, 'kwok': kwok_port}
     info.server = f'https://127.0.0.1:{api_port}'
     info.token = uuid.uuid4().hex
     info.save()
@@ -537,6 +553,7 @@ def _up(info, bins, started, nodes, crds, labels, label_spread, grace, timeout):
     pki.mkdir(exist_ok=True)
     sa_key = state / 'sa.key'
     _gen_sa_key(sa_key)
+    _gen_serving_cert(pki / 'kubelet.crt', pki / 'kubelet.key')
     tokens = state / 'tokens.csv'
     tokens.write_text(f'{info.token},admin,admin,"system:masters"\n', encoding='utf-8')
     os.chmod(tokens, 0o600)
@@ -567,6 +584,11 @@ def _up(info, bins, started, nodes, crds, labels, label_spread, grace, timeout):
         f'--cert-dir={pki}',
         f'--token-auth-file={tokens}',
         '--authorization-mode=Node,RBAC',
+        # pods/log goes to https://<node address>:<kubelet port>. The nodes'
+        # Hostname addresses (their names) do not resolve, so InternalIP
+        # first. No --kubelet-certificate-authority: the kubelet's serving
+        # certificate is not verified, and no client certificate is sent.
+        '--kubelet-preferred-address-types=InternalIP,Hostname',
         '--allow-privileged=true',
         '--service-cluster-ip-range=10.96.0.0/16',
         '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
@@ -610,6 +632,12 @@ def _up(info, bins, started, nodes, crds, labels, label_spread, grace, timeout):
     remember('kube-scheduler', _start('kube-scheduler', [
         k8s, 'kube-scheduler', *common, f'--secure-port={sched_port}', '--profiling=false',
     ], state))
+    # The kubelets' log endpoint: reads the pod from the API server and makes
+    # up the log from its status (see kubelet_logs.py).
+    remember('kubelet-logs', _start('kubelet-logs', [
+        sys.executable, '-u', str(KUBELET_LOGS), f'--port={kubelet_port}',
+        f'--cert={pki / "kubelet.crt"}', f'--key={pki / "kubelet.key"}', f'--kubeconfig={info.kubeconfig}',
+    ], state))
 
     kwok_home = state / 'kwok-home'
     kwok_home.mkdir(exist_ok=True)
@@ -619,7 +647,11 @@ def _up(info, bins, started, nodes, crds, labels, label_spread, grace, timeout):
     kwok_args = [str(bins.kwok), f'--kubeconfig={info.kubeconfig}',
                  '--manage-all-nodes=false',
                  f'--manage-nodes-with-annotation-selector={KWOK_NODE_ANNOTATION}={KWOK_NODE_ANNOTATION_VALUE}',
-                 '--node-ip=127.0.0.1', '--cidr=10.244.0.0/16', '--node-lease-duration-seconds=40']
+                 '--node-ip=127.0.0.1', '--cidr=10.244.0.0/16', '--node-lease-duration-seconds=40',
+                 # Every node reports this port as its kubelet endpoint
+                 # (node-initialize). kwok's own server must then listen
+                 # somewhere: on loopback, another port, never used.
+                 f'--node-port={kubelet_port}', f'--server-address=127.0.0.1:{kwok_port}']
     for stage in stage_files(bins):
         kwok_args.append(f'--config={stage}')
     remember('kwok', _start('kwok', kwok_args, state, env=kwok_env))
@@ -629,7 +661,10 @@ def _up(info, bins, started, nodes, crds, labels, label_spread, grace, timeout):
 
     wait_until('kube-controller-manager /healthz', healthz(cm_port), timeout, proc_check=check_alive)
     wait_until('kube-scheduler /healthz', healthz(sched_port), timeout, proc_check=check_alive)
-    log(f'controller-manager, scheduler healthy ({time.monotonic() - t0:.1f}s)')
+    # Asked on a node address, not 127.0.0.1: that is what the apiserver dials.
+    wait_until('kubelet-logs /healthz', lambda: _https_get(f'https://{ip_for_index(0)}:{kubelet_port}/healthz', None)[0] == 200,
+               timeout, proc_check=check_alive)
+    log(f'controller-manager, scheduler, kubelet-logs healthy ({time.monotonic() - t0:.1f}s)')
 
     api = info.api_client()
     try:

@@ -63,6 +63,9 @@ def test_server_version_and_kubectl(cluster):
     assert first['metadata']['labels']['nvidia.com/gpu.product'] == 'NVIDIA-H100-80GB-HBM3'
     boot_ids = {n['status']['nodeInfo']['bootID'] for n in nodes.values()}
     assert len(boot_ids) == len(nodes), 'every node must have its own bootID'
+    if cluster.info:
+        # kwok reports the port of the kubelet log endpoint (pods/log) on every node.
+        assert first['status']['daemonEndpoints']['kubeletEndpoint']['Port'] == cluster.info.ports['kubelet']
 
 
 def test_deployment_pdb_eviction(cluster, namespace):
@@ -160,6 +163,54 @@ def test_pod_fails_by_image(cluster, namespace):
     time.sleep(2)
     again = cluster.core.read_namespaced_pod('by-image', namespace)
     assert helpers.init_container_failed(again) == ('pkg', 1) and again.status.phase == 'Pending'
+
+
+def test_pod_logs(cluster, namespace):
+    """pods/log through the API server: every init container and container has its made-up log."""
+    cluster.core.create_namespaced_pod(namespace, _pod('logged', node=cluster.node_names[4], init=('init-a', 'init-b')))
+    cluster.wait_pod(namespace, 'logged', lambda p: p.status.phase == 'Running' and helpers.init_containers_succeeded(p),
+                     what='Running with all init containers terminated exit 0')
+    for init in ('init-a', 'init-b'):
+        text = cluster.core.read_namespaced_pod_log('logged', namespace, container=init)
+        assert text == helpers.expected_log(namespace, 'logged', init, 'busybox:1.36', exit_code=0)
+        assert text.splitlines() == [f'nodewright-bridge fake log: pod {namespace}/logged container {init} image busybox:1.36',
+                                     'stage completed: exit 0']
+    assert cluster.pod_log(namespace, 'logged', 'pause') == helpers.expected_log(
+        namespace, 'logged', 'pause', 'registry.k8s.io/pause:3.10', exit_code=None)
+    assert cluster.pod_log(namespace, 'logged', 'init-b', tail_lines=1) == 'stage completed: exit 0\n'
+    # The kubelet's answer when there is no previous instance.
+    with pytest.raises(kclient.ApiException) as err:
+        cluster.pod_log(namespace, 'logged', 'init-a', previous=True)
+    assert err.value.status == 400 and 'previous terminated container' in err.value.body
+    out = subprocess.run([shutil.which('kubectl'), '--kubeconfig', cluster.kubeconfig, '-n', namespace, 'logs', 'logged', '-c', 'init-a'],
+                         capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout == helpers.expected_log(namespace, 'logged', 'init-a', 'busybox:1.36', exit_code=0)
+
+
+def test_pod_logs_failing_init_container(cluster, namespace):
+    """The failing init container's log ends with "stage failed: exit N"; one that never ran has none (400)."""
+    manifest = helpers.mark_pod_to_fail(_pod('doomed', node=cluster.node_names[5], restart='Never'), container='init-b', exit_code=2)
+    helpers.set_fake_log(manifest, 'init-b', 'applying tuning\nsysctl: permission denied')
+    cluster.core.create_namespaced_pod(namespace, manifest)
+    cluster.wait_pod(namespace, 'doomed', lambda p: p.status.phase == 'Failed', what='phase Failed')
+    text = cluster.pod_log(namespace, 'doomed', 'init-b')
+    assert text == helpers.expected_log(namespace, 'doomed', 'init-b', 'busybox:1.36', exit_code=2,
+                                        extra='applying tuning\nsysctl: permission denied')
+    assert text.splitlines()[1:] == ['applying tuning', 'sysctl: permission denied', 'stage failed: exit 2']
+    assert cluster.pod_log(namespace, 'doomed', 'init-a').endswith('stage completed: exit 0\n')
+    with pytest.raises(kclient.ApiException) as err:
+        cluster.pod_log(namespace, 'doomed', 'init-c')
+    assert err.value.status == 400 and 'is waiting to start: PodInitializing' in err.value.body
+
+    # Failed by its image, in CrashLoopBackOff: the log (current or previous) is the failed instance's.
+    manifest = _pod('crashing', node=cluster.node_names[5], init=('pkg',))
+    manifest['spec']['initContainers'][0]['image'] = helpers.FAIL_IMAGE
+    cluster.core.create_namespaced_pod(namespace, manifest)
+    cluster.wait_pod(namespace, 'crashing', lambda p: helpers.init_container_failed(p) is not None, what='a failed init container')
+    want = helpers.expected_log(namespace, 'crashing', 'pkg', helpers.FAIL_IMAGE, exit_code=1)
+    assert cluster.pod_log(namespace, 'crashing', 'pkg') == want
+    assert cluster.pod_log(namespace, 'crashing', 'pkg', previous=True) == want
+    assert helpers.LOG_FAILED.format(exit_code=1) == 'stage failed: exit 1'
 
 
 def test_node_reboot(cluster):
