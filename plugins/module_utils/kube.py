@@ -61,7 +61,8 @@ GROUP_VERSIONS = {'skyhook.nvidia.com': 'v1alpha1', 'nodewright.nvidia.com': 'v1
 CR_PLACES = (('skyhook.nvidia.com', 'skyhooks'), ('nodewright.nvidia.com', 'nodewrights'))
 POLICY_PLACES = (('skyhook.nvidia.com', 'deploymentpolicies'), ('nodewright.nvidia.com', 'deploymentpolicies'))
 
-MERGE_PATCH = 'application/merge-patch+json'
+# Sent with every request, so that audit logs say which tool touched a node.
+USER_AGENT = 'nodewright.bridge/0.1.0'
 
 
 class KubeError(Exception):
@@ -202,6 +203,7 @@ class Kube(object):
             # Concurrent requests (evictions) need as many connections.
             self.configuration.connection_pool_maxsize = pool_size
         self.api_client = kclient.ApiClient(self.configuration)
+        self.api_client.user_agent = USER_AGENT
         self.core = kclient.CoreV1Api(self.api_client)
         self.policy = kclient.PolicyV1Api(self.api_client)
         self.custom = kclient.CustomObjectsApi(self.api_client)

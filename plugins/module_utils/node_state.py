@@ -290,3 +290,39 @@ def ignore_patch(labels, ignored):
     if is_ignored(labels) == bool(ignored) and (ignored or IGNORE_LABEL not in (labels or {})):
         return None
     return {'metadata': {'labels': {IGNORE_LABEL: 'true' if ignored else None}}}
+
+
+def stage_succeeded(state, name, version, image, stage, restarts=0, container_sha='', has_interrupt=False):
+    """The node state after a package pod of ``stage`` succeeded (the operator's HandleCompletePod).
+
+    * ``upgrade``: the entry is complete and every other version of the package is dropped;
+    * ``uninstall``: with an interrupt, the package moves on to ``uninstall-interrupt``
+      (in_progress); without, its entry is dropped (absent means uninstalled);
+    * any other stage: the entry is ``complete`` at that stage.
+    """
+    if stage == 'uninstall':
+        if has_interrupt:
+            return upsert(state, name, version, image, 'in_progress', 'uninstall-interrupt', 0, container_sha)[0]
+        return remove(state, name, version)[0]
+    new = upsert(state, name, version, image, 'complete', stage, restarts, container_sha)[0]
+    if stage == 'upgrade':
+        new = dict((k, v) for k, v in new.items() if v['name'] != name or v['version'] == version)
+    return new
+
+
+def interrupt_succeeded(state, name, version, image, stage='interrupt', container_sha='', covered=()):
+    """The node state after an interrupt pod succeeded.
+
+    ``uninstall-interrupt`` ends the uninstall (the entry is dropped). ``interrupt`` completes
+    the carrier's entry and, as the operator's ProgressSkipped, every package in ``covered``
+    whose own interrupt was merged into this one (entry ``skipped`` at stage ``interrupt``).
+    """
+    if stage == 'uninstall-interrupt':
+        return remove(state, name, version)[0]
+    new = upsert(state, name, version, image, 'complete', 'interrupt', 0, container_sha)[0]
+    for key, entry in list(new.items()):
+        if entry['name'] in covered and entry['stage'] == 'interrupt' and entry['state'] == 'skipped':
+            updated = dict(entry)
+            updated['state'] = 'complete'
+            new[key] = updated
+    return new

@@ -156,3 +156,13 @@ def identity(cluster, namespace):  # pylint: disable=redefined-outer-name
             except kclient.ApiException:
                 pass
     ca_path.unlink(missing_ok=True)
+
+
+@pytest.fixture
+def crs(cluster):  # pylint: disable=redefined-outer-name
+    """Skyhook CRs created in the cluster for one test (``crs.create(packages, **spec)``), deleted afterwards."""
+    # pylint: disable-next=import-outside-toplevel
+    from nodewright_fixtures import CRs
+    made = CRs(cluster)
+    yield made
+    made.close()

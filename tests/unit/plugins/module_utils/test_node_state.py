@@ -308,3 +308,38 @@ def test_ignore_patch():
     # a label with another value is not "ignored" but is still removed by unignore
     assert node_state.ignore_patch({node_state.IGNORE_LABEL: 'false'}, False) == {
         'metadata': {'labels': {node_state.IGNORE_LABEL: None}}}
+
+
+# --------------------------------------------------------------------------- pod verdicts
+
+def test_stage_succeeded_marks_complete():
+    state = node_state.upsert({}, 'a', '1.0', 'img/a', 'in_progress', 'apply')[0]
+    new = node_state.stage_succeeded(state, 'a', '1.0', 'img/a', 'apply', restarts=1)
+    assert (new['a|1.0']['stage'], new['a|1.0']['state'], new['a|1.0']['restarts']) == ('apply', 'complete', 1)
+    assert state['a|1.0']['state'] == 'in_progress'  # the input is not modified
+
+
+def test_upgrade_drops_the_other_versions_only():
+    state = node_state.upsert({}, 'a', '1.0', 'img/a', 'complete', 'post-interrupt')[0]
+    state = node_state.upsert(state, 'a', '2.0', 'img/a', 'in_progress', 'upgrade')[0]
+    state = node_state.upsert(state, 'b', '1.0', 'img/b', 'complete', 'config')[0]
+    new = node_state.stage_succeeded(state, 'a', '2.0', 'img/a', 'upgrade')
+    assert sorted(new) == ['a|2.0', 'b|1.0'] and new['a|2.0']['state'] == 'complete'
+
+
+def test_uninstall_with_and_without_interrupt():
+    state = node_state.upsert({}, 'a', '1.0', 'img/a', 'in_progress', 'uninstall')[0]
+    assert node_state.stage_succeeded(state, 'a', '1.0', 'img/a', 'uninstall') == {}
+    moved = node_state.stage_succeeded(state, 'a', '1.0', 'img/a', 'uninstall', has_interrupt=True)
+    assert (moved['a|1.0']['stage'], moved['a|1.0']['state']) == ('uninstall-interrupt', 'in_progress')
+    assert node_state.interrupt_succeeded(moved, 'a', '1.0', 'img/a', stage='uninstall-interrupt') == {}
+
+
+def test_interrupt_completes_the_packages_it_covered():
+    state = node_state.upsert({}, 'a', '1.0', 'img/a', 'in_progress', 'interrupt')[0]
+    state = node_state.upsert(state, 'b', '1.0', 'img/b', 'skipped', 'interrupt')[0]
+    state = node_state.upsert(state, 'c', '1.0', 'img/c', 'skipped', 'interrupt')[0]
+    new = node_state.interrupt_succeeded(state, 'a', '1.0', 'img/a', covered=('b',))
+    assert new['a|1.0']['state'] == 'complete' and new['a|1.0']['stage'] == 'interrupt'
+    assert new['b|1.0']['state'] == 'complete'
+    assert new['c|1.0']['state'] == 'skipped'  # not covered by this interrupt

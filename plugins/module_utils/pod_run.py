@@ -1,0 +1,223 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""Running one NodeWright pod (a package stage or an interrupt) to its end, through ``kube.Kube``.
+
+Shared by package_stage and node_interrupt. The decisions are pure (pod_layout builds the
+pod and judges its status, node_state encodes the annotations); this file only sequences
+the requests, in the operator's order:
+
+    node-metadata ConfigMap -> pod -> nodeState in_progress -> (watch) -> nodeState result -> delete pod
+
+and it never leaves a pod behind that nobody records: if the node cannot be written after
+the pod was created, the pod is deleted again before the error is raised.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import time
+
+from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
+from ansible_collections.nodewright.bridge.plugins.module_utils import pod_layout
+
+DELETE_POLICIES = ('always', 'on_success', 'never')
+
+# Operator settings a pod is built with; module options of the same names.
+OPERATOR_OPTIONS = dict(
+    namespace=dict(type='str', default=pod_layout.DEFAULT_NAMESPACE),
+    agent_image=dict(type='str', default=pod_layout.DEFAULT_AGENT_IMAGE),
+    pause_image=dict(type='str', default=pod_layout.DEFAULT_PAUSE_IMAGE),
+    image_pull_secret=dict(type='str', default=pod_layout.DEFAULT_IMAGE_PULL_SECRET, no_log=False),
+    copy_dir_root=dict(type='str', default=pod_layout.DEFAULT_COPY_DIR_ROOT),
+    agent_log_root=dict(type='str', default=pod_layout.DEFAULT_AGENT_LOG_ROOT),
+    runtime_required_taint=dict(type='str', default=pod_layout.DEFAULT_RUNTIME_REQUIRED_TAINT),
+)
+
+
+def operator_settings(params):
+    return dict((key, params[key]) for key in OPERATOR_OPTIONS if key != 'namespace')
+
+
+def load_cr(kube, cr_arg, cr_name):
+    """``(NodeWrightCR, document)`` from the ``cr`` argument (a document or the documents of a file,
+    read by the action plugin) or, without it, from the cluster by ``cr_name``."""
+    if cr_arg is None:
+        if not cr_name:
+            raise cr_model.CRValidationError('cr', ['give cr (a document or a file) or cr_name (read from the cluster)'])
+        doc = kube.get_cr(cr_name)
+    else:
+        docs = cr_arg if isinstance(cr_arg, list) else [cr_arg]
+        if not all(isinstance(d, dict) for d in docs):
+            raise cr_model.CRValidationError('cr', ['must be a CR document, a list of documents or a file path'])
+        crs = [d for d in docs if cr_model.is_cr_document(d)]
+        if cr_name:
+            crs = [d for d in crs if (d.get('metadata') or {}).get('name') == cr_name]
+        if len(crs) != 1:
+            raise cr_model.CRValidationError('cr', ['holds %d Skyhook / NodeWright documents%s; exactly one is needed'
+                                                    % (len(crs), ' named %r' % cr_name if cr_name else '')])
+        doc = crs[0]
+    return cr_model.build_cr(doc), doc
+
+
+def cr_identity(doc):
+    """(uid, generation, status) of a CR document read from the cluster (empty for a file)."""
+    meta = doc.get('metadata') or {}
+    return meta.get('uid') or None, meta.get('generation'), doc.get('status') or {}
+
+
+def write_node_state(kube, node_name, cr_name, transform, status=None, dry_run=False, annotations=None):
+    """Read-modify-write of the CR's nodeState on a node (resourceVersion-guarded).
+
+    ``transform(state) -> new_state`` works on the decoded state; the whole annotation is
+    written at once (never a partial value), with ``status_<cr>`` if given and ``version_<cr>``,
+    plus ``annotations`` (key -> value, None removes) in the same patch. Returns ``(state_after, changed)``.
+    """
+    seen = {}
+    extra = annotations
+
+    def mutate(node):
+        annotations = (node.get('metadata') or {}).get('annotations') or {}
+        state = node_state.decode(annotations.get(node_state.node_state_key(cr_name)),
+                                  where='node %s annotation %s' % (node_name, node_state.node_state_key(cr_name)))
+        new = transform(state)
+        seen['state'] = new
+        patch = {'metadata': {'annotations': {}, 'labels': {}}}
+        if new != state:
+            if new:
+                patch['metadata']['annotations'].update(node_state.node_state_patch(cr_name, new)['metadata']['annotations'])
+            else:
+                patch['metadata']['annotations'][node_state.node_state_key(cr_name)] = None
+        for key, value in (extra or {}).items():
+            if annotations.get(key) != value:
+                patch['metadata']['annotations'][key] = value
+        if status is not None and annotations.get(node_state.status_key(cr_name)) != status:
+            status_patch = node_state.status_patch(cr_name, status)['metadata']
+            patch['metadata']['annotations'].update(status_patch['annotations'])
+            patch['metadata']['labels'].update(status_patch['labels'])
+        if not patch['metadata']['annotations'] and not patch['metadata']['labels']:
+            return None
+        if annotations.get(node_state.version_key(cr_name)) != node_state.OPERATOR_VERSION:
+            patch['metadata']['annotations'].update(node_state.version_patch(cr_name)['metadata']['annotations'])
+        if not patch['metadata']['labels']:
+            del patch['metadata']['labels']
+        return patch
+
+    dummy, patch = kube.update_node(node_name, mutate, dry_run=dry_run)
+    return seen.get('state', {}), patch is not None
+
+
+class PodRun(object):
+    """Create (or adopt) one pod, wait for its verdict by watch, collect logs, clean up."""
+
+    def __init__(self, kube, manifest, log_containers, retries=0, timeout=600, delete='always', log_lines=200):
+        self.kube = kube
+        self.manifest = manifest
+        self.namespace = manifest['metadata']['namespace']
+        self.name = manifest['metadata']['name']
+        self.log_containers = list(log_containers)
+        self.retries = retries
+        self.timeout = timeout
+        self.delete = delete
+        self.log_lines = log_lines
+        self.pod = None
+        self.found = None
+        self.adopted = False
+        self.started = time.time()
+
+    def existing(self):
+        """The pod by that name when it is ours to adopt (same node, not being deleted)."""
+        try:
+            pod = self.kube.get_pod(self.namespace, self.name)
+        except kube_api.NotFound:
+            return None
+        meta = pod.get('metadata') or {}
+        if meta.get('deletionTimestamp'):
+            self.wait_deleted(meta.get('uid'))
+            return None
+        if (pod.get('spec') or {}).get('nodeName') != self.manifest['spec']['nodeName']:
+            raise kube_api.KubeError('pod %s/%s exists on node %s, not on %s; refusing to adopt it'
+                                     % (self.namespace, self.name, (pod.get('spec') or {}).get('nodeName'),
+                                        self.manifest['spec']['nodeName']))
+        return pod
+
+    def preflight(self):
+        """Before any write: find a pod to adopt, else send the pod as a dry run (RBAC, admission, namespace)."""
+        self.found = self.existing()
+        if self.found is None:
+            self.kube.create_pod(self.namespace, self.manifest, dry_run=True)
+        return self.found
+
+    def start(self):
+        """Adopt a pod left running by an earlier, interrupted run (as the operator does), or create it."""
+        pod = self.found if self.found is not None else self.existing()
+        if pod is not None:
+            self.pod, self.adopted = pod, True
+            return pod
+        self.pod = self.kube.create_pod(self.namespace, self.manifest)
+        return self.pod
+
+    def wait(self):
+        """The pod_layout verdict once the pod succeeded, failed (after ``retries``) or vanished."""
+        uid = self.pod['metadata']['uid']
+        remaining = max(1, self.timeout - (time.time() - self.started))
+        verdict = {}
+
+        def finished(objects):
+            pod = objects.get(uid)
+            outcome = pod_layout.pod_outcome(pod, retries=self.retries)
+            verdict.clear()
+            verdict.update(outcome)
+            if pod is not None:
+                self.pod = pod
+            return outcome['outcome'] != pod_layout.RUNNING
+
+        try:
+            self.kube.watch_until('pods', finished, remaining, namespace=self.namespace,
+                                  field_selector='metadata.name=%s' % self.name,
+                                  what='pod %s/%s to finish' % (self.namespace, self.name))
+        except kube_api.WaitTimeout:
+            verdict['outcome'] = 'timeout'
+        return dict(verdict)
+
+    def logs(self):
+        """Logs of every container that ran (what a stage printed), ``{container: text}``; errors noted."""
+        statuses = dict((s.get('name'), s) for s in ((self.pod or {}).get('status') or {}).get('initContainerStatuses') or [])
+        logs, unavailable = {}, {}
+        for container in self.log_containers:
+            status = statuses.get(container) or {}
+            state = status.get('state') or {}
+            if not status or ('waiting' in state and not status.get('lastState')):
+                continue  # never started: nothing to read
+            previous = 'waiting' in state and bool((status.get('lastState') or {}).get('terminated'))
+            text, error = self.kube.pod_log(self.namespace, self.name, container, tail_lines=self.log_lines,
+                                            previous=previous)
+            if text is None:
+                unavailable[container] = error
+            else:
+                logs[container] = text
+        return logs, unavailable
+
+    def cleanup(self, succeeded):
+        """Delete the pod per the delete policy; True if it was deleted."""
+        if self.pod is None or self.delete == 'never' or (self.delete == 'on_success' and not succeeded):
+            return False
+        return self.kube.delete_pod(self.namespace, self.name, uid=self.pod['metadata'].get('uid'))
+
+    def abandon(self):
+        """Delete a pod whose run cannot be recorded (never leave an unrecorded pod behind)."""
+        if self.pod is not None and not self.adopted:
+            try:
+                self.kube.delete_pod(self.namespace, self.name, uid=self.pod['metadata'].get('uid'), grace_period_seconds=0)
+            except kube_api.KubeError:
+                pass
+
+    def wait_deleted(self, uid):
+        def gone(objects):
+            return uid not in objects
+        self.kube.watch_until('pods', gone, max(1, self.timeout - (time.time() - self.started)), namespace=self.namespace,
+                              field_selector='metadata.name=%s' % self.name,
+                              what='the old pod %s/%s to be deleted' % (self.namespace, self.name))

@@ -1,0 +1,359 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: package_stage
+short_description: Run one stage of one NodeWright package on one node, exactly as the operator would
+version_added: 0.1.0
+author: nodewright.bridge contributors (@nodewright)
+description:
+  - Runs one stage (C(uninstall), C(upgrade), C(apply), C(config) or C(post-interrupt)) of one package of a
+    Skyhook / NodeWright CR on one node, with the pod the operator would create. It writes, in the
+    operator's order, the package ConfigMap and the node-metadata ConfigMap, then the pod, then the node
+    state C(in_progress).
+  - The pod is pinned to the node and privileged, with hostPID and hostNetwork. Its init containers copy
+    the package, run the agent's stage and then the agent's check; a pause container follows. The host's
+    C(/) is mounted at C(/root), and the pod carries the operator's tolerations, C(SKYHOOK_*) environment,
+    resources, image pull secret and gracefulShutdown.
+  - Waits for the pod by watch. Every init container exiting 0 is success. A non-zero exit, or
+    CrashLoopBackOff once the failing container has restarted O(retries) times, is failure.
+  - Records the result in C(skyhook.nvidia.com/nodeState_<cr>) in the operator's format. Success gives
+    C(complete) (an upgrade also drops older versions; an uninstall drops the entry, or moves on to
+    C(uninstall-interrupt)). Failure gives C(erroring) with the restart count, and C(status_<cr>) becomes
+    C(erroring). Every write carries the node's resourceVersion.
+  - The stage containers' logs are returned. The pod is then deleted (O(delete_pod)).
+  - Idempotent. A stage already C(complete) on the node is not run again (unless O(force)). A pod left
+    running by an interrupted earlier run is adopted and waited for, not created twice.
+  - Before anything is written, the pod and the node write are sent as server-side dry runs, so a missing
+    namespace, an RBAC denial or an admission rejection fails the task with nothing changed.
+extends_documentation_fragment:
+  - nodewright.bridge.k8s_auth
+options:
+  node:
+    description: The node to run the stage on.
+    type: str
+    required: true
+  cr:
+    description:
+      - The CR, as a dictionary or the path of a YAML / JSON file on the controller (searched like M(ansible.builtin.copy)'s
+        C(src)). A file may hold several documents; O(cr_name) picks the CR.
+      - When omitted, the CR named O(cr_name) is read from the cluster; its uid and generation then name the package's
+        copy directory and C(SKYHOOK_RESOURCE_ID) exactly as the operator's do.
+    type: raw
+  cr_name:
+    description: The CR's name (required without O(cr)).
+    type: str
+  package:
+    description: The package, by its key in C(spec.packages).
+    type: str
+    required: true
+  stage:
+    description: The stage to run.
+    type: str
+    required: true
+    choices: [uninstall, upgrade, apply, config, post-interrupt]
+  namespace:
+    description: Namespace of the pods and ConfigMaps (the operator's namespace).
+    type: str
+    default: skyhook
+  agent_image:
+    description: The NodeWright agent image that runs the stage scripts (a package's C(agentImageOverride) wins).
+    type: str
+    default: ghcr.io/nvidia/skyhook/agent:latest
+  pause_image:
+    description: Image of the pod's pause container.
+    type: str
+    default: registry.k8s.io/pause:3.10
+  image_pull_secret:
+    description: Name of an image pull secret in O(namespace) for the package and agent images.
+    type: str
+    default: ''
+  copy_dir_root:
+    description: Host directory the operator copies packages to.
+    type: str
+    default: /var/lib/skyhook
+  agent_log_root:
+    description: Host directory the agent logs to.
+    type: str
+    default: /var/log/skyhook
+  runtime_required_taint:
+    description: The taint the pods tolerate for C(runtimeRequired) CRs (C(key=value:Effect)).
+    type: str
+    default: skyhook.nvidia.com=runtime-required:NoSchedule
+  timeout:
+    description: Seconds to wait for the pod to finish. On timeout the stage is recorded C(erroring).
+    type: int
+    default: 1800
+  retries:
+    description:
+      - How many times the kubelet may restart a failing init container before the stage counts as failed.
+        V(0) fails at the first failure.
+    type: int
+    default: 0
+  delete_pod:
+    description:
+      - When to delete the pod after the verdict. V(always) (the default) never leaves a privileged pod
+        retrying on the node; V(on_success) keeps a failed pod for inspection, as the operator does (the kubelet
+        keeps restarting it).
+    type: str
+    choices: [always, on_success, never]
+    default: always
+  force:
+    description: Run the stage even if the node state says it is already complete.
+    type: bool
+    default: false
+  log_lines:
+    description: How many lines of each container's log to return.
+    type: int
+    default: 200
+attributes:
+  action:
+    support: full
+    details: An action plugin reads a O(cr) file on the controller.
+  check_mode:
+    support: full
+    details: Returns the pod and ConfigMaps that would be created and the node state that would be written; the pod is sent as a server-side dry run.
+  diff_mode:
+    support: full
+seealso:
+  - module: nodewright.bridge.node_interrupt
+  - module: nodewright.bridge.rollout_plan
+'''
+
+EXAMPLES = r'''
+- name: Apply the tuning package on a node
+  nodewright.bridge.package_stage:
+    node: gpu-node-07
+    cr: files/gpu-node-tuning.yaml
+    package: tuning
+    stage: apply
+  register: applied
+
+- name: Show what the stage printed
+  ansible.builtin.debug:
+    var: applied.logs
+
+- name: Run the config stage of the CR that is in the cluster, allowing two retries
+  nodewright.bridge.package_stage:
+    node: gpu-node-07
+    cr_name: gpu-tuning
+    package: tuning
+    stage: config
+    retries: 2
+    timeout: 900
+'''
+
+RETURN = r'''
+node:
+  description: The node.
+  returned: always
+  type: str
+package:
+  description: The package name and version, C(<name>|<version>).
+  returned: always
+  type: str
+  sample: tuning|1.2.0
+stage:
+  description: The stage.
+  returned: always
+  type: str
+outcome:
+  description: C(succeeded), C(failed), C(timeout), C(missing) (the pod vanished), C(skipped) (already complete) or C(planned) (check mode).
+  returned: always
+  type: str
+entry:
+  description: The package's node state entry after the task (absent after a completed uninstall).
+  returned: always
+  type: dict
+  sample: {"name": "tuning", "version": "1.2.0", "image": "ghcr.io/acme/tuning", "containerSHA": "", "stage": "apply",
+           "state": "complete", "restarts": 0}
+pod:
+  description: The pod, with C(name), C(namespace), C(uid), C(adopted) (left by an earlier run) and C(deleted).
+  returned: unless O(outcome=skipped)
+  type: dict
+manifest:
+  description: The pod manifest (check mode, or always with O(outcome=planned)).
+  returned: in check mode
+  type: dict
+configmaps:
+  description: The ConfigMaps, by name, with what happened to them (C(created), C(updated), C(unchanged), or in check mode C(planned)).
+  returned: unless O(outcome=skipped)
+  type: dict
+logs:
+  description: The last O(log_lines) lines of each init container that ran, by container name.
+  returned: when the pod ran
+  type: dict
+logs_unavailable:
+  description: Containers whose logs could not be read, with the reason.
+  returned: when the pod ran
+  type: dict
+container:
+  description: The init container that failed.
+  returned: on failure
+  type: str
+exit_code:
+  description: Its exit code.
+  returned: on failure
+  type: int
+restarts:
+  description: Its restart count.
+  returned: when the pod ran
+  type: int
+duration:
+  description: Seconds the task took.
+  returned: always
+  type: float
+'''
+
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
+from ansible_collections.nodewright.bridge.plugins.module_utils import pod_layout
+from ansible_collections.nodewright.bridge.plugins.module_utils import pod_run
+
+
+def _tail(text, lines=20):
+    return '\n'.join((text or '').rstrip().splitlines()[-lines:])
+
+
+def run(module, kube):
+    params = module.params
+    started = time.time()
+    node_name, stage = params['node'], params['stage']
+    cr, doc = pod_run.load_cr(kube, params['cr'], params['cr_name'])
+    if params['package'] not in cr.packages:
+        module.fail_json(msg='package %r is not in %s %s (packages: %s); nothing was changed'
+                         % (params['package'], cr.kind, cr.name, ', '.join(sorted(cr.packages)) or 'none'),
+                         node=node_name)
+    package = cr.packages[params['package']]
+    key = package.unique_name
+    result = dict(node=node_name, package=key, stage=stage, changed=False)
+
+    node = kube.get_node(node_name)
+    annotations = (node.get('metadata') or {}).get('annotations') or {}
+    state = node_state.decode(annotations.get(node_state.node_state_key(cr.name)),
+                              where='node %s annotation %s' % (node_name, node_state.node_state_key(cr.name)))
+    current = state.get(key)
+    if current and current['stage'] == stage and current['state'] == 'complete' and not params['force']:
+        result.update(outcome='skipped', entry=current, duration=round(time.time() - started, 3),
+                      msg='%s stage %s is already complete on node %s' % (key, stage, node_name))
+        return result
+
+    uid, generation, status = pod_run.cr_identity(doc)
+    settings = pod_run.operator_settings(params)
+    namespace = params['namespace']
+    package_cm = pod_layout.package_configmap(cr, package, namespace, cr_uid=uid)
+    metadata_cm = pod_layout.node_metadata_configmap(cr, node, namespace, agent_image=params['agent_image'], cr_uid=uid)
+    manifest = pod_layout.stage_pod(cr, package, stage, node_name, namespace,
+                                    node_order=pod_layout.node_order_from_status(status, node_name),
+                                    cr_uid=uid, cr_generation=generation, **settings)
+    configmaps = [cm for cm in (package_cm, metadata_cm) if cm is not None]
+
+    def in_progress(current_state):
+        return node_state.upsert(current_state, package.name, package.version, package.image, 'in_progress', stage,
+                                 0, package.container_sha)[0]
+
+    # Nothing is written before the pod and the node write pass the API server as dry runs:
+    # a missing namespace, an RBAC denial or an admission rejection fails here, with no change.
+    runner = pod_run.PodRun(kube, manifest, pod_layout.log_containers(package.name, stage), retries=params['retries'],
+                            timeout=params['timeout'], delete=params['delete_pod'], log_lines=params['log_lines'])
+    adopted = runner.preflight()
+    after_state = pod_run.write_node_state(kube, node_name, cr.name, in_progress, status='in_progress', dry_run=True)[0]
+    if module.check_mode:
+        result.update(changed=True, outcome='planned', manifest=manifest, adopt=adopted is not None, entry=after_state.get(key),
+                      configmaps=dict((cm['metadata']['name'], 'planned') for cm in configmaps),
+                      pod={'name': manifest['metadata']['name'], 'namespace': namespace},
+                      duration=round(time.time() - started, 3))
+        if module._diff:
+            result['diff'] = {'before': {'entry': current}, 'after': {'entry': after_state.get(key)},
+                              'before_header': 'node/%s %s' % (node_name, key), 'after_header': 'node/%s %s' % (node_name, key)}
+        return result
+
+    result['configmaps'] = dict((cm['metadata']['name'], kube.apply_configmap(cm)) for cm in configmaps)
+    runner.start()
+    try:
+        pod_run.write_node_state(kube, node_name, cr.name, in_progress, status='in_progress')
+    except (kube_api.KubeError, node_state.NodeStateError):
+        runner.abandon()
+        raise
+    result['changed'] = True
+    verdict = runner.wait()
+    logs, unavailable = runner.logs()
+    succeeded = verdict.get('outcome') == pod_layout.SUCCEEDED
+    restarts = int(verdict.get('restarts') or 0)
+    if succeeded:
+        def finish(current_state):
+            return node_state.stage_succeeded(current_state, package.name, package.version, package.image, stage,
+                                              restarts, package.container_sha, has_interrupt=package.interrupt is not None)
+        final_state = pod_run.write_node_state(kube, node_name, cr.name, finish)[0]
+    else:
+        def finish(current_state):
+            return node_state.upsert(current_state, package.name, package.version, package.image, 'erroring', stage,
+                                     restarts, package.container_sha)[0]
+        final_state = pod_run.write_node_state(kube, node_name, cr.name, finish, status='erroring')[0]
+    deleted = runner.cleanup(succeeded)
+    result.update(
+        outcome=verdict.get('outcome'), entry=final_state.get(key), logs=logs, logs_unavailable=unavailable,
+        restarts=restarts, duration=round(time.time() - started, 3),
+        pod={'name': runner.name, 'namespace': namespace, 'uid': runner.pod['metadata'].get('uid'),
+             'adopted': runner.adopted, 'deleted': deleted})
+    if module._diff:
+        result['diff'] = {'before': {'entry': current}, 'after': {'entry': final_state.get(key)},
+                          'before_header': 'node/%s %s' % (node_name, key), 'after_header': 'node/%s %s' % (node_name, key)}
+    if not succeeded:
+        container = verdict.get('container')
+        result.update(container=container, exit_code=verdict.get('exit_code'), reason=verdict.get('reason'))
+        if verdict.get('outcome') == 'timeout':
+            why = 'did not finish within %ss' % params['timeout']
+        elif verdict.get('outcome') == pod_layout.MISSING:
+            why = 'pod %s/%s was deleted before it finished' % (namespace, runner.name)
+        else:
+            why = 'init container %s failed (exit code %s, reason %s, %d restart(s))' % (
+                container, verdict.get('exit_code'), verdict.get('reason'), restarts)
+        tail = _tail(logs.get(container)) if container else ''
+        module.fail_json(msg='%s stage %s on node %s: %s; recorded as erroring%s' % (
+            key, stage, node_name, why, ('\n--- %s log (last lines) ---\n%s' % (container, tail)) if tail else ''), **result)
+    return result
+
+
+def main():
+    argument_spec = kube_api.auth_argument_spec()
+    argument_spec.update(pod_run.OPERATOR_OPTIONS)
+    argument_spec.update(
+        node=dict(type='str', required=True),
+        cr=dict(type='raw'),
+        cr_name=dict(type='str'),
+        package=dict(type='str', required=True),
+        stage=dict(type='str', required=True, choices=list(pod_layout.POD_STAGES)),
+        timeout=dict(type='int', default=1800),
+        retries=dict(type='int', default=0),
+        delete_pod=dict(type='str', default='always', choices=list(pod_run.DELETE_POLICIES)),
+        force=dict(type='bool', default=False),
+        log_lines=dict(type='int', default=200),
+    )
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True,
+                           required_one_of=[('cr', 'cr_name')])
+    try:
+        kube = kube_api.Kube(module.params)
+        result = run(module, kube)
+    except cr_model.CRValidationError as exc:
+        module.fail_json(msg=str(exc), errors=exc.errors, node=module.params['node'])
+    except kube_api.KubeError as exc:
+        module.fail_json(msg=exc.message, node=module.params['node'], status=exc.status)
+    except node_state.NodeStateError as exc:
+        module.fail_json(msg=str(exc), node=module.params['node'])
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()
