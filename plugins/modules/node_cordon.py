@@ -27,6 +27,7 @@ options:
     description: The node.
     type: str
     required: true
+    aliases: [node]
   owner:
     description:
       - The name of the Skyhook / NodeWright CR on whose behalf the node is cordoned.
@@ -162,7 +163,7 @@ def run(module, kube):
 def main():
     argument_spec = kube_api.auth_argument_spec()
     argument_spec.update(
-        name=dict(type='str', required=True),
+        name=dict(type='str', required=True, aliases=['node']),
         owner=dict(type='str', required=True),
         state=dict(type='str', default='cordoned', choices=['cordoned', 'uncordoned']),
     )

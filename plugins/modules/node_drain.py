@@ -32,6 +32,7 @@ options:
     description: The node to drain.
     type: str
     required: true
+    aliases: [node]
   timeout:
     description:
       - Seconds for the evictions and for the evicted pods to be gone, counted from the first eviction.
@@ -384,7 +385,7 @@ class Drain(object):
 def main():
     argument_spec = kube_api.auth_argument_spec()
     argument_spec.update(
-        name=dict(type='str', required=True),
+        name=dict(type='str', required=True, aliases=['node']),
         timeout=dict(type='int', default=300),
         pod_selector=dict(type='raw'),
         wait_for=dict(type='raw'),

@@ -29,6 +29,7 @@ options:
     description: The node.
     type: str
     required: true
+    aliases: [node]
   cr:
     description:
       - The Skyhook / NodeWright CR whose state to read or reset. Required for V(reset).
@@ -199,7 +200,7 @@ def run(module, kube):
 def main():
     argument_spec = kube_api.auth_argument_spec()
     argument_spec.update(
-        name=dict(type='str', required=True),
+        name=dict(type='str', required=True, aliases=['node']),
         cr=dict(type='str'),
         action=dict(type='str', default='read', choices=['read', 'reset', 'ignore', 'unignore']),
         package=dict(type='str'),
