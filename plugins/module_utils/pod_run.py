@@ -69,12 +69,13 @@ def cr_identity(doc):
     return meta.get('uid') or None, meta.get('generation'), doc.get('status') or {}
 
 
-def write_node_state(kube, node_name, cr_name, transform, status=None, dry_run=False, annotations=None):
+def write_node_state(kube, node_name, cr_name, transform, status=None, dry_run=False, annotations=None, node=None):
     """Read-modify-write of the CR's nodeState on a node (resourceVersion-guarded).
 
     ``transform(state) -> new_state`` works on the decoded state; the whole annotation is
     written at once (never a partial value), with ``status_<cr>`` if given and ``version_<cr>``,
-    plus ``annotations`` (key -> value, None removes) in the same patch. Returns ``(state_after, changed)``.
+    plus ``annotations`` (key -> value, None removes) in the same patch. ``node``: a fresh read
+    of the node to start from (saves a GET). Returns ``(state_after, changed)``.
     """
     seen = {}
     extra = annotations
@@ -106,7 +107,7 @@ def write_node_state(kube, node_name, cr_name, transform, status=None, dry_run=F
             del patch['metadata']['labels']
         return patch
 
-    dummy, patch = kube.update_node(node_name, mutate, dry_run=dry_run)
+    dummy, patch = kube.update_node(node_name, mutate, node=node, dry_run=dry_run)
     return seen.get('state', {}), patch is not None
 
 

@@ -42,9 +42,10 @@ options:
 attributes:
   check_mode:
     support: full
-    details: The change is sent to the API server as a dry run, so RBAC and admission are checked too.
+    description: The change is sent to the API server as a dry run, so RBAC and admission are checked too.
   diff_mode:
     support: full
+    description: Shows the node's state (or its cordon) before and after.
 notes:
   - When the node was already unschedulable and no NodeWright owner held it, the cordon is
     recorded as inherited (annotation C(bridge.nodewright.io/cordon-inherited_<owner>)), so that

@@ -102,9 +102,10 @@ options:
 attributes:
   check_mode:
     support: full
-    details: Lists what would be evicted and skipped, and runs the dry-run preflight.
+    description: Lists what would be evicted and skipped, and runs the dry-run preflight.
   diff_mode:
     support: none
+    description: Pods are evicted, not edited; the result lists them instead.
 notes:
   - The skip rules follow the operator's code (C(ShouldEvict)), plus mirror pods; unlike C(kubectl drain),
     pods without a controller and pods with C(emptyDir) volumes are evicted without extra flags.

@@ -121,12 +121,13 @@ options:
 attributes:
   action:
     support: full
-    details: An action plugin reads a O(cr) file on the controller.
+    description: An action plugin reads a O(cr) file on the controller.
   check_mode:
     support: full
-    details: Returns the interrupt pod that would be created; the pod is sent as a server-side dry run.
+    description: Returns the interrupt pod that would be created; the pod is sent as a server-side dry run.
   diff_mode:
     support: full
+    description: Shows the node's state (or its cordon) before and after.
 seealso:
   - module: nodewright.bridge.package_stage
   - module: nodewright.bridge.node_drain
@@ -297,7 +298,7 @@ def run(module, kube):
                             timeout=params['timeout'], delete=params['delete_pod'], log_lines=params['log_lines'])
     adopted = runner.preflight()
     after_state = pod_run.write_node_state(kube, node_name, cr.name, in_progress, status='in_progress',
-                                           dry_run=True, annotations=extra)[0]
+                                           dry_run=True, annotations=extra, node=node)[0]
     if module.check_mode:
         result.update(changed=True, outcome='planned', manifest=manifest, adopt=adopted is not None, entry=after_state.get(key),
                       duration=round(time.time() - started, 3))

@@ -57,9 +57,10 @@ options:
 attributes:
   check_mode:
     support: full
-    details: Changes are sent to the API server as a dry run.
+    description: Changes are sent to the API server as a dry run.
   diff_mode:
     support: full
+    description: Shows the node's state (or its cordon) before and after.
 notes:
   - As C(kubectl skyhook node reset), a reset leaves the C(status_<cr>) annotation and label alone;
     they are rewritten by the next run.

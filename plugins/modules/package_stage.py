@@ -115,12 +115,13 @@ options:
 attributes:
   action:
     support: full
-    details: An action plugin reads a O(cr) file on the controller.
+    description: An action plugin reads a O(cr) file on the controller.
   check_mode:
     support: full
-    details: Returns the pod and ConfigMaps that would be created and the node state that would be written; the pod is sent as a server-side dry run.
+    description: Returns the pod and ConfigMaps that would be created and the node state that would be written; the pod is sent as a server-side dry run.
   diff_mode:
     support: full
+    description: Shows the node's state (or its cordon) before and after.
 seealso:
   - module: nodewright.bridge.node_interrupt
   - module: nodewright.bridge.rollout_plan
@@ -175,15 +176,15 @@ entry:
            "state": "complete", "restarts": 0}
 pod:
   description: The pod, with C(name), C(namespace), C(uid), C(adopted) (left by an earlier run) and C(deleted).
-  returned: unless O(outcome=skipped)
+  returned: unless the outcome is C(skipped)
   type: dict
 manifest:
-  description: The pod manifest (check mode, or always with O(outcome=planned)).
+  description: The pod manifest.
   returned: in check mode
   type: dict
 configmaps:
   description: The ConfigMaps, by name, with what happened to them (C(created), C(updated), C(unchanged), or in check mode C(planned)).
-  returned: unless O(outcome=skipped)
+  returned: unless the outcome is C(skipped)
   type: dict
 logs:
   description: The last O(log_lines) lines of each init container that ran, by container name.
@@ -268,7 +269,7 @@ def run(module, kube):
     runner = pod_run.PodRun(kube, manifest, pod_layout.log_containers(package.name, stage), retries=params['retries'],
                             timeout=params['timeout'], delete=params['delete_pod'], log_lines=params['log_lines'])
     adopted = runner.preflight()
-    after_state = pod_run.write_node_state(kube, node_name, cr.name, in_progress, status='in_progress', dry_run=True)[0]
+    after_state = pod_run.write_node_state(kube, node_name, cr.name, in_progress, status='in_progress', dry_run=True, node=node)[0]
     if module.check_mode:
         result.update(changed=True, outcome='planned', manifest=manifest, adopt=adopted is not None, entry=after_state.get(key),
                       configmaps=dict((cm['metadata']['name'], 'planned') for cm in configmaps),

@@ -255,6 +255,7 @@ class ClusterInfo:  # pylint: disable=too-many-instance-attributes
     nodes: list
     k8s_version: str
     kwok_version: str
+    audit_log: str = ''
 
     def save(self):
         """Persist to the state dir so that `down` (another process) can find everything."""
@@ -273,6 +274,25 @@ class ClusterInfo:  # pylint: disable=too-many-instance-attributes
     def api_client(self):
         """A kubernetes.client.ApiClient for this cluster."""
         return api_client_from_kubeconfig(self.kubeconfig)
+
+
+AUDIT_POLICY = """\
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: Metadata
+"""
+
+
+def _audit_flags(info, state):
+    """kube-apiserver flags for the audit log (benchmarks count requests with it), or none."""
+    if not info.audit_log:
+        return []
+    policy = state / 'audit-policy.yaml'
+    policy.write_text(AUDIT_POLICY, encoding='utf-8')
+    return [f'--audit-policy-file={policy}', f'--audit-log-path={info.audit_log}', '--audit-log-format=json',
+            '--audit-log-mode=blocking', '--audit-log-maxbackup=0']
 
 
 def api_client_from_kubeconfig(path):
@@ -478,7 +498,7 @@ def crds_dir():
 
 # pylint: disable-next=too-many-arguments,too-many-positional-arguments,too-many-locals
 def up(nodes=8, state_dir=None, kubeconfig=None, crds=None, labels=None, label_spread=None,
-       node_monitor_grace_period='40s', timeout=120.0, build=True):
+       node_monitor_grace_period='40s', timeout=120.0, build=True, audit=False):
     """Start a cluster and return its ClusterInfo.
 
     nodes:        number of fake GPU nodes (gpu-node-00 ...)
@@ -487,6 +507,8 @@ def up(nodes=8, state_dir=None, kubeconfig=None, crds=None, labels=None, label_s
     crds:         directory of CRD YAMLs to install (default: crds_dir()); False for none
     labels:       extra labels for every node
     label_spread: (key, [values]) - split nodes into contiguous blocks, one value each
+    audit:        write an API audit log (every request, level Metadata, JSON lines) to
+                  <state_dir>/logs/audit.log; ClusterInfo.audit_log names it
     """
     bins = binaries(build=build)
     if state_dir is None:
@@ -504,7 +526,8 @@ def up(nodes=8, state_dir=None, kubeconfig=None, crds=None, labels=None, label_s
     info = ClusterInfo(
         state_dir=str(state), kubeconfig=str(state / 'kubeconfig'), server='', token='',
         ca_file=str(state / 'pki' / 'apiserver.crt'), ports={}, pids={}, starts={}, etcd_data_dir=str(etcd_data),
-        nodes=[], k8s_version=bins.k8s_version, kwok_version=bins.kwok_version)
+        nodes=[], k8s_version=bins.k8s_version, kwok_version=bins.kwok_version,
+        audit_log=str(state / 'logs' / 'audit.log') if audit else '')
     try:
         _up(info, bins, started, nodes, crds, labels, label_spread, node_monitor_grace_period, timeout)
     except BaseException:
@@ -595,6 +618,7 @@ def _up(info, bins, started, nodes, crds, labels, label_spread, grace, timeout):
         f'--service-account-key-file={sa_key}', f'--service-account-signing-key-file={sa_key}',
         '--profiling=false',
         '--v=0',
+        *_audit_flags(info, state),
     ], state))
 
     def api_ready():
@@ -860,6 +884,7 @@ def main(argv=None):
     p_up.add_argument('--node-monitor-grace-period', default='40s',
                       help='how long without a lease renewal before a node turns Unknown (kwok renews every 10 s)')
     p_up.add_argument('--timeout', type=float, default=120.0)
+    p_up.add_argument('--audit', action='store_true', help='write an API audit log to <dir>/logs/audit.log')
     p_down = sub.add_parser('down', help='stop the cluster and remove its state dir')
     p_down.add_argument('--dir', required=True)
     p_down.add_argument('--keep-state', action='store_true', help='keep the state dir (logs) after stopping')
@@ -880,7 +905,8 @@ def main(argv=None):
             crds = False if args.no_crds else (Path(args.crds) if args.crds else None)
             info = up(nodes=args.nodes, state_dir=args.dir, kubeconfig=args.kubeconfig, crds=crds,
                       labels=_parse_labels(args.label), label_spread=spread,
-                      node_monitor_grace_period=args.node_monitor_grace_period, timeout=args.timeout)
+                      node_monitor_grace_period=args.node_monitor_grace_period, timeout=args.timeout,
+                      audit=args.audit)
             print(args.kubeconfig or info.kubeconfig)
         else:
             down(args.dir, keep_state=args.keep_state)

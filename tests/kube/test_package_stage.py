@@ -27,7 +27,6 @@ def _pods(cluster, namespace):
     return cluster.core.list_namespaced_pod(namespace).items
 
 
-
 def test_apply_runs_the_operator_pod_and_records_complete(cluster, modules, node, namespace, crs):
     cr = crs.create({'tuning': package(configMap={'sysctl.conf': 'vm.swappiness=10\n'}, env=[{'name': 'MODE', 'value': 'fast'}])})
     name, uid = cr['metadata']['name'], cr['metadata']['uid']
@@ -169,5 +168,3 @@ def test_two_stages_on_one_node_at_once_lose_nothing(cluster, modules, node, nam
     assert sorted(state) == ['alpha|1.2.0', 'beta|3.1.0', 'gamma|0.1.0']
     assert {e['state'] for e in state.values()} == {'complete'}
     assert _annotations(cluster, node)['skyhook.nvidia.com/cordon_' + name] == 'true'
-
-

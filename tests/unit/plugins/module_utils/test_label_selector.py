@@ -148,7 +148,7 @@ def test_to_query_renders_every_operator_stably():
                                      {'key': 'ready', 'operator': 'Exists'},
                                      {'key': 'skyhook.nvidia.com/ignore', 'operator': 'DoesNotExist'}]}
     assert ls.to_query(selector) == ('a=1,b=2,gpu in (a100,h100),zone notin (z2),ready,'
-                                                 '!skyhook.nvidia.com/ignore')
+                                     '!skyhook.nvidia.com/ignore')
     assert ls.to_query({}) == '' and ls.to_query(None) == ''
 
 
