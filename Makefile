@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: help venv test unit sanity galaxy-smoke kube bench clean
+.PHONY: help venv test unit sanity galaxy-smoke kube bench bench-api clean
 
 help:
 	@echo "make venv          create $(VENV) with the pinned test requirements"
@@ -17,6 +17,7 @@ help:
 	@echo "make strategy      strategy plugin tests on the default ansible-core; strategy-matrix: 2.16-2.19"
 	@echo "make cluster-up / cluster-down   a test cluster for manual use (.cluster/kubeconfig)"
 	@echo "make bench         benchmarks under tests/bench (print figures)"
+	@echo "make bench-api     API requests of one node through the cluster modules (audit log)"
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +44,9 @@ bench: venv
 	$(BIN)/python tests/bench/plan_bench.py
 	$(BIN)/python tests/bench/plan_bench.py --unique-states
 	$(BIN)/python tests/bench/strategy_bench.py
+
+bench-api: venv
+	$(BIN)/python tests/bench/api_requests_bench.py
 
 clean:
 	rm -rf build .pytest_cache
