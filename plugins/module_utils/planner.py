@@ -133,7 +133,8 @@ def _plan_rollout(cr, nodes, policy, order, cap_to_ceiling, config_changes):
     return {
         'cr': {'name': cr.name, 'kind': cr.kind, 'apiVersion': cr.api_version, 'priority': cr.priority,
                'sequencing': cr.sequencing, 'serial': cr.serial, 'paused': cr.paused, 'disabled': cr.disabled,
-               'packages': sorted(cr.packages)},
+               'packages': sorted(cr.packages), 'podNonInterruptLabels': cr.pod_non_interrupt_labels,
+               'runtimeRequired': cr.runtime_required, 'deploymentPolicy': cr.deployment_policy or None},
         'policy': policy.name if policy is not None else None,
         'budget_source': 'deploymentPolicy' if policy is not None else 'interruptionBudget',
         'compartments': compartments,

@@ -68,6 +68,11 @@ options:
       - The C(skyhook.nvidia.com/nodeState_<cr>) annotation gives what each node has done already.
       - When omitted, the nodes matching the CR's C(nodeSelectors) are read from the cluster.
     type: raw
+  node:
+    description:
+      - Plan just this node, read from the cluster (for a role that works on one node). Whether the CR selects
+        it is part of the result (C(unmatched)).
+    type: str
   node_order:
     description:
       - Order of nodes inside a compartment. V(name) sorts by node name; V(inventory) keeps the order given.
@@ -299,7 +304,10 @@ def run(params, warn):
             warn('policy given: it replaces the CR spec.interruptionBudget %s' % cr.interruption_budget)
     else:
         policy = resolve_policy(cr, bundled_policies)
-    if params['nodes'] is None:
+    if params['nodes'] is None and params['node']:
+        nodes = normalise_nodes([kube.get_node(params['node'])])
+        sources['nodes'] = 'cluster'
+    elif params['nodes'] is None:
         listing = kube.list_nodes(label_selector=label_selector.to_query(cr.node_selector) or None)
         nodes = normalise_nodes(listing.get('items') or [])
         sources['nodes'] = 'cluster'
@@ -323,6 +331,7 @@ def main():
         cr_name=dict(type='str'),
         policy=dict(type='raw'),
         nodes=dict(type='raw'),
+        node=dict(type='str'),
         node_order=dict(type='str', default='name', choices=['name', 'inventory']),
         cap_batches_at_ceiling=dict(type='bool', default=True),
         config_changes=dict(type='dict'),
@@ -331,6 +340,7 @@ def main():
         argument_spec=argument_spec,
         supports_check_mode=True,
         required_one_of=[('cr', 'cr_name')],
+        mutually_exclusive=[('nodes', 'node')],
     )
     if not cr_model.HAS_YAML:
         module.fail_json(msg=missing_required_lib('PyYAML'))

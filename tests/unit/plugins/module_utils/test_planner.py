@@ -144,7 +144,8 @@ def test_plan_rollout_node_classification():
     assert n4['cordoned_by'] == ['demo', 'other']
     assert result['cr'] == {'name': 'demo', 'kind': 'NodeWright', 'apiVersion': 'nodewright.nvidia.com/v1alpha1',
                             'priority': 200, 'sequencing': 'node', 'serial': False, 'paused': False, 'disabled': False,
-                            'packages': ['tuning']}
+                            'packages': ['tuning'], 'podNonInterruptLabels': {}, 'runtimeRequired': False,
+                            'deploymentPolicy': None}
 
 
 def test_plan_rollout_with_policy_compartments():
