@@ -326,3 +326,34 @@ def interrupt_succeeded(state, name, version, image, stage='interrupt', containe
             updated['state'] = 'complete'
             new[key] = updated
     return new
+
+
+def parse_taint(spec):
+    """``key=value:Effect`` (or ``key:Effect``) as a taint dict."""
+    head, sep, effect = spec.rpartition(':')
+    if not sep or not head or not effect:
+        raise ValueError('taint %r must look like key=value:Effect' % spec)
+    key, eq, value = head.partition('=')
+    taint = {'key': key, 'effect': effect}
+    if eq:
+        taint['value'] = value
+    return taint
+
+
+def runtime_taint_patch(node, taint_spec, required_crs):
+    """Remove the runtime-required taint once every CR in ``required_crs`` is complete on the node.
+
+    The operator's HandleRuntimeRequired: ``required_crs`` are the node's runtimeRequired CRs;
+    their ``status_<cr>`` annotations must all say ``complete``. None when nothing is to do.
+    """
+    taint = parse_taint(taint_spec)
+    meta = node.get('metadata') or {}
+    annotations = meta.get('annotations') or {}
+    if any(annotations.get(status_key(cr)) != 'complete' for cr in required_crs):
+        return None
+    taints = list((node.get('spec') or {}).get('taints') or [])
+    kept = [t for t in taints if not (t.get('key') == taint['key'] and t.get('effect') == taint['effect']
+                                      and (t.get('value') or '') == taint.get('value', ''))]
+    if len(kept) == len(taints):
+        return None
+    return {'spec': {'taints': kept or None}}

@@ -21,6 +21,10 @@ description:
     (drops that package's entries; with O(stage), re-runs it from that stage).
   - V(ignore) and V(unignore) set and remove the C(skyhook.nvidia.com/ignore=true) label, which
     keeps the node out of every rollout (C(kubectl skyhook node ignore / unignore)).
+  - V(complete) records that the CR is complete on the node (C(status_<cr>=complete), annotation and label,
+    and C(version_<cr>)), as the operator does when every package is done, and removes the runtime-required
+    taint once every CR in O(runtime_required_crs) is complete on the node (the operator's HandleRuntimeRequired).
+    It refuses when the node state says a package is still in progress or erroring.
   - Writes carry the node's resourceVersion, so a concurrent writer's changes are never lost.
 extends_documentation_fragment:
   - nodewright.bridge.k8s_auth
@@ -32,14 +36,25 @@ options:
     aliases: [node]
   cr:
     description:
-      - The Skyhook / NodeWright CR whose state to read or reset. Required for V(reset).
+      - The Skyhook / NodeWright CR whose state to read, reset or complete. Required for V(reset) and V(complete).
       - For V(read) without it, the state of every CR on the node is returned.
     type: str
   action:
     description: What to do.
     type: str
-    choices: [read, reset, ignore, unignore]
+    choices: [read, reset, ignore, unignore, complete]
     default: read
+  runtime_required_crs:
+    description:
+      - For V(complete), the CRs with C(runtimeRequired) that target the node. When the list is not empty and all of
+        them are complete on the node, the runtime-required taint is removed.
+    type: list
+    elements: str
+    default: []
+  runtime_required_taint:
+    description: The runtime-required taint, C(key=value:Effect).
+    type: str
+    default: skyhook.nvidia.com=runtime-required:NoSchedule
   package:
     description:
       - For V(reset), the package to re-run (all its versions on the node unless O(version) is set).
@@ -90,6 +105,13 @@ EXAMPLES = r'''
     cr: gpu-tuning
     action: reset
 
+- name: Record the CR complete on the node and lift the runtime-required taint
+  nodewright.bridge.node_state:
+    name: gpu-node-07
+    cr: gpu-tuning
+    action: complete
+    runtime_required_crs: [gpu-tuning]
+
 - name: Keep a node out of every rollout
   nodewright.bridge.node_state:
     name: gpu-node-07
@@ -132,6 +154,11 @@ ignored:
   description: Whether the node carries C(skyhook.nvidia.com/ignore=true).
   returned: always
   type: bool
+taints:
+  description: The node's taints after the task, as C(key=value:Effect).
+  returned: always
+  type: list
+  elements: str
 reset:
   description: The package entries (C(<name>|<version>)) that V(reset) removed or set to re-run.
   returned: when O(action=reset)
@@ -166,7 +193,35 @@ def describe_node(node, cr_name=None):
         'cordon_owners': node_state.cordon_owners(annotations),
         'unschedulable': bool((node.get('spec') or {}).get('unschedulable')),
         'ignored': node_state.is_ignored(labels),
+        'taints': ['%s%s:%s' % (t.get('key'), '=' + t['value'] if t.get('value') else '', t.get('effect'))
+                   for t in (node.get('spec') or {}).get('taints') or []],
     }
+
+
+def complete_patch(node, cr_name, runtime_required_crs, taint_spec):
+    """Status complete (+ version) for the CR, and the runtime-required taint off when due; None if all is so."""
+    annotations = (node.get('metadata') or {}).get('annotations') or {}
+    state = node_state.states_on_node(annotations, cr_name).get(cr_name) or {}
+    unfinished = sorted(k for k, v in state.items() if v['state'] in ('in_progress', 'erroring'))
+    if unfinished:
+        raise node_state.NodeStateError('cannot record %s complete on node %s: %s still in progress or erroring'
+                                        % (cr_name, (node.get('metadata') or {}).get('name'), ', '.join(unfinished)))
+    patch = {'metadata': {'annotations': {}, 'labels': {}}}
+    if annotations.get(node_state.status_key(cr_name)) != 'complete' or \
+            ((node.get('metadata') or {}).get('labels') or {}).get(node_state.status_key(cr_name)) != 'complete':
+        patch = node_state.status_patch(cr_name, 'complete')
+    if annotations.get(node_state.version_key(cr_name)) != node_state.OPERATOR_VERSION:
+        patch['metadata']['annotations'].update(node_state.version_patch(cr_name)['metadata']['annotations'])
+    if runtime_required_crs:
+        # The taint decision sees this CR as complete already (that is what this patch records).
+        seen = dict(node, metadata=dict(node.get('metadata') or {}, annotations=dict(
+            annotations, **{node_state.status_key(cr_name): 'complete'})))
+        taint = node_state.runtime_taint_patch(seen, taint_spec, runtime_required_crs)
+        if taint:
+            patch.update(taint)
+    if not patch['metadata']['annotations'] and not patch['metadata'].get('labels') and 'spec' not in patch:
+        return None
+    return patch
 
 
 def run(module, kube):
@@ -180,6 +235,8 @@ def run(module, kube):
 
     def mutate(current):
         meta = current.get('metadata') or {}
+        if action == 'complete':
+            return complete_patch(current, cr_name, params['runtime_required_crs'], params['runtime_required_taint'])
         if action == 'reset':
             patch, hits = node_state.reset_patch(cr_name, meta.get('annotations'), params['package'],
                                                  params['version'], params['stage'])
@@ -203,7 +260,9 @@ def main():
     argument_spec.update(
         name=dict(type='str', required=True, aliases=['node']),
         cr=dict(type='str'),
-        action=dict(type='str', default='read', choices=['read', 'reset', 'ignore', 'unignore']),
+        action=dict(type='str', default='read', choices=['read', 'reset', 'ignore', 'unignore', 'complete']),
+        runtime_required_crs=dict(type='list', elements='str', default=[]),
+        runtime_required_taint=dict(type='str', default='skyhook.nvidia.com=runtime-required:NoSchedule'),
         package=dict(type='str'),
         version=dict(type='str'),
         stage=dict(type='str', choices=list(node_state.RERUN_STAGES)),
@@ -211,7 +270,7 @@ def main():
     module = AnsibleModule(
         argument_spec=argument_spec,
         supports_check_mode=True,
-        required_if=[('action', 'reset', ('cr',))],
+        required_if=[('action', 'reset', ('cr',)), ('action', 'complete', ('cr',))],
         required_by={'version': 'package', 'stage': 'package'},
     )
     params = module.params

@@ -81,3 +81,27 @@ def test_a_corrupt_annotation_is_reported_not_overwritten(cluster, modules, node
 def test_reset_needs_a_cr(modules, node):
     result = modules.run('node_state', name=node, action='reset')
     assert result['failed'] is True and 'cr' in result['msg']
+
+
+def test_complete_records_status_and_lifts_the_runtime_taint(cluster, modules, node):
+    taint = {'key': 'skyhook.nvidia.com', 'value': 'runtime-required', 'effect': 'NoSchedule'}
+    cluster.core.patch_node(node, {'spec': {'taints': [taint]}})
+    done = {'a|1.0': {'name': 'a', 'version': '1.0', 'image': 'reg/a', 'stage': 'config', 'state': 'complete'}}
+    cluster.core.patch_node(node, {'metadata': {'annotations': {KEY: json.dumps(done)}}})
+    # Another runtimeRequired CR is not complete on the node yet: the taint stays.
+    first = modules.run('node_state', name=node, cr='gpu-tuning', action='complete', runtime_required_crs=['gpu-tuning', 'other'])
+    assert first['changed'] is True and first['status'] == {'gpu-tuning': 'complete'}
+    assert 'skyhook.nvidia.com=runtime-required:NoSchedule' in first['taints']
+    labels = cluster.core.read_node(node).metadata.labels
+    assert labels['skyhook.nvidia.com/status_gpu-tuning'] == 'complete'
+    second = modules.run('node_state', name=node, cr='gpu-tuning', action='complete', runtime_required_crs=['gpu-tuning'])
+    assert second['changed'] is True and second['taints'] == []
+    assert not cluster.core.read_node(node).spec.taints
+    assert modules.run('node_state', name=node, cr='gpu-tuning', action='complete')['changed'] is False
+
+
+def test_complete_is_refused_while_a_package_is_erroring(cluster, modules, node):
+    _annotate(cluster, node)  # b|2.0 is erroring
+    result = modules.run('node_state', name=node, cr='gpu-tuning', action='complete')
+    assert result['failed'] is True and 'b|2.0 still in progress or erroring' in result['msg']
+    assert _annotations(cluster, node)['skyhook.nvidia.com/status_gpu-tuning'] == 'erroring'

@@ -343,3 +343,31 @@ def test_interrupt_completes_the_packages_it_covered():
     assert new['a|1.0']['state'] == 'complete' and new['a|1.0']['stage'] == 'interrupt'
     assert new['b|1.0']['state'] == 'complete'
     assert new['c|1.0']['state'] == 'skipped'  # not covered by this interrupt
+
+
+def test_parse_taint():
+    assert node_state.parse_taint('skyhook.nvidia.com=runtime-required:NoSchedule') == {
+        'key': 'skyhook.nvidia.com', 'value': 'runtime-required', 'effect': 'NoSchedule'}
+    assert node_state.parse_taint('gpu:NoExecute') == {'key': 'gpu', 'effect': 'NoExecute'}
+    with pytest.raises(ValueError):
+        node_state.parse_taint('no-effect')
+
+
+def _tainted(statuses, taints):
+    annotations = dict((node_state.status_key(k), v) for k, v in statuses.items())
+    return {'metadata': {'annotations': annotations}, 'spec': {'taints': taints}}
+
+
+RUNTIME = {'key': 'skyhook.nvidia.com', 'value': 'runtime-required', 'effect': 'NoSchedule'}
+OTHER = {'key': 'gpu', 'value': 'true', 'effect': 'NoSchedule'}
+
+
+def test_runtime_taint_removed_only_when_every_required_cr_is_complete():
+    spec = 'skyhook.nvidia.com=runtime-required:NoSchedule'
+    node = _tainted({'a': 'complete', 'b': 'in_progress'}, [RUNTIME, OTHER])
+    assert node_state.runtime_taint_patch(node, spec, ['a', 'b']) is None
+    assert node_state.runtime_taint_patch(node, spec, ['a']) == {'spec': {'taints': [OTHER]}}
+    alone = _tainted({'a': 'complete'}, [RUNTIME])
+    assert node_state.runtime_taint_patch(alone, spec, ['a']) == {'spec': {'taints': None}}
+    untainted = _tainted({'a': 'complete'}, [OTHER])
+    assert node_state.runtime_taint_patch(untainted, spec, ['a']) is None
