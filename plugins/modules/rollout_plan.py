@@ -156,6 +156,18 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
+cr_document:
+  description: The CR planned, without what the API server adds (managedFields, status, ...).
+  returned: success
+  type: dict
+policy_document:
+  description: The DeploymentPolicy used (a document, or the bare C(spec) that was given), or null.
+  returned: success
+  type: dict
+interruption_budget:
+  description: The CR's C(interruptionBudget) when no DeploymentPolicy applies (C({percent 100}) when the CR has none), else null.
+  returned: success
+  type: dict
 sources:
   description: Where the CR, the policy and the nodes came from (C(given) or C(cluster)).
   returned: success
@@ -302,8 +314,12 @@ def run(params, warn):
                                                         % (policy.name, cr.deployment_policy)])
         if cr.interruption_budget:
             warn('policy given: it replaces the CR spec.interruptionBudget %s' % cr.interruption_budget)
+        policy_doc = policy_docs[0]
     else:
         policy = resolve_policy(cr, bundled_policies)
+        policy_doc = None
+        if policy is not None:
+            policy_doc = [d for d in bundled_policies if (d.get('metadata') or {}).get('name') == cr.deployment_policy][0]
     if params['nodes'] is None and params['node']:
         nodes = normalise_nodes([kube.get_node(params['node'])])
         sources['nodes'] = 'cluster'
@@ -321,6 +337,19 @@ def run(params, warn):
     result = plan_rollout(cr, nodes, policy=policy, order=params['node_order'],
                           cap_to_ceiling=params['cap_batches_at_ceiling'], config_changes=params['config_changes'])
     result['sources'] = sources
+    result['cr_document'] = _portable(cr_doc)
+    result['policy_document'] = _portable(policy_doc) if policy_doc is not None else None
+    result['interruption_budget'] = None if policy is not None else (cr.interruption_budget or {'percent': 100})
+    return result
+
+
+def _portable(doc):
+    """A document without what the API server adds (managedFields, resourceVersion, ...), for reuse in a play."""
+    if 'spec' not in doc or 'metadata' not in doc and 'kind' not in doc:
+        return doc  # a bare policy spec
+    meta = doc.get('metadata') or {}
+    keep = dict((k, meta[k]) for k in ('name', 'labels', 'annotations') if meta.get(k))
+    result = {'apiVersion': doc.get('apiVersion'), 'kind': doc.get('kind'), 'metadata': keep, 'spec': doc.get('spec') or {}}
     return result
 
 
