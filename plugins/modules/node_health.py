@@ -1,0 +1,173 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: node_health
+short_description: Wait until a node is healthy again after NodeWright work (Ready, new boot, workloads Ready)
+version_added: 0.1.0
+author: nodewright.bridge contributors (@nodewright)
+description:
+  - The health gate before a node is handed back, by watch, not polling. It waits until the node is Ready.
+    With O(boot_id_not), it also waits until the node reports a different C(status.nodeInfo.bootID) (it
+    rebooted). With O(pod_selector), it also waits until the node's pods that match are Running and Ready.
+  - Changes nothing.
+extends_documentation_fragment:
+  - nodewright.bridge.k8s_auth
+options:
+  name:
+    description: The node.
+    type: str
+    required: true
+    aliases: [node]
+  boot_id_not:
+    description: A boot ID the node must no longer report (the one from before a reboot).
+    type: str
+  pod_selector:
+    description:
+      - A label selector (string such as C(app=dcgm-exporter), or a LabelSelector dictionary). Every pod on the node
+        that matches must be Running and Ready, and at least O(min_pods) of them must exist.
+    type: raw
+  min_pods:
+    description: How many pods matching O(pod_selector) must be on the node.
+    type: int
+    default: 1
+  timeout:
+    description: Seconds to wait for all of it.
+    type: int
+    default: 600
+attributes:
+  check_mode:
+    support: full
+    description: Read-only; it waits in check mode too.
+  diff_mode:
+    support: none
+    description: Nothing changes.
+'''
+
+EXAMPLES = r'''
+- name: Wait until the node is back and the GPU operator's pods run on it again
+  nodewright.bridge.node_health:
+    name: gpu-node-07
+    boot_id_not: "{{ reboot.boot_id_before }}"
+    pod_selector: app=nvidia-device-plugin-daemonset
+    timeout: 900
+'''
+
+RETURN = r'''
+node:
+  description: The node.
+  returned: always
+  type: str
+ready:
+  description: Whether the node is Ready.
+  returned: always
+  type: bool
+boot_id:
+  description: The node's boot ID.
+  returned: always
+  type: str
+pods:
+  description: The pods matching O(pod_selector), C(namespace/name) with whether each is Ready.
+  returned: when O(pod_selector) is set
+  type: dict
+waited:
+  description: Seconds spent waiting.
+  returned: always
+  type: float
+'''
+
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.nodewright.bridge.plugins.module_utils import drain_rules
+from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
+
+
+def _condition(obj, kind):
+    for cond in (obj.get('status') or {}).get('conditions') or []:
+        if cond.get('type') == kind:
+            return cond.get('status') == 'True'
+    return False
+
+
+def _boot_id(node):
+    return ((node.get('status') or {}).get('nodeInfo') or {}).get('bootID') or ''
+
+
+def _pod_ready(pod):
+    return (pod.get('status') or {}).get('phase') == 'Running' and _condition(pod, 'Ready') \
+        and not (pod.get('metadata') or {}).get('deletionTimestamp')
+
+
+def run(module, kube):
+    params = module.params
+    name = params['name']
+    started = time.time()
+    try:
+        selector = drain_rules.normalize_selector(params['pod_selector'], 'pod_selector')
+    except ValueError as exc:
+        module.fail_json(msg=str(exc), node=name)
+    kube.get_node(name)  # a clear "does not exist" before waiting
+
+    def node_ok(objects):
+        for node in objects.values():
+            if _condition(node, 'Ready') and (not params['boot_id_not'] or _boot_id(node) not in ('', params['boot_id_not'])):
+                return node
+        return None
+
+    try:
+        node = kube.watch_until('nodes', node_ok, params['timeout'], field_selector='metadata.name=%s' % name,
+                                what='node %s to be Ready%s' % (name, ' with a new boot ID' if params['boot_id_not'] else ''))
+    except kube_api.WaitTimeout as exc:
+        last = list((exc.last or {}).values())
+        module.fail_json(msg='node %s is not healthy after %ss: Ready=%s, boot ID %s%s' % (
+            name, params['timeout'], _condition(last[0], 'Ready') if last else 'unknown',
+            _boot_id(last[0]) if last else 'unknown',
+            ' (still the one from before the reboot)' if last and _boot_id(last[0]) == params['boot_id_not'] else ''),
+            node=name)
+    result = dict(changed=False, node=name, ready=True, boot_id=_boot_id(node))
+    if selector is not None:
+        def pods_ok(objects):
+            matching = [p for p in objects.values() if drain_rules.selector_matches(selector, drain_rules.pod_labels(p))]
+            return len(matching) >= params['min_pods'] and all(_pod_ready(p) for p in matching) and matching
+        remaining = max(1, params['timeout'] - (time.time() - started))
+        try:
+            pods = kube.watch_until('pods', pods_ok, remaining, field_selector='spec.nodeName=%s' % name,
+                                    what='the pods matching pod_selector on node %s to be Ready' % name)
+        except kube_api.WaitTimeout as exc:
+            matching = [p for p in (exc.last or {}).values() if drain_rules.selector_matches(selector, drain_rules.pod_labels(p))]
+            module.fail_json(msg='node %s: pods matching pod_selector not Ready after %ss (%d found, %d needed): %s' % (
+                name, params['timeout'], len(matching), params['min_pods'],
+                ', '.join('%s (%s)' % (drain_rules.pod_key(p), 'Ready' if _pod_ready(p) else 'not Ready') for p in matching)
+                or 'none'), node=name)
+        result['pods'] = dict((drain_rules.pod_key(p), _pod_ready(p)) for p in pods)
+    result['waited'] = round(time.time() - started, 3)
+    return result
+
+
+def main():
+    argument_spec = kube_api.auth_argument_spec()
+    argument_spec.update(
+        name=dict(type='str', required=True, aliases=['node']),
+        boot_id_not=dict(type='str'),
+        pod_selector=dict(type='raw'),
+        min_pods=dict(type='int', default=1),
+        timeout=dict(type='int', default=600),
+    )
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    try:
+        result = run(module, kube_api.Kube(module.params))
+    except kube_api.KubeError as exc:
+        module.fail_json(msg=exc.message, node=module.params['name'], status=exc.status)
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()
