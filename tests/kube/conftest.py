@@ -166,3 +166,11 @@ def crs(cluster):  # pylint: disable=redefined-outer-name
     made = CRs(cluster)
     yield made
     made.close()
+
+
+@pytest.fixture(scope='session')
+def playbooks(cluster, tmp_path_factory):  # pylint: disable=redefined-outer-name
+    """Runs ansible-playbook against the test cluster: ``playbooks.run('nodewright.bridge.apply', extra_vars=...)``."""
+    # pylint: disable-next=import-outside-toplevel
+    from module_runner import PlaybookRunner
+    return PlaybookRunner(cluster.kubeconfig, tmp_path_factory.mktemp('playbooks'))

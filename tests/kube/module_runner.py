@@ -74,3 +74,62 @@ class ModuleRunner:
         module, proc = handle
         out, err = proc.communicate(timeout=run_timeout)
         return self._parse(module, out, err, proc.returncode)
+
+
+class PlaybookRunner:
+    """Runs ``ansible-playbook`` for real (the collection on ANSIBLE_COLLECTIONS_PATH) against the test cluster.
+
+    ``run('nodewright.bridge.apply', extra_vars={...})`` -> ``PlaybookResult`` with rc, stdout and
+    the ``set_stats`` data; ``start(...)`` returns the process for tests that kill a run midway.
+    """
+
+    def __init__(self, kubeconfig, workdir):
+        self.kubeconfig = str(kubeconfig)
+        self.root = Path(workdir)
+        link = self.root / 'ansible_collections' / 'nodewright' / 'bridge'
+        link.parent.mkdir(parents=True, exist_ok=True)
+        if not link.exists():
+            link.symlink_to(REPO_ROOT)
+        self.calls = 0
+
+    def command(self, playbook, extra_vars=None, inventory=None, check=False, extra_args=(), cwd=None):
+        self.calls += 1
+        variables = {'nodewright_kubeconfig': self.kubeconfig}
+        variables.update(extra_vars or {})
+        stats = self.root / f'stats-{os.getpid()}-{self.calls}.json'
+        cmd = [str(Path(sys.executable).with_name('ansible-playbook')), playbook, '-e', json.dumps(variables)]
+        if inventory:
+            cmd += ['-i', str(inventory)]
+        if check:
+            cmd.append('--check')
+        cmd += list(extra_args)
+        env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(self.root), ANSIBLE_FORCE_COLOR='0', ANSIBLE_NOCOLOR='1',
+                   ANSIBLE_CALLBACKS_ENABLED='nodewright.bridge.rollout', NODEWRIGHT_REPORT=str(stats),
+                   ANSIBLE_HOST_KEY_CHECKING='False', ANSIBLE_RETRY_FILES_ENABLED='False', ANSIBLE_FORKS='20',
+                   ANSIBLE_LOCALHOST_WARNING='False', ANSIBLE_INVENTORY_UNPARSED_WARNING='False',
+                   K8S_AUTH_KUBECONFIG=self.kubeconfig)
+        return cmd, env, stats, cwd or str(self.root)
+
+    def run(self, playbook, extra_vars=None, inventory=None, check=False, extra_args=(), cwd=None, run_timeout=1200):
+        cmd, env, stats, cwd = self.command(playbook, extra_vars, inventory, check, extra_args, cwd)
+        proc = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, timeout=run_timeout, check=False)
+        return PlaybookResult(proc.returncode, proc.stdout, proc.stderr, stats)
+
+    def start(self, playbook, extra_vars=None, inventory=None, cwd=None):
+        cmd, env, stats, cwd = self.command(playbook, extra_vars, inventory, False, (), cwd)
+        # A process group of its own, so a test can kill ansible-playbook and its workers at once.
+        return subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                start_new_session=True)
+
+
+class PlaybookResult:
+    """rc, stdout, stderr and the nodewright.bridge.rollout report (``report``, a dict or None)."""
+
+    def __init__(self, rc, stdout, stderr, report_path):
+        self.rc = rc
+        self.stdout = stdout
+        self.stderr = stderr
+        self.report = json.loads(Path(report_path).read_text()) if Path(report_path).exists() else None
+
+    def __repr__(self):
+        return f'PlaybookResult(rc={self.rc})\n--- stdout (tail) ---\n{self.stdout[-6000:]}\n--- stderr ---\n{self.stderr[-3000:]}'
