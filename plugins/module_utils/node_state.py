@@ -249,6 +249,21 @@ def states_on_node(annotations, cr_name=None):
 RERUN_STAGES = ('apply', 'config', 'interrupt', 'post-interrupt')
 
 
+def forget_patch(cr_name, annotations, labels):
+    """``kubectl skyhook reset``: drop every annotation and label the CR keeps on a node, except the
+    cordon (release that with uncordon_patch, so the node is not left unschedulable without an owner).
+    None when there is nothing to drop."""
+    annotations, labels = annotations or {}, labels or {}
+    keys = [node_state_key(cr_name), status_key(cr_name), version_key(cr_name), '%s/autoTaint_%s' % (PREFIX, cr_name)]
+    patch = {'metadata': {}}
+    gone = dict((k, None) for k in keys if k in annotations)
+    if gone:
+        patch['metadata']['annotations'] = gone
+    if status_key(cr_name) in labels:
+        patch['metadata']['labels'] = {status_key(cr_name): None}
+    return patch if patch['metadata'] else None
+
+
 def reset_patch(cr_name, annotations, package=None, version=None, stage=None):
     """The metadata patch of ``kubectl skyhook node reset`` / ``package rerun`` for one node.
 

@@ -69,6 +69,14 @@ options:
         (its state becomes C(in_progress)), as C(kubectl skyhook package rerun --stage) does.
     type: str
     choices: [apply, config, interrupt, post-interrupt]
+  forget:
+    description:
+      - For V(reset) without O(package), drop every annotation and label the CR keeps on the node (nodeState, status
+        annotation and label, version, autoTaint), as C(kubectl skyhook reset) does, not just its node state.
+      - A cordon the CR holds is not dropped here (that would leave the node unschedulable with no owner); release it
+        with M(nodewright.bridge.node_cordon).
+    type: bool
+    default: false
 attributes:
   check_mode:
     support: full
@@ -237,6 +245,10 @@ def run(module, kube):
         meta = current.get('metadata') or {}
         if action == 'complete':
             return complete_patch(current, cr_name, params['runtime_required_crs'], params['runtime_required_taint'])
+        if action == 'reset' and params['forget'] and not params['package']:
+            state_now = node_state.states_on_node(meta.get('annotations'), cr_name).get(cr_name) or {}
+            reset[:] = sorted(state_now)
+            return node_state.forget_patch(cr_name, meta.get('annotations'), meta.get('labels'))
         if action == 'reset':
             patch, hits = node_state.reset_patch(cr_name, meta.get('annotations'), params['package'],
                                                  params['version'], params['stage'])
@@ -266,6 +278,7 @@ def main():
         package=dict(type='str'),
         version=dict(type='str'),
         stage=dict(type='str', choices=list(node_state.RERUN_STAGES)),
+        forget=dict(type='bool', default=False),
     )
     module = AnsibleModule(
         argument_spec=argument_spec,

@@ -371,3 +371,17 @@ def test_runtime_taint_removed_only_when_every_required_cr_is_complete():
     assert node_state.runtime_taint_patch(alone, spec, ['a']) == {'spec': {'taints': None}}
     untainted = _tainted({'a': 'complete'}, [OTHER])
     assert node_state.runtime_taint_patch(untainted, spec, ['a']) is None
+
+
+def test_forget_drops_everything_but_the_cordon():
+    annotations = _annotated('cr1', _two_packages())
+    annotations.update({node_state.status_key('cr1'): 'complete', node_state.version_key('cr1'): 'v0.15.0',
+                        'skyhook.nvidia.com/autoTaint_cr1': 'true', node_state.cordon_key('cr1'): 'true',
+                        node_state.status_key('cr2'): 'complete'})
+    labels = {node_state.status_key('cr1'): 'complete', node_state.status_key('cr2'): 'complete'}
+    patch = node_state.forget_patch('cr1', annotations, labels)
+    assert patch == {'metadata': {
+        'annotations': {node_state.node_state_key('cr1'): None, node_state.status_key('cr1'): None,
+                        node_state.version_key('cr1'): None, 'skyhook.nvidia.com/autoTaint_cr1': None},
+        'labels': {node_state.status_key('cr1'): None}}}
+    assert node_state.forget_patch('cr3', annotations, labels) is None

@@ -1,0 +1,44 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.nodewright.bridge.plugins.filter.plan_report import plan_report
+from ansible_collections.nodewright.bridge.plugins.filter.uninstall_apply import uninstall_apply
+
+
+def test_uninstall_apply_marks_only_the_named_packages_and_copies():
+    cr = {'kind': 'Skyhook', 'metadata': {'name': 'x'},
+          'spec': {'packages': {'a': {'version': '1', 'uninstall': {'enabled': True}}, 'b': {'version': '2'}}}}
+    policy = {'kind': 'DeploymentPolicy', 'metadata': {'name': 'p'}, 'spec': {}}
+    out = uninstall_apply([cr, policy], ['a'])
+    assert out[0]['spec']['packages']['a']['uninstall'] == {'enabled': True, 'apply': True}
+    assert 'uninstall' not in out[0]['spec']['packages']['b']
+    assert out[1] == policy
+    assert cr['spec']['packages']['a']['uninstall'] == {'enabled': True}  # the input is untouched
+
+
+def test_plan_report_merges_drain_previews():
+    plans = {'cr1': {'cr': {'priority': 100, 'sequencing': 'node', 'paused': False, 'disabled': False},
+                     'policy': None, 'interruption_budget': {'percent': 50}, 'summary': {'matched': 2},
+                     'ignored': [], 'compartments': [{'name': '__default__', 'batch_sizes': [1, 1]}],
+                     'nodes': {'n1': {'compartment': '__default__', 'complete': False, 'status': 'unknown',
+                                      'pending': [{'package': 'a', 'stage': 'apply'}, {'package': 'a', 'stage': 'interrupt'}],
+                                      'interrupt': {'type': 'reboot'}, 'needs_drain': True},
+                               'n2': {'compartment': '__default__', 'complete': True, 'status': 'complete',
+                                      'pending': [], 'interrupt': None, 'needs_drain': False}}}}
+    drains = [{'item': ['cr1', 'n1'], 'pods': [
+        {'namespace': 'ml', 'name': 'web-1', 'action': 'would-evict'},
+        {'namespace': 'kube-system', 'name': 'dns', 'action': 'skipped', 'reason': 'kube-system'}],
+        'preflight': {'ok': False, 'blocked': [{'namespace': 'ml', 'name': 'web-1', 'pdbs': ['ml/web (...)']}]}},
+        {'item': ['cr1', 'n2'], 'skipped': True}]
+    report = plan_report(plans, ['cr1'], drains)
+    node = report['crs']['cr1']['nodes']['n1']
+    assert node['pending'] == ['a apply', 'a interrupt']
+    assert node['evict'] == ['ml/web-1'] and node['skip'] == ['kube-system/dns (kube-system)']
+    assert node['pdb_blockers'][0]['pdbs'] == ['ml/web (...)']
+    assert 'evict' not in report['crs']['cr1']['nodes']['n2']
+    assert report['order'] == ['cr1'] and report['crs']['cr1']['interruption_budget'] == {'percent': 50}
