@@ -4,9 +4,10 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: help venv test unit sanity galaxy-smoke kube bench bench-api clean
+.PHONY: help venv test unit sanity galaxy-smoke kube bench bench-api demo demo-up demo-run demo-down clean molecule
 
 help:
+	@echo "make demo          24 fake GPU nodes in 3 racks, examples/gpu-node-tuning.yaml applied with progress (make demo-down)"
 	@echo "make venv          create $(VENV) with the pinned test requirements"
 	@echo "make test          unit tests, ansible-test sanity, galaxy build+install smoke, cluster tests,"
 	@echo "                   strategy plugin tests on every ansible-core this Python runs (2.16-2.19)"
@@ -18,6 +19,7 @@ help:
 	@echo "make cluster-up / cluster-down   a test cluster for manual use (.cluster/kubeconfig)"
 	@echo "make bench         benchmarks under tests/bench (print figures)"
 	@echo "make bench-api     API requests of one node through the cluster modules (audit log)"
+	@echo "make molecule      molecule test of the node role against a test cluster (own venv, not in make test)"
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -48,8 +50,29 @@ bench: venv
 bench-api: venv
 	$(BIN)/python tests/bench/api_requests_bench.py
 
+demo: demo-up demo-run
+
+demo-up: venv
+	$(BIN)/python demo/demo.py up
+
+demo-run: venv
+	$(BIN)/python demo/demo.py run
+
+demo-down: venv
+	$(BIN)/python demo/demo.py down
+
 clean:
 	rm -rf build .pytest_cache
+
+# molecule/default in a venv of its own (requirements-molecule.txt), never in make test or CI.
+# ANSIBLE_HOME keeps what molecule writes (the collection it installs from this tree, the
+# scenario's ephemeral directory with the cluster's state) under the venv, out of ~/.ansible.
+MOLECULE_VENV ?= build/molecule-venv
+molecule:
+	@[ $(MOLECULE_VENV)/.installed -nt requirements-molecule.txt ] || { \
+	  $(PYTHON) -m venv $(MOLECULE_VENV) && $(MOLECULE_VENV)/bin/pip install --quiet --upgrade pip && \
+	  $(MOLECULE_VENV)/bin/pip install --quiet -r requirements-molecule.txt && touch $(MOLECULE_VENV)/.installed; }
+	PATH=$(abspath $(MOLECULE_VENV))/bin:$$PATH ANSIBLE_HOME=$(abspath $(MOLECULE_VENV))/ansible-home molecule test
 
 -include tests/cluster/cluster.mk
 -include tests/strategy/strategy.mk
