@@ -14,6 +14,7 @@ Everything lives in .demo/ (kubeconfig, logs, report.json); `make demo` = up + r
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -108,8 +109,31 @@ def run():
         threading.Thread(target=_finish_training, args=(pod, 'gpu-node-%02d' % index, after), daemon=True).start()
     code = subprocess.call(cmd, cwd=str(ROOT), env=env)
     say(f'apply finished with exit code {code} in {time.time() - start:.0f}s; report: {(DEMO / "report.json").relative_to(ROOT)}')
+    final_report()
     say('again, to see that nothing is left to do: make demo-run; clean up: make demo-down')
     return code
+
+
+def final_report(cr='gpu-node-tuning'):
+    """What the nodes say now, per rack: read back from the cluster, not from Ansible's output."""
+    core, dummy = _core()
+    nodes = core.list_node(label_selector='nodepool=gpu').items
+    print()
+    print(f'{"rack":<6}{"nodes":>6}{"complete":>10}{"erroring":>10}{"cordoned":>10}{"packages":>10}')
+    for rack in RACKS:
+        mine = [n for n in nodes if (n.metadata.labels or {}).get('rack') == rack]
+        labels = [(n.metadata.labels or {}).get(f'skyhook.nvidia.com/status_{cr}') for n in mine]
+        packages = set()
+        for node in mine:
+            state = json.loads((node.metadata.annotations or {}).get(f'skyhook.nvidia.com/nodeState_{cr}') or '{}')
+            packages |= {k for k, v in state.items() if v.get('state') == 'complete'}
+        print(f'{rack:<6}{len(mine):>6}{labels.count("complete"):>10}{labels.count("erroring"):>10}'
+              f'{sum(1 for n in mine if n.spec.unschedulable):>10}{len(packages):>10}')
+    pods = core.list_namespaced_pod('ml').items
+    running = [p for p in pods if p.metadata.labels.get('app') == 'inference' and p.status.phase == 'Running']
+    done = [p.metadata.name for p in pods if p.metadata.labels.get('workload') == 'training' and p.status.phase == 'Succeeded']
+    print(f'inference pods running: {len(running)}/12; training jobs finished undisturbed: {", ".join(done) or "none"}')
+    print()
 
 
 def down():
