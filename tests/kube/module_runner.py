@@ -108,7 +108,10 @@ class PlaybookRunner:
                    ANSIBLE_HOST_KEY_CHECKING='False', ANSIBLE_RETRY_FILES_ENABLED='False', ANSIBLE_FORKS='20',
                    ANSIBLE_LOCALHOST_WARNING='False', ANSIBLE_INVENTORY_UNPARSED_WARNING='False',
                    K8S_AUTH_KUBECONFIG=self.kubeconfig)
-        return cmd, env, stats, cwd or str(self.root)
+        cwd = cwd or str(self.root)
+        # Relative nodewright_cr paths are resolved from $PWD, as a shell would have set it.
+        env['PWD'] = cwd
+        return cmd, env, stats, cwd
 
     def run(self, playbook, extra_vars=None, inventory=None, check=False, extra_args=(), cwd=None, run_timeout=1200):
         cmd, env, stats, cwd = self.command(playbook, extra_vars, inventory, check, extra_args, cwd)
