@@ -15,7 +15,8 @@ CLUSTER_MK_DIR := $(patsubst %/,%,$(dir $(lastword $(MAKEFILE_LIST))))
 CLUSTER_REPO_ROOT := $(abspath $(CLUSTER_MK_DIR)/../..)
 CLUSTER_STATE ?= $(CLUSTER_REPO_ROOT)/.cluster/state
 CLUSTER_KUBECONFIG ?= $(CLUSTER_REPO_ROOT)/.cluster/kubeconfig
-# Extra launcher options, e.g. CLUSTER_UP_ARGS='--label-spread compartment=a,b,c'
+# Extra launcher options, e.g. CLUSTER_UP_ARGS='--label-spread compartment=a,b,c' or
+# CLUSTER_UP_ARGS=--no-fake-reboots (node_restart interrupt pods then reboot nothing)
 CLUSTER_UP_ARGS ?=
 
 .PHONY: cluster-build cluster-up cluster-down cluster-test cluster-bench

@@ -14,6 +14,15 @@ Failure and node life-cycle knobs:
   * node reboot (NotReady, new bootID, Ready):      reboot_node(api, name)
   * node gone for good (no kubelet, lease stops):   take_node_away(api, name)
 
+Reboots by the "agent": with fake-reboots running (launcher.up's default;
+cluster.fake_reboots), an interrupt pod with a node_restart payload reboots
+its node by itself about a second after it appears. fake_reboot_record(api,
+name) is the node's record of the last one, wait_fake_reboot(api, name, uid)
+waits for the one of a pod, and opt_out_of_fake_reboots(api, name) keeps a
+node for tests that reboot it by hand. reboot_node and set_node_not_ready
+wait while a fake reboot of the node runs, and a fake reboot waits while
+they hold the node, so the two never interleave.
+
 Pod logs (pods/log, served by kubelet_logs.py): pod_log(api, ns, pod, container)
 returns what the API server returns; expected_log(...) is the exact text to
 expect, e.g. a failed init container ends with "stage failed: exit 1".
@@ -28,6 +37,7 @@ import uuid
 from kubernetes import client as kclient
 from kubernetes import watch as kwatch
 
+import fake_reboots
 import kubelet_logs
 import launcher
 
@@ -39,11 +49,16 @@ FAIL_EXIT_CODE_ANNOTATION = 'nodewright.bridge/fail-init-exit-code'
 FAIL_IMAGE = 'registry.invalid/nodewright/fail:1'
 
 # kwok's stock chaos stage node/chaos/node-not-ready.yaml.
-NODE_NOT_READY_LABEL = 'node-not-ready.stage.kwok.x-k8s.io'
+NODE_NOT_READY_LABEL = fake_reboots.NODE_NOT_READY_LABEL
 # A holder that is not kwok: kwok does not renew a lease someone else holds
 # until it expires, and this one expires in ten years.
-GONE_LEASE_HOLDER = 'nodewright-bridge/node-gone'
+GONE_LEASE_HOLDER = fake_reboots.GONE_LEASE_HOLDER
 GONE_LEASE_SECONDS = 315360000
+
+# Fake reboots (tests/cluster/fake_reboots.py).
+INTERRUPT_LABEL = fake_reboots.INTERRUPT_LABEL                  # 'skyhook.nvidia.com/interrupt' = 'True'
+FAKE_REBOOT_ANNOTATION = fake_reboots.REBOOT_ANNOTATION         # the JSON record of a node's last fake reboot
+NO_FAKE_REBOOT_ANNOTATION = fake_reboots.OPT_OUT_ANNOTATION     # 'true': fake-reboots leaves the node alone
 
 # Pod logs (tests/cluster/kubelet_logs.py): the lines of every container log.
 LOG_HEADER = kubelet_logs.LOG_HEADER        # 'nodewright-bridge fake log: pod {namespace}/{pod} container {container} image {image}'
@@ -213,15 +228,44 @@ def wait_node_ready(api, name, status='True', timeout=30.0):
     return wait_for(lambda: node_ready(api, name) == status, timeout, what=f'node {name} Ready={status}')
 
 
+def _claim_not_ready(core, name, timeout):
+    """Set the node-not-ready label once no fake reboot of the node runs (guarded by the resourceVersion).
+
+    fake-reboots does the same the other way round (it waits while the label is set), so a
+    reboot by hand and a fake one never interleave.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        node = core.read_node(name, _preload_content=False)
+        node = json.loads(node.data.decode('utf-8'))
+        record = fake_reboots.reboot_record(node)
+        if record and record.get('state') == fake_reboots.REBOOTING:
+            if time.monotonic() > deadline:
+                raise WaitTimeout(f'timed out after {timeout}s waiting for the fake reboot of node {name} '
+                                  f'(for pod {record.get("pod")}) to end')
+            time.sleep(0.1)
+            continue
+        try:
+            core.patch_node(name, {'metadata': {'resourceVersion': node['metadata']['resourceVersion'],
+                                                'labels': {NODE_NOT_READY_LABEL: 'true'}}})
+            return
+        except kclient.ApiException as exc:
+            if exc.status != 409:
+                raise
+
+
 def set_node_not_ready(api, name, not_ready=True, wait=True, timeout=30.0):
     """Have the fake kubelet report Ready=False (or, with not_ready=False, recover).
 
     The node keeps its lease, like a node whose kubelet runs but that is
     unhealthy; it stays NotReady until called again with not_ready=False.
+    A fake reboot of the node that is under way is waited for first.
     """
     core = core_api(api)
-    value = 'true' if not_ready else None
-    core.patch_node(name, {'metadata': {'labels': {NODE_NOT_READY_LABEL: value}}})
+    if not_ready:
+        _claim_not_ready(core, name, timeout)
+    else:
+        core.patch_node(name, {'metadata': {'labels': {NODE_NOT_READY_LABEL: None}}})
     if wait:
         wait_node_ready(api, name, 'False' if not_ready else 'True', timeout)
 
@@ -231,12 +275,13 @@ def reboot_node(api, name, timeout=30.0):
 
     Verifies every step: Ready goes False, the bootID changes, Ready comes
     back True and the new bootID survives it (kwok's node-initialize keeps a
-    bootID that is set).
+    bootID that is set). A fake reboot of the node that is under way is
+    waited for first (up to timeout), and a fake reboot waits for this one.
     """
     core = core_api(api)
-    old = boot_id(core, name)
     new = str(uuid.uuid4())
     set_node_not_ready(core, name, True, wait=True, timeout=timeout)
+    old = boot_id(core, name)
     core.patch_node_status(name, {'status': {'nodeInfo': {'bootID': new}}})
     set_node_not_ready(core, name, False, wait=True, timeout=timeout)
     got = boot_id(core, name)
@@ -275,6 +320,33 @@ def take_node_away(api, name, wait=True, timeout=30.0):
         wait_for(tainted, timeout, what=f'node {name} Unknown with the unreachable taint')
 
 
+def fake_reboot_record(api, name):
+    """The node's record of its last fake reboot (dict: pod, uid, state, previousBootID, bootID, started, finished), or None.
+
+    state: 'rebooting', 'done', 'aborted' (node deleted or taken away meanwhile) or 'failed'.
+    """
+    node = core_api(api).read_node(name, _preload_content=False)
+    return fake_reboots.reboot_record(json.loads(node.data.decode('utf-8')))
+
+
+def wait_fake_reboot(api, name, pod_uid, timeout=30.0):
+    """Wait until fake-reboots has finished the reboot of node name for the pod with this UID; returns the record."""
+    def finished():
+        record = fake_reboot_record(api, name)
+        return record if record and record.get('uid') == pod_uid and record.get('state') != fake_reboots.REBOOTING else None
+    return wait_for(finished, timeout, interval=0.1, what=f'the fake reboot of node {name} for pod uid {pod_uid}')
+
+
+def opt_out_of_fake_reboots(api, name, opt_out=True):
+    """Annotate the node so that fake-reboots never reboots it (tests that play the agent by hand), or undo that."""
+    core_api(api).patch_node(name, {'metadata': {'annotations': {NO_FAKE_REBOOT_ANNOTATION: 'true' if opt_out else None}}})
+
+
+def fake_reboots_running(api):
+    """True when fake-reboots watches this cluster (its Lease in kube-system is being renewed)."""
+    return launcher.fake_reboots_holder(core_api(api).api_client) is not None
+
+
 def lease_renew_time(api, name):
     """renewTime of the node's Lease in kube-node-lease."""
     return kclient.CoordinationV1Api(core_api(api).api_client).read_namespaced_lease(name, 'kube-node-lease').spec.renew_time
@@ -296,6 +368,14 @@ class Cluster:
                                 if (n.metadata.annotations or {}).get(launcher.KWOK_NODE_ANNOTATION)
                                 == launcher.KWOK_NODE_ANNOTATION_VALUE)
         self.node_names = list(node_names)
+        self._fake_reboots = None
+
+    @property
+    def fake_reboots(self):
+        """True when node_restart interrupt pods reboot their nodes by themselves (fake-reboots runs)."""
+        if self._fake_reboots is None:
+            self._fake_reboots = self.info.fake_reboots if self.info else fake_reboots_running(self.api)
+        return self._fake_reboots
 
     def close(self):
         """Release the API client's connections."""
@@ -320,6 +400,18 @@ class Cluster:
     def set_node_not_ready(self, name, not_ready=True, wait=True, timeout=30.0):
         """See set_node_not_ready()."""
         return set_node_not_ready(self.api, name, not_ready, wait, timeout)
+
+    def fake_reboot_record(self, name):
+        """See fake_reboot_record()."""
+        return fake_reboot_record(self.api, name)
+
+    def wait_fake_reboot(self, name, pod_uid, timeout=30.0):
+        """See wait_fake_reboot()."""
+        return wait_fake_reboot(self.api, name, pod_uid, timeout)
+
+    def opt_out_of_fake_reboots(self, name, opt_out=True):
+        """See opt_out_of_fake_reboots()."""
+        return opt_out_of_fake_reboots(self.api, name, opt_out)
 
     def wait_pod(self, namespace, name, predicate, timeout=30.0, what=None):
         """See wait_pod()."""

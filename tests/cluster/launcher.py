@@ -11,10 +11,12 @@ Importable: ``up()`` returns a ``ClusterInfo``; ``down()`` stops it again.
 
 Components (all one process each, on 127.0.0.1 and free ports):
 etcd, kube-apiserver, kube-controller-manager, kube-scheduler (one multi-call
-binary built from k8s.io/kubernetes by build.sh), kwok (fake kubelets) and
+binary built from k8s.io/kubernetes by build.sh), kwok (fake kubelets),
 kubelet-logs (kubelet_logs.py: the kubelets' log endpoint, so that pods/log
 works; bound to 0.0.0.0 so that it is reached on every node's 127.1.x.y
-address, but it answers loopback connections only).
+address, but it answers loopback connections only) and fake-reboots
+(fake_reboots.py: a node_restart interrupt pod reboots its node, as the agent
+would; off with --no-fake-reboots / up(fake_reboots=False)).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ CLUSTER_DIR = Path(__file__).resolve().parent
 REPO_ROOT = CLUSTER_DIR.parent.parent
 STAGES_DIR = CLUSTER_DIR / 'stages'
 KUBELET_LOGS = CLUSTER_DIR / 'kubelet_logs.py'
+FAKE_REBOOTS = CLUSTER_DIR / 'fake_reboots.py'
 
 # Nodes kwok manages carry this annotation; nodes without it are left alone
 # (used by take_node_away: a node nobody heartbeats any more).
@@ -87,7 +90,7 @@ STOCK_STAGES = (
 )
 
 # Reverse start order is the stop order.
-COMPONENTS = ('etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok', 'kubelet-logs')
+COMPONENTS = ('etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok', 'kubelet-logs', 'fake-reboots')
 
 STATE_FILE = 'cluster.json'
 
@@ -256,6 +259,9 @@ class ClusterInfo:  # pylint: disable=too-many-instance-attributes
     k8s_version: str
     kwok_version: str
     audit_log: str = ''
+    # fake-reboots runs: node_restart interrupt pods reboot their nodes by themselves
+    fake_reboots: bool = False
+    fake_reboot_delay: float = 0.0
 
     def save(self):
         """Persist to the state dir so that `down` (another process) can find everything."""
@@ -498,7 +504,8 @@ def crds_dir():
 
 # pylint: disable-next=too-many-arguments,too-many-positional-arguments,too-many-locals
 def up(nodes=8, state_dir=None, kubeconfig=None, crds=None, labels=None, label_spread=None,
-       node_monitor_grace_period='40s', timeout=120.0, build=True, audit=False):
+       node_monitor_grace_period='40s', timeout=120.0, build=True, audit=False, fake_reboots=True,
+       fake_reboot_delay=1.0):
     """Start a cluster and return its ClusterInfo.
 
     nodes:        number of fake GPU nodes (gpu-node-00 ...)
@@ -509,6 +516,10 @@ def up(nodes=8, state_dir=None, kubeconfig=None, crds=None, labels=None, label_s
     label_spread: (key, [values]) - split nodes into contiguous blocks, one value each
     audit:        write an API audit log (every request, level Metadata, JSON lines) to
                   <state_dir>/logs/audit.log; ClusterInfo.audit_log names it
+    fake_reboots: run fake-reboots (fake_reboots.py): an interrupt pod with a node_restart
+                  payload reboots its node (NotReady, new bootID, Ready) once, as the agent
+                  would, fake_reboot_delay seconds after it appeared. ClusterInfo.fake_reboots
+                  tells whether it runs.
     """
     bins = binaries(build=build)
     if state_dir is None:
@@ -527,7 +538,8 @@ def up(nodes=8, state_dir=None, kubeconfig=None, crds=None, labels=None, label_s
         state_dir=str(state), kubeconfig=str(state / 'kubeconfig'), server='', token='',
         ca_file=str(state / 'pki' / 'apiserver.crt'), ports={}, pids={}, starts={}, etcd_data_dir=str(etcd_data),
         nodes=[], k8s_version=bins.k8s_version, kwok_version=bins.kwok_version,
-        audit_log=str(state / 'logs' / 'audit.log') if audit else '')
+        audit_log=str(state / 'logs' / 'audit.log') if audit else '',
+        fake_reboots=bool(fake_reboots), fake_reboot_delay=float(fake_reboot_delay) if fake_reboots else 0.0)
     try:
         _up(info, bins, started, nodes, crds, labels, label_spread, node_monitor_grace_period, timeout)
     except BaseException:
@@ -679,6 +691,12 @@ def _up(info, bins, started, nodes, crds, labels, label_spread, grace, timeout):
     for stage in stage_files(bins):
         kwok_args.append(f'--config={stage}')
     remember('kwok', _start('kwok', kwok_args, state, env=kwok_env))
+    if info.fake_reboots:
+        # The agent's reboot: node_restart interrupt pods reboot their node (see fake_reboots.py).
+        remember('fake-reboots', _start('fake-reboots', [
+            sys.executable, '-u', str(FAKE_REBOOTS), f'--kubeconfig={info.kubeconfig}',
+            f'--delay={info.fake_reboot_delay:g}',
+        ], state))
 
     def healthz(port):
         return lambda: _https_get(f'https://127.0.0.1:{port}/healthz', None)[0] == 200
@@ -709,9 +727,34 @@ def _up(info, bins, started, nodes, crds, labels, label_spread, grace, timeout):
         info.nodes = names
         info.save()
         wait_nodes_ready(api, names, timeout=timeout, proc_check=check_alive)
+        if info.fake_reboots:
+            # It holds its Lease once it lists and watches the interrupt pods.
+            wanted = f'fake-reboots/{info.pids["fake-reboots"]}'
+            wait_until('fake-reboots watching', lambda: fake_reboots_holder(api) == wanted, timeout, proc_check=check_alive)
         log(f'{len(names)} nodes Ready; cluster up in {time.monotonic() - t0:.1f}s')
     finally:
         api.close()
+
+
+def fake_reboots_holder(api):
+    """holderIdentity of the fake-reboots Lease while it is renewed, else None (no fake reboots)."""
+    # pylint: disable-next=import-outside-toplevel
+    from kubernetes import client as kclient
+    if str(CLUSTER_DIR) not in sys.path:
+        sys.path.append(str(CLUSTER_DIR))  # launcher imported by path: its neighbours are importable all the same
+    # pylint: disable-next=import-outside-toplevel
+    import fake_reboots as fr
+    try:
+        lease = kclient.CoordinationV1Api(api).read_namespaced_lease(fr.LEASE_NAME, fr.LEASE_NAMESPACE)
+    except kclient.ApiException as exc:
+        if exc.status == 404:
+            return None
+        raise
+    spec = lease.spec
+    if not spec.renew_time:
+        return None
+    age = time.time() - spec.renew_time.timestamp()
+    return spec.holder_identity if age <= (spec.lease_duration_seconds or fr.LEASE_SECONDS) else None
 
 
 def down(state_dir, keep_state=False):
@@ -885,6 +928,10 @@ def main(argv=None):
                       help='how long without a lease renewal before a node turns Unknown (kwok renews every 10 s)')
     p_up.add_argument('--timeout', type=float, default=120.0)
     p_up.add_argument('--audit', action='store_true', help='write an API audit log to <dir>/logs/audit.log')
+    p_up.add_argument('--no-fake-reboots', action='store_true',
+                      help='do not reboot nodes for node_restart interrupt pods (tests then reboot them by hand)')
+    p_up.add_argument('--fake-reboot-delay', type=float, default=1.0,
+                      help='seconds between an interrupt pod appearing and its node rebooting (default 1)')
     p_down = sub.add_parser('down', help='stop the cluster and remove its state dir')
     p_down.add_argument('--dir', required=True)
     p_down.add_argument('--keep-state', action='store_true', help='keep the state dir (logs) after stopping')
@@ -906,7 +953,7 @@ def main(argv=None):
             info = up(nodes=args.nodes, state_dir=args.dir, kubeconfig=args.kubeconfig, crds=crds,
                       labels=_parse_labels(args.label), label_spread=spread,
                       node_monitor_grace_period=args.node_monitor_grace_period, timeout=args.timeout,
-                      audit=args.audit)
+                      audit=args.audit, fake_reboots=not args.no_fake_reboots, fake_reboot_delay=args.fake_reboot_delay)
             print(args.kubeconfig or info.kubeconfig)
         else:
             down(args.dir, keep_state=args.keep_state)

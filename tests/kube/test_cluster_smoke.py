@@ -4,20 +4,24 @@
 
 Real: API server validation and admission, PDB-guarded eviction (disruption
 controller), Deployment/ReplicaSet controllers, scheduler, node lifecycle.
-Fake: the kubelets (kwok), whose behaviour the stages define.
+Fake: the kubelets (kwok), whose behaviour the stages define, and the agent's
+reboot (fake_reboots.py).
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 import subprocess
+import threading
 import time
 import uuid
 
 import pytest
 from kubernetes import client as kclient
 
+import fake_reboots
 import helpers
 import launcher
 
@@ -224,6 +228,167 @@ def test_node_reboot(cluster):
     # The new bootID is not reverted by later heartbeats.
     time.sleep(2)
     assert helpers.boot_id(cluster.api, node) == new and helpers.node_ready(cluster.api, node) == 'True'
+
+
+def _interrupt_pod(name, node, payload):
+    """An interrupt pod as the operator (and node_interrupt) makes it: one init container "interrupt" with the base64 JSON."""
+    arg = base64.b64encode(json.dumps(payload, separators=(',', ':')).encode()).decode()
+    return {'apiVersion': 'v1', 'kind': 'Pod',
+            'metadata': {'name': name, 'labels': {helpers.INTERRUPT_LABEL: 'True'}},
+            'spec': {'nodeName': node, 'restartPolicy': 'OnFailure', 'terminationGracePeriodSeconds': 0,
+                     'initContainers': [{'name': 'interrupt', 'image': 'ghcr.io/nvidia/skyhook/agent:latest',
+                                         'args': ['interrupt', '/root', '/var/lib/skyhook/smoke/tuning-1.0.0-uid-1', arg]}],
+                     'containers': [{'name': 'pause', 'image': 'registry.k8s.io/pause:3.10'}]}}
+
+
+@pytest.fixture
+def reboot_nodes(cluster):
+    """Two fresh nodes of its own for a test that reboots nodes, deleted afterwards."""
+    names = [f'gpu-node-reboot-{uuid.uuid4().hex[:5]}' for dummy in range(2)]
+    launcher.create_nodes(cluster.api, names)
+    launcher.wait_nodes_ready(cluster.api, names, timeout=60)
+    yield names
+    for name in names:
+        try:
+            cluster.core.delete_node(name)
+        except kclient.ApiException:
+            pass
+
+
+def _needs_fake_reboots(cluster):
+    if not cluster.fake_reboots:
+        pytest.skip('the cluster does not reboot nodes by itself (started with --no-fake-reboots)')
+
+
+def test_node_restart_interrupt_pod_reboots_its_node(cluster, namespace, reboot_nodes):
+    """fake-reboots: a node_restart interrupt pod reboots its node once (new bootID, Ready again); two nodes in parallel."""
+    _needs_fake_reboots(cluster)
+    before = {n: helpers.boot_id(cluster.api, n) for n in reboot_nodes}
+    pods = [cluster.core.create_namespaced_pod(namespace, _interrupt_pod(f'reboot-{i}', n, {'type': 'node_restart'}))
+            for i, n in enumerate(reboot_nodes)]
+    records = [cluster.wait_fake_reboot(n, p.metadata.uid) for n, p in zip(reboot_nodes, pods)]
+    for i, (node, record) in enumerate(zip(reboot_nodes, records)):
+        assert record['state'] == 'done' and record['pod'] == f'{namespace}/reboot-{i}'
+        assert record['previousBootID'] == before[node]
+        assert helpers.boot_id(cluster.api, node) == record['bootID'] != before[node]
+        assert helpers.node_ready(cluster.api, node) == 'True'
+        assert helpers.NODE_NOT_READY_LABEL not in cluster.core.read_node(node).metadata.labels
+    # Not one after the other: each started before the other had finished.
+    assert records[0]['started'] < records[1]['finished'] and records[1]['started'] < records[0]['finished']
+    # Once per pod: a change of the pod (a MODIFIED event) reboots nothing.
+    cluster.core.patch_namespaced_pod('reboot-0', namespace, {'metadata': {'labels': {'touched': 'yes'}}})
+    time.sleep(cluster.info.fake_reboot_delay + 2 if cluster.info else 3)
+    assert cluster.fake_reboot_record(reboot_nodes[0]) == records[0]
+    assert helpers.boot_id(cluster.api, reboot_nodes[0]) == records[0]['bootID']
+
+
+def test_other_interrupt_payloads_do_not_reboot(cluster, namespace, reboot_nodes):
+    """service_restart, restart_all_services, no_op, a failing agent and an opted-out node: no reboot."""
+    _needs_fake_reboots(cluster)
+    busy, opted_out = reboot_nodes
+    cluster.opt_out_of_fake_reboots(opted_out)
+    before = {n: helpers.boot_id(cluster.api, n) for n in reboot_nodes}
+    payloads = {'service': {'type': 'service_restart', 'services': ['containerd', 'kubelet']},
+                'all-services': {'type': 'restart_all_services'}, 'noop': {'type': 'no_op'}}
+    for name, payload in payloads.items():
+        cluster.core.create_namespaced_pod(namespace, _interrupt_pod(name, busy, payload))
+    cluster.core.create_namespaced_pod(namespace, helpers.mark_pod_to_fail(_interrupt_pod('agent-fails', busy, {'type': 'node_restart'})))
+    cluster.core.create_namespaced_pod(namespace, _interrupt_pod('opted-out', opted_out, {'type': 'node_restart'}))
+    for name in payloads:
+        cluster.wait_pod(namespace, name, helpers.init_containers_succeeded, what='the interrupt container completed')
+    cluster.wait_pod(namespace, 'agent-fails', lambda p: helpers.init_container_failed(p) is not None, what='the agent failed')
+    cluster.wait_pod(namespace, 'opted-out', helpers.init_containers_succeeded, what='the interrupt container completed')
+    # A node_restart pod created after them reboots the node once: its record shows the bootID
+    # from before, so none of the earlier pods rebooted it (their reboots would have come first).
+    last = cluster.core.create_namespaced_pod(namespace, _interrupt_pod('reboot', busy, {'type': 'node_restart'}))
+    record = cluster.wait_fake_reboot(busy, last.metadata.uid)
+    assert record['state'] == 'done' and record['previousBootID'] == before[busy] != record['bootID']
+    assert helpers.boot_id(cluster.api, opted_out) == before[opted_out]
+    assert cluster.fake_reboot_record(opted_out) is None
+    assert helpers.node_ready(cluster.api, opted_out) == 'True'
+
+
+def test_fake_reboots_decisions():
+    """Which interrupt pods reboot their node (pure, no cluster)."""
+    def pod(payload, node='n1', **meta):
+        manifest = _interrupt_pod('p', node, payload)
+        manifest['metadata'].update(meta)
+        return manifest
+    reboot = {'type': 'node_restart'}
+    assert fake_reboots.reboot_decision(pod(reboot)) == (True, 'payload type node_restart')
+    assert fake_reboots.reboot_decision(pod(reboot, node=None))[0] is None  # unbound: decided later
+    for other in ('service_restart', 'restart_all_services', 'no_op'):
+        assert fake_reboots.reboot_decision(pod({'type': other}))[0] is False
+    assert fake_reboots.reboot_decision(pod(reboot, deletionTimestamp='2026-01-01T00:00:00Z'))[0] is False
+    assert fake_reboots.reboot_decision(helpers.mark_pod_to_fail(pod(reboot)))[0] is False
+    failing_image = pod(reboot)
+    failing_image['spec']['initContainers'][0]['image'] = helpers.FAIL_IMAGE
+    assert fake_reboots.reboot_decision(failing_image)[0] is False
+    garbled = pod(reboot)
+    garbled['spec']['initContainers'][0]['args'][3] = 'not base64!'
+    assert fake_reboots.reboot_decision(garbled) == (False, 'no readable payload in init container "interrupt"')
+    node = {'metadata': {'annotations': {launcher.KWOK_NODE_ANNOTATION: launcher.KWOK_NODE_ANNOTATION_VALUE}}}
+    assert fake_reboots.node_unavailable(node) is None
+    assert 'taken away' in fake_reboots.node_unavailable({'metadata': {}})
+    node['metadata']['annotations'][helpers.NO_FAKE_REBOOT_ANNOTATION] = 'true'
+    assert 'opted out' in fake_reboots.node_unavailable(node)
+
+
+def test_fake_reboots_watch_lists_again_after_410_and_errors():
+    """The list+watch loop: a 410 (as an ERROR event or an exception) and any API error lead to a new list (pure)."""
+    stop = threading.Event()
+
+    def pod(uid, rv):
+        return {'metadata': {'uid': uid, 'resourceVersion': rv}}
+
+    class FakeApi:
+        def __init__(self):
+            self.lists, self.watches, self.leases = 0, [], 0
+
+        def list_pods(self):
+            self.lists += 1
+            if self.lists == 2:
+                raise OSError('connection refused')  # the API server is away for a moment
+            return [pod(f'listed-{self.lists}', '1')], str(self.lists * 100)
+
+        def watch_pods(self, resource_version, timeout_seconds):
+            assert timeout_seconds > 0
+            self.watches.append(resource_version)
+            if len(self.watches) == 1:
+                yield {'type': 'ADDED', 'object': pod('added', '101')}
+                yield {'type': 'BOOKMARK', 'object': {'metadata': {'resourceVersion': '150'}}}
+                yield {'type': 'ERROR', 'object': {'code': 410, 'message': 'too old resource version'}}
+            elif len(self.watches) == 2:
+                raise kclient.ApiException(status=410, reason='Gone')
+            elif len(self.watches) == 3:
+                yield {'type': 'MODIFIED', 'object': pod('modified', '401')}  # the server ends the watch: resume at 401
+            else:
+                yield {'type': 'DELETED', 'object': pod('added', '402')}
+                stop.set()
+
+        def renew_lease(self, identity):
+            assert identity == 'me'
+            self.leases += 1
+
+    class Seen:
+        def __init__(self):
+            self.considered, self.forgotten, self.kept = [], [], []
+
+        def consider(self, obj):
+            self.considered.append(obj['metadata']['uid'])
+
+        def forget(self, uid):
+            self.forgotten.append(uid)
+
+        def forget_except(self, uids):
+            self.kept.append(list(uids))
+
+    api, seen = FakeApi(), Seen()
+    fake_reboots.watch_forever(api, seen, 'me', stop=stop)
+    assert api.lists == 4 and api.watches == ['100', '300', '400', '401']
+    assert seen.considered == ['listed-1', 'added', 'listed-3', 'listed-4', 'modified']
+    assert seen.forgotten == ['added'] and seen.kept == [['listed-1'], ['listed-3'], ['listed-4']]
+    assert api.leases >= 1
 
 
 def test_take_node_away(cluster):

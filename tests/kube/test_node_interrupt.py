@@ -1,11 +1,18 @@
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
-"""nodewright.bridge.node_interrupt against the real API server: reboots seen through the node's bootID."""
+"""nodewright.bridge.node_interrupt against the real API server: reboots seen through the node's bootID.
+
+The test cluster reboots a node by itself when an interrupt pod with a node_restart payload
+appears on it (fake-reboots, as the agent would; cluster.fake_reboots). Tests that play the
+agent by hand opt their node out of that, or check that a reboot by hand on top of it is harmless.
+"""
 
 from __future__ import annotations
 
 import base64
 import json
+
+import pytest
 
 import helpers
 from nodewright_fixtures import PKG_IMAGE, package
@@ -30,7 +37,14 @@ def _wait_in_progress(cluster, node, cr_name, key):
     helpers.wait_for(started, 30, what=f'{key} interrupt in progress on {node}')
 
 
+def _needs_fake_reboots(cluster):
+    if not cluster.fake_reboots:
+        pytest.skip('the cluster does not reboot nodes by itself (started with --no-fake-reboots)')
+
+
 def test_reboot_is_detected_by_boot_id(cluster, modules, node, namespace, crs):
+    """The test plays the agent: the node is rebooted by hand while the module waits, nobody else reboots it."""
+    cluster.opt_out_of_fake_reboots(node)
     cr = crs.create({'tuning': package(interrupt={'type': 'reboot'}),
                      'driver': package(version='550.0.0', interrupt={'type': 'reboot'})})
     name = cr['metadata']['name']
@@ -51,6 +65,50 @@ def test_reboot_is_detected_by_boot_id(cluster, modules, node, namespace, crs):
     assert state['driver|550.0.0']['state'] == 'complete'  # the merged interrupt covered it
     assert BOOT + name not in _annotations(cluster, node)
     assert 'interrupt' in result['logs']
+    assert cluster.fake_reboot_record(node) is None
+
+
+def test_the_interrupt_pod_reboots_the_node(cluster, modules, node, namespace, crs):
+    """No test thread reboots: the interrupt pod does, as the agent would, and the module sees it."""
+    _needs_fake_reboots(cluster)
+    cr = crs.create({'tuning': package(interrupt={'type': 'reboot'})})
+    name = cr['metadata']['name']
+    before = helpers.boot_id(cluster.core, node)
+    result = modules.run('node_interrupt', node=node, cr_name=name, package='tuning', namespace=namespace, timeout=60)
+    assert result['rc'] == 0, result
+    assert result['outcome'] == 'succeeded' and result['rebooted'] is True
+    record = cluster.wait_fake_reboot(node, result['pod']['uid'])
+    assert record['state'] == 'done' and record['pod'] == f"{namespace}/{result['pod']['name']}"
+    assert record['previousBootID'] == before == result['boot_id_before']
+    assert result['boot_id_after'] == record['bootID'] == helpers.boot_id(cluster.core, node) != before
+    assert helpers.node_ready(cluster.core, node) == 'True'
+    assert _state(cluster, node, name)['tuning|1.2.0']['state'] == 'complete'
+    assert BOOT + name not in _annotations(cluster, node)
+
+
+def test_a_reboot_by_hand_on_top_of_the_automatic_one(cluster, modules, node, namespace, crs):
+    """A test that still reboots by hand while the interrupt pod reboots too: both happen, one after the other."""
+    _needs_fake_reboots(cluster)
+    cr = crs.create({'tuning': package(interrupt={'type': 'reboot'})})
+    name = cr['metadata']['name']
+    before = helpers.boot_id(cluster.core, node)
+    handle = modules.start('node_interrupt', node=node, cr_name=name, package='tuning', namespace=namespace, timeout=90)
+    _wait_in_progress(cluster, node, name, 'tuning|1.2.0')
+    by_hand = cluster.reboot_node(node)  # waits while the automatic one runs; that one waits for it
+    result = modules.finish(handle)
+    assert result['rc'] == 0, result
+    assert result['outcome'] == 'succeeded' and result['rebooted'] is True
+    record = cluster.wait_fake_reboot(node, result['pod']['uid'])
+    assert record['state'] == 'done'
+    # Whichever came first ended the module's wait; the later one is the node's bootID now.
+    assert result['boot_id_after'] in (by_hand, record['bootID']) and before not in (by_hand, record['bootID'])
+    assert helpers.boot_id(cluster.core, node) in (by_hand, record['bootID'])
+    if record['previousBootID'] == by_hand:  # the automatic reboot came second
+        assert helpers.boot_id(cluster.core, node) == record['bootID']
+    else:
+        assert record['previousBootID'] == before and helpers.boot_id(cluster.core, node) == by_hand
+    assert helpers.node_ready(cluster.core, node) == 'True'
+    assert _state(cluster, node, name)['tuning|1.2.0']['state'] == 'complete'
 
 
 def test_a_node_that_never_returns_times_out_and_stays_cordoned(cluster, modules, node, namespace, crs):
@@ -68,6 +126,11 @@ def test_a_node_that_never_returns_times_out_and_stays_cordoned(cluster, modules
     node_obj = cluster.core.read_node(node)
     assert node_obj.spec.unschedulable is True
     assert node_obj.metadata.labels['skyhook.nvidia.com/status_' + name] == 'erroring'
+    # The automatic reboot did not bring it back: skipped, or stopped halfway (then kwok's pending
+    # not-ready stage may still turn Unknown into False; never True).
+    assert helpers.node_ready(cluster.core, node) in ('Unknown', 'False')
+    record = cluster.fake_reboot_record(node)
+    assert record is None or record['state'] == 'aborted', record
 
 
 def test_rerun_after_the_reboot_already_happened(cluster, modules, node, namespace, crs):
