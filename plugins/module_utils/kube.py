@@ -381,30 +381,43 @@ class Kube(object):
     def get_namespace(self, name):
         return self.call(describe('get', 'namespace', name), self.core.read_namespace, name)
 
-    def apply_configmap(self, manifest, dry_run=False):
-        """Create or update a ConfigMap to match ``manifest``: 'created', 'updated' or 'unchanged'."""
+    def apply_configmap(self, manifest, dry_run=False, attempts=5):
+        """Create or update a ConfigMap to match ``manifest``: 'created', 'updated' or 'unchanged'.
+
+        Several stages on one node share its node-metadata ConfigMap and may write it at the same
+        time: a create that finds it already there, or an update that lost a race (409), reads it
+        again and tries again.
+        """
         meta = manifest['metadata']
         name, namespace = meta['name'], meta['namespace']
         kwargs = {'dry_run': 'All'} if dry_run else {}
-        try:
-            current = self.call(describe('get', 'configmap', name, namespace), self.core.read_namespaced_config_map,
-                                name, namespace)
-        except NotFound:
-            self.call(describe('create', 'configmap', name, namespace), self.core.create_namespaced_config_map,
-                      namespace, manifest, **kwargs)
-            return 'created'
-        cur_meta = current.get('metadata') or {}
-        same = ((current.get('data') or {}) == (manifest.get('data') or {})
-                and _contains(cur_meta.get('labels') or {}, meta.get('labels') or {})
-                and _contains(cur_meta.get('annotations') or {}, meta.get('annotations') or {}))
-        if same:
-            return 'unchanged'
-        patch = {'metadata': {'labels': meta.get('labels') or {}, 'annotations': meta.get('annotations') or {},
-                              'resourceVersion': cur_meta.get('resourceVersion')},
-                 'data': _replace_map(current.get('data') or {}, manifest.get('data') or {})}
-        self.call(describe('patch', 'configmap', name, namespace), self.core.patch_namespaced_config_map,
-                  name, namespace, patch, **kwargs)
-        return 'updated'
+        for attempt in range(attempts):
+            try:
+                current = self.call(describe('get', 'configmap', name, namespace), self.core.read_namespaced_config_map,
+                                    name, namespace)
+            except NotFound:
+                try:
+                    self.call(describe('create', 'configmap', name, namespace), self.core.create_namespaced_config_map,
+                              namespace, manifest, **kwargs)
+                    return 'created'
+                except Conflict:
+                    continue  # created by someone else meanwhile
+            cur_meta = current.get('metadata') or {}
+            same = ((current.get('data') or {}) == (manifest.get('data') or {})
+                    and _contains(cur_meta.get('labels') or {}, meta.get('labels') or {})
+                    and _contains(cur_meta.get('annotations') or {}, meta.get('annotations') or {}))
+            if same:
+                return 'unchanged'
+            patch = {'metadata': {'labels': meta.get('labels') or {}, 'annotations': meta.get('annotations') or {},
+                                  'resourceVersion': cur_meta.get('resourceVersion')},
+                     'data': _replace_map(current.get('data') or {}, manifest.get('data') or {})}
+            try:
+                self.call(describe('patch', 'configmap', name, namespace), self.core.patch_namespaced_config_map,
+                          name, namespace, patch, **kwargs)
+                return 'updated'
+            except Conflict:
+                continue
+        raise Conflict('configmap %s/%s: still conflicting after %d attempts' % (namespace, name, attempts), 409)
 
     # ------------------------------------------------------------------ NodeWright resources
 
