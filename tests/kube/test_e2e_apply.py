@@ -139,7 +139,8 @@ class PodRecorder:
 
     def finish(self):
         self.stop.set()
-        self.thread.join(timeout=10)
+        self.thread.join(timeout=15)
+        assert not self.thread.is_alive(), 'the pod recorder did not stop'
         return self.created
 
     def stage_pods(self):
@@ -154,6 +155,21 @@ class PodRecorder:
             counts[key] = counts.get(key, 0) + 1
             assert labels  # every package pod carries the operator's labels
         return counts
+
+
+@pytest.fixture
+def pod_recorder(cluster):
+    """PodRecorder factory; every recorder is stopped at teardown, even when the test failed."""
+    made = []
+
+    def make(namespace):
+        recorder = PodRecorder(cluster, namespace)
+        made.append(recorder)
+        return recorder
+    yield make
+    for recorder in made:
+        recorder.stop.set()
+        recorder.thread.join(timeout=15)
 
 
 @pytest.fixture
@@ -176,7 +192,8 @@ def _apply(playbooks, path, namespace, **extra):
     return variables
 
 
-def test_apply_rolls_out_with_reboots_protected_pods_and_two_compartments(cluster, playbooks, pool_factory, namespace):
+def test_apply_rolls_out_with_reboots_protected_pods_and_two_compartments(cluster, playbooks, pool_factory, namespace,
+                                                                           pod_recorder):
     pool = pool_factory({'a': 2, 'b': 2})
     path = pool.write_cr()
     boots = {name: helpers.boot_id(cluster.core, name) for name in pool.names}
@@ -194,7 +211,7 @@ def test_apply_rolls_out_with_reboots_protected_pods_and_two_compartments(cluste
         cluster.core.patch_namespaced_pod_status('train', namespace, {'status': {'phase': 'Succeeded'}})
     timer = threading.Thread(target=finish_training, daemon=True)
     timer.start()
-    recorder = PodRecorder(cluster, namespace)
+    recorder = pod_recorder(namespace)
     result = playbooks.run('nodewright.bridge.apply', extra_vars=_apply(playbooks, path, namespace))
     created = recorder.finish()
     timer.join()
@@ -246,10 +263,10 @@ def test_a_failing_package_stops_the_rollout_as_the_policy_says(cluster, playboo
     assert result.report and result.report['compartments']['rack-b']['batches'][-1]['stopped'] is True
 
 
-def test_a_killed_run_resumes_without_rerunning_completed_stages(cluster, playbooks, pool_factory, namespace):
+def test_a_killed_run_resumes_without_rerunning_completed_stages(cluster, playbooks, pool_factory, namespace, pod_recorder):
     pool = pool_factory({'a': 3})
     path = pool.write_cr()
-    recorder = PodRecorder(cluster, namespace)
+    recorder = pod_recorder(namespace)
     proc = playbooks.start('nodewright.bridge.apply', extra_vars=_apply(playbooks, path, namespace))
 
     def one_done_one_started():
@@ -262,6 +279,7 @@ def test_a_killed_run_resumes_without_rerunning_completed_stages(cluster, playbo
         os.killpg(proc.pid, signal.SIGKILL)  # ansible-playbook and its workers, mid-batch
         proc.wait()
     result = playbooks.run('nodewright.bridge.apply', extra_vars=_apply(playbooks, path, namespace))
+    recorder.finish()  # a watcher thread left running would outlive the test session
     counts = recorder.stage_pods()
     assert result.rc == 0, result
     for name in pool.names:
