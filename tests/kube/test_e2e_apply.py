@@ -192,8 +192,7 @@ def _apply(playbooks, path, namespace, **extra):
     return variables
 
 
-def test_apply_rolls_out_with_reboots_protected_pods_and_two_compartments(cluster, playbooks, pool_factory, namespace,
-                                                                           pod_recorder):
+def test_apply_rolls_out_with_reboots_protected_pods_and_two_compartments(cluster, playbooks, pool_factory, namespace, pod_recorder):
     pool = pool_factory({'a': 2, 'b': 2})
     path = pool.write_cr()
     boots = {name: helpers.boot_id(cluster.core, name) for name in pool.names}
