@@ -74,7 +74,10 @@ def test_sliding_window_stops_on_the_failure_threshold(run_playbook):
     comp = run.compartment()
     assert comp['stopped'] is True and 'failureThreshold 1' in comp['stop_reason']
     first = comp['batches'][0]
-    assert sorted(first['failed']) == ['n01', 'n02'] and first['failed_batch'] is True
+    # How the window groups n01 and n02 depends on which of them finishes first (a loaded
+    # machine scores n01 alone): the first group fails, and only those two hosts ever fail.
+    assert first['failed'] and set(first['failed']) <= {'n01', 'n02'} and first['failed_batch'] is True
+    assert set(h for g in comp['batches'] for h in g['failed']) <= {'n01', 'n02'}
     attempted = set(h for g in comp['batches'] for h in g['hosts'])
     assert attempted == run.hosts_with_events()
     assert run.report['not_attempted'] == sorted(set(hosts(8)) - attempted)
