@@ -141,33 +141,8 @@ def compact_node(node):
     }
 
 
-def _expand_lists(docs):
-    """Documents with any ``kind: List`` (``kubectl get skyhooks -o yaml``) replaced by its items."""
-    expanded = []
-    for doc in docs:
-        if isinstance(doc, dict) and isinstance(doc.get('items'), list) and str(doc.get('kind', '')).endswith('List'):
-            expanded.extend(doc['items'])
-        else:
-            expanded.append(doc)
-    return expanded
-
-
-def select_cr(docs, name=None, source='cr'):
-    """``(CR document, DeploymentPolicy documents)`` out of a file's documents.
-
-    ``name`` picks the CR when the file holds several; a file with several CRs needs it.
-    """
-    crs, policies = cr_model.split_documents(_expand_lists(docs), source)
-    if name:
-        crs = [d for d in crs if (d.get('metadata') or {}).get('name') == name]
-        if not crs:
-            raise cr_model.CRValidationError(source, ['no Skyhook or NodeWright named %r' % name])
-    if not crs:
-        raise cr_model.CRValidationError(source, ['no Skyhook or NodeWright document found'])
-    if len(crs) > 1:
-        names = ', '.join(repr((d.get('metadata') or {}).get('name')) for d in crs)
-        raise cr_model.CRValidationError(source, ['holds several CRs (%s); choose one with cr_name' % names])
-    return crs[0], policies
+# One CR out of a file's documents: the same rule for every plugin and module.
+select_cr = cr_model.select_cr
 
 
 def all_groups(cr, plan, include_ignored=False):

@@ -53,13 +53,7 @@ def load_cr(kube, cr_arg, cr_name):
         docs = cr_arg if isinstance(cr_arg, list) else [cr_arg]
         if not all(isinstance(d, dict) for d in docs):
             raise cr_model.CRValidationError('cr', ['must be a CR document, a list of documents or a file path'])
-        crs = [d for d in docs if cr_model.is_cr_document(d)]
-        if cr_name:
-            crs = [d for d in crs if (d.get('metadata') or {}).get('name') == cr_name]
-        if len(crs) != 1:
-            raise cr_model.CRValidationError('cr', ['holds %d Skyhook / NodeWright documents%s; exactly one is needed'
-                                                    % (len(crs), ' named %r' % cr_name if cr_name else '')])
-        doc = crs[0]
+        doc = cr_model.select_cr(docs, cr_name, 'cr')[0]
     return cr_model.build_cr(doc), doc
 
 

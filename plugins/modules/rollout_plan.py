@@ -273,20 +273,6 @@ def _documents(value, what):
                                             % type(value).__name__])
 
 
-def _select_cr(docs, name, source):
-    crs, policies = cr_model.split_documents(docs, source)
-    if name:
-        crs = [d for d in crs if (d.get('metadata') or {}).get('name') == name]
-        if not crs:
-            raise cr_model.CRValidationError(source, ['no Skyhook or NodeWright named %r' % name])
-    if not crs:
-        raise cr_model.CRValidationError(source, ['no Skyhook or NodeWright document found'])
-    if len(crs) > 1:
-        names = ', '.join(repr((d.get('metadata') or {}).get('name')) for d in crs)
-        raise cr_model.CRValidationError(source, ['holds several CRs (%s); choose one with cr_name' % names])
-    return crs[0], policies
-
-
 def run(params, warn):
     sources = {}
     kube = None
@@ -296,7 +282,7 @@ def run(params, warn):
         cr_doc, bundled_policies = kube.get_cr(params['cr_name']), []
         sources['cr'] = 'cluster'
     else:
-        cr_doc, bundled_policies = _select_cr(_documents(params['cr'], 'cr'), params['cr_name'], 'cr')
+        cr_doc, bundled_policies = cr_model.select_cr(_documents(params['cr'], 'cr'), params['cr_name'], 'cr')
         sources['cr'] = 'given'
     cr = cr_model.build_cr(cr_doc)
     if (params['policy'] is None and kube is not None and cr.deployment_policy
