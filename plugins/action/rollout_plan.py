@@ -1,16 +1,18 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
-"""Action plugin for nodewright.bridge.rollout_plan: read CR, policy and node files on the controller."""
+"""Action plugin for nodewright.bridge.rollout_plan: runs the module in the controller process and reads its CR files there (see plugin_utils/cluster_action.py)."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.nodewright.bridge.plugins.plugin_utils.controller_files import ControllerFilesAction
+from ansible_collections.nodewright.bridge.plugins.modules import rollout_plan as module_code
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.cluster_action import ClusterAction
 
 
-class ActionModule(ControllerFilesAction):
+class ActionModule(ClusterAction):
 
     MODULE = 'nodewright.bridge.rollout_plan'
+    MODULE_CODE = module_code
     FILE_ARGUMENTS = ('cr', 'policy', 'nodes')

@@ -15,6 +15,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import contextlib
 import json
 import os
 import time
@@ -24,6 +25,7 @@ from ansible.module_utils.basic import env_fallback, missing_required_lib
 try:
     from kubernetes import client as kclient
     from kubernetes import config as kconfig
+    from kubernetes.config import kube_config as kconfig_loader
     from kubernetes.client.rest import ApiException
     from kubernetes.config.config_exception import ConfigException
     import urllib3
@@ -90,6 +92,40 @@ class WaitTimeout(KubeError):
     def __init__(self, message, last=None):
         super(WaitTimeout, self).__init__(message)
         self.last = last
+
+
+# The client classes every task uses. kubernetes.client loads them lazily, on first use.
+CLIENT_CLASSES = ('Configuration', 'ApiClient', 'CoreV1Api', 'PolicyV1Api', 'CustomObjectsApi', 'CoordinationV1Api',
+                  'AuthorizationV1Api')
+
+
+def preload():
+    """Load the client classes now (a process that forks workers pays for them once, not per worker)."""
+    if HAS_KUBERNETES:
+        for name in CLIENT_CLASSES:
+            getattr(kclient, name)
+
+
+@contextlib.contextmanager
+def own_temp_files():
+    """Remove the certificate files the kubeconfig loader writes during the block, afterwards.
+
+    The loader writes a kubeconfig's inline certificates to temporary files and removes them
+    at exit. A forked Ansible worker ends without running exit handlers, so a task run in the
+    worker cleans up after itself; files that existed before (the parent's) are left alone.
+    """
+    registry = getattr(kconfig_loader, '_temp_files', None) if HAS_KUBERNETES else None
+    before = set(registry) if isinstance(registry, dict) else None
+    try:
+        yield
+    finally:
+        registry = getattr(kconfig_loader, '_temp_files', None) if HAS_KUBERNETES else None
+        if before is not None and isinstance(registry, dict):
+            for key in [k for k in registry if k not in before]:
+                try:
+                    os.remove(registry.pop(key))
+                except OSError:
+                    pass
 
 
 def auth_argument_spec():

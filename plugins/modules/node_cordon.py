@@ -161,14 +161,19 @@ def run(module, kube):
     return result
 
 
-def main():
+def module_args():
+    """The AnsibleModule keywords: the argument spec and its rules (also used in the controller process)."""
     argument_spec = kube_api.auth_argument_spec()
     argument_spec.update(
         name=dict(type='str', required=True, aliases=['node']),
         owner=dict(type='str', required=True),
         state=dict(type='str', default='cordoned', choices=['cordoned', 'uncordoned']),
     )
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    return dict(argument_spec=argument_spec, supports_check_mode=True)
+
+
+def execute(module):
+    """Everything after AnsibleModule: validation, the run, exit_json / fail_json."""
     errors = cr_name_errors(module.params['owner'], 'owner')
     if errors:
         module.fail_json(msg='; '.join(errors))
@@ -178,6 +183,10 @@ def main():
     except kube_api.KubeError as exc:
         module.fail_json(msg=exc.message, node=module.params['name'], status=exc.status)
     module.exit_json(**result)
+
+
+def main():
+    execute(AnsibleModule(**module_args()))
 
 
 if __name__ == '__main__':

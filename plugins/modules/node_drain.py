@@ -383,7 +383,8 @@ class Drain(object):
                                   % (node_name, self.params['timeout'], ', '.join(left)), **result)
 
 
-def main():
+def module_args():
+    """The AnsibleModule keywords: the argument spec and its rules (also used in the controller process)."""
     argument_spec = kube_api.auth_argument_spec()
     argument_spec.update(
         name=dict(type='str', required=True, aliases=['node']),
@@ -397,13 +398,21 @@ def main():
         skip=dict(type='dict', default={}, options=dict(
             (key, dict(type='bool', default=True)) for key in SKIP_OPTIONS)),
     )
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    return dict(argument_spec=argument_spec, supports_check_mode=True)
+
+
+def execute(module):
+    """Everything after AnsibleModule: validation, the run, exit_json / fail_json."""
     try:
         kube = kube_api.Kube(module.params, pool_size=MAX_PARALLEL)
         result = Drain(module, kube).run()
     except kube_api.KubeError as exc:
         module.fail_json(msg=exc.message, node=module.params['name'], status=exc.status)
     module.exit_json(**result)
+
+
+def main():
+    execute(AnsibleModule(**module_args()))
 
 
 if __name__ == '__main__':

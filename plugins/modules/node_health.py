@@ -152,7 +152,8 @@ def run(module, kube):
     return result
 
 
-def main():
+def module_args():
+    """The AnsibleModule keywords: the argument spec and its rules (also used in the controller process)."""
     argument_spec = kube_api.auth_argument_spec()
     argument_spec.update(
         name=dict(type='str', required=True, aliases=['node']),
@@ -161,12 +162,20 @@ def main():
         min_pods=dict(type='int', default=1),
         timeout=dict(type='int', default=600),
     )
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    return dict(argument_spec=argument_spec, supports_check_mode=True)
+
+
+def execute(module):
+    """Everything after AnsibleModule: validation, the run, exit_json / fail_json."""
     try:
         result = run(module, kube_api.Kube(module.params))
     except kube_api.KubeError as exc:
         module.fail_json(msg=exc.message, node=module.params['name'], status=exc.status)
     module.exit_json(**result)
+
+
+def main():
+    execute(AnsibleModule(**module_args()))
 
 
 if __name__ == '__main__':

@@ -366,7 +366,8 @@ def run(module, kube):
     return result
 
 
-def main():
+def module_args():
+    """The AnsibleModule keywords: the argument spec and its rules (also used in the controller process)."""
     argument_spec = kube_api.auth_argument_spec()
     argument_spec.update(pod_run.OPERATOR_OPTIONS)
     argument_spec.update(
@@ -386,8 +387,12 @@ def main():
         force=dict(type='bool', default=False),
         log_lines=dict(type='int', default=200),
     )
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True,
-                           required_one_of=[('cr', 'cr_name')])
+    return dict(argument_spec=argument_spec, supports_check_mode=True,
+                required_one_of=[('cr', 'cr_name')])
+
+
+def execute(module):
+    """Everything after AnsibleModule: validation, the run, exit_json / fail_json."""
     try:
         kube = kube_api.Kube(module.params)
         result = run(module, kube)
@@ -398,6 +403,10 @@ def main():
     except node_state.NodeStateError as exc:
         module.fail_json(msg=str(exc), node=module.params['node'])
     module.exit_json(**result)
+
+
+def main():
+    execute(AnsibleModule(**module_args()))
 
 
 if __name__ == '__main__':

@@ -267,7 +267,8 @@ def run(module, kube):
     return result
 
 
-def main():
+def module_args():
+    """The AnsibleModule keywords: the argument spec and its rules (also used in the controller process)."""
     argument_spec = kube_api.auth_argument_spec()
     argument_spec.update(
         name=dict(type='str', required=True, aliases=['node']),
@@ -280,12 +281,13 @@ def main():
         stage=dict(type='str', choices=list(node_state.RERUN_STAGES)),
         forget=dict(type='bool', default=False),
     )
-    module = AnsibleModule(
-        argument_spec=argument_spec,
-        supports_check_mode=True,
-        required_if=[('action', 'reset', ('cr',)), ('action', 'complete', ('cr',))],
-        required_by={'version': 'package', 'stage': 'package'},
-    )
+    return dict(argument_spec=argument_spec, supports_check_mode=True,
+                required_if=[('action', 'reset', ('cr',)), ('action', 'complete', ('cr',))],
+                required_by={'version': 'package', 'stage': 'package'})
+
+
+def execute(module):
+    """Everything after AnsibleModule: validation, the run, exit_json / fail_json."""
     params = module.params
     if params['cr'] is not None:
         errors = cr_name_errors(params['cr'], 'cr')
@@ -301,6 +303,10 @@ def main():
     except node_state.NodeStateError as exc:
         module.fail_json(msg='node %s: %s' % (params['name'], exc), node=params['name'])
     module.exit_json(**result)
+
+
+def main():
+    execute(AnsibleModule(**module_args()))
 
 
 if __name__ == '__main__':

@@ -314,7 +314,8 @@ def run(module, kube):
     return result, assessment, warnings
 
 
-def main():
+def module_args():
+    """The AnsibleModule keywords: the argument spec and its rules (also used in the controller process)."""
     argument_spec = kube_api.auth_argument_spec()
     argument_spec.update(
         cr_name=dict(type='str', required=True, aliases=['cr']),
@@ -324,7 +325,11 @@ def main():
         operator_managers=dict(type='list', elements='str', default=list(guard.OPERATOR_MANAGERS)),
         force=dict(type='bool', default=False),
     )
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    return dict(argument_spec=argument_spec, supports_check_mode=True)
+
+
+def execute(module):
+    """Everything after AnsibleModule: validation, the run, exit_json / fail_json."""
     params = module.params
     errors = cr_name_errors(params['cr_name'], 'cr_name')
     if params['window'] < 0:
@@ -348,6 +353,10 @@ def main():
             module.fail_json(msg=guard.refusal_message(assessment), **result)
         module.warn(guard.force_warning(assessment))
     module.exit_json(**result)
+
+
+def main():
+    execute(AnsibleModule(**module_args()))
 
 
 if __name__ == '__main__':

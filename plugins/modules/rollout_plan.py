@@ -339,7 +339,8 @@ def _portable(doc):
     return result
 
 
-def main():
+def module_args():
+    """The AnsibleModule keywords: the argument spec and its rules (also used in the controller process)."""
     argument_spec = kube_api.auth_argument_spec()
     argument_spec.update(
         cr=dict(type='raw'),
@@ -351,12 +352,12 @@ def main():
         cap_batches_at_ceiling=dict(type='bool', default=True),
         config_changes=dict(type='dict'),
     )
-    module = AnsibleModule(
-        argument_spec=argument_spec,
-        supports_check_mode=True,
-        required_one_of=[('cr', 'cr_name')],
-        mutually_exclusive=[('nodes', 'node')],
-    )
+    return dict(argument_spec=argument_spec, supports_check_mode=True,
+                required_one_of=[('cr', 'cr_name')], mutually_exclusive=[('nodes', 'node')])
+
+
+def execute(module):
+    """Everything after AnsibleModule: validation, the run, exit_json / fail_json."""
     if not cr_model.HAS_YAML:
         module.fail_json(msg=missing_required_lib('PyYAML'))
     try:
@@ -366,6 +367,10 @@ def main():
     except kube_api.KubeError as exc:
         module.fail_json(msg=exc.message, status=exc.status)
     module.exit_json(changed=False, **result)
+
+
+def main():
+    execute(AnsibleModule(**module_args()))
 
 
 if __name__ == '__main__':

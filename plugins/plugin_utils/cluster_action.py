@@ -1,0 +1,117 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""Base of the collection's action plugins: every cluster module has one.
+
+Two jobs, both on the controller:
+
+* Files: playbooks keep CRs next to them (``files/``, role ``files/``); a module would look
+  for those paths on the managed host. Arguments listed in FILE_ARGUMENTS are resolved the way
+  ``copy`` and ``template`` do (``_find_needle``), loaded with the play's loader (so vaulted
+  files work), and handed to the module parsed.
+* Where the module runs: a task whose connection is the controller's own (``local``, no
+  become, not async) runs the module's logic in this worker process (``in_process``), without
+  AnsiballZ and without a new Python. Anything else (a task delegated to another host, become,
+  async, or ``NODEWRIGHT_BRIDGE_IN_PROCESS=0``) runs the module the normal way.
+
+Why this is cheap: the stock strategies load a task's action plugin class in the parent
+process (linear and free check BYPASS_HOST_LOOP), and workers are forked from it. So this
+file's imports (the module's code, ``kube`` and the ``kubernetes`` client it preloads) happen
+once per ansible-playbook run and every worker inherits them. No client, connection or thread
+is created at import: those would not survive a fork.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+
+from ansible.errors import AnsibleError
+from ansible.module_utils.common.text.converters import to_native, to_text
+from ansible.module_utils.parsing.convert_bool import boolean
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.nodewright.bridge.plugins.module_utils import kube
+from ansible_collections.nodewright.bridge.plugins.plugin_utils import in_process
+
+try:
+    import yaml
+except ImportError:  # pragma: no cover - PyYAML ships with ansible-core
+    yaml = None
+
+# Set to 0 / false to run every cluster task as a normal module (AnsiballZ).
+IN_PROCESS_ENV = 'NODEWRIGHT_BRIDGE_IN_PROCESS'
+
+# In the parent process, at import: the lazy parts of the kubernetes client that every task
+# uses, so that forked workers inherit them instead of each loading them again.
+kube.preload()
+
+
+def in_process_enabled():
+    try:
+        return boolean(os.environ.get(IN_PROCESS_ENV, 'true'), strict=True)
+    except TypeError:
+        return True
+
+
+class ClusterAction(ActionBase):
+    """Subclasses set MODULE (the FQCN), MODULE_CODE (the imported module file) and FILE_ARGUMENTS."""
+
+    MODULE = None
+    MODULE_CODE = None
+    FILE_ARGUMENTS = ()
+    # Arguments whose file holds exactly one document, handed over as that document.
+    SINGLE_DOCUMENT = ('nodes',)
+
+    TRANSFERS_FILES = False
+    _supports_check_mode = True
+
+    def _load_file(self, name, value):
+        try:
+            path = self._find_needle('files', value)
+        except AnsibleError as exc:
+            raise AnsibleError('%s: cannot find file %r: %s' % (name, value, to_native(exc)))
+        data, dummy = self._loader._get_file_contents(path)
+        text = to_text(data, errors='surrogate_or_strict')
+        try:
+            return json.loads(text)
+        except ValueError:
+            pass
+        if yaml is None:
+            raise AnsibleError('%s: PyYAML is required to read %s' % (name, path))
+        try:
+            docs = [d for d in yaml.safe_load_all(text) if d is not None]
+        except yaml.YAMLError as exc:
+            raise AnsibleError('%s: %s is not valid YAML or JSON: %s' % (name, path, to_native(exc)))
+        if name in self.SINGLE_DOCUMENT and len(docs) == 1:
+            return docs[0]
+        return docs
+
+    def runs_in_process(self):
+        """True when the module would run on this controller, as this user, synchronously."""
+        return (self.MODULE_CODE is not None and kube.HAS_KUBERNETES and in_process_enabled()
+                and getattr(self._connection, 'transport', None) == 'local'
+                and not self._play_context.become and not self._task.async_val)
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ClusterAction, self).run(tmp, task_vars)
+        del tmp
+        args = dict(self._task.args)
+        try:
+            for name in self.FILE_ARGUMENTS:
+                if isinstance(args.get(name), str):
+                    args[name] = self._load_file(name, args[name])
+        except AnsibleError as exc:
+            result.update(failed=True, msg=to_native(exc))
+            return result
+        if self.runs_in_process():
+            environment = {}
+            self._compute_environment_string(environment)
+            with kube.own_temp_files():
+                result.update(in_process.run(self.MODULE, self.MODULE_CODE, args, check_mode=self._task.check_mode,
+                                             diff=self._task.diff, environment=environment))
+        else:
+            result.update(self._execute_module(module_name=self.MODULE, module_args=args, task_vars=task_vars))
+        return result
