@@ -156,6 +156,15 @@ class _TaskEnvironment(object):
         return False
 
 
+def validate(name, module_code, args, check_mode=False):
+    """``(params, None)`` when ``args`` are valid for the module (defaults filled in), else ``(None, failed result)``."""
+    try:
+        module = ControllerModule(name, plain(args), check_mode=check_mode, **module_code.module_args())
+    except ModuleExit as invalid:
+        return None, plain(invalid.result)
+    return plain(module.params), None
+
+
 def run(name, module_code, args, check_mode=False, diff=False, environment=None):
     """Run ``module_code`` (a collection module exposing ``module_args()`` and ``execute(module)``).
 

@@ -1,0 +1,69 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""Action plugin for nodewright.bridge.node_update: the per-node sequence (plugin_utils/node_sequence.py)
+over the collection's cluster modules, each step in the controller process or, delegated elsewhere, as a module."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible.errors import AnsibleError
+from ansible.module_utils.common.text.converters import to_native
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.nodewright.bridge.plugins.module_utils import kube
+from ansible_collections.nodewright.bridge.plugins.modules import node_cordon
+from ansible_collections.nodewright.bridge.plugins.modules import node_drain
+from ansible_collections.nodewright.bridge.plugins.modules import node_health
+from ansible_collections.nodewright.bridge.plugins.modules import node_interrupt
+from ansible_collections.nodewright.bridge.plugins.modules import node_state
+from ansible_collections.nodewright.bridge.plugins.modules import node_update as module_code
+from ansible_collections.nodewright.bridge.plugins.modules import operator_guard
+from ansible_collections.nodewright.bridge.plugins.modules import package_stage
+from ansible_collections.nodewright.bridge.plugins.modules import rollout_plan
+from ansible_collections.nodewright.bridge.plugins.plugin_utils import in_process
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.cluster_action import ClusterAction
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.node_sequence import NodeSequence
+
+STEP_MODULES = dict((code.__name__.rsplit('.', 1)[-1], code) for code in (
+    rollout_plan, operator_guard, node_cordon, node_drain, package_stage, node_interrupt, node_health, node_state))
+
+
+class ActionModule(ClusterAction):
+
+    MODULE = 'nodewright.bridge.node_update'
+    MODULE_CODE = module_code
+    FILE_ARGUMENTS = ('cr',)
+
+    def run(self, tmp=None, task_vars=None):
+        result = ActionBase.run(self, tmp, task_vars)
+        del tmp
+        args = dict(self._task.args)
+        try:
+            if isinstance(args.get('cr'), str):
+                args['cr'] = self._load_file('cr', args['cr'])
+        except AnsibleError as exc:
+            result.update(failed=True, msg=to_native(exc))
+            return result
+        params, invalid = in_process.validate(self.MODULE, module_code, args, check_mode=self._task.check_mode)
+        if invalid is not None:
+            result.update(invalid)
+            return result
+        # the connection options the task set, handed to every step (K8S_AUTH_* reach the steps through the environment)
+        connection = dict((key, params[key]) for key in kube.AUTH_ARG_SPEC if args.get(key) is not None)
+        local = self.runs_in_process()
+        environment = {}
+        if local:
+            self._compute_environment_string(environment)
+
+        def run_step(module, step_args):
+            name = 'nodewright.bridge.%s' % module
+            if local:
+                with kube.own_temp_files():
+                    return in_process.run(name, STEP_MODULES[module], step_args, check_mode=self._task.check_mode,
+                                          diff=self._task.diff, environment=environment)
+            return self._execute_module(module_name=name, module_args=step_args, task_vars=task_vars)
+
+        result.update(NodeSequence(params, connection, run_step).run())
+        return result

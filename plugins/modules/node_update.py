@@ -1,0 +1,265 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: node_update
+short_description: Bring one node up to date with a NodeWright CR, the whole way the operator does it
+version_added: 0.1.0
+author: nodewright.bridge contributors (@nodewright)
+description:
+  - One task for the whole per-node sequence of a CR. It plans the node (M(nodewright.bridge.rollout_plan)), runs the
+    operator guard (M(nodewright.bridge.operator_guard), for a CR read from the cluster), and then, unless the node
+    is already complete, runs what the plan says, in order
+    - if an interrupt is due, an owned cordon (M(nodewright.bridge.node_cordon)), a wait for the C(podNonInterruptLabels)
+    pods and a drain (M(nodewright.bridge.node_drain));
+    - the pending package stages (M(nodewright.bridge.package_stage)) and the merged interrupt of each dependency wave
+    (M(nodewright.bridge.node_interrupt));
+    - if the node was drained, a health gate (M(nodewright.bridge.node_health)), waiting for a new boot after a reboot;
+    - records the CR complete on the node (M(nodewright.bridge.node_state)) and releases the CR's own cordon.
+  - A node that is already complete costs one plan; the state is recorded again only if it differs, and a cordon the CR
+    left behind (a run stopped before its uncordon) is released.
+  - Each step is the module named above with exactly its documented behaviour. This is an action plugin: on the
+    controller the steps run inside the Ansible worker (no new Python per step); delegated to another host, each step
+    runs there as a module.
+  - On a failure the sequence stops. The node keeps the CR's cordon and its state records C(erroring), unless
+    O(uncordon_on_failure). The message names the step, for example
+    C(gpu-tuning on node gpu-node-07 failed at "gpu-driver apply": stage failed: exit 1 (the node stays cordoned by gpu-tuning)).
+extends_documentation_fragment:
+  - nodewright.bridge.k8s_auth
+options:
+  node:
+    description: The node.
+    type: str
+    required: true
+  cr:
+    description:
+      - The CR, as a dictionary, a list of documents (the CR and its DeploymentPolicy) or the path of a YAML / JSON file on
+        the controller (searched like M(ansible.builtin.copy)'s C(src)). O(cr_name) picks the CR among several.
+      - When omitted, the CR named O(cr_name) and its policy are read from the cluster.
+    type: raw
+  cr_name:
+    description: The CR's name (required without O(cr)).
+    type: str
+  namespace:
+    description: Namespace of the package pods and ConfigMaps (the operator's namespace).
+    type: str
+    default: skyhook
+  agent_image:
+    description: The NodeWright agent image that runs the stage scripts (a package's C(agentImageOverride) wins).
+    type: str
+    default: ghcr.io/nvidia/skyhook/agent:latest
+  pause_image:
+    description: Image of the pods' pause container.
+    type: str
+    default: registry.k8s.io/pause:3.10
+  image_pull_secret:
+    description: Name of an image pull secret in O(namespace) for the package and agent images.
+    type: str
+    default: ''
+  copy_dir_root:
+    description: Host directory the operator copies packages to.
+    type: str
+    default: /var/lib/skyhook
+  agent_log_root:
+    description: Host directory the agent logs to.
+    type: str
+    default: /var/log/skyhook
+  runtime_required_taint:
+    description: The runtime-required taint (C(key=value:Effect)), tolerated by the pods and lifted once every CR of
+      O(runtime_required_crs) is complete on the node.
+    type: str
+    default: skyhook.nvidia.com=runtime-required:NoSchedule
+  runtime_required_crs:
+    description: CRs with C(runtimeRequired) that select this node (the taint is lifted once all are complete).
+    type: list
+    elements: str
+    default: []
+  wait_for_protected_timeout:
+    description: Seconds to wait for the pods matching the CR's C(podNonInterruptLabels) to finish before the drain.
+    type: int
+    default: 3600
+  drain_timeout:
+    description: Seconds for the drain (evictions and the evicted pods gone).
+    type: int
+    default: 600
+  drain_preflight:
+    description: Dry-run every eviction first (M(nodewright.bridge.node_drain)'s O(nodewright.bridge.node_drain#module:preflight)).
+    type: bool
+    default: false
+  drain_skip:
+    description: M(nodewright.bridge.node_drain)'s O(nodewright.bridge.node_drain#module:skip) rules.
+    type: dict
+    default: {}
+  stage_timeout:
+    description: Seconds a package stage pod may take.
+    type: int
+    default: 1800
+  interrupt_timeout:
+    description: Seconds an interrupt may take (for a reboot, until the node is back with a new boot ID and Ready).
+    type: int
+    default: 1800
+  stage_retries:
+    description: Restarts a failing stage container gets before the stage counts as failed.
+    type: int
+    default: 0
+  delete_pod:
+    description: When to delete package pods.
+    type: str
+    choices: [always, on_success, never]
+    default: always
+  health_pod_selector:
+    description: Pods on the node matching this label selector must be Running and Ready before the node is handed back.
+    type: raw
+  health_min_pods:
+    description: How many pods matching O(health_pod_selector) must be on the node.
+    type: int
+    default: 1
+  health_timeout:
+    description: Seconds for the health gate.
+    type: int
+    default: 600
+  uncordon_on_failure:
+    description: Release the CR's cordon when a step fails (by default the node stays cordoned, as the operator leaves it).
+    type: bool
+    default: false
+  operator_guard:
+    description: Refuse a CR that a running NodeWright operator reconciles (see M(nodewright.bridge.operator_guard)).
+      Only CRs read from the cluster are checked.
+    type: bool
+    default: true
+  force:
+    description: Act even though an operator reconciles the CR (the guard then only warns).
+    type: bool
+    default: false
+attributes:
+  check_mode:
+    support: full
+    description: Every step runs in check mode (server-side dry runs); nothing changes, so later steps see the node as it is.
+  diff_mode:
+    support: full
+    description: The steps' diffs, in order.
+  action:
+    support: full
+    description: Runs the steps on the controller, or as modules on the delegated host.
+notes:
+  - The per-node sequence of the role M(nodewright.bridge.node) and of the playbook C(nodewright.bridge.apply).
+seealso:
+  - module: nodewright.bridge.rollout_plan
+  - module: nodewright.bridge.package_stage
+  - module: nodewright.bridge.node_interrupt
+'''
+
+EXAMPLES = r'''
+- name: Bring each node up to date with gpu-node-tuning, in the CR's budgeted batches
+  hosts: gpu_nodes
+  gather_facts: false
+  strategy: nodewright.bridge.budgeted
+  vars:
+    nodewright_policy: files/gpu-rollout-policy.yaml
+  tasks:
+    - name: Update the node
+      nodewright.bridge.node_update:
+        node: "{{ inventory_hostname }}"
+        cr_name: gpu-node-tuning
+      delegate_to: localhost
+
+- name: From a file, releasing the cordon even on failure
+  nodewright.bridge.node_update:
+    node: gpu-node-07
+    cr: files/gpu-node-tuning.yaml
+    uncordon_on_failure: true
+    health_pod_selector: app=nvidia-device-plugin-daemonset
+  register: update
+'''
+
+RETURN = r'''
+node:
+  description: The node.
+  returned: always
+  type: str
+cr:
+  description: The CR's name (once planned).
+  returned: always
+  type: str
+  sample: gpu-node-tuning
+status:
+  description:
+    - V(updated) (steps ran), V(complete) (nothing was pending), V(ignored) (the node carries C(skyhook.nvidia.com/ignore)),
+      V(not-selected) (a failure), or V(failed).
+  returned: always
+  type: str
+message:
+  description: What happened, in words.
+  returned: always
+  type: str
+  sample: 'node gpu-node-07 updated for gpu-node-tuning: cordon, drain, gpu-driver apply, gpu-driver interrupt (reboot), health, complete, uncordon'
+steps:
+  description:
+    - The steps that ran, in order, each with C(step), C(module), C(changed), C(seconds) and its module's result
+      (without manifests, ConfigMaps and logs; a failed step keeps its logs).
+  returned: always
+  type: list
+  elements: dict
+plan:
+  description: The node's plan (M(nodewright.bridge.rollout_plan)'s C(nodes) entry), or null when the CR does not select it.
+  returned: always
+  type: dict
+seconds:
+  description: Seconds the steps took.
+  returned: always
+  type: float
+failed_step:
+  description: The step that failed.
+  returned: failed
+  type: str
+  sample: gpu-driver apply
+'''
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils import pod_run
+
+
+def module_args():
+    """The AnsibleModule keywords: the argument spec and its rules (the action plugin validates with them)."""
+    argument_spec = kube_api.auth_argument_spec()
+    argument_spec.update(pod_run.OPERATOR_OPTIONS)
+    argument_spec.update(
+        node=dict(type='str', required=True),
+        cr=dict(type='raw'),
+        cr_name=dict(type='str'),
+        runtime_required_crs=dict(type='list', elements='str', default=[]),
+        wait_for_protected_timeout=dict(type='int', default=3600),
+        drain_timeout=dict(type='int', default=600),
+        drain_preflight=dict(type='bool', default=False),
+        drain_skip=dict(type='dict', default={}),
+        stage_timeout=dict(type='int', default=1800),
+        interrupt_timeout=dict(type='int', default=1800),
+        stage_retries=dict(type='int', default=0),
+        delete_pod=dict(type='str', default='always', choices=list(pod_run.DELETE_POLICIES)),
+        health_pod_selector=dict(type='raw'),
+        health_min_pods=dict(type='int', default=1),
+        health_timeout=dict(type='int', default=600),
+        uncordon_on_failure=dict(type='bool', default=False),
+        operator_guard=dict(type='bool', default=True),
+        force=dict(type='bool', default=False),
+    )
+    return dict(argument_spec=argument_spec, supports_check_mode=True, required_one_of=[('cr', 'cr_name')])
+
+
+def main():
+    # The sequence composes the other modules; it is run by the action plugin of the same name.
+    module = AnsibleModule(**module_args())
+    module.fail_json(msg='nodewright.bridge.node_update runs through its action plugin; '
+                         'run it as a task (ansible-playbook, ansible -m), not as a module file')
+
+
+if __name__ == '__main__':
+    main()

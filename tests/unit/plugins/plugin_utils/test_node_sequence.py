@@ -1,0 +1,152 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""The per-node sequence: which modules run, in which order, with which arguments, and how a failure ends it."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import pytest
+
+from ansible_collections.nodewright.bridge.plugins.modules import node_update
+from ansible_collections.nodewright.bridge.plugins.plugin_utils import in_process
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.node_sequence import NodeSequence
+
+
+def _params(**overrides):
+    args = dict(node='n1', cr_name='tuning')
+    args.update(overrides)
+    params, invalid = in_process.validate('nodewright.bridge.node_update', node_update, args)
+    assert invalid is None, invalid
+    return params
+
+
+def _plan(complete=False, needs_drain=True, pending=None, cordoned_by=(), protected=None, ignored=()):
+    node = {'complete': complete, 'needs_drain': needs_drain, 'cordoned_by': list(cordoned_by),
+            'pending': pending if pending is not None else [
+                {'package': 'driver', 'stage': 'apply', 'wave': 0},
+                {'package': 'tuning', 'stage': 'apply', 'wave': 0},
+                {'package': 'driver', 'stage': 'interrupt', 'wave': 0, 'interrupt': {'type': 'reboot'}},
+                {'package': 'tuning', 'stage': 'interrupt', 'wave': 0, 'interrupt': {'type': 'service'},
+                 'skipped': True, 'merged_into': 'driver'},
+                {'package': 'driver', 'stage': 'post-interrupt', 'wave': 0},
+            ]}
+    cr = {'name': 'tuning', 'kind': 'Skyhook'}
+    if protected:
+        cr['podNonInterruptLabels'] = protected
+    return {'cr': cr, 'nodes': {} if ignored else {'n1': node}, 'ignored': list(ignored), 'changed': False}
+
+
+class Cluster(object):
+    """run_step stand-in: records (module, args) and answers from a table (or a default success)."""
+
+    def __init__(self, plan, fail_at=None, answers=None):
+        self.calls = []
+        self.plan = plan
+        self.fail_at = fail_at
+        self.answers = answers or {}
+
+    def __call__(self, module, args):
+        self.calls.append((module, dict(args)))
+        if module == 'rollout_plan':
+            return dict(self.plan)
+        key = (module, args.get('package'), args.get('stage'), args.get('state'))
+        if self.fail_at and all(a is None or a == b for a, b in zip(self.fail_at, key)):
+            return {'failed': True, 'msg': 'stage failed: exit 1', 'logs': 'boom', 'changed': True}
+        answer = {'changed': module not in ('node_health', 'operator_guard')}
+        answer.update(self.answers.get(module, {}))
+        return answer
+
+    def modules(self):
+        return [(m, a.get('package') or a.get('state') or a.get('action')) for m, a in self.calls]
+
+
+def test_a_node_with_a_reboot_runs_the_operator_sequence_in_order():
+    cluster = Cluster(_plan(protected=[{'matchLabels': {'job': 'training'}}]),
+                      answers={'node_interrupt': {'rebooted': True, 'boot_id_before': 'boot-1'}})
+    result = NodeSequence(_params(), {'kubeconfig': '/k'}, cluster).run()
+    assert cluster.modules() == [
+        ('rollout_plan', None), ('operator_guard', None), ('node_cordon', None), ('node_drain', None),
+        ('package_stage', 'driver'), ('package_stage', 'tuning'), ('node_interrupt', 'driver'),
+        ('package_stage', 'driver'), ('node_health', None), ('node_state', 'complete'), ('node_cordon', 'uncordoned')]
+    calls = dict((m + (a.get('package') or '') + (a.get('stage') or ''), a) for m, a in cluster.calls)
+    assert calls['node_interruptdriverinterrupt']['covered'] == ['tuning']  # merged interrupt of the wave
+    assert calls['node_health']['boot_id_not'] == 'boot-1'  # health waits for the new boot
+    assert calls['node_drain']['wait_for'] == [{'matchLabels': {'job': 'training'}}]
+    assert all(a['kubeconfig'] == '/k' for m, a in cluster.calls)  # connection options reach every step
+    assert result['status'] == 'updated' and result['changed'] is True and 'failed' not in result
+    assert [s['step'] for s in result['steps']][4:7] == ['driver apply', 'tuning apply', 'driver interrupt (reboot)']
+
+
+def test_a_complete_node_costs_a_plan_and_a_complete_record_only():
+    cluster = Cluster(_plan(complete=True, pending=[]), answers={'node_state': {'changed': False}})
+    result = NodeSequence(_params(), {}, cluster).run()
+    assert cluster.modules() == [('rollout_plan', None), ('node_state', 'complete')]
+    assert result['status'] == 'complete' and result['changed'] is False
+
+
+def test_a_complete_node_still_cordoned_by_the_cr_is_released():
+    cluster = Cluster(_plan(complete=True, pending=[], cordoned_by=['tuning']))
+    NodeSequence(_params(), {}, cluster).run()
+    assert cluster.modules()[-1] == ('node_cordon', 'uncordoned')
+
+
+def test_stages_without_interrupt_skip_cordon_drain_and_health():
+    cluster = Cluster(_plan(needs_drain=False, pending=[{'package': 'tuning', 'stage': 'config', 'wave': 0}]))
+    NodeSequence(_params(cr={'kind': 'Skyhook'}), {}, cluster).run()
+    # a CR given as a document is ours: no operator guard
+    assert cluster.modules() == [('rollout_plan', None), ('package_stage', 'tuning'), ('node_state', 'complete')]
+
+
+@pytest.mark.parametrize('uncordon_on_failure', [False, True])
+def test_a_failing_stage_stops_the_node_and_says_where(uncordon_on_failure):
+    cluster = Cluster(_plan(), fail_at=('package_stage', 'tuning', 'apply', None))
+    result = NodeSequence(_params(uncordon_on_failure=uncordon_on_failure), {}, cluster).run()
+    assert result['failed'] is True and result['failed_step'] == 'tuning apply'
+    ran = cluster.modules()
+    assert ('node_interrupt', 'driver') not in ran and ('node_state', 'complete') not in ran
+    assert result['steps'][-1 if not uncordon_on_failure else -2]['logs'] == 'boom'
+    if uncordon_on_failure:
+        assert ran[-1] == ('node_cordon', 'uncordoned')
+        assert result['msg'] == 'tuning on node n1 failed at "tuning apply": stage failed: exit 1'
+    else:
+        assert ran[-1] == ('package_stage', 'tuning')
+        assert result['msg'] == ('tuning on node n1 failed at "tuning apply": stage failed: exit 1 '
+                                 '(the node stays cordoned by tuning)')
+
+
+def test_a_node_the_cr_does_not_select_fails_and_touches_nothing():
+    plan = _plan()
+    plan['nodes'] = {}
+    cluster = Cluster(plan)
+    result = NodeSequence(_params(), {}, cluster).run()
+    assert cluster.modules() == [('rollout_plan', None)]
+    assert result['failed'] is True and 'not selected by Skyhook tuning' in result['msg']
+
+
+def test_an_ignored_node_is_left_alone():
+    cluster = Cluster(_plan(ignored=['n1']))
+    result = NodeSequence(_params(), {}, cluster).run()
+    assert cluster.modules() == [('rollout_plan', None)]
+    assert result['status'] == 'ignored' and 'failed' not in result
+
+
+def test_an_invalid_cr_fails_at_planning_with_every_problem():
+    def run_step(module, args):
+        return {'failed': True, 'msg': "Skyhook 'x' is invalid (1 problem)", 'errors': ['spec.packages: bad']}
+    result = NodeSequence(_params(), {}, run_step).run()
+    assert result['failed_step'] == 'planning' and result['errors'] == ['spec.packages: bad']
+    assert 'stays cordoned' not in result['msg']
+
+
+def test_the_operator_guard_refusal_touches_nothing():
+    cluster = Cluster(_plan())
+    cluster.answers['operator_guard'] = {'failed': True, 'msg': 'an operator reconciles tuning'}
+
+    def run_step(module, args):
+        result = cluster(module, args)
+        return cluster.answers['operator_guard'] if module == 'operator_guard' else result
+    result = NodeSequence(_params(), {}, run_step).run()
+    assert [m for m, a in cluster.calls] == ['rollout_plan', 'operator_guard']
+    assert result['failed'] is True and result['failed_step'] == 'operator guard'
