@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: help venv test unit sanity galaxy-smoke kube bench bench-api demo demo-up demo-run demo-down clean molecule
+.PHONY: help venv test unit sanity galaxy-smoke kube bench bench-api bench-fleet demo demo-up demo-run demo-down clean molecule
 
 help:
 	@echo "make demo          24 fake GPU nodes in 3 racks, examples/gpu-node-tuning.yaml applied with progress (make demo-down)"
@@ -19,6 +19,7 @@ help:
 	@echo "make cluster-up / cluster-down   a test cluster for manual use (.cluster/kubeconfig)"
 	@echo "make bench         benchmarks under tests/bench (print figures)"
 	@echo "make bench-api     API requests of one node through the cluster modules (audit log)"
+	@echo "make bench-fleet   the NodeWright operator vs nodewright.bridge.apply, 24 and 200 nodes (BENCH_FLEET_ARGS=...)"
 	@echo "make molecule      molecule test of the node role against a test cluster (own venv, not in make test)"
 
 $(BIN)/python:
@@ -49,6 +50,13 @@ bench: venv
 
 bench-api: venv
 	$(BIN)/python tests/bench/api_requests_bench.py
+
+# Side by side: the real operator (built by ../shared/upstream/build-operator.sh) and
+# nodewright.bridge.apply, each on a fresh test cluster; not part of make test. See docs/benchmarks.md.
+# e.g. make bench-fleet BENCH_FLEET_ARGS='--sizes 24 --side operator'
+BENCH_FLEET_ARGS ?=
+bench-fleet: venv
+	$(BIN)/python tests/bench/fleet_bench.py $(BENCH_FLEET_ARGS)
 
 demo: demo-up demo-run
 

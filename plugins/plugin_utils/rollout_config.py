@@ -22,9 +22,12 @@ VAR_POLICY = 'nodewright_policy'
 VAR_BUDGET = 'nodewright_interruption_budget'
 VAR_WINDOW = 'nodewright_window'
 VAR_ORDER = 'nodewright_order'
+VAR_PHASES = 'nodewright_phases'
 HOSTVAR_COMPARTMENT = 'nodewright_compartment'
 HOSTVAR_LABELS = 'nodewright_labels'
-PLAY_VARS = (VAR_POLICY, VAR_BUDGET, VAR_WINDOW, VAR_ORDER)
+# Set by the strategy on every host of a phase when the phase starts (the tasks read it).
+HOSTVAR_PHASE = 'nodewright_phase'
+PLAY_VARS = (VAR_POLICY, VAR_BUDGET, VAR_WINDOW, VAR_ORDER, VAR_PHASES)
 HOST_VARS = (HOSTVAR_COMPARTMENT, HOSTVAR_LABELS)
 WINDOWS = ('batch', 'sliding')
 ORDERS = ('inventory', 'name')
@@ -173,6 +176,80 @@ def parse_settings(play_vars, read_file=None):
     if errors:
         raise RolloutConfigError(errors)
     return Settings(policy=policy, budget=budget, window=window, order=order, source=source)
+
+
+class Phase(object):
+    """One rollout of a play: its settings and hosts. A play without nodewright_phases is one phase of every host.
+
+    ``hosts``: names (None: every host of the play); ``compartments``: name -> compartment or None (the
+    ``nodewright_compartment`` hostvar / labels then decide); ``after_all``: phases every host of which
+    must have succeeded before this one starts.
+    """
+
+    def __init__(self, name, settings, hosts=None, compartments=None, after_all=()):
+        self.name = name
+        self.settings = settings
+        self.hosts = hosts
+        self.compartments = compartments or {}
+        self.after_all = list(after_all)
+
+
+def parse_phases(play_vars, read_file=None):
+    """The play's phases, in run order; RolloutConfigError lists every problem of every phase.
+
+    ``nodewright_phases`` runs several rollouts one after the other in one play (the apply playbook
+    runs each CR as a phase): a list of ``{name, policy | interruption_budget, hosts, after_all}``,
+    where ``hosts`` is a list of host names or a mapping of host name to compartment.
+    """
+    value = play_vars.get(VAR_PHASES)
+    if value is None:
+        return [Phase(None, parse_settings(play_vars, read_file))]
+    errors = []
+    if play_vars.get(VAR_POLICY) is not None or play_vars.get(VAR_BUDGET) is not None:
+        errors.append('%s replaces %s and %s; set them per phase' % (VAR_PHASES, VAR_POLICY, VAR_BUDGET))
+    if not isinstance(value, list) or not value:
+        raise RolloutConfigError(errors + ['%s: must be a non-empty list of phases, got %r' % (VAR_PHASES, value)])
+    phases, seen = [], set()
+    for index, entry in enumerate(value):
+        where = '%s[%d]' % (VAR_PHASES, index)
+        if not isinstance(entry, dict):
+            errors.append('%s: must be a mapping, got %s' % (where, type(entry).__name__))
+            continue
+        entry = plain(entry)
+        name = entry.get('name')
+        if not isinstance(name, str) or not name:
+            errors.append('%s.name: must be a non-empty string' % where)
+            continue
+        where = '%s[%d] (%s)' % (VAR_PHASES, index, name)
+        if name in seen:
+            errors.append('%s: the name is used twice' % where)
+        unknown = sorted(set(entry) - set(('name', 'policy', 'interruption_budget', 'hosts', 'after_all')))
+        if unknown:
+            errors.append('%s: unknown keys %s' % (where, ', '.join(unknown)))
+        hosts = entry.get('hosts')
+        compartments = {}
+        if isinstance(hosts, dict):
+            compartments = dict((k, v) for k, v in hosts.items() if v is not None)
+            hosts = list(hosts)
+        if not isinstance(hosts, list) or not all(isinstance(h, str) for h in hosts):
+            errors.append('%s.hosts: must be a list of host names or a mapping of host name to compartment' % where)
+            hosts = []
+        after_all = entry.get('after_all') or []
+        if not isinstance(after_all, list) or any(a not in seen for a in after_all):
+            errors.append('%s.after_all: must list earlier phases (got %r)' % (where, after_all))
+            after_all = []
+        seen.add(name)
+        try:
+            settings = parse_settings({VAR_POLICY: entry.get('policy'), VAR_BUDGET: entry.get('interruption_budget'),
+                                       VAR_WINDOW: play_vars.get(VAR_WINDOW), VAR_ORDER: play_vars.get(VAR_ORDER)},
+                                      read_file)
+        except RolloutConfigError as exc:
+            errors.extend('%s: %s' % (where, err) for err in exc.errors)
+            continue
+        phases.append(Phase(name, settings, hosts, compartments, after_all))
+    if errors:
+        raise RolloutConfigError(errors)
+    return phases
 
 
 def _labels(host, value, errors):

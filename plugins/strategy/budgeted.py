@@ -61,6 +61,7 @@ seealso:
 import time
 
 from ansible.errors import AnsibleError
+from ansible.executor.play_iterator import HostState
 from ansible.module_utils.common.text.converters import to_text
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.strategy.free import StrategyModule as FreeStrategyModule
@@ -80,19 +81,28 @@ CUSTOM_STAT = 'nodewright_rollout'
 class _Gate(object):
     """Per-play admission state (not the scheduler's rules, which live in module_utils)."""
 
-    def __init__(self, play, settings, scheduler, hosts, play_hosts, excluded):
+    def __init__(self, play, phases, hosts, play_hosts, excluded):
         self.play = play
-        self.settings = settings
-        self.sliding = settings.window == 'sliding'
-        self.scheduler = scheduler
-        self.hosts = hosts  # name -> Host, every host of the rollout
+        self.phases = phases  # [(Phase, [Host], inputs)], in run order
+        self.phase_index = -1
+        self.phase = None
+        self.phase_closed = False
+        self.settings = phases[0][0].settings  # window and order are the play's, the same for every phase
+        self.sliding = self.settings.window == 'sliding'
+        self.scheduler = None  # the current phase's
+        self.hosts = hosts  # name -> Host, every host of the play
         self.play_hosts = play_hosts  # the restriction to restore at the end
-        self.excluded = excluded
+        self.prior_excluded = excluded  # failed or unreachable before the play
+        self.excluded = {}  # the current phase's
+        self.run_failed = set()  # scored failed, or never admitted, in an earlier phase of this play
+        self.phase_failed = {}  # phase name -> whether any of its hosts failed or never ran
+        self.ran = set()  # hosts that ran a phase (their iterator state is spent)
+        self.any_stopped = False
         self.active = {}  # batch mode: compartment -> [names] of its batch in flight
         self.numbers = {}  # batch mode: compartment -> number of the batch in flight
         self.in_flight = {}  # sliding mode: name -> admission time
         self.admit_times = {}  # sliding mode: name -> admission time, kept after the host finishes
-        self.admitted = []  # every admitted name, in order (free needs a list that only grows)
+        self.admitted = []  # every admitted name, in order, once (free needs a list that only grows)
         self.last_task = {}  # name -> (task, task_vars) of the last task queued for it
         self.fatal_reason = None
         self.ended = None
@@ -100,6 +110,10 @@ class _Gate(object):
         self.record = None
         self.parked = {}  # host states moved out of the iterator while not in flight
         self.parking = True
+
+    def label(self, comp):
+        """A compartment as banners show it: with its phase when the play has phases."""
+        return comp if self.phase is None or self.phase.name is None else '%s/%s' % (self.phase.name, comp)
 
 
 class _BudgetedMixin(object):
@@ -120,6 +134,7 @@ class _BudgetedMixin(object):
         result = self._tqm.RUN_OK
         try:
             self._nw_park(iterator)
+            self._nw_start_phase(iterator, 0)
             self._nw_admit_next(iterator)
             if gate.sliding:
                 result = FreeStrategyModule.run(self, iterator, play_context)
@@ -183,23 +198,47 @@ class _BudgetedMixin(object):
             if play_vars.get(var) is not None:
                 values[var] = templar.template(play_vars[var])
         try:
-            settings = rollout_config.parse_settings(values, read_file=self._nw_read_file)
+            phases = rollout_config.parse_phases(values, read_file=self._nw_read_file)
         except rollout_config.RolloutConfigError as exc:
             raise AnsibleError(self._nw_config_message(name, exc.errors))
 
         play_hosts = self._inventory.get_hosts(play.hosts, order=play.order)
-        hosts, excluded = [], {}
+        by_name = dict((h.name, h) for h in play_hosts)
+        excluded = {}
         for host in play_hosts:
             if host.name in self._tqm._unreachable_hosts:
                 excluded[host.name] = 'unreachable in an earlier play'
             elif iterator.is_failed(host):
                 excluded[host.name] = 'failed in an earlier play'
+        prepared, errors = [], []
+        for phase in phases:
+            where = '' if phase.name is None else '%s %s: ' % (rollout_config.VAR_PHASES, phase.name)
+            if phase.hosts is None:
+                hosts = list(play_hosts)
             else:
-                hosts.append(host)
+                wanted = set(phase.hosts)
+                errors.extend('%shost %s is not a host of the play' % (where, n) for n in phase.hosts if n not in by_name)
+                hosts = [h for h in play_hosts if h.name in wanted]
+            inputs = self._nw_host_inputs(play, phase, hosts)
+            try:
+                # every phase is checked now, so that a bad one fails the play before any host runs
+                nodes, pinned = rollout_config.node_inputs(phase.settings, inputs)
+                rollout_config.build_scheduler(phase.settings, nodes, pinned)
+            except rollout_config.RolloutConfigError as exc:
+                errors.extend(where + err for err in exc.errors)
+            prepared.append((phase, hosts, inputs))
+        if errors:
+            raise AnsibleError(self._nw_config_message(name, errors))
+        return _Gate(name, prepared, by_name, play_hosts, excluded)
+
+    def _nw_host_inputs(self, play, phase, hosts):
+        """``[(name, compartment, labels)]``: the phase's compartment, else the host's variables."""
         inputs = []
         for host in hosts:
             compartment = labels = None
-            if settings.has_compartments:
+            if host.name in phase.compartments:
+                compartment = phase.compartments[host.name]
+            elif phase.settings.has_compartments:
                 # only a policy with compartments needs per-host data; skipping get_vars keeps
                 # a plain budget as cheap as serial on large inventories
                 host_vars = self._variable_manager.get_vars(play=play, host=host, include_hostvars=False)
@@ -209,19 +248,53 @@ class _BudgetedMixin(object):
                 if host_vars.get(rollout_config.HOSTVAR_LABELS) is not None:
                     labels = host_templar.template(host_vars[rollout_config.HOSTVAR_LABELS])
             inputs.append((host.name, compartment, labels))
-        try:
-            nodes, pinned = rollout_config.node_inputs(settings, inputs)
-            scheduler = rollout_config.build_scheduler(settings, nodes, pinned)
-        except rollout_config.RolloutConfigError as exc:
-            raise AnsibleError(self._nw_config_message(name, exc.errors))
+        return inputs
 
-        gate = _Gate(name, settings, scheduler, dict((h.name, h) for h in hosts), play_hosts, excluded)
-        gate.record = rollout_state.start_rollout(name, settings.window,
-                                                  rollout_config.compartment_summaries(scheduler), excluded)
+    def _nw_start_phase(self, iterator, index):
+        """Admission state for phase ``index``: its eligible hosts, its scheduler, its progress record."""
+        gate = self._nw
+        phase, hosts, inputs = gate.phases[index]
+        gate.phase_index, gate.phase, gate.phase_closed = index, phase, False
+        blocked = [a for a in phase.after_all if gate.phase_failed.get(a)]
+        excluded = {}
+        for host in hosts:
+            if host.name in gate.prior_excluded:
+                excluded[host.name] = gate.prior_excluded[host.name]
+            elif blocked:
+                excluded[host.name] = 'waits until %s succeeded on every host' % ', '.join(blocked)
+            elif host.name in self._tqm._unreachable_hosts:
+                excluded[host.name] = 'unreachable in an earlier phase'
+            elif host.name in gate.run_failed or host.name in self._tqm._failed_hosts:
+                excluded[host.name] = 'failed in an earlier phase'
+        eligible = [h for h in hosts if h.name not in excluded]
+        for host in eligible:
+            if host.name in gate.ran:
+                # the host ran an earlier phase: it runs the play's tasks again, from the start
+                gate.parked[host.name] = HostState(blocks=iterator._blocks)
+            if phase.name is not None:
+                self._variable_manager.set_host_variable(host.name, rollout_config.HOSTVAR_PHASE, phase.name)
+        nodes, pinned = rollout_config.node_inputs(phase.settings, [i for i in inputs if i[0] not in excluded])
+        gate.scheduler = rollout_config.build_scheduler(phase.settings, nodes, pinned)
+        gate.excluded = excluded
+        title = gate.play if phase.name is None else '%s: %s' % (gate.play, phase.name)
+        gate.record = rollout_state.start_rollout(title, phase.settings.window,
+                                                  rollout_config.compartment_summaries(gate.scheduler), excluded)
+        if phase.name is not None:
+            display.banner('NODEWRIGHT ROLLOUT %s: %d host%s' % (phase.name, len(eligible), '' if len(eligible) == 1 else 's'),
+                           cows=False)
         if excluded:
-            display.warning('nodewright.bridge.budgeted: %d host(s) left out of the rollout of play %r: %s'
-                            % (len(excluded), name, ', '.join('%s (%s)' % item for item in sorted(excluded.items()))))
-        return gate
+            display.warning('nodewright.bridge.budgeted: %d host(s) left out of the rollout of %r: %s'
+                            % (len(excluded), title, ', '.join('%s (%s)' % item for item in sorted(excluded.items()))))
+        gate.ran.update(h.name for h in eligible)
+
+    def _nw_next_phase(self, iterator):
+        """End the current phase; start the next one unless the play is ending. True if one started."""
+        gate = self._nw
+        self._nw_end_phase()
+        if gate.fatal_reason or self._nw_ending(iterator) or gate.phase_index + 1 >= len(gate.phases):
+            return False
+        self._nw_start_phase(iterator, gate.phase_index + 1)
+        return True
 
     def _nw_read_file(self, path):
         real = self._loader.path_dwim(path)
@@ -336,6 +409,7 @@ class _BudgetedMixin(object):
                 self._nw_retire(iterator, name)
         self._nw_compact(iterator)
         record = gate.scheduler.record(comp, ok, failed)
+        gate.run_failed.update(failed)
         del gate.active[comp]
         gate.numbers.pop(comp, None)
         self._nw_note_fatal(comp, names, failed, 'batch %d' % record['number'])
@@ -362,6 +436,9 @@ class _BudgetedMixin(object):
         batches = {}
         if not self._nw_ending(iterator):
             batches = gate.scheduler.next_batches()
+            # a phase is over when it has nothing in flight and nothing to admit: the next one starts
+            while not batches and not gate.active and self._nw_next_phase(iterator):
+                batches = gate.scheduler.next_batches()
             for comp in sorted(batches, key=self._nw_comp_index):
                 names = batches[comp]
                 gate.active[comp] = names
@@ -370,7 +447,7 @@ class _BudgetedMixin(object):
                 self._nw_unpark(iterator, names)
                 rollout_state.batch_started(gate.record, comp, gate.numbers[comp], names)
                 display.banner('NODEWRIGHT BATCH %d [%s] %d host%s: %s' % (
-                    gate.numbers[comp], comp, len(names), '' if len(names) == 1 else 's', ', '.join(names)), cows=False)
+                    gate.numbers[comp], gate.label(comp), len(names), '' if len(names) == 1 else 's', ', '.join(names)), cows=False)
         self._nw_restrict(iterator)
         self._nw_check_forks(sum(len(n) for n in gate.active.values()))
         return bool(batches)
@@ -399,6 +476,8 @@ class _BudgetedMixin(object):
             self._nw_compact(iterator)
             changed = True
             comp = sched.compartment_of(name)
+            if not ok:
+                gate.run_failed.add(name)
             # checked per host: in sliding mode any_errors_fatal stops admission at once
             self._nw_note_fatal(comp, [name], [] if ok else [name], 'sliding window')
             for record in sched.complete(name, ok):
@@ -409,16 +488,21 @@ class _BudgetedMixin(object):
             self._nw_halt(gate.fatal_reason)
         if not self._nw_ending(iterator):
             admitted = sched.admit()
+            # a phase is over when it has nothing in flight and nothing to admit: the next one starts
+            while not admitted and not gate.in_flight and self._nw_next_phase(iterator):
+                sched = gate.scheduler
+                admitted = sched.admit()
             now = time.time()
             for comp in sorted(admitted, key=self._nw_comp_index):
                 for name in admitted[comp]:
                     gate.in_flight[name] = now
                     gate.admit_times[name] = now
-                    gate.admitted.append(name)
+                    if name not in gate.admitted:  # a host of several phases keeps its one place
+                        gate.admitted.append(name)
                 self._nw_unpark(iterator, admitted[comp])
                 window = sched.compartment(comp)
                 display.display('NODEWRIGHT ADMIT [%s] %s (in flight %d of window %d)' % (
-                    comp, ', '.join(admitted[comp]), len(window.in_flight), window.window))
+                    gate.label(comp), ', '.join(admitted[comp]), len(window.in_flight), window.window))
                 changed = admitted_any = True
         if changed:
             self._nw_restrict(iterator)
@@ -464,7 +548,7 @@ class _BudgetedMixin(object):
         if record.get('drain'):
             status += ' (hosts in flight when the compartment stopped)'
         line = 'NODEWRIGHT %s %d [%s] done: %d ok, %d failed, %s; progress %d%%' % (
-            'GROUP' if self._nw.sliding else 'BATCH', record['number'], comp, len(record['ok']), len(record['failed']),
+            'GROUP' if self._nw.sliding else 'BATCH', record['number'], self._nw.label(comp), len(record['ok']), len(record['failed']),
             status, record['progress'])
         rollout = self._nw.scheduler.compartment(comp)
         rollout = getattr(rollout, 'rollout', rollout)
@@ -485,6 +569,8 @@ class _BudgetedMixin(object):
                 ok = done and self._nw_host_ok(iterator, name)
                 gate.in_flight.pop(name)
                 comp = sched.compartment_of(name)
+                if not ok:
+                    gate.run_failed.add(name)
                 self._nw_note_fatal(comp, [name], [] if ok else [name], 'sliding window')
                 for record in sched.complete(name, ok):
                     self._nw_banner_end(comp, record)
@@ -497,25 +583,19 @@ class _BudgetedMixin(object):
             self._nw_halt(gate.fatal_reason)
         if gate.ended is None and sched.not_attempted():
             self._nw_halt('the play\'s run loop ended before the rollout finished')
-        not_attempted = sched.not_attempted()
-        stopped = sched.stopped
+        self._nw_end_phase()
         stats = self._tqm._stats
-        for name in not_attempted:
-            # listed in the recap (as skipped) instead of silently missing from it
-            stats.increment('skipped', name)
-            if stopped:
-                # like a failed host: later plays and the retry file see it
-                self._tqm._failed_hosts[name] = True
-        if not_attempted:
-            why = 'the rollout stopped' if stopped else 'the play ended (%s)' % gate.ended
-            display.warning('nodewright.bridge.budgeted: %d host(s) of play %r were never admitted because %s: %s'
-                            % (len(not_attempted), gate.play, why, ', '.join(not_attempted)))
-        summaries = sched.summary()['compartments']
-        rollout_state.finish_rollout(gate.record, summaries, not_attempted, ended=gate.ended)
+        for phase, hosts, dummy in gate.phases[gate.phase_index + 1:]:
+            # phases that never started (the play ended, or any_errors_fatal stopped the rollout)
+            names = [h.name for h in hosts if h.name not in gate.prior_excluded]
+            for name in names:
+                stats.increment('skipped', name)
+                if gate.fatal_reason:
+                    self._tqm._failed_hosts[name] = True
+            if names:
+                display.warning('nodewright.bridge.budgeted: %d host(s) of %s never ran because %s: %s' % (
+                    len(names), phase.name, gate.fatal_reason or 'the play ended (%s)' % gate.ended, ', '.join(names)))
         stats.set_custom_stats(CUSTOM_STAT, rollout_state.report())
-        for summary in summaries:
-            if summary['stopped']:
-                display.banner('NODEWRIGHT ROLLOUT STOPPED [%s]: %s' % (summary['name'], summary['stop_reason']), cows=False)
 
         # 2.16's linear loop flags any_errors_fatal with RUN_FAILED_BREAK_PLAY (ending every later
         # play); 2.17+ only fails the batch. Use the 2.17+ behaviour on every version.
@@ -523,9 +603,41 @@ class _BudgetedMixin(object):
         if result == self._tqm.RUN_OK:
             if self._tqm._unreachable_hosts:
                 result = self._tqm.RUN_UNREACHABLE_HOSTS
-            elif stopped or iterator.get_failed_hosts() or self._tqm._failed_hosts:
+            elif gate.any_stopped or iterator.get_failed_hosts() or self._tqm._failed_hosts:
                 result = self._tqm.RUN_FAILED_HOSTS
         return result
+
+    def _nw_end_phase(self):
+        """Close the current phase: hosts never admitted, the progress record, the stop banners."""
+        gate = self._nw
+        if gate.phase_closed:
+            return
+        gate.phase_closed = True
+        sched = gate.scheduler
+        not_attempted = sched.not_attempted()
+        stopped = sched.stopped
+        stats = self._tqm._stats
+        title = gate.record.play
+        for name in not_attempted:
+            # listed in the recap (as skipped) instead of silently missing from it
+            stats.increment('skipped', name)
+            if stopped:
+                # like a failed host: later plays and the retry file see it
+                self._tqm._failed_hosts[name] = True
+        gate.run_failed.update(not_attempted)
+        if not_attempted:
+            why = 'the rollout stopped' if stopped else 'the play ended (%s)' % gate.ended
+            display.warning('nodewright.bridge.budgeted: %d host(s) of %r were never admitted because %s: %s'
+                            % (len(not_attempted), title, why, ', '.join(not_attempted)))
+        summaries = sched.summary()['compartments']
+        rollout_state.finish_rollout(gate.record, summaries, not_attempted, ended=gate.ended)
+        for summary in summaries:
+            if summary['stopped']:
+                display.banner('NODEWRIGHT ROLLOUT STOPPED [%s]: %s' % (gate.label(summary['name']), summary['stop_reason']),
+                               cows=False)
+        gate.any_stopped = gate.any_stopped or stopped
+        phase_hosts = [h.name for h in gate.phases[gate.phase_index][1]]
+        gate.phase_failed[gate.phase.name] = bool(gate.excluded) or any(n in gate.run_failed for n in phase_hosts)
 
 
 class StrategyModule(_BudgetedMixin, LinearStrategyModule):
