@@ -269,8 +269,10 @@ class _BudgetedMixin(object):
         eligible = [h for h in hosts if h.name not in excluded]
         for host in eligible:
             if host.name in gate.ran:
-                # the host ran an earlier phase: it runs the play's tasks again, from the start
+                # the host ran an earlier phase: it runs the play's tasks again, from the start,
+                # roles included (a role runs once per host and play unless it allows duplicates)
                 gate.parked[host.name] = HostState(blocks=iterator._blocks)
+                self._nw_forget_roles(iterator._play, host.name)
             if phase.name is not None:
                 self._variable_manager.set_host_variable(host.name, rollout_config.HOSTVAR_PHASE, phase.name)
         nodes, pinned = rollout_config.node_inputs(phase.settings, [i for i in inputs if i[0] not in excluded])
@@ -286,6 +288,14 @@ class _BudgetedMixin(object):
             display.warning('nodewright.bridge.budgeted: %d host(s) left out of the rollout of %r: %s'
                             % (len(excluded), title, ', '.join('%s (%s)' % item for item in sorted(excluded.items()))))
         gate.ran.update(h.name for h in eligible)
+
+    @staticmethod
+    def _nw_forget_roles(play, host_name):
+        for roles in (getattr(play, 'role_cache', None) or {}).values():
+            for role in roles if isinstance(roles, list) else [roles]:
+                for record in (getattr(role, '_completed', None), getattr(role, '_had_task_run', None)):
+                    if isinstance(record, dict):
+                        record.pop(host_name, None)
 
     def _nw_next_phase(self, iterator):
         """End the current phase; start the next one unless the play is ending. True if one started."""

@@ -40,6 +40,7 @@ import collections
 import datetime
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -245,22 +246,46 @@ def _children(pid):
     return kids
 
 
-class TreeSampler(threading.Thread):
-    """Every `interval` s: the sum of RSS over a process and all its descendants; keeps the peak."""
+ANSIBALLZ = re.compile(rb'ansible-tmp-[^/\x00]+/AnsiballZ_\w+\.py')
 
-    def __init__(self, pid, interval=0.1):
+
+def _pss_kib(pid):
+    try:
+        for line in Path('/proc/%d/smaps_rollup' % pid).read_text(encoding='ascii').splitlines():
+            if line.startswith('Pss:'):
+                return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+class TreeSampler(threading.Thread):
+    """Every `interval` s: the sum of RSS over a process and all its descendants; keeps the peak.
+
+    Forked workers share most of their pages with ansible-playbook, so the RSS sum counts them once per
+    process; every `pss_every`-th sample also sums PSS (shared pages split between the processes sharing them).
+    """
+
+    def __init__(self, pid, interval=0.1, pss_every=10):
         super().__init__(daemon=True)
         self.pid = pid
         self.interval = interval
+        self.pss_every = pss_every
+        self.samples = 0
         self.peak_mib = 0.0
+        self.peak_pss_mib = 0.0
         self.peak_procs = 0
-        self.ansiballz = set()  # module processes seen (pid, start) - the classic module path
+        self.module_runs = set()  # AnsiballZ files seen running: the classic module path
         self.stop = threading.Event()
 
     def sample(self):
-        total, count, todo = 0, 0, [self.pid]
+        pids, todo = [], [self.pid]
         while todo:
             pid = todo.pop()
+            pids.append(pid)
+            todo.extend(_children(pid))
+        total = count = 0
+        for pid in pids:
             try:
                 resident = int(Path('/proc/%d/statm' % pid).read_text(encoding='ascii').split()[1])
             except (OSError, ValueError, IndexError):
@@ -269,15 +294,14 @@ class TreeSampler(threading.Thread):
             count += 1
             if pid != self.pid:
                 try:
-                    cmdline = Path('/proc/%d/cmdline' % pid).read_bytes()
+                    self.module_runs.update(ANSIBALLZ.findall(Path('/proc/%d/cmdline' % pid).read_bytes()))
                 except OSError:
-                    cmdline = b''
-                if b'AnsiballZ_' in cmdline:
-                    self.ansiballz.add(pid)
-            todo.extend(_children(pid))
-        if total / MIB > self.peak_mib:
-            self.peak_mib = total / MIB
+                    pass
+        self.peak_mib = max(self.peak_mib, total / MIB)
         self.peak_procs = max(self.peak_procs, count)
+        if self.samples % self.pss_every == 0:
+            self.peak_pss_mib = max(self.peak_pss_mib, sum(_pss_kib(pid) for pid in pids) / 1024)
+        self.samples += 1
 
     def run(self):
         while not self.stop.is_set():
@@ -503,13 +527,44 @@ def stop_process(proc):
         proc.wait()
 
 
+def collection_source(args):
+    """The collection the bridge side runs: this working tree, or --collection-ref's commit (git archive)."""
+    if not args.collection_ref:
+        return REPO_ROOT
+    commit = subprocess.run(['git', '-C', str(REPO_ROOT), 'rev-parse', '--verify', args.collection_ref + '^{commit}'],
+                            check=True, stdout=subprocess.PIPE, text=True).stdout.strip()
+    dest = Path(args.workdir) / ('collection-%s' % commit[:12])
+    if not dest.is_dir():
+        tmp = dest.with_name(dest.name + '.tmp')
+        subprocess.run(['rm', '-rf', str(tmp)], check=True)
+        tmp.mkdir(parents=True)
+        archive = subprocess.run(['git', '-C', str(REPO_ROOT), 'archive', commit], check=True, stdout=subprocess.PIPE).stdout
+        subprocess.run(['tar', '-x', '-C', str(tmp)], input=archive, check=True)
+        tmp.rename(dest)
+    return dest
+
+
+def collection_info(args):
+    """Which collection the bridge side ran: a commit, or the working tree (its HEAD and whether it had changes)."""
+    head = subprocess.run(['git', '-C', str(REPO_ROOT), 'rev-parse', args.collection_ref or 'HEAD'],
+                          check=False, stdout=subprocess.PIPE, text=True).stdout.strip()
+    if args.collection_ref:
+        return {'ref': args.collection_ref, 'commit': head}
+    dirty = subprocess.run(['git', '-C', str(REPO_ROOT), 'status', '--porcelain', '--', 'plugins', 'roles', 'playbooks'],
+                           check=False, stdout=subprocess.PIPE, text=True).stdout.strip()
+    return {'ref': 'working tree', 'commit': head, 'uncommitted_changes': bool(dirty)}
+
+
 def collections_path(args):
-    """A collections dir whose ansible_collections/nodewright/bridge is this working tree."""
+    """A collections dir whose ansible_collections/nodewright/bridge is the collection under test."""
+    source = collection_source(args)
     root = Path(args.workdir) / 'collections'
     link = root / 'ansible_collections' / 'nodewright' / 'bridge'
     link.parent.mkdir(parents=True, exist_ok=True)
+    if link.is_symlink() and Path(os.readlink(link)) != source:
+        link.unlink()
     if not link.is_symlink():
-        link.symlink_to(REPO_ROOT)
+        link.symlink_to(source)
     return root
 
 
@@ -592,7 +647,8 @@ def run_bridge(args, size):
                 if time.monotonic() - since > args.stall_timeout else None)
             if ncode != 0:
                 raise BenchError('the no-op re-run failed (rc %d)\n--- %s (tail) ---\n%s' % (ncode, noop_log, tail(noop_log, 60)))
-            noop = {'wall_s': round(nwall, 2), 'cpu_s': round(ncpu, 2), 'peak_rss_mib': round(nsampler.peak_mib, 1)}
+            noop = {'wall_s': round(nwall, 2), 'cpu_s': round(ncpu, 2), 'peak_rss_mib': round(nsampler.peak_mib, 1),
+                    'peak_pss_mib': round(nsampler.peak_pss_mib, 1)}
         time.sleep(1.0)
         requests = audit_requests(side.info.audit_log, BRIDGE_UA)
         figures = request_figures([r for r in requests if noop is None or r[0] < rerun_epoch])
@@ -605,7 +661,7 @@ def run_bridge(args, size):
                        for name, comp in (data.get('compartments') or {}).items()}
         return dict(figures, wall_s=round(wall, 2), playbook_wall_s=round(wall_exit, 2), cpu_s=round(cpu, 2),
                     cpu_per_node_s=round(cpu / size, 3), max_cordoned=max_cordoned, peak_rss_mib=round(sampler.peak_mib, 1),
-                    peak_processes=sampler.peak_procs, first_node_complete_s=round(first, 2), forks=args.forks,
+                    peak_pss_mib=round(sampler.peak_pss_mib, 1), peak_processes=sampler.peak_procs, first_node_complete_s=round(first, 2), forks=args.forks,
                     batches=batches, noop_rerun=noop, loadavg_before=[round(x, 2) for x in side.loadavg])
     finally:
         side.close()
@@ -643,7 +699,7 @@ def run_profile(args):
             if code != 0:
                 raise BenchError('profile run %s failed (rc %d)\n--- %s (tail) ---\n%s' % (label, code, log_path, tail(log_path)))
             results[label] = {'wall_s': round(wall, 2), 'cpu_s': round(cpu, 2), 'peak_rss_mib': round(sampler.peak_mib, 1),
-                              'ansiballz_processes_seen': len(sampler.ansiballz)}
+                              'module_runs_seen': len(sampler.module_runs)}
         base = results['base']
         host_tasks = hosts * tasks
         for label in ('in_process', 'module'):
@@ -705,8 +761,8 @@ def print_size(size, result, args):
     if op:
         print('operator: CPU before the CR was created (start-up, cache sync): %s s' % _fmt(op.get('cpu_before_cr_s')))
     if br:
-        print('bridge: playbook ended after %s s; batches %s; peak processes %s' % (
-            _fmt(br.get('playbook_wall_s')), br.get('batches'), br.get('peak_processes')))
+        print('bridge: playbook ended after %s s; batches %s; peak processes %s, peak PSS sum %s MiB (sampled every 1 s)' % (
+            _fmt(br.get('playbook_wall_s')), br.get('batches'), br.get('peak_processes'), _fmt(br.get('peak_pss_mib'))))
         noop = br.get('noop_rerun')
         if noop:
             print('bridge no-op re-run: wall %s s, CPU %s s, requests %s, writes %s (dry run %s), pods created %s '
@@ -722,7 +778,7 @@ def print_profile(prof):
     for label, title in (('in_process', 'in process (default)'), ('module', 'module (NODEWRIGHT_BRIDGE_IN_PROCESS=0)')):
         res = prof[label]
         print('%-40s %13.3fs %14.3fs %14.2fs %10d' % (title, res['cpu_per_host_task_s'], res['wall_per_host_task_s'],
-                                                    res['wall_per_task_s'], res['ansiballz_processes_seen']))
+                                                    res['wall_per_task_s'], res['module_runs_seen']))
     print('(per task = (run - empty play) / tasks; AnsiballZ = module processes seen by the 100 ms sampler; '
           'empty play: %s s wall, %s s CPU)' % (_fmt(prof['base']['wall_s']), _fmt(prof['base']['cpu_s'])))
 
@@ -752,6 +808,8 @@ def parse_args(argv):
     parser.add_argument('--profile-only', action='store_true', help='only the per host-task profile')
     parser.add_argument('--profile-hosts', type=int, default=24)
     parser.add_argument('--profile-tasks', type=int, default=3)
+    parser.add_argument('--collection-ref', help='run the bridge side with this commit of the collection (git archive), '
+                        'not the working tree')
     parser.add_argument('--keep-cluster-logs', action='store_true', help='keep each cluster state dir (component logs, audit log)')
     args = parser.parse_args(argv)
     args.size_list = [int(x) for x in args.sizes.split(',') if x.strip()]
@@ -761,10 +819,12 @@ def parse_args(argv):
 def main(argv=None):
     args = parse_args(argv)
     data = {'args': {k: v for k, v in vars(args).items() if k != 'size_list'}, 'cpus': os.cpu_count(),
+            'collection': collection_info(args),
             'started': datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds'), 'sizes': {}}
     print('fleet benchmark: NodeWright operator vs nodewright.bridge.apply on the test cluster (%d CPUs, load %s)' % (
         os.cpu_count(), ' '.join('%.2f' % x for x in os.getloadavg())))
     print('wall times depend on what else runs on the machine; compare CPU seconds and API requests first')
+    print('collection: %s' % ', '.join('%s %s' % (k, v) for k, v in data['collection'].items()))
     try:
         binary = operator_binary(args) if args.side in ('both', 'operator') and not args.profile_only else None
         for size in ([] if args.profile_only else args.size_list):

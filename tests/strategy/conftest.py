@@ -34,6 +34,7 @@ def run_playbook(tmp_path, collections_dir):
         workdir = str(tmp_path / ('run%d' % counter[0]))
         os.makedirs(workdir)
         for rel, content in (files or {}).items():
+            os.makedirs(os.path.dirname(os.path.join(workdir, rel)), exist_ok=True)
             with open(os.path.join(workdir, rel), 'w') as handle:
                 handle.write(content if isinstance(content, str) else yaml.safe_dump(content))
         playbook = os.path.join(workdir, 'playbook.yml')

@@ -118,3 +118,18 @@ def test_phases_in_sliding_mode(run_playbook):
     assert sorted(h for b in done['first']['compartments'][DEFAULT]['batches'] for h in b['hosts']) == ['n01', 'n02', 'n03']
     assert sorted(h for b in done['second']['compartments'][DEFAULT]['batches'] for h in b['hosts']) == ['n02', 'n04']
     assert 'phase second on n02' in run.stdout and 'phase second on n03' not in run.stdout
+
+
+def test_a_role_runs_again_for_a_host_in_a_later_phase(run_playbook):
+    phases = [
+        {'name': 'first', 'interruption_budget': {'count': 2}, 'hosts': ['n01', 'n02']},
+        {'name': 'second', 'interruption_budget': {'count': 2}, 'hosts': ['n01', 'n02']},
+    ]
+    play = budgeted_play([], nodewright_phases=phases)
+    del play['tasks']
+    play['roles'] = ['phase_role']
+    role_tasks = '- name: role work\n  ansible.builtin.debug:\n    msg: "role in {{ nodewright_phase }} on {{ inventory_hostname }}"\n'
+    run = run_playbook([play], inventory(hosts(2)), files={'roles/phase_role/tasks/main.yml': role_tasks})
+    assert run.rc == 0, run
+    for host in ('n01', 'n02'):
+        assert 'role in first on %s' % host in run.stdout and 'role in second on %s' % host in run.stdout
