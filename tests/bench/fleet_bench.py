@@ -191,8 +191,9 @@ class NodeWatch(threading.Thread):
             states = collections.Counter()
             for sig in self.signature.values():
                 states[sig[1] or 'untouched'] += 1
-            return 'complete %d/%d, cordoned now %d, status: %s' % (
+            text = 'complete %d/%d, cordoned now %d, status: %s' % (
                 len(self.completed), len(self.names), len(self.cordoned), dict(sorted(states.items())))
+        return text + ('; node watch error: %s' % self.error if self.error else '')
 
     def close(self):
         self.stop.set()
@@ -403,13 +404,18 @@ class Side:
         self.dir.mkdir(parents=True)
         log('%s, %d nodes: starting a fresh cluster (audit log on)' % (side, size))
         self.info = launcher.up(nodes=size, state_dir=self.dir / 'cluster', audit=True, timeout=300.0)
-        self.api = self.info.api_client()
-        kclient.CoreV1Api(self.api).create_namespace({'metadata': {'name': NAMESPACE}})
-        self.cr, self.policy = fleet_docs(size, args.budget_percent)
-        self.cr_file = self.dir / 'cr.yaml'
-        self.cr_file.write_text(yaml.safe_dump_all([self.cr, self.policy], sort_keys=False), encoding='utf-8')
-        self.watch = NodeWatch(self.info.kubeconfig, self.info.nodes)
-        self.watch.start()
+        self.api = self.watch = None
+        try:
+            self.api = self.info.api_client()
+            kclient.CoreV1Api(self.api).create_namespace({'metadata': {'name': NAMESPACE}})
+            self.cr, self.policy = fleet_docs(size, args.budget_percent)
+            self.cr_file = self.dir / 'cr.yaml'
+            self.cr_file.write_text(yaml.safe_dump_all([self.cr, self.policy], sort_keys=False), encoding='utf-8')
+            self.watch = NodeWatch(self.info.kubeconfig, self.info.nodes)
+            self.watch.start()
+        except BaseException:
+            self.close()
+            raise
         self.loadavg = os.getloadavg()
 
     def stalled(self, started, what, log_path):
@@ -426,8 +432,10 @@ class Side:
         return None
 
     def close(self):
-        self.watch.close()
-        self.api.close()
+        if self.watch is not None:
+            self.watch.close()
+        if self.api is not None:
+            self.api.close()
         launcher.down(self.info.state_dir, keep_state=self.args.keep_cluster_logs)
 
 
