@@ -53,17 +53,19 @@ class ActionModule(ClusterAction):
         # the connection options the task set, handed to every step (K8S_AUTH_* reach the steps through the environment)
         connection = dict((key, params[key]) for key in kube.AUTH_ARG_SPEC if args.get(key) is not None)
         local = self.runs_in_process()
+        if not local:
+            def run_module(module, step_args):
+                return self._execute_module(module_name='nodewright.bridge.%s' % module, module_args=step_args,
+                                            task_vars=task_vars)
+            result.update(NodeSequence(params, connection, run_module).run())
+            return result
+
+        def run_in_process(module, step_args):
+            return in_process.run('nodewright.bridge.%s' % module, STEP_MODULES[module], step_args,
+                                  check_mode=self._task.check_mode, diff=self._task.diff)
         environment = {}
-        if local:
-            self._compute_environment_string(environment)
-
-        def run_step(module, step_args):
-            name = 'nodewright.bridge.%s' % module
-            if local:
-                with kube.own_temp_files():
-                    return in_process.run(name, STEP_MODULES[module], step_args, check_mode=self._task.check_mode,
-                                          diff=self._task.diff, environment=environment)
-            return self._execute_module(module_name=name, module_args=step_args, task_vars=task_vars)
-
-        result.update(NodeSequence(params, connection, run_step).run())
+        self._compute_environment_string(environment)
+        # one environment and one API client for all the steps (and the package threads)
+        with in_process.TaskEnvironment(environment), kube.own_temp_files():
+            result.update(NodeSequence(params, connection, run_in_process, parallel=True).run())
         return result

@@ -226,6 +226,28 @@ def _apply_overrides(configuration, params):
         configuration.no_proxy = params['no_proxy']
 
 
+# Clients of this process, by connection options: the steps of one task run in the controller's
+# process share one (its connection pool and parsed kubeconfig). Keyed by process id as well,
+# so that a forked worker never uses a client (and its sockets) made before the fork.
+_CLIENTS = {}
+_CONNECTION_KEYS = ('kubeconfig', 'context', 'host', 'api_key', 'username', 'password', 'validate_certs', 'ca_cert',
+                    'client_cert', 'client_key', 'proxy', 'no_proxy')
+
+
+def _client_for(params, pool_size=None):
+    key = json.dumps([os.getpid(), pool_size, os.environ.get('KUBECONFIG'), os.environ.get('KUBERNETES_SERVICE_HOST')]
+                     + [params.get(k) for k in _CONNECTION_KEYS], sort_keys=True, default=str)
+    if key not in _CLIENTS:
+        configuration = _build_configuration(params)
+        if pool_size:
+            # Concurrent requests (evictions) need as many connections.
+            configuration.connection_pool_maxsize = pool_size
+        api_client = kclient.ApiClient(configuration)
+        api_client.user_agent = USER_AGENT
+        _CLIENTS[key] = (configuration, api_client)
+    return _CLIENTS[key]
+
+
 class Kube(object):
     """A thin client over the typed APIs that speaks plain dicts and raises KubeError."""
 
@@ -234,12 +256,7 @@ class Kube(object):
             raise KubeError(missing_required_lib('kubernetes') + ' (%s)' % KUBERNETES_IMPORT_ERROR)
         self.params = params
         self.request_timeout = params.get('request_timeout') or 30
-        self.configuration = _build_configuration(params)
-        if pool_size:
-            # Concurrent requests (evictions) need as many connections.
-            self.configuration.connection_pool_maxsize = pool_size
-        self.api_client = kclient.ApiClient(self.configuration)
-        self.api_client.user_agent = USER_AGENT
+        self.configuration, self.api_client = _client_for(params, pool_size)
         self.core = kclient.CoreV1Api(self.api_client)
         self.policy = kclient.PolicyV1Api(self.api_client)
         self.custom = kclient.CustomObjectsApi(self.api_client)

@@ -134,7 +134,7 @@ def _json_default(value):
     raise TypeError('%r (%s) cannot be passed to a module' % (value, type(value).__name__))
 
 
-class _TaskEnvironment(object):
+class TaskEnvironment(object):
     """The task's ``environment:`` in os.environ for the run (the worker ends after the task)."""
 
     def __init__(self, environment):
@@ -173,7 +173,7 @@ def run(name, module_code, args, check_mode=False, diff=False, environment=None)
     it fails this task and nothing else.
     """
     try:
-        with _TaskEnvironment(environment):
+        with TaskEnvironment(environment):
             try:
                 module = ControllerModule(name, plain(args), check_mode=check_mode, diff=diff, **module_code.module_args())
                 module_code.execute(module)

@@ -19,6 +19,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import threading
 import time
 
 INTERRUPT_STAGES = ('interrupt', 'uninstall-interrupt')
@@ -27,6 +28,19 @@ INTERRUPT_STAGES = ('interrupt', 'uninstall-interrupt')
 # the arguments). A failed step keeps its logs.
 BULKY_KEYS = ('manifest', 'configmaps', 'invocation', 'diff', 'cr_document', 'policy_document', 'compartments',
               'sources', 'nodes', 'logs', 'pods')
+
+
+def segments(pending):
+    """The plan's steps cut where they must not overlap: at each interrupt and between dependency waves."""
+    out = []
+    for step in pending:
+        barrier = step['stage'] in INTERRUPT_STAGES
+        if (barrier or not out or out[-1][0]['stage'] in INTERRUPT_STAGES
+                or out[-1][0].get('wave') != step.get('wave')):
+            out.append([step])
+        else:
+            out[-1].append(step)
+    return out
 
 
 class StepFailed(Exception):
@@ -39,8 +53,11 @@ class StepFailed(Exception):
 class NodeSequence(object):
     """One node, one CR. ``params``: node_update's validated options; ``connection``: auth options for every step."""
 
-    def __init__(self, params, connection, run_step, clock=time.time):
+    def __init__(self, params, connection, run_step, clock=time.time, parallel=False):
         self.params = params
+        # packages of a dependency wave run at once unless the CR is serial, as the operator runs
+        # them; only where run_step may be called from several threads (the in-process path)
+        self.parallel = parallel
         self.connection = connection
         self.run_step = run_step
         self.clock = clock
@@ -93,6 +110,9 @@ class NodeSequence(object):
 
     def run(self):
         params = self.params
+        if params.get('cr') is None and not params.get('cr_name'):
+            return self.finish('failed', 'set cr (the CR: a document, documents or a file; the role\'s nodewright_cr) or cr_name '
+                                         '(a CR in the cluster; the role\'s nodewright_cr_name); nothing was changed', failed=True)
         try:
             plan = self.step('plan', 'rollout_plan', dict(
                 cr=params.get('cr'), cr_name=params.get('cr_name'), node=self.node))
@@ -141,8 +161,8 @@ class NodeSequence(object):
                 if protected:
                     drain_args['wait_for'] = protected
                 self.step('drain', 'node_drain', drain_args)
-            for pending in plan['pending']:
-                self.pending_step(pending)
+            for segment in segments(plan['pending']):
+                self.run_segment(segment)
             if drain:
                 health = dict(name=self.node, min_pods=params['health_min_pods'], timeout=params['health_timeout'])
                 if self.boot_before_reboot:
@@ -157,6 +177,36 @@ class NodeSequence(object):
             return self.failure(exc, exc.step, cordon_held=cordon_held or drain)
         return self.finish('updated', 'node %s updated for %s: %s' % (
             self.node, self.cr, ', '.join(s['step'] for s in self.steps if s['step'] not in ('plan', 'operator guard'))))
+
+    def run_segment(self, segment):
+        """Each package's steps in order; the packages at once when allowed. Raises the first failure in plan order."""
+        by_package = {}
+        for pending in segment:
+            by_package.setdefault(pending['package'], []).append(pending)
+        groups = list(by_package.values())
+        if len(groups) < 2 or not self.parallel or self.cr_doc.get('serial'):
+            for pending in segment:
+                self.pending_step(pending)
+            return
+        failures = [None] * len(groups)
+
+        def run_group(index, group):
+            try:
+                for pending in group:
+                    self.pending_step(pending)
+            except StepFailed as exc:
+                failures[index] = exc
+            except Exception as exc:  # pylint: disable=broad-except
+                failures[index] = StepFailed(group[0]['package'], {'failed': True, 'msg': 'unexpected error: %s' % exc})
+        threads = [threading.Thread(target=run_group, args=(i, g), name='package-%s' % g[0]['package'])
+                   for i, g in enumerate(groups)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        for failure in failures:
+            if failure is not None:
+                raise failure
 
     def pending_step(self, pending):
         name = '%s %s' % (pending['package'], pending['stage'])

@@ -150,3 +150,52 @@ def test_the_operator_guard_refusal_touches_nothing():
     result = NodeSequence(_params(), {}, run_step).run()
     assert [m for m, a in cluster.calls] == ['rollout_plan', 'operator_guard']
     assert result['failed'] is True and result['failed_step'] == 'operator guard'
+
+
+def test_without_a_cr_nothing_runs_and_the_message_says_what_to_set():
+    params, invalid = in_process.validate('nodewright.bridge.node_update', node_update, {'node': 'n1'})
+    assert invalid is None
+    cluster = Cluster(_plan())
+    result = NodeSequence(params, {}, cluster).run()
+    assert cluster.calls == []
+    assert result['failed'] is True and 'nodewright_cr' in result['msg'] and 'nodewright_cr_name' in result['msg']
+
+
+def test_packages_of_a_wave_run_at_once_unless_serial():
+    import threading
+    import time as clock
+    seen = {}
+    lock = threading.Lock()
+    cluster = Cluster(_plan(needs_drain=False, pending=[
+        {'package': 'a', 'stage': 'apply', 'wave': 0}, {'package': 'b', 'stage': 'apply', 'wave': 0},
+        {'package': 'a', 'stage': 'config', 'wave': 0}, {'package': 'b', 'stage': 'config', 'wave': 0},
+        {'package': 'c', 'stage': 'apply', 'wave': 1}]))
+
+    def run_step(module, args):
+        with lock:
+            seen[(args.get('package'), args.get('stage'))] = (clock.time(), threading.current_thread().name)
+        if module == 'package_stage':
+            clock.sleep(0.2)
+        return cluster(module, args)
+    result = NodeSequence(_params(cr={'kind': 'Skyhook'}), {}, run_step, parallel=True).run()
+    assert result['status'] == 'updated', result
+    # a and b ran in two threads at the same time; each package kept its own order; wave 1 came after both
+    assert abs(seen[('a', 'apply')][0] - seen[('b', 'apply')][0]) < 0.15
+    assert seen[('a', 'config')][0] > seen[('a', 'apply')][0] and seen[('b', 'config')][0] > seen[('b', 'apply')][0]
+    assert seen[('c', 'apply')][0] >= max(seen[('a', 'config')][0], seen[('b', 'config')][0]) + 0.15
+    serial = Cluster(_plan(needs_drain=False, pending=[
+        {'package': 'a', 'stage': 'apply', 'wave': 0}, {'package': 'b', 'stage': 'apply', 'wave': 0}]))
+    serial.plan['cr']['serial'] = True
+    NodeSequence(_params(cr={'kind': 'Skyhook'}), {}, serial, parallel=True).run()
+    assert [a.get('package') for m, a in serial.calls if m == 'package_stage'] == ['a', 'b']
+
+
+def test_a_failure_in_one_package_thread_fails_the_node_after_the_others_finish():
+    cluster = Cluster(_plan(needs_drain=False, pending=[
+        {'package': 'a', 'stage': 'apply', 'wave': 0}, {'package': 'b', 'stage': 'apply', 'wave': 0},
+        {'package': 'b', 'stage': 'config', 'wave': 0}, {'package': 'c', 'stage': 'apply', 'wave': 1}]),
+        fail_at=('package_stage', 'a', 'apply', None))
+    result = NodeSequence(_params(cr={'kind': 'Skyhook'}), {}, cluster, parallel=True).run()
+    ran = [(a.get('package'), a.get('stage')) for m, a in cluster.calls if m == 'package_stage']
+    assert ('b', 'config') in ran and ('c', 'apply') not in ran
+    assert result['failed'] is True and result['failed_step'] == 'a apply'
