@@ -787,7 +787,7 @@ def print_profile(prof):
         res = prof[label]
         print('%-40s %13.3fs %14.3fs %14.2fs %10d' % (title, res['cpu_per_host_task_s'], res['wall_per_host_task_s'],
                                                     res['wall_per_task_s'], res['module_runs_seen']))
-    print('(per task = (run - empty play) / tasks; AnsiballZ = module processes seen by the 100 ms sampler; '
+    print('(per task = (run - empty play) / tasks; AnsiballZ = module runs (AnsiballZ files) the 100 ms sampler saw; '
           'empty play: %s s wall, %s s CPU)' % (_fmt(prof['base']['wall_s']), _fmt(prof['base']['cpu_s'])))
 
 
