@@ -1,0 +1,147 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""Cluster tasks in the controller's process, through real ansible-playbook runs (no cluster needed).
+
+rollout_plan with the CR and the nodes given plans without the API, so it can run both ways and
+be compared: in the worker (the default) and as an AnsiballZ module (NODEWRIGHT_BRIDGE_IN_PROCESS=0,
+or a connection that is not the controller's own). Run on every ansible-core of the matrix.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+
+from strategy_helpers import hosts, inventory
+
+CR = {
+    'apiVersion': 'skyhook.nvidia.com/v1alpha1', 'kind': 'Skyhook', 'metadata': {'name': 'tuning'},
+    'spec': {'nodeSelectors': {'matchLabels': {'pool': 'gpu'}}, 'interruptionBudget': {'count': 2},
+             'packages': {'tuning': {'version': '1.0.0', 'image': 'registry.local/tuning',
+                                     'interrupt': {'type': 'reboot'}}}},
+}
+NODES = [{'name': 'gpu-%d' % i, 'labels': {'pool': 'gpu'}} for i in range(3)]
+
+# A test action plugin on the collection's base: its "module" raises on one host.
+EXPLODING_ACTION = '''
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.cluster_action import ClusterAction
+
+
+class Code(object):
+    @staticmethod
+    def module_args():
+        return dict(argument_spec={'explode': {'type': 'bool', 'default': False}}, supports_check_mode=True)
+
+    @staticmethod
+    def execute(module):
+        if module.params['explode']:
+            raise RuntimeError('injected failure')
+        module.exit_json(changed=False, pid=__import__('os').getpid())
+
+
+class ActionModule(ClusterAction):
+    MODULE = 'nw_explode'
+    MODULE_CODE = Code
+'''
+
+# A connection that is not the controller's own (transport 'nw_remote') but runs commands here.
+REMOTE_CONNECTION = '''
+from ansible.plugins.connection.local import Connection as LocalConnection
+
+DOCUMENTATION = """
+name: nw_remote
+short_description: a stand-in for a remote host (tests)
+description: [Runs commands locally under another transport name.]
+author: nodewright.bridge contributors
+"""
+
+
+class Connection(LocalConnection):
+    transport = 'nw_remote'
+'''
+
+
+def plan_play(extra_task_args=None, **play):
+    args = {'cr': 'cr.json', 'nodes': 'nodes.json'}
+    args.update(extra_task_args or {})
+    base = {'name': 'plan', 'hosts': 'all', 'gather_facts': False, 'tasks': [
+        {'name': 'plan', 'nodewright.bridge.rollout_plan': args, 'register': 'planned'},
+        {'name': 'keep', 'ansible.builtin.copy': {'content': '{{ planned | to_nice_json }}',
+                                                  'dest': '{{ playbook_dir }}/result-{{ inventory_hostname }}.json'}},
+    ]}
+    base.update(play)
+    return base
+
+
+FILES = {'cr.json': json.dumps(CR), 'nodes.json': json.dumps(NODES)}
+
+
+def read_result(run, host):
+    with open(os.path.join(run.workdir, 'result-%s.json' % host)) as handle:
+        result = json.load(handle)
+    result.pop('invocation', None)
+    return result
+
+
+def test_in_process_and_module_path_give_the_same_result(run_playbook):
+    inside = run_playbook([plan_play()], inventory(hosts(1)), args=['-vvv'], files=FILES)
+    module = run_playbook([plan_play()], inventory(hosts(1)), args=['-vvv'], files=FILES,
+                          env={'NODEWRIGHT_BRIDGE_IN_PROCESS': '0'})
+    assert inside.rc == 0 and module.rc == 0, (inside, module)
+    assert read_result(inside, 'n01') == read_result(module, 'n01')
+    assert read_result(inside, 'n01')['summary']['batches'] == 2
+    # only the module path builds and runs an AnsiballZ payload for rollout_plan
+    assert 'rollout_plan.py' not in inside.stdout and 'AnsiballZ_rollout_plan' not in inside.stdout
+    assert 'AnsiballZ_rollout_plan' in module.stdout
+
+
+def test_bad_input_fails_with_the_same_message_on_both_paths(run_playbook):
+    play = plan_play({'colour': 'blue'})
+    inside = run_playbook([play], inventory(hosts(1)), files=FILES)
+    module = run_playbook([play], inventory(hosts(1)), files=FILES, env={'NODEWRIGHT_BRIDGE_IN_PROCESS': '0'})
+    assert inside.rc == 2 and module.rc == 2
+    for run in (inside, module):
+        assert 'Unsupported parameters for (' in run.flat and 'module: colour' in run.flat, run
+    bad_cr = dict(CR, spec=dict(CR['spec'], interruptionBudget={'count': 1, 'percent': 5}))
+    files = dict(FILES, **{'cr.json': json.dumps(bad_cr)})
+    inside = run_playbook([plan_play()], inventory(hosts(1)), files=files)
+    module = run_playbook([plan_play()], inventory(hosts(1)), files=files, env={'NODEWRIGHT_BRIDGE_IN_PROCESS': '0'})
+    for run in (inside, module):
+        assert run.rc == 2 and 'spec.interruptionBudget: percent and count are mutually exclusive' in run.flat, run
+
+
+def test_a_task_on_another_connection_runs_as_a_module(run_playbook):
+    inv = inventory(hosts(1))
+    inv['all']['vars']['ansible_connection'] = 'nw_remote'
+    files = dict(FILES, **{'connection_plugins/nw_remote.py': REMOTE_CONNECTION})
+    run = run_playbook([plan_play()], inv, args=['-vvv'], files=files)
+    assert run.rc == 0, run
+    assert 'AnsiballZ_rollout_plan' in run.stdout
+    assert read_result(run, 'n01')['summary']['batches'] == 2
+
+
+def test_an_exception_in_the_controller_process_fails_only_that_task(run_playbook):
+    play = {'name': 'explode', 'hosts': 'all', 'gather_facts': False, 'tasks': [
+        {'name': 'maybe explode', 'nw_explode': {'explode': "{{ inventory_hostname == 'n02' }}"}},
+        {'name': 'after', 'ansible.builtin.debug': {'msg': 'still running on {{ inventory_hostname }}'}},
+    ]}
+    run = run_playbook([play], inventory(hosts(3)), files={'action_plugins/nw_explode.py': EXPLODING_ACTION})
+    assert run.rc == 2, run  # failed hosts, not an ansible-playbook crash (250) or an interrupted run
+    assert 'module nw_explode failed in the controller process: RuntimeError: injected failure' in run.flat
+    assert 'still running on n01' in run.stdout and 'still running on n03' in run.stdout
+    assert 'still running on n02' not in run.stdout
+    assert 'Traceback' not in run.stderr  # no crash of the controller
+
+
+def test_the_task_environment_reaches_the_module_in_process(run_playbook):
+    # K8S_AUTH_KUBECONFIG from the task's environment: rollout_plan needs the API without nodes,
+    # and says which kubeconfig it could not find
+    play = plan_play({'nodes': None})
+    play['tasks'][0]['nodewright.bridge.rollout_plan'] = {'cr': 'cr.json'}
+    play['tasks'][0]['environment'] = {'K8S_AUTH_KUBECONFIG': '/nonexistent/kubeconfig-from-task-env'}
+    run = run_playbook([play], inventory(hosts(1)), files=FILES)
+    assert run.rc == 2
+    assert 'kubeconfig /nonexistent/kubeconfig-from-task-env does not exist' in run.flat, run
