@@ -248,6 +248,11 @@ def _client_for(params, pool_size=None):
     return _CLIENTS[key]
 
 
+# Nodes as this process last read or wrote them (never dry-run answers), by process id, API server
+# and name: the starting point of a read-modify-write when the caller has no fresher copy.
+_NODES = {}
+
+
 class Kube(object):
     """A thin client over the typed APIs that speaks plain dicts and raises KubeError."""
 
@@ -307,9 +312,12 @@ class Kube(object):
 
     def get_node(self, name):
         try:
-            return self.call(describe('get', 'node', name), self.core.read_node, name)
+            node = self.call(describe('get', 'node', name), self.core.read_node, name)
         except NotFound:
+            _NODES.pop((os.getpid(), self.host, name), None)
             raise NotFound('node %s does not exist in the cluster at %s' % (name, self.host), 404)
+        _NODES[(os.getpid(), self.host, name)] = node
+        return node
 
     def list_nodes(self, label_selector=None):
         kwargs = {'label_selector': label_selector} if label_selector else {}
@@ -317,7 +325,10 @@ class Kube(object):
 
     def patch_node(self, name, patch, dry_run=False):
         kwargs = {'dry_run': 'All'} if dry_run else {}
-        return self.call(describe('patch', 'node', name), self.core.patch_node, name, patch, **kwargs)
+        node = self.call(describe('patch', 'node', name), self.core.patch_node, name, patch, **kwargs)
+        if not dry_run:
+            _NODES[(os.getpid(), self.host, name)] = node
+        return node
 
     def update_node(self, name, mutate, node=None, dry_run=False, attempts=8):
         """Read-modify-write of one node, safe against concurrent writers.
@@ -328,6 +339,11 @@ class Kube(object):
         ``(node_after, patch_or_None)``.
         """
         for attempt in range(attempts):
+            if node is None and not attempt:
+                # the node as this process last read or wrote it (the steps of one task write a
+                # node one after the other): if anyone wrote it since, the guarded patch gets a 409
+                # and the node is read again, so a stale copy costs a retry, never a lost change
+                node = _NODES.get((os.getpid(), self.host, name))
             if node is None or attempt:
                 node = self.get_node(name)
             patch = mutate(node)

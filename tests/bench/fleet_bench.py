@@ -417,12 +417,16 @@ class Side:
             self.close()
             raise
         self.loadavg = os.getloadavg()
+        self.last_progress = time.monotonic()
 
     def stalled(self, started, what, log_path):
-        """A reason to give up (no node changed for --stall-timeout s, or --timeout), else None."""
+        """A reason to give up (no node changed for --stall-timeout s, or --timeout), else None; progress every 30 s."""
         now = time.monotonic()
         if self.watch.all_complete is not None:
             return None
+        if now - self.last_progress >= 30:
+            self.last_progress = now
+            log('%s, %d nodes: %.0f s: %s' % (what, self.size, now - started, self.watch.summary()))
         if now - self.watch.last_change > self.args.stall_timeout:
             return '%s made no progress for %d s (%s)\n--- %s (tail) ---\n%s' % (
                 what, self.args.stall_timeout, self.watch.summary(), log_path, tail(log_path))
@@ -832,7 +836,8 @@ def main(argv=None):
     print('fleet benchmark: NodeWright operator vs nodewright.bridge.apply on the test cluster (%d CPUs, load %s)' % (
         os.cpu_count(), ' '.join('%.2f' % x for x in os.getloadavg())))
     print('wall times depend on what else runs on the machine; compare CPU seconds and API requests first')
-    print('collection: %s' % ', '.join('%s %s' % (k, v) for k, v in data['collection'].items()))
+    if args.side != 'operator' or args.profile_only:
+        print('collection: %s' % ', '.join('%s %s' % (k, v) for k, v in data['collection'].items()))
     try:
         binary = operator_binary(args) if args.side in ('both', 'operator') and not args.profile_only else None
         for size in ([] if args.profile_only else args.size_list):
