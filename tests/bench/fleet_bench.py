@@ -510,7 +510,7 @@ def run_operator(args, size, binary):
             time.sleep(0.2)
         cpu = proc_cpu(proc.pid)
         hwm = proc_status(proc.pid, 'VmHWM')
-        wall = side.watch.all_complete - started
+        wall = round(side.watch.all_complete - started, 2)
         log('operator, %d nodes: every node complete after %.1f s' % (size, wall))
         stop_process(proc)
         proc = None
@@ -643,7 +643,7 @@ def run_bridge(args, size):
         if side.watch.all_complete is None:
             raise BenchError('ansible-playbook ended (rc 0) but not every node is complete (%s)\n--- %s (tail) ---\n%s' % (
                 side.watch.summary(), log_path, tail(log_path, 60)))
-        wall = side.watch.all_complete - started
+        wall, wall_exit = round(side.watch.all_complete - started, 2), round(wall_exit, 2)
         log('bridge, %d nodes: every node complete after %.1f s (playbook ended after %.1f s)' % (size, wall, wall_exit))
         max_cordoned = side.watch.max_cordoned
         first = min(side.watch.completed.values()) - started
@@ -777,9 +777,10 @@ def print_size(size, result, args):
             _fmt(br.get('playbook_wall_s')), br.get('batches'), br.get('peak_processes'), _fmt(br.get('peak_pss_mib'))))
         noop = br.get('noop_rerun')
         if noop:
+            figures = (_fmt(noop['wall_s']), _fmt(noop['cpu_s']), noop['requests'], noop['writes'], noop['dry_run_writes'],
+                       noop['pods_created'])
             print('bridge no-op re-run: wall %s s, CPU %s s, requests %s, writes %s (dry run %s), pods created %s '
-                  '(target at 200 nodes: <= 10 s, no pod)' % (_fmt(noop['wall_s']), _fmt(noop['cpu_s']), noop['requests'],
-                                                            noop['writes'], noop['dry_run_writes'], noop['pods_created']))
+                  '(target at 200 nodes: <= 10 s, no pod)' % figures)
 
 
 def print_profile(prof):
@@ -789,8 +790,8 @@ def print_profile(prof):
     print('%-40s %14s %15s %15s %10s' % ('path', 'CPU/host-task', 'wall/host-task', 'wall/task', 'AnsiballZ'))
     for label, title in (('in_process', 'in process (default)'), ('module', 'module (NODEWRIGHT_BRIDGE_IN_PROCESS=0)')):
         res = prof[label]
-        print('%-40s %13.3fs %14.3fs %14.2fs %10d' % (title, res['cpu_per_host_task_s'], res['wall_per_host_task_s'],
-                                                    res['wall_per_task_s'], res['module_runs_seen']))
+        figures = (title, res['cpu_per_host_task_s'], res['wall_per_host_task_s'], res['wall_per_task_s'], res['module_runs_seen'])
+        print('%-40s %13.3fs %14.3fs %14.2fs %10d' % figures)
     print('(per task = (run - empty play) / tasks; AnsiballZ = module runs (AnsiballZ files) the 100 ms sampler saw; '
           'empty play: %s s wall, %s s CPU)' % (_fmt(prof['base']['wall_s']), _fmt(prof['base']['cpu_s'])))
 
