@@ -174,6 +174,9 @@ class NodeWatch(threading.Thread):
                         rv = None
                         break
                     obj = event['object']
+                    if isinstance(obj, dict):  # a bookmark the client did not turn into a V1Node
+                        rv = (obj.get('metadata') or {}).get('resourceVersion') or rv
+                        continue
                     rv = obj.metadata.resource_version
                     if event['type'] in ('ADDED', 'MODIFIED'):
                         self._see(obj)
