@@ -360,7 +360,7 @@ def _resource(event):
 
 
 def audit_requests(path, agent_prefix):
-    """The requests of one user agent in the audit log, one per auditID: (received epoch, verb, resource, dry run)."""
+    """The requests of one user agent in the audit log, one per auditID: (received epoch, verb, resource, dry run, HTTP code)."""
     seen = {}
     with open(path, encoding='utf-8') as handle:
         for line in handle:
@@ -370,16 +370,19 @@ def audit_requests(path, agent_prefix):
             if not (event.get('userAgent') or '').startswith(agent_prefix):
                 continue
             seen[event['auditID']] = (_ts(event['requestReceivedTimestamp']), event['verb'], _resource(event),
-                                      'dryRun=' in (event.get('requestURI') or ''))
+                                      'dryRun=' in (event.get('requestURI') or ''), (event.get('responseStatus') or {}).get('code', 0))
     return sorted(seen.values())
 
 
 def request_figures(requests):
-    """Totals: requests, writes (dry runs apart), watches, pods created, and counts by verb and resource."""
+    """Totals: requests, writes (dry runs apart), watches, pods created, refused (HTTP >= 400, by code), counts by verb and resource."""
     by_kind = collections.Counter()
+    refused = collections.Counter()
     writes = dry = watches = pods_created = 0
-    for dummy, verb, res, dry_run in requests:
+    for dummy, verb, res, dry_run, code in requests:
         by_kind['%s %s%s' % (verb, res, ' (dry run)' if dry_run else '')] += 1
+        if code >= 400:
+            refused['%s %s %d' % (verb, res, code)] += 1
         if verb in WRITE_VERBS:
             if dry_run:
                 dry += 1
@@ -389,7 +392,8 @@ def request_figures(requests):
         elif verb == 'watch':
             watches += 1
     return {'requests': len(requests), 'writes': writes, 'dry_run_writes': dry, 'watches': watches,
-            'pods_created': pods_created, 'by_verb_resource': dict(sorted(by_kind.items()))}
+            'pods_created': pods_created, 'refused': sum(refused.values()), 'refused_by_code': dict(sorted(refused.items())),
+            'by_verb_resource': dict(sorted(by_kind.items()))}
 
 
 # --------------------------------------------------------------------------
@@ -738,6 +742,7 @@ ROWS = (
     ('API writes', 'writes'),
     ('API writes, dry run', 'dry_run_writes'),
     ('API watches', 'watches'),
+    ('API requests refused (4xx, 5xx)', 'refused'),
     ('pods created', 'pods_created'),
     ('most nodes cordoned at once', 'max_cordoned'),
     ('peak RSS (MiB)', 'peak_rss_mib'),
@@ -829,6 +834,7 @@ def parse_args(argv):
     parser.add_argument('--keep-cluster-logs', action='store_true', help='keep each cluster state dir (component logs, audit log)')
     args = parser.parse_args(argv)
     args.size_list = [int(x) for x in args.sizes.split(',') if x.strip()]
+    args.workdir = str(Path(args.workdir).resolve())  # ansible-playbook runs in a side's directory
     return args
 
 
