@@ -13,15 +13,15 @@ from ansible.module_utils.common.text.converters import to_native
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube
-from ansible_collections.nodewright.bridge.plugins.modules import node_cordon
-from ansible_collections.nodewright.bridge.plugins.modules import node_drain
-from ansible_collections.nodewright.bridge.plugins.modules import node_health
-from ansible_collections.nodewright.bridge.plugins.modules import node_interrupt
-from ansible_collections.nodewright.bridge.plugins.modules import node_state
-from ansible_collections.nodewright.bridge.plugins.modules import node_update as module_code
-from ansible_collections.nodewright.bridge.plugins.modules import operator_guard
-from ansible_collections.nodewright.bridge.plugins.modules import package_stage
-from ansible_collections.nodewright.bridge.plugins.modules import rollout_plan
+from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_cordon
+from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_drain
+from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_health
+from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_interrupt
+from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_state
+from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_update as module_code
+from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import operator_guard
+from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import package_stage
+from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import rollout_plan
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import in_process
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.cluster_action import ClusterAction
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.node_sequence import NodeSequence

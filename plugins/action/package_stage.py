@@ -1,13 +1,14 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
-"""Action plugin for nodewright.bridge.package_stage: runs the module in the controller process and reads its CR files there (see plugin_utils/cluster_action.py)."""
+"""Action plugin for nodewright.bridge.package_stage: its code (module_utils/cluster_modules) in the controller's process,
+its CR files read on the controller (see plugin_utils/cluster_action.py)."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.nodewright.bridge.plugins.modules import package_stage as module_code
+from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import package_stage as module_code
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.cluster_action import ClusterAction
 
 

@@ -13,21 +13,23 @@ short_description: Bring one node up to date with a NodeWright CR, the whole way
 version_added: 0.1.0
 author: nodewright.bridge contributors (@nodewright)
 description:
-  - One task for the whole per-node sequence of a CR. It plans the node (M(nodewright.bridge.rollout_plan)), runs the
-    operator guard (M(nodewright.bridge.operator_guard), for a CR read from the cluster), and then, unless the node
-    is already complete, runs what the plan says, in order
-    - if an interrupt is due, an owned cordon (M(nodewright.bridge.node_cordon)), a wait for the C(podNonInterruptLabels)
-    pods and a drain (M(nodewright.bridge.node_drain));
-    - the pending package stages (M(nodewright.bridge.package_stage)) and the merged interrupt of each dependency wave
-    (M(nodewright.bridge.node_interrupt));
-    - if the node was drained, a health gate (M(nodewright.bridge.node_health)), waiting for a new boot after a reboot;
-    - records the CR complete on the node (M(nodewright.bridge.node_state)) and releases the CR's own cordon.
-  - A node that is already complete costs one plan; the state is recorded again only if it differs, and a cordon the CR
-    left behind (a run stopped before its uncordon) is released.
-  - Each step is the module named above with exactly its documented behaviour. This is an action plugin: on the
-    controller the steps run inside the Ansible worker (no new Python per step); delegated to another host, each step
-    runs there as a module.
-  - On a failure the sequence stops. The node keeps the CR's cordon and its state records C(erroring), unless
+  - One task for the whole per-node sequence of a CR. It plans the node (M(nodewright.bridge.rollout_plan)) and runs the
+    operator guard (M(nodewright.bridge.operator_guard), for a CR read from the cluster). Unless the node is already
+    complete, it then runs what the plan says, in order.
+  - When an interrupt is due, an owned cordon (M(nodewright.bridge.node_cordon)), a wait for the C(podNonInterruptLabels)
+    pods and a drain (M(nodewright.bridge.node_drain)).
+  - The pending package stages (M(nodewright.bridge.package_stage)) and the merged interrupt of each dependency wave
+    (M(nodewright.bridge.node_interrupt)). The packages of a wave run at once unless the CR sets C(serial), as the
+    operator runs them; each package's own stages stay in order.
+  - When the node was drained, a health gate (M(nodewright.bridge.node_health)), waiting for a new boot after a reboot.
+  - Then it records the CR complete on the node (M(nodewright.bridge.node_state)) and releases the CR's own cordon.
+  - A node that is already complete costs one plan; its complete record is written only if it differs, and a cordon
+    the CR left behind (a run stopped before its uncordon) is released.
+  - Each step is the module named above, with exactly its documented behaviour. The steps run inside the Ansible
+    worker when the task runs on the controller (no new Python per step); delegated to another host, each step runs
+    there as a module, one after another.
+  - >-
+    On a failure the sequence stops. The node keeps the CR's cordon and its state records C(erroring), unless
     O(uncordon_on_failure). The message names the step, for example
     C(gpu-tuning on node gpu-node-07 failed at "gpu-driver apply": stage failed: exit 1 (the node stays cordoned by gpu-tuning)).
 extends_documentation_fragment:
@@ -223,36 +225,7 @@ failed_step:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
-from ansible_collections.nodewright.bridge.plugins.module_utils import pod_run
-
-
-def module_args():
-    """The AnsibleModule keywords: the argument spec and its rules (the action plugin validates with them)."""
-    argument_spec = kube_api.auth_argument_spec()
-    argument_spec.update(pod_run.OPERATOR_OPTIONS)
-    argument_spec.update(
-        node=dict(type='str', required=True),
-        cr=dict(type='raw'),
-        cr_name=dict(type='str'),
-        runtime_required_crs=dict(type='list', elements='str', default=[]),
-        wait_for_protected_timeout=dict(type='int', default=3600),
-        drain_timeout=dict(type='int', default=600),
-        drain_preflight=dict(type='bool', default=False),
-        drain_skip=dict(type='dict', default={}),
-        stage_timeout=dict(type='int', default=1800),
-        interrupt_timeout=dict(type='int', default=1800),
-        stage_retries=dict(type='int', default=0),
-        delete_pod=dict(type='str', default='always', choices=list(pod_run.DELETE_POLICIES)),
-        health_pod_selector=dict(type='raw'),
-        health_min_pods=dict(type='int', default=1),
-        health_timeout=dict(type='int', default=600),
-        uncordon_on_failure=dict(type='bool', default=False),
-        operator_guard=dict(type='bool', default=True),
-        force=dict(type='bool', default=False),
-    )
-    # cr / cr_name: one of them is required; the sequence says so in the role's words (NodeSequence.run)
-    return dict(argument_spec=argument_spec, supports_check_mode=True)
+from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules.node_update import module_args
 
 
 def main():

@@ -227,9 +227,9 @@ class NodeSequence(object):
             self.boot_before_reboot = result.get('boot_id_before')
 
     def complete(self):
-        self.step('complete', 'node_state', dict(name=self.node, cr=self.cr, action='complete',
-                                                  runtime_required_crs=self.params['runtime_required_crs'],
-                                                  runtime_required_taint=self.params['runtime_required_taint']))
+        self.step('complete', 'node_state', dict(
+            name=self.node, cr=self.cr, action='complete', runtime_required_crs=self.params['runtime_required_crs'],
+            runtime_required_taint=self.params['runtime_required_taint']))
 
     # ------------------------------------------------------------------ results
 
@@ -255,8 +255,8 @@ class NodeSequence(object):
                 released = True
             except StepFailed as second:
                 reason += ' (uncordon after the failure failed too: %s)' % second.result.get('msg')
-        message = '%s on node %s failed at "%s": %s' % (self.cr or self.params.get('cr_name') or 'the CR', self.node,
-                                                         where, reason)
+        who = self.cr or self.params.get('cr_name') or 'the CR'
+        message = '%s on node %s failed at "%s": %s' % (who, self.node, where, reason)
         if cordon_held and not released:
             message += ' (the node stays cordoned by %s)' % self.cr
         result = self.finish('failed', message, failed=True)

@@ -17,10 +17,10 @@ import pytest
 
 from ansible.module_utils import basic
 
-from ansible_collections.nodewright.bridge.plugins.modules import node_cordon
-from ansible_collections.nodewright.bridge.plugins.modules import node_drain
-from ansible_collections.nodewright.bridge.plugins.modules import node_state
-from ansible_collections.nodewright.bridge.plugins.modules import rollout_plan
+from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_cordon
+from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_drain
+from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_state
+from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import rollout_plan
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import in_process
 
 

@@ -9,7 +9,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.nodewright.bridge.plugins.modules import node_update
+from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_update
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import in_process
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.node_sequence import NodeSequence
 
@@ -22,16 +22,19 @@ def _params(**overrides):
     return params
 
 
+DEFAULT_PENDING = [
+    {'package': 'driver', 'stage': 'apply', 'wave': 0},
+    {'package': 'tuning', 'stage': 'apply', 'wave': 0},
+    {'package': 'driver', 'stage': 'interrupt', 'wave': 0, 'interrupt': {'type': 'reboot'}},
+    {'package': 'tuning', 'stage': 'interrupt', 'wave': 0, 'interrupt': {'type': 'service'}, 'skipped': True,
+     'merged_into': 'driver'},
+    {'package': 'driver', 'stage': 'post-interrupt', 'wave': 0},
+]
+
+
 def _plan(complete=False, needs_drain=True, pending=None, cordoned_by=(), protected=None, ignored=()):
     node = {'complete': complete, 'needs_drain': needs_drain, 'cordoned_by': list(cordoned_by),
-            'pending': pending if pending is not None else [
-                {'package': 'driver', 'stage': 'apply', 'wave': 0},
-                {'package': 'tuning', 'stage': 'apply', 'wave': 0},
-                {'package': 'driver', 'stage': 'interrupt', 'wave': 0, 'interrupt': {'type': 'reboot'}},
-                {'package': 'tuning', 'stage': 'interrupt', 'wave': 0, 'interrupt': {'type': 'service'},
-                 'skipped': True, 'merged_into': 'driver'},
-                {'package': 'driver', 'stage': 'post-interrupt', 'wave': 0},
-            ]}
+            'pending': pending if pending is not None else [dict(p) for p in DEFAULT_PENDING]}
     cr = {'name': 'tuning', 'kind': 'Skyhook'}
     if protected:
         cr['podNonInterruptLabels'] = protected

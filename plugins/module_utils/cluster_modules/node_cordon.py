@@ -1,0 +1,88 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""The code of the module nodewright.bridge.node_cordon (its options and everything after AnsibleModule).
+
+Shared by the module (plugins/modules/node_cordon.py, which adds the documentation) and its action plugin,
+which runs it in the controller's process (plugin_utils/in_process.py).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
+from ansible_collections.nodewright.bridge.plugins.module_utils.cr_model import cr_name_errors
+
+
+def _view(node):
+    meta = node.get('metadata') or {}
+    annotations = meta.get('annotations') or {}
+    ours = dict((k, v) for k, v in annotations.items()
+                if k.startswith(node_state.CORDON_PREFIX) or k.startswith(node_state.INHERITED_CORDON_PREFIX))
+    return {'unschedulable': bool((node.get('spec') or {}).get('unschedulable')), 'annotations': ours}
+
+
+def run(module, kube):
+    name, owner, state = module.params['name'], module.params['owner'], module.params['state']
+
+    def mutate(node):
+        meta = node.get('metadata') or {}
+        unschedulable = bool((node.get('spec') or {}).get('unschedulable'))
+        if state == 'cordoned':
+            return node_state.cordon_patch(owner, meta.get('annotations'), unschedulable)
+        return node_state.uncordon_patch(owner, meta.get('annotations'), unschedulable)[0]
+
+    before_node = kube.get_node(name)
+    before = _view(before_node)
+    after_node, patch = kube.update_node(name, mutate, node=before_node, dry_run=module.check_mode)
+    # In check mode the server's dry run answers with the node as it would be.
+    after = _view(after_node)
+    annotations = after['annotations']
+    owners = node_state.cordon_owners(annotations)
+    inherited = annotations.get(node_state.inherited_cordon_key(owner)) == 'true'
+    held = owner in owners
+    if state == 'cordoned':
+        message = 'node %s is cordoned by %s%s' % (
+            name, owner, ' (inherited: it was already cordoned by someone else)' if inherited else '')
+    elif after['unschedulable']:
+        if patch is None and owner not in node_state.cordon_owners(before['annotations']):
+            why = 'it is not cordoned by %s' % owner
+        elif owners:
+            why = 'it is still cordoned by %s' % ', '.join(owners)
+        else:
+            why = 'it was cordoned by someone else before %s cordoned it' % owner
+        message = 'node %s stays cordoned; %s' % (name, why)
+    else:
+        message = 'node %s is schedulable' % name
+    result = dict(changed=patch is not None, node=name, unschedulable=after['unschedulable'], owners=owners,
+                  held=held, inherited=inherited, message=message)
+    if module._diff:
+        result['diff'] = {'before': before, 'after': after, 'before_header': 'node/%s' % name,
+                          'after_header': 'node/%s' % name}
+    return result
+
+
+def module_args():
+    """The AnsibleModule keywords: the argument spec and its rules (also used in the controller process)."""
+    argument_spec = kube_api.auth_argument_spec()
+    argument_spec.update(
+        name=dict(type='str', required=True, aliases=['node']),
+        owner=dict(type='str', required=True),
+        state=dict(type='str', default='cordoned', choices=['cordoned', 'uncordoned']),
+    )
+    return dict(argument_spec=argument_spec, supports_check_mode=True)
+
+
+def execute(module):
+    """Everything after AnsibleModule: validation, the run, exit_json / fail_json."""
+    errors = cr_name_errors(module.params['owner'], 'owner')
+    if errors:
+        module.fail_json(msg='; '.join(errors))
+    try:
+        kube = kube_api.Kube(module.params)
+        result = run(module, kube)
+    except kube_api.KubeError as exc:
+        module.fail_json(msg=exc.message, node=module.params['name'], status=exc.status)
+    module.exit_json(**result)

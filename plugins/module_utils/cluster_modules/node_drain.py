@@ -1,0 +1,246 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""The code of the module nodewright.bridge.node_drain (its options and everything after AnsibleModule).
+
+Shared by the module (plugins/modules/node_drain.py, which adds the documentation) and its action plugin,
+which runs it in the controller's process (plugin_utils/in_process.py).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import threading
+import time
+
+from ansible_collections.nodewright.bridge.plugins.module_utils import drain_rules
+from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
+
+SKIP_OPTIONS = {
+    'daemonsets': 'skip_daemonsets', 'mirror_pods': 'skip_mirror_pods', 'finished': 'skip_finished',
+    'unknown_phase': 'skip_unknown_phase', 'unschedulable_tolerant': 'skip_unschedulable_tolerant',
+    'kube_system': 'skip_kube_system',
+}
+# Evictions run concurrently, but no more at once than this (one API connection each).
+MAX_PARALLEL = 16
+
+
+def _pod_id(pod):
+    meta = pod.get('metadata') or {}
+    return '%s/%s' % (meta.get('namespace'), meta.get('name'))
+
+
+class Drain(object):
+
+    def __init__(self, module, kube):
+        self.module = module
+        self.kube = kube
+        self.params = module.params
+        self.start = time.time()
+        self.pdb_cache = {}
+        self.lock = threading.Lock()
+
+    def elapsed(self):
+        return round(time.time() - self.start, 3)
+
+    def pdbs_blocking(self, pod):
+        namespace = (pod.get('metadata') or {}).get('namespace')
+        with self.lock:
+            if namespace not in self.pdb_cache:
+                self.pdb_cache[namespace] = self.kube.list_pdbs(namespace).get('items') or []
+            pdbs = self.pdb_cache[namespace]
+        return [drain_rules.pdb_block_description(p) for p in drain_rules.matching_pdbs(pod, pdbs)]
+
+    def wait_for_protected(self, node_name, selector):
+        """Wait (by watch) until no pod matching podNonInterruptLabels runs on the node."""
+        if selector is None or drain_rules.selector_is_empty(selector):
+            return 0.0
+        started = time.time()
+
+        def clear(objects):
+            return not drain_rules.protected_pods_running(list(objects.values()), selector)
+        try:
+            self.kube.watch_until('pods', clear, self.params['wait_for_timeout'],
+                                  field_selector='spec.nodeName=%s' % node_name,
+                                  what='the protected pods on node %s to finish' % node_name)
+        except kube_api.WaitTimeout as exc:
+            running = drain_rules.protected_pods_running(list((exc.last or {}).values()), selector)
+            raise kube_api.KubeError(
+                'node %s: %d protected pod(s) matching wait_for are still Running or Pending after %ss, nothing was '
+                'evicted: %s' % (node_name, len(running), self.params['wait_for_timeout'],
+                                 ', '.join(_pod_id(p) for p in running)))
+        return round(time.time() - started, 3)
+
+    def preflight(self, pods):
+        """Dry-run evictions of every pod; returns the pods a PDB would refuse."""
+        blocked = []
+        for pod in pods:
+            meta = pod['metadata']
+            outcome, message = self.kube.evict_pod(meta['namespace'], meta['name'], dry_run=True)
+            if outcome == 'blocked':
+                blocked.append({'namespace': meta['namespace'], 'name': meta['name'], 'uid': meta.get('uid'),
+                                'pdbs': self.pdbs_blocking(pod), 'message': message})
+        return blocked
+
+    def evict_one(self, pod, entry, deadline):
+        meta = pod['metadata']
+        entry['started'] = self.elapsed()
+        attempt = 0
+        while True:
+            attempt += 1
+            entry['attempts'] = attempt
+            if self.params['disable_eviction']:
+                deleted = self.kube.delete_pod(meta['namespace'], meta['name'], uid=meta.get('uid'),
+                                               grace_period_seconds=self.params['grace_period'])
+                entry['action'] = 'deleted' if deleted else 'gone'
+                break
+            outcome, message = self.kube.evict_pod(meta['namespace'], meta['name'],
+                                                   grace_period_seconds=self.params['grace_period'])
+            if outcome != 'blocked':
+                entry['action'] = outcome
+                break
+            entry['pdbs'] = self.pdbs_blocking(pod)
+            entry['message'] = message
+            delay = drain_rules.eviction_backoff(attempt)
+            if time.time() + delay > deadline:
+                entry['action'] = 'blocked'
+                break
+            time.sleep(delay)
+            # A PDB's status is refreshed by the disruption controller; read it again next time.
+            with self.lock:
+                self.pdb_cache.pop(meta['namespace'], None)
+        entry['finished'] = self.elapsed()
+
+    def run(self):
+        params = self.params
+        name = params['name']
+        rules = dict((SKIP_OPTIONS[k], v) for k, v in (params['skip'] or {}).items() if v is not None)
+        try:
+            pod_selector = drain_rules.normalize_selector(params['pod_selector'], 'pod_selector')
+            protected = drain_rules.normalize_selector(params['wait_for'], 'wait_for')
+            rules = drain_rules.DrainRules.from_dict(rules)
+        except ValueError as exc:
+            self.module.fail_json(msg=str(exc), node=name)
+        node = self.kube.get_node(name)
+        if not (node.get('spec') or {}).get('unschedulable'):
+            self.module.warn('node %s is schedulable: evicted pods may be scheduled back onto it; cordon it first '
+                             '(nodewright.bridge.node_cordon)' % name)
+        if params['disable_eviction'] and not self.module.check_mode:
+            self.module.warn('disable_eviction: pods on node %s are deleted, PodDisruptionBudgets are not respected' % name)
+
+        protected_wait = 0.0
+        if not self.module.check_mode:
+            protected_wait = self.wait_for_protected(name, protected)
+        pods = self.kube.pods_on_node(name).get('items') or []
+        by_uid = dict((p['metadata'].get('uid'), p) for p in pods)
+        plan = drain_rules.plan_drain(pods, rules, pod_selector, protected)
+        entries = []
+        targets = []
+        for item in plan:
+            entry = dict(item, pdbs=[], attempts=0, started=None, finished=None)
+            if item['action'] == drain_rules.SKIP:
+                entry['action'] = 'skipped'
+            else:
+                targets.append((by_uid[item['uid']], entry))
+            entries.append(entry)
+        result = dict(node=name, pods=entries, skipped=len(entries) - len(targets), evicted=0,
+                      protected_wait=protected_wait)
+
+        running_protected = drain_rules.protected_pods_running(pods, protected) if protected else []
+        if params['preflight'] or self.module.check_mode:
+            blocked = [] if params['disable_eviction'] else self.preflight([p for p, unused in targets])
+            result['preflight'] = {'ok': not blocked, 'blocked': blocked}
+            if self.module.check_mode:
+                for unused, entry in targets:
+                    entry['action'] = 'would-evict' if not params['disable_eviction'] else 'would-delete'
+                result.update(changed=bool(targets), duration=self.elapsed())
+                if running_protected:
+                    result['waiting_for'] = [_pod_id(p) for p in running_protected]
+                return result
+            if blocked:
+                result.update(changed=False, duration=self.elapsed())
+                self.module.fail_json(
+                    msg='node %s: preflight failed, nothing was evicted; a PodDisruptionBudget would refuse: %s'
+                    % (name, '; '.join('%s/%s by %s' % (b['namespace'], b['name'], ', '.join(b['pdbs']) or b['message'])
+                                       for b in blocked)), **result)
+
+        deadline = time.time() + params['timeout']
+        threads = []
+        for pod, entry in targets:
+            while len([t for t in threads if t.is_alive()]) >= MAX_PARALLEL:
+                time.sleep(0.05)
+            thread = threading.Thread(target=self._guarded, args=(pod, entry, deadline))
+            thread.daemon = True
+            thread.start()
+            threads.append(thread)
+        for thread in threads:
+            thread.join()
+        errors = [e.pop('error') for unused, e in targets if 'error' in e]
+        blocked = [e for unused, e in targets if e['action'] == 'blocked']
+        gone_uids = set(e['uid'] for unused, e in targets if e['action'] in ('evicted', 'deleted'))
+        result['evicted'] = len(gone_uids)
+        result['changed'] = bool(gone_uids)
+        if errors:
+            result['duration'] = self.elapsed()
+            self.module.fail_json(msg='node %s: %s' % (name, '; '.join(errors)), **result)
+        if gone_uids:
+            self.wait_gone(name, gone_uids, deadline, result)
+        result['duration'] = self.elapsed()
+        if blocked:
+            self.module.fail_json(
+                msg='node %s: %d pod(s) could not be evicted within %ss: %s'
+                % (name, len(blocked), params['timeout'],
+                   '; '.join('%s/%s blocked by %s' % (e['namespace'], e['name'], ', '.join(e['pdbs']) or e.get('message'))
+                             for e in blocked)), **result)
+        return result
+
+    def _guarded(self, pod, entry, deadline):
+        try:
+            self.evict_one(pod, entry, deadline)
+        except kube_api.KubeError as exc:
+            entry['action'] = 'failed'
+            entry['error'] = exc.message
+            entry['finished'] = self.elapsed()
+
+    def wait_gone(self, node_name, uids, deadline, result):
+        """Wait (by watch) until no pod with one of the evicted UIDs is left on the node."""
+        def gone(objects):
+            return not (set(objects) & uids)
+        try:
+            self.kube.watch_until('pods', gone, max(1, deadline - time.time()),
+                                  field_selector='spec.nodeName=%s' % node_name,
+                                  what='the evicted pods to leave node %s' % node_name)
+        except kube_api.WaitTimeout as exc:
+            left = sorted(_pod_id(p) for uid, p in (exc.last or {}).items() if uid in uids)
+            result['duration'] = self.elapsed()
+            self.module.fail_json(msg='node %s: evicted pods still terminating after %ss: %s'
+                                  % (node_name, self.params['timeout'], ', '.join(left)), **result)
+
+
+def module_args():
+    """The AnsibleModule keywords: the argument spec and its rules (also used in the controller process)."""
+    argument_spec = kube_api.auth_argument_spec()
+    argument_spec.update(
+        name=dict(type='str', required=True, aliases=['node']),
+        timeout=dict(type='int', default=300),
+        pod_selector=dict(type='raw'),
+        wait_for=dict(type='raw'),
+        wait_for_timeout=dict(type='int', default=3600),
+        preflight=dict(type='bool', default=False),
+        disable_eviction=dict(type='bool', default=False),
+        grace_period=dict(type='int'),
+        skip=dict(type='dict', default={}, options=dict(
+            (key, dict(type='bool', default=True)) for key in SKIP_OPTIONS)),
+    )
+    return dict(argument_spec=argument_spec, supports_check_mode=True)
+
+
+def execute(module):
+    """Everything after AnsibleModule: validation, the run, exit_json / fail_json."""
+    try:
+        kube = kube_api.Kube(module.params, pool_size=MAX_PARALLEL)
+        result = Drain(module, kube).run()
+    except kube_api.KubeError as exc:
+        module.fail_json(msg=exc.message, node=module.params['name'], status=exc.status)
+    module.exit_json(**result)

@@ -1,0 +1,140 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""The code of the module nodewright.bridge.node_state (its options and everything after AnsibleModule).
+
+Shared by the module (plugins/modules/node_state.py, which adds the documentation) and its action plugin,
+which runs it in the controller's process (plugin_utils/in_process.py).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
+from ansible_collections.nodewright.bridge.plugins.module_utils.cr_model import cr_name_errors
+
+
+def _suffixed(annotations, prefix):
+    return dict((k[len(prefix):], v) for k, v in sorted(annotations.items()) if k.startswith(prefix))
+
+
+def describe_node(node, cr_name=None):
+    meta = node.get('metadata') or {}
+    annotations = meta.get('annotations') or {}
+    labels = meta.get('labels') or {}
+    status = _suffixed(annotations, node_state.status_key(''))
+    versions = _suffixed(annotations, node_state.version_key(''))
+    if cr_name is not None:
+        status = dict((k, v) for k, v in status.items() if k == cr_name)
+        versions = dict((k, v) for k, v in versions.items() if k == cr_name)
+    return {
+        'states': node_state.states_on_node(annotations, cr_name),
+        'status': status,
+        'versions': versions,
+        'cordon_owners': node_state.cordon_owners(annotations),
+        'unschedulable': bool((node.get('spec') or {}).get('unschedulable')),
+        'ignored': node_state.is_ignored(labels),
+        'taints': ['%s%s:%s' % (t.get('key'), '=' + t['value'] if t.get('value') else '', t.get('effect'))
+                   for t in (node.get('spec') or {}).get('taints') or []],
+    }
+
+
+def complete_patch(node, cr_name, runtime_required_crs, taint_spec):
+    """Status complete (+ version) for the CR, and the runtime-required taint off when due; None if all is so."""
+    annotations = (node.get('metadata') or {}).get('annotations') or {}
+    state = node_state.states_on_node(annotations, cr_name).get(cr_name) or {}
+    unfinished = sorted(k for k, v in state.items() if v['state'] in ('in_progress', 'erroring'))
+    if unfinished:
+        raise node_state.NodeStateError('cannot record %s complete on node %s: %s still in progress or erroring'
+                                        % (cr_name, (node.get('metadata') or {}).get('name'), ', '.join(unfinished)))
+    patch = {'metadata': {'annotations': {}, 'labels': {}}}
+    if annotations.get(node_state.status_key(cr_name)) != 'complete' or \
+            ((node.get('metadata') or {}).get('labels') or {}).get(node_state.status_key(cr_name)) != 'complete':
+        patch = node_state.status_patch(cr_name, 'complete')
+    if annotations.get(node_state.version_key(cr_name)) != node_state.OPERATOR_VERSION:
+        patch['metadata']['annotations'].update(node_state.version_patch(cr_name)['metadata']['annotations'])
+    if runtime_required_crs:
+        # The taint decision sees this CR as complete already (that is what this patch records).
+        seen = dict(node, metadata=dict(node.get('metadata') or {}, annotations=dict(
+            annotations, **{node_state.status_key(cr_name): 'complete'})))
+        taint = node_state.runtime_taint_patch(seen, taint_spec, runtime_required_crs)
+        if taint:
+            patch.update(taint)
+    if not patch['metadata']['annotations'] and not patch['metadata'].get('labels') and 'spec' not in patch:
+        return None
+    return patch
+
+
+def run(module, kube):
+    params = module.params
+    name, cr_name, action = params['name'], params['cr'], params['action']
+    node = kube.get_node(name)
+    before = describe_node(node, cr_name)
+    reset = []
+    if action == 'read':
+        return dict(changed=False, node=name, **before)
+
+    def mutate(current):
+        meta = current.get('metadata') or {}
+        if action == 'complete':
+            return complete_patch(current, cr_name, params['runtime_required_crs'], params['runtime_required_taint'])
+        if action == 'reset' and params['forget'] and not params['package']:
+            state_now = node_state.states_on_node(meta.get('annotations'), cr_name).get(cr_name) or {}
+            reset[:] = sorted(state_now)
+            return node_state.forget_patch(cr_name, meta.get('annotations'), meta.get('labels'))
+        if action == 'reset':
+            patch, hits = node_state.reset_patch(cr_name, meta.get('annotations'), params['package'],
+                                                 params['version'], params['stage'])
+            reset[:] = hits
+            return patch
+        return node_state.ignore_patch(meta.get('labels'), action == 'ignore')
+
+    after_node, patch = kube.update_node(name, mutate, node=node, dry_run=module.check_mode)
+    after = describe_node(after_node, cr_name)
+    result = dict(changed=patch is not None, node=name, **after)
+    if action == 'reset':
+        result['reset'] = list(reset)
+    if module._diff:
+        result['diff'] = {'before': before, 'after': after, 'before_header': 'node/%s' % name,
+                          'after_header': 'node/%s' % name}
+    return result
+
+
+def module_args():
+    """The AnsibleModule keywords: the argument spec and its rules (also used in the controller process)."""
+    argument_spec = kube_api.auth_argument_spec()
+    argument_spec.update(
+        name=dict(type='str', required=True, aliases=['node']),
+        cr=dict(type='str'),
+        action=dict(type='str', default='read', choices=['read', 'reset', 'ignore', 'unignore', 'complete']),
+        runtime_required_crs=dict(type='list', elements='str', default=[]),
+        runtime_required_taint=dict(type='str', default='skyhook.nvidia.com=runtime-required:NoSchedule'),
+        package=dict(type='str'),
+        version=dict(type='str'),
+        stage=dict(type='str', choices=list(node_state.RERUN_STAGES)),
+        forget=dict(type='bool', default=False),
+    )
+    return dict(argument_spec=argument_spec, supports_check_mode=True,
+                required_if=[('action', 'reset', ('cr',)), ('action', 'complete', ('cr',))],
+                required_by={'version': 'package', 'stage': 'package'})
+
+
+def execute(module):
+    """Everything after AnsibleModule: validation, the run, exit_json / fail_json."""
+    params = module.params
+    if params['cr'] is not None:
+        errors = cr_name_errors(params['cr'], 'cr')
+        if errors:
+            module.fail_json(msg='; '.join(errors))
+    if params['action'] != 'reset' and params['package']:
+        module.fail_json(msg='package is only used with action=reset (got action=%s)' % params['action'])
+    try:
+        kube = kube_api.Kube(params)
+        result = run(module, kube)
+    except kube_api.KubeError as exc:
+        module.fail_json(msg=exc.message, node=params['name'], status=exc.status)
+    except node_state.NodeStateError as exc:
+        module.fail_json(msg='node %s: %s' % (params['name'], exc), node=params['name'])
+    module.exit_json(**result)

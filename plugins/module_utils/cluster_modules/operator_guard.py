@@ -1,0 +1,151 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""The code of the module nodewright.bridge.operator_guard (its options and everything after AnsibleModule).
+
+Shared by the module (plugins/modules/operator_guard.py, which adds the documentation) and its action plugin,
+which runs it in the controller's process (plugin_utils/in_process.py).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import time
+from email.utils import parsedate_tz, mktime_tz
+
+from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils import operator_guard as guard
+from ansible_collections.nodewright.bridge.plugins.module_utils.cr_model import cr_name_errors
+
+
+def _http_date(headers):
+    """Epoch seconds from an HTTP Date header, or None."""
+    if not headers:
+        return None
+    try:
+        value = headers.get('Date') or headers.get('date')
+    except AttributeError:
+        return None
+    parsed = parsedate_tz(value) if value else None
+    return float(mktime_tz(parsed)) if parsed else None
+
+
+def read_lease(kube, namespace, name):
+    """``(lease or None, why not, the API server's time or None)``.
+
+    The same request as ``kube.get_lease``, through ``kube.call`` (same errors), keeping the
+    response's Date header so that ages are measured by the API server's clock.
+    """
+    seen = {}
+
+    def read(*args, **kwargs):
+        try:
+            resp = kube.coordination.read_namespaced_lease(*args, **kwargs)
+        except kube_api.ApiException as exc:
+            seen['date'] = _http_date(getattr(exc, 'headers', None))
+            raise
+        seen['date'] = _http_date(getattr(resp, 'headers', None))
+        return resp
+
+    what = kube_api.describe('get', 'lease', name, namespace)
+    try:
+        return kube.call(what, read, name, namespace), None, seen.get('date')
+    except kube_api.NotFound:
+        return None, 'not found', seen.get('date')
+    except kube_api.KubeError as exc:
+        if exc.status in (401, 403):
+            return None, exc.message, seen.get('date')
+        raise
+
+
+def _rfc3339(epoch):
+    return time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(epoch))
+
+
+def describe_cr(cr, assessment):
+    meta = cr.get('metadata') or {}
+    status = cr.get('status') or {}
+    return {
+        'name': meta.get('name'),
+        'kind': cr.get('kind'),
+        'apiVersion': cr.get('apiVersion'),
+        'generation': meta.get('generation'),
+        'observedGeneration': status.get('observedGeneration'),
+        'status': status.get('status'),
+        'paused': assessment['paused'],
+        'disabled': assessment['disabled'],
+        'deleting': assessment['deleting'],
+    }
+
+
+def run(module, kube):
+    params = module.params
+    cr = kube.get_cr(params['cr_name'])
+    lease, lease_error, server_now = read_lease(kube, params['lease_namespace'], params['lease_name'])
+    local_now = time.time()
+    now = server_now if server_now is not None else local_now
+    assessment = guard.assess(cr, lease, now, window=params['window'],
+                              lease_ref=(params['lease_namespace'], params['lease_name']),
+                              lease_error=lease_error, managers=params['operator_managers'])
+    evidence = list(assessment['evidence'])
+    skew = None if server_now is None else round(local_now - server_now, 3)
+    if skew is not None and abs(skew) > 5:
+        evidence.append('the local clock is %+.0fs off the API server\'s; ages are measured by the API server\'s' % skew)
+    result = dict(
+        changed=False,
+        active=assessment['active'],
+        operator_running=assessment['operator_running'],
+        evidence=evidence,
+        lease=assessment['lease'],
+        last_operator_write=assessment['last_operator_write'],
+        cr=describe_cr(cr, assessment),
+        clock={'source': 'api-server' if server_now is not None else 'local', 'now': _rfc3339(now),
+               'local_skew_seconds': skew},
+    )
+    warnings = list(assessment['warnings'])
+    if lease is None and lease_error and lease_error != 'not found':
+        warnings.append('the lease %s/%s could not be read (%s): only the CR\'s writes of the last %ss can show a '
+                        'running operator' % (params['lease_namespace'], params['lease_name'], lease_error, params['window']))
+    return result, assessment, warnings
+
+
+def module_args():
+    """The AnsibleModule keywords: the argument spec and its rules (also used in the controller process)."""
+    argument_spec = kube_api.auth_argument_spec()
+    argument_spec.update(
+        cr_name=dict(type='str', required=True, aliases=['cr']),
+        lease_namespace=dict(type='str', default=guard.OPERATOR_NAMESPACE),
+        lease_name=dict(type='str', default=guard.LEASE_NAME),
+        window=dict(type='int', default=guard.DEFAULT_WINDOW),
+        operator_managers=dict(type='list', elements='str', default=list(guard.OPERATOR_MANAGERS)),
+        force=dict(type='bool', default=False),
+    )
+    return dict(argument_spec=argument_spec, supports_check_mode=True)
+
+
+def execute(module):
+    """Everything after AnsibleModule: validation, the run, exit_json / fail_json."""
+    params = module.params
+    errors = cr_name_errors(params['cr_name'], 'cr_name')
+    if params['window'] < 0:
+        errors.append('window must be >= 0 seconds (got %d)' % params['window'])
+    for key in ('lease_namespace', 'lease_name'):
+        if not params[key]:
+            errors.append('%s must not be empty' % key)
+    if errors:
+        module.fail_json(msg='; '.join(errors))
+    try:
+        kube = kube_api.Kube(params)
+        result, assessment, warnings = run(module, kube)
+    except kube_api.KubeError as exc:
+        module.fail_json(msg=exc.message, status=exc.status, cr_name=params['cr_name'])
+    except guard.GuardError as exc:
+        module.fail_json(msg='%s: %s' % (params['cr_name'], exc), cr_name=params['cr_name'])
+    for warning in warnings:
+        module.warn(warning)
+    if assessment['active']:
+        if not params['force']:
+            module.fail_json(msg=guard.refusal_message(assessment), **result)
+        module.warn(guard.force_warning(assessment))
+    module.exit_json(**result)
