@@ -45,7 +45,8 @@ fi
 
 # the test tools, pinned like the rest of the test suite when requirements-test.txt pins them
 pins=()
-for package in pytest PyYAML ansible-runner; do
+# kubernetes: cluster tasks run in the controller's process only where the client imports
+for package in pytest PyYAML ansible-runner kubernetes; do
     pin=$(grep -i -E "^${package}==" "$root/requirements-test.txt" 2>/dev/null || true)
     pins+=("${pin:-$package}")
 done
@@ -54,7 +55,7 @@ mkdir -p "$venv_dir"
 
 prepare() {
     local version=$1 venv="$venv_dir/.venv-core$1"
-    if [[ -x "$venv/bin/python" ]] && "$venv/bin/python" -c "import ansible, ansible_runner, pytest, yaml, sys; sys.exit(not ansible.__version__.startswith('$version.'))" 2>/dev/null; then
+    if [[ -x "$venv/bin/python" ]] && "$venv/bin/python" -c "import ansible, ansible_runner, kubernetes, pytest, yaml, sys; sys.exit(not ansible.__version__.startswith('$version.'))" 2>/dev/null; then
         return 0
     fi
     rm -rf "$venv"

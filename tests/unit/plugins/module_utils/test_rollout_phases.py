@@ -1,0 +1,70 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""Several CRs in one run: phases, sequencing node / all, paused and disabled, runtimeRequired."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.nodewright.bridge.plugins.module_utils.rollout_phases import rollout_phases
+
+
+def plan(name, nodes, complete=(), sequencing='node', policy=False, paused=False, disabled=False, runtime=False,
+         cordoned_by=None):
+    cordoned_by = cordoned_by or {}
+    return {
+        'cr': {'name': name, 'sequencing': sequencing, 'paused': paused, 'disabled': disabled, 'runtimeRequired': runtime},
+        'nodes': dict((n, {'complete': n in complete, 'compartment': 'rack-a' if policy else '__default__',
+                           'cordoned_by': cordoned_by.get(n, [])}) for n in nodes),
+        'cr_document': {'kind': 'Skyhook', 'metadata': {'name': name}},
+        'policy_document': {'kind': 'DeploymentPolicy', 'metadata': {'name': name + '-policy'}} if policy else None,
+        'interruption_budget': None if policy else {'count': 2},
+    }
+
+
+def test_one_phase_per_cr_with_work_in_run_order():
+    run = rollout_phases([plan('a', ['n1', 'n2'], complete=['n2']), plan('b', ['n1', 'n2'], policy=True)])
+    assert [p['name'] for p in run['phases']] == ['a', 'b']
+    assert run['phases'][0] == {'name': 'a', 'interruption_budget': {'count': 2}, 'hosts': ['n1']}
+    assert run['phases'][1]['hosts'] == {'n1': 'rack-a', 'n2': 'rack-a'}  # compartments pinned as planned
+    assert run['phases'][1]['policy']['metadata']['name'] == 'b-policy'
+    assert run['crs']['a']['complete'] == ['n2'] and run['crs']['a']['runs'] == ['n1']
+
+
+def test_a_cr_with_nothing_to_do_has_no_phase():
+    run = rollout_phases([plan('a', ['n1'], complete=['n1'], cordoned_by={'n1': ['a']})])
+    assert run['phases'] == []
+    assert run['crs']['a']['complete'] == ['n1'] and run['crs']['a']['release'] == ['n1']
+
+
+def test_sequencing_node_blocks_only_nodes_an_earlier_cr_cannot_finish_in_this_run():
+    run = rollout_phases([plan('a', ['n1', 'n2'], paused=True), plan('b', ['n2', 'n3'])])
+    assert run['crs']['a']['skipped'].startswith('paused')
+    assert run['crs']['b']['blocked'] == {'n2': ['a']} and run['crs']['b']['runs'] == ['n3']
+    # an earlier CR that runs on the node in this run does not block it (the strategy orders them)
+    run = rollout_phases([plan('a', ['n1']), plan('b', ['n1'])])
+    assert run['crs']['b']['runs'] == ['n1'] and 'after_all' not in run['phases'][1]
+
+
+def test_sequencing_all_runs_after_every_earlier_phase_or_waits_for_a_later_run():
+    run = rollout_phases([plan('a', ['n1', 'n2']), plan('b', ['n3'], sequencing='all')])
+    assert run['phases'][1]['after_all'] == ['a']
+    run = rollout_phases([plan('a', ['n1'], disabled=True), plan('b', ['n3'], sequencing='all')])
+    assert run['crs']['b']['skipped'] == 'sequencing all: waits until a is complete on every node'
+    assert [p['name'] for p in run['phases']] == []
+    # complete everywhere already: nothing to wait for
+    run = rollout_phases([plan('a', ['n1'], complete=['n1']), plan('b', ['n1'], sequencing='all')])
+    assert 'after_all' not in run['phases'][0] and run['phases'][0]['name'] == 'b'
+
+
+def test_paused_and_disabled_crs_record_and_release_nothing():
+    run = rollout_phases([plan('a', ['n1'], complete=['n1'], cordoned_by={'n1': ['a']}, disabled=True)])
+    assert run['crs']['a']['complete'] == [] and run['crs']['a']['release'] == [] and run['phases'] == []
+
+
+def test_runtime_required_crs_per_node_and_documents_on_request():
+    run = rollout_phases([plan('a', ['n1', 'n2'], runtime=True), plan('b', ['n2'], runtime=True)], with_documents=True)
+    assert run['runtime_required'] == {'n1': ['a'], 'n2': ['a', 'b']}
+    assert [d['kind'] for d in run['crs']['a']['documents']] == ['Skyhook']
+    assert rollout_phases([plan('a', ['n1'])])['crs']['a']['documents'] is None
