@@ -120,6 +120,7 @@ class PodRun(object):
         self.log_lines = log_lines
         self.pod = None
         self.found = None
+        self.looked = False
         self.adopted = False
         self.started = time.time()
 
@@ -142,18 +143,26 @@ class PodRun(object):
     def preflight(self):
         """Before any write: find a pod to adopt, else send the pod as a dry run (RBAC, admission, namespace)."""
         self.found = self.existing()
+        self.looked = True
         if self.found is None:
             self.kube.create_pod(self.namespace, self.manifest, dry_run=True)
         return self.found
 
     def start(self):
         """Adopt a pod left running by an earlier, interrupted run (as the operator does), or create it."""
-        pod = self.found if self.found is not None else self.existing()
-        if pod is not None:
-            self.pod, self.adopted = pod, True
-            return pod
-        self.pod = self.kube.create_pod(self.namespace, self.manifest)
-        return self.pod
+        # the preflight has just looked: do not ask again; a pod another run created in between
+        # makes the create a conflict, and that pod is adopted then
+        pod = self.found if self.looked else self.existing()
+        if pod is None:
+            try:
+                self.pod = self.kube.create_pod(self.namespace, self.manifest)
+                return self.pod
+            except kube_api.Conflict:
+                pod = self.existing()
+                if pod is None:
+                    raise
+        self.pod, self.adopted = pod, True
+        return pod
 
     def wait(self):
         """The pod_layout verdict once the pod succeeded, failed (after ``retries``) or vanished."""

@@ -118,6 +118,13 @@ options:
     description: How many lines of the interrupt container's log to return.
     type: int
     default: 200
+  collect_logs:
+    description:
+      - When to read the pod's logs for the result. V(on_failure) saves the log requests of a stage that succeeded
+        (M(nodewright.bridge.node_update) uses it; a failure's logs are always read, for the message).
+    type: str
+    choices: [always, on_failure]
+    default: always
 attributes:
   action:
     support: full
@@ -188,7 +195,7 @@ entry:
   type: dict
 pod:
   description: The interrupt pod, with C(name), C(namespace), C(uid), C(adopted) and C(deleted).
-  returned: when the pod ran
+  returned: when the pod ran (with O(collect_logs=on_failure), when it failed)
   type: dict
 manifest:
   description: The pod manifest.

@@ -112,6 +112,13 @@ options:
     description: How many lines of each container's log to return.
     type: int
     default: 200
+  collect_logs:
+    description:
+      - When to read the pod's logs for the result. V(on_failure) saves the log requests of a stage that succeeded
+        (M(nodewright.bridge.node_update) uses it; a failure's logs are always read, for the message).
+    type: str
+    choices: [always, on_failure]
+    default: always
 attributes:
   action:
     support: full
@@ -188,7 +195,7 @@ configmaps:
   type: dict
 logs:
   description: The last O(log_lines) lines of each init container that ran, by container name.
-  returned: when the pod ran
+  returned: when the pod ran (with O(collect_logs=on_failure), when it failed)
   type: dict
 logs_unavailable:
   description: Containers whose logs could not be read, with the reason.

@@ -104,6 +104,8 @@ class NodeSequence(object):
                     'runtime_required_taint', 'delete_pod'):
             args[key] = self.params[key]
         args['retries'] = self.params['stage_retries']
+        # a succeeded stage's logs are not kept in the step record: do not read them
+        args['collect_logs'] = 'on_failure'
         return args
 
     # ------------------------------------------------------------------ the sequence

@@ -130,8 +130,8 @@ def run(module, kube):
             outcome = 'not-back'
             last = list((exc.last or {}).values())
             after = last[0] if last else None
-    logs, unavailable = runner.logs()
     succeeded = outcome == pod_layout.SUCCEEDED
+    logs, unavailable = runner.logs() if not succeeded or params['collect_logs'] == 'always' else ({}, {})
     if succeeded:
         def finish(current_state):
             return node_state.interrupt_succeeded(current_state, package.name, package.version, package.image, stage,
@@ -191,6 +191,7 @@ def module_args():
         delete_pod=dict(type='str', default='always', choices=list(pod_run.DELETE_POLICIES)),
         force=dict(type='bool', default=False),
         log_lines=dict(type='int', default=200),
+        collect_logs=dict(type='str', default='always', choices=['always', 'on_failure']),
     )
     return dict(argument_spec=argument_spec, supports_check_mode=True,
                 required_one_of=[('cr', 'cr_name')])

@@ -86,8 +86,8 @@ def run(module, kube):
         raise
     result['changed'] = True
     verdict = runner.wait()
-    logs, unavailable = runner.logs()
     succeeded = verdict.get('outcome') == pod_layout.SUCCEEDED
+    logs, unavailable = runner.logs() if not succeeded or params['collect_logs'] == 'always' else ({}, {})
     restarts = int(verdict.get('restarts') or 0)
     if succeeded:
         def finish(current_state):
@@ -139,6 +139,7 @@ def module_args():
         delete_pod=dict(type='str', default='always', choices=list(pod_run.DELETE_POLICIES)),
         force=dict(type='bool', default=False),
         log_lines=dict(type='int', default=200),
+        collect_logs=dict(type='str', default='always', choices=['always', 'on_failure']),
     )
     return dict(argument_spec=argument_spec, supports_check_mode=True,
                 required_one_of=[('cr', 'cr_name')])
