@@ -16,6 +16,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import contextlib
+import functools
 import json
 import os
 import time
@@ -104,6 +105,21 @@ def preload():
     if HAS_KUBERNETES:
         for name in CLIENT_CLASSES:
             getattr(kclient, name)
+
+
+def unchecked(func):
+    """An API method without pydantic's check of its arguments.
+
+    Newer clients (kubernetes 35+) wrap every API method in pydantic's validate_call, whose
+    checker is built on the method's first call in each process (each forked worker) and then
+    re-checks arguments this layer builds itself. ``raw_function`` is pydantic's documented way
+    to the undecorated function; older clients have no wrapper and the method is used as it is.
+    """
+    raw = getattr(func, 'raw_function', None)
+    owner = getattr(func, '__self__', None)
+    if raw is None or owner is None:
+        return func
+    return functools.partial(raw, owner)
 
 
 @contextlib.contextmanager
@@ -280,7 +296,7 @@ class Kube(object):
         kwargs['_preload_content'] = False
         raw_text = kwargs.pop('raw_text', False)
         try:
-            resp = func(*args, **kwargs)
+            resp = unchecked(func)(*args, **kwargs)
         except ApiException as exc:
             raise self.error(what, exc)
         except (urllib3.exceptions.HTTPError, OSError) as exc:
@@ -569,7 +585,7 @@ class Kube(object):
             if label_selector:
                 kwargs['label_selector'] = label_selector
             try:
-                resp = func(*args, **kwargs)
+                resp = unchecked(func)(*args, **kwargs)
             except ApiException as exc:
                 raise self.error('watch %s' % kind, exc)
             except (urllib3.exceptions.HTTPError, OSError) as exc:

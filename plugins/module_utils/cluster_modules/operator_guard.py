@@ -41,7 +41,7 @@ def read_lease(kube, namespace, name):
 
     def read(*args, **kwargs):
         try:
-            resp = kube.coordination.read_namespaced_lease(*args, **kwargs)
+            resp = kube_api.unchecked(kube.coordination.read_namespaced_lease)(*args, **kwargs)
         except kube_api.ApiException as exc:
             seen['date'] = _http_date(getattr(exc, 'headers', None))
             raise
