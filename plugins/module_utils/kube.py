@@ -250,14 +250,18 @@ _CONNECTION_KEYS = ('kubeconfig', 'context', 'host', 'api_key', 'username', 'pas
                     'client_cert', 'client_key', 'proxy', 'no_proxy')
 
 
+# Connections one client keeps open: enough for a drain's concurrent evictions (node_drain's
+# MAX_PARALLEL) and a node's package threads, so that every step of a task shares one client.
+POOL_SIZE = 16
+
+
 def _client_for(params, pool_size=None):
-    key = json.dumps([os.getpid(), pool_size, os.environ.get('KUBECONFIG'), os.environ.get('KUBERNETES_SERVICE_HOST')]
+    key = json.dumps([os.getpid(), os.environ.get('KUBECONFIG'), os.environ.get('KUBERNETES_SERVICE_HOST')]
                      + [params.get(k) for k in _CONNECTION_KEYS], sort_keys=True, default=str)
     if key not in _CLIENTS:
         configuration = _build_configuration(params)
-        if pool_size:
-            # Concurrent requests (evictions) need as many connections.
-            configuration.connection_pool_maxsize = pool_size
+        # Concurrent requests (evictions, package threads) need as many connections.
+        configuration.connection_pool_maxsize = max(POOL_SIZE, pool_size or 0)
         api_client = kclient.ApiClient(configuration)
         api_client.user_agent = USER_AGENT
         _CLIENTS[key] = (configuration, api_client)

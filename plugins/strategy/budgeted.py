@@ -58,6 +58,7 @@ seealso:
     link: https://github.com/NVIDIA/nodewright/blob/main/docs/deployment_policy.md
 '''
 
+import gc
 import time
 
 from ansible.errors import AnsibleError
@@ -125,6 +126,12 @@ class _BudgetedMixin(object):
 
     def run(self, iterator, play_context):
         gate = self._nw_prepare(iterator)
+        # Every worker is a fork of this process and lives as long as its host's task (a node's
+        # whole update). Python's collector walks every object a process holds and so writes to
+        # (copies) the pages they are on: freezing what exists now keeps them shared with the
+        # workers (the collector of a worker skips them). Measured: the workers' private memory
+        # drops to a fraction (docs/benchmarks.md).
+        gc.freeze()
         if gate.sliding:
             # The loop is chosen per play (a play var), after TQM built this instance. free's
             # run() calls super(free.StrategyModule, self), so the instance must really be one.
