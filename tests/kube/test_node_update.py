@@ -1,0 +1,91 @@
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""nodewright.bridge.node_update through the real ansible-playbook: both execution paths, check mode, a failure.
+
+Each test runs a one-task playbook on localhost against a fresh fake node of its own: the
+sequence in the controller's process (the default), or each step as an AnsiballZ module
+(NODEWRIGHT_BRIDGE_IN_PROCESS=0); the node's annotations are read back from the API.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+import yaml
+
+STATE = 'skyhook.nvidia.com/nodeState_{}'
+STATUS = 'skyhook.nvidia.com/status_{}'
+
+
+def _cr(name, node, failing=False):
+    packages = {
+        'tuning': {'version': '1.0.0', 'image': 'registry.local/tuning', 'configMap': {'a.conf': 'x=1\n'}},
+        'driver': {'version': '2.0.0', 'image': 'registry.local/driver-fail' if failing else 'registry.local/driver',
+                   'interrupt': {'type': 'reboot'}},
+    }
+    return {'apiVersion': 'skyhook.nvidia.com/v1alpha1', 'kind': 'Skyhook', 'metadata': {'name': name},
+            'spec': {'nodeSelectors': {'matchLabels': {'kubernetes.io/hostname': node}}, 'packages': packages}}
+
+
+def _run(playbooks, tmp_path, cr_doc, node, namespace, check=False, env=None):
+    cr_path = tmp_path / 'cr.yaml'
+    cr_path.write_text(yaml.safe_dump(cr_doc))
+    out = tmp_path / 'result.json'
+    play = [{'hosts': 'localhost', 'gather_facts': False, 'tasks': [
+        {'name': 'update', 'nodewright.bridge.node_update': {
+            'node': node, 'cr': str(cr_path), 'namespace': namespace, 'kubeconfig': playbooks.kubeconfig},
+         'register': 'updated', 'ignore_errors': True},
+        {'name': 'keep', 'ansible.builtin.copy': {'content': '{{ updated | to_json }}', 'dest': str(out)}, 'check_mode': False},
+    ]}]
+    path = tmp_path / 'play.yml'
+    path.write_text(yaml.safe_dump(play))
+    cmd, run_env, dummy, cwd = playbooks.command(str(path), check=check)
+    run_env.update(env or {})
+    proc = subprocess.run(cmd, env=run_env, cwd=cwd, capture_output=True, text=True, timeout=600, check=False)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    return json.loads(out.read_text())
+
+
+def _annotations(cluster, node):
+    return cluster.core.read_node(node).metadata.annotations or {}
+
+
+@pytest.mark.parametrize('env', [{}, {'NODEWRIGHT_BRIDGE_IN_PROCESS': '0'}], ids=['in-process', 'module-path'])
+def test_a_node_is_brought_up_to_date_then_left_alone(cluster, playbooks, namespace, tmp_path, node, env):
+    result = _run(playbooks, tmp_path, _cr('upd', node), node, namespace, env=env)
+    assert result['status'] == 'updated', result
+    steps = [s['step'] for s in result['steps']]
+    assert steps[:3] == ['plan', 'cordon', 'drain'] and steps[-3:] == ['health', 'complete', 'uncordon']
+    assert 'driver interrupt (reboot)' in steps
+    state = json.loads(_annotations(cluster, node)[STATE.format('upd')])
+    assert {k: (e['stage'], e['state']) for k, e in state.items()} == {
+        'tuning|1.0.0': ('config', 'complete'), 'driver|2.0.0': ('post-interrupt', 'complete')}
+    assert cluster.core.read_node(node).metadata.labels[STATUS.format('upd')] == 'complete'
+    assert not cluster.core.read_node(node).spec.unschedulable
+    # a second run finds nothing to do: one plan, the complete record already in place
+    again = _run(playbooks, tmp_path, _cr('upd', node), node, namespace, env=env)
+    assert again['status'] == 'complete' and again['changed'] is False
+    assert [s['step'] for s in again['steps']] == ['plan', 'complete']
+
+
+def test_check_mode_changes_nothing(cluster, playbooks, namespace, tmp_path, node):
+    before = cluster.core.read_node(node)
+    result = _run(playbooks, tmp_path, _cr('chk', node), node, namespace, check=True)
+    assert 'failed' not in result or not result['failed'], result
+    after = cluster.core.read_node(node)
+    assert STATE.format('chk') not in (after.metadata.annotations or {})
+    assert not after.spec.unschedulable and after.metadata.annotations == before.metadata.annotations
+    assert not cluster.core.list_namespaced_pod(namespace).items
+
+
+def test_a_failing_stage_names_the_step_and_keeps_the_cordon(cluster, playbooks, namespace, tmp_path, node):
+    result = _run(playbooks, tmp_path, _cr('bad', node, failing=True), node, namespace)
+    assert result['failed'] is True and result['failed_step'] == 'driver apply'
+    assert result['msg'].startswith('bad on node %s failed at "driver apply": ' % node)
+    assert result['msg'].endswith('(the node stays cordoned by bad)')
+    assert result['steps'][-1]['logs']  # the failed step keeps its logs
+    after = cluster.core.read_node(node)
+    assert after.spec.unschedulable
+    assert after.metadata.labels[STATUS.format('bad')] == 'erroring'
