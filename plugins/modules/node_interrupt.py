@@ -27,6 +27,8 @@ description:
     first; a node that does not come back stays cordoned.
 extends_documentation_fragment:
   - nodewright.bridge.k8s_auth
+  - nodewright.bridge.operator_pods
+  - nodewright.bridge.operator_pods.logs
 options:
   node:
     description: The node to interrupt.
@@ -69,34 +71,6 @@ options:
     type: list
     elements: str
     default: []
-  namespace:
-    description: Namespace of the interrupt pod (the operator's namespace).
-    type: str
-    default: skyhook
-  agent_image:
-    description: The NodeWright agent image (a package's C(agentImageOverride) wins).
-    type: str
-    default: ghcr.io/nvidia/skyhook/agent:latest
-  pause_image:
-    description: Image of the pod's pause container.
-    type: str
-    default: registry.k8s.io/pause:3.10
-  image_pull_secret:
-    description: Name of an image pull secret in O(namespace).
-    type: str
-    default: ''
-  copy_dir_root:
-    description: Host directory the operator copies packages to.
-    type: str
-    default: /var/lib/skyhook
-  agent_log_root:
-    description: Host directory the agent logs to.
-    type: str
-    default: /var/log/skyhook
-  runtime_required_taint:
-    description: The taint the pods tolerate for C(runtimeRequired) CRs.
-    type: str
-    default: skyhook.nvidia.com=runtime-required:NoSchedule
   timeout:
     description: Seconds for the interrupt pod to finish and, for a reboot, for the node to come back Ready with a new boot ID.
     type: int
@@ -114,17 +88,6 @@ options:
     description: Run the interrupt even if the node state says it is already complete.
     type: bool
     default: false
-  log_lines:
-    description: How many lines of the interrupt container's log to return.
-    type: int
-    default: 200
-  collect_logs:
-    description:
-      - When to read the pod's logs for the result. V(on_failure) saves the log requests of a stage that succeeded
-        (M(nodewright.bridge.node_update) uses it; a failure's logs are always read, for the message).
-    type: str
-    choices: [always, on_failure]
-    default: always
 attributes:
   action:
     support: full

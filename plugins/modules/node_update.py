@@ -34,6 +34,7 @@ description:
     C(gpu-tuning on node gpu-node-07 failed at "gpu-driver apply": stage failed: exit 1 (the node stays cordoned by gpu-tuning)).
 extends_documentation_fragment:
   - nodewright.bridge.k8s_auth
+  - nodewright.bridge.operator_pods
 options:
   node:
     description: The node.
@@ -48,35 +49,6 @@ options:
   cr_name:
     description: The CR's name (required without O(cr)).
     type: str
-  namespace:
-    description: Namespace of the package pods and ConfigMaps (the operator's namespace).
-    type: str
-    default: skyhook
-  agent_image:
-    description: The NodeWright agent image that runs the stage scripts (a package's C(agentImageOverride) wins).
-    type: str
-    default: ghcr.io/nvidia/skyhook/agent:latest
-  pause_image:
-    description: Image of the pods' pause container.
-    type: str
-    default: registry.k8s.io/pause:3.10
-  image_pull_secret:
-    description: Name of an image pull secret in O(namespace) for the package and agent images.
-    type: str
-    default: ''
-  copy_dir_root:
-    description: Host directory the operator copies packages to.
-    type: str
-    default: /var/lib/skyhook
-  agent_log_root:
-    description: Host directory the agent logs to.
-    type: str
-    default: /var/log/skyhook
-  runtime_required_taint:
-    description: The runtime-required taint (C(key=value:Effect)), tolerated by the pods and lifted once every CR of
-      O(runtime_required_crs) is complete on the node.
-    type: str
-    default: skyhook.nvidia.com=runtime-required:NoSchedule
   runtime_required_crs:
     description: CRs with C(runtimeRequired) that select this node (the taint is lifted once all are complete).
     type: list

@@ -34,6 +34,8 @@ description:
     namespace, an RBAC denial or an admission rejection fails the task with nothing changed.
 extends_documentation_fragment:
   - nodewright.bridge.k8s_auth
+  - nodewright.bridge.operator_pods
+  - nodewright.bridge.operator_pods.logs
 options:
   node:
     description: The node to run the stage on.
@@ -58,34 +60,6 @@ options:
     type: str
     required: true
     choices: [uninstall, upgrade, apply, config, post-interrupt]
-  namespace:
-    description: Namespace of the pods and ConfigMaps (the operator's namespace).
-    type: str
-    default: skyhook
-  agent_image:
-    description: The NodeWright agent image that runs the stage scripts (a package's C(agentImageOverride) wins).
-    type: str
-    default: ghcr.io/nvidia/skyhook/agent:latest
-  pause_image:
-    description: Image of the pod's pause container.
-    type: str
-    default: registry.k8s.io/pause:3.10
-  image_pull_secret:
-    description: Name of an image pull secret in O(namespace) for the package and agent images.
-    type: str
-    default: ''
-  copy_dir_root:
-    description: Host directory the operator copies packages to.
-    type: str
-    default: /var/lib/skyhook
-  agent_log_root:
-    description: Host directory the agent logs to.
-    type: str
-    default: /var/log/skyhook
-  runtime_required_taint:
-    description: The taint the pods tolerate for C(runtimeRequired) CRs (C(key=value:Effect)).
-    type: str
-    default: skyhook.nvidia.com=runtime-required:NoSchedule
   timeout:
     description: Seconds to wait for the pod to finish. On timeout the stage is recorded C(erroring).
     type: int
@@ -108,17 +82,6 @@ options:
     description: Run the stage even if the node state says it is already complete.
     type: bool
     default: false
-  log_lines:
-    description: How many lines of each container's log to return.
-    type: int
-    default: 200
-  collect_logs:
-    description:
-      - When to read the pod's logs for the result. V(on_failure) saves the log requests of a stage that succeeded
-        (M(nodewright.bridge.node_update) uses it; a failure's logs are always read, for the message).
-    type: str
-    choices: [always, on_failure]
-    default: always
 attributes:
   action:
     support: full

@@ -1,0 +1,62 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""Options of the modules that run the operator's package and interrupt pods.
+
+The operator's own settings for its pods (its environment: NAMESPACE, AGENT_IMAGE, ...), so
+that the pods the collection creates are the operator's, byte for byte (module_utils/pod_layout).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+
+class ModuleDocFragment(object):
+
+    DOCUMENTATION = r'''
+options:
+  namespace:
+    description: Namespace of the package and interrupt pods and of their ConfigMaps (the operator's namespace).
+    type: str
+    default: skyhook
+  agent_image:
+    description: The NodeWright agent image that runs the stage scripts (a package's C(agentImageOverride) wins).
+    type: str
+    default: ghcr.io/nvidia/skyhook/agent:latest
+  pause_image:
+    description: Image of the pods' pause container.
+    type: str
+    default: registry.k8s.io/pause:3.10
+  image_pull_secret:
+    description: Name of an image pull secret in O(namespace) for the package and agent images.
+    type: str
+    default: ''
+  copy_dir_root:
+    description: Host directory the operator copies packages to.
+    type: str
+    default: /var/lib/skyhook
+  agent_log_root:
+    description: Host directory the agent logs to.
+    type: str
+    default: /var/log/skyhook
+  runtime_required_taint:
+    description: The runtime-required taint (C(key=value:Effect)), which the pods tolerate for C(runtimeRequired) CRs.
+    type: str
+    default: skyhook.nvidia.com=runtime-required:NoSchedule
+'''
+
+    LOGS = r'''
+options:
+  log_lines:
+    description: How many lines of each container's log to return.
+    type: int
+    default: 200
+  collect_logs:
+    description:
+      - When to read the pod's logs for the result. V(on_failure) saves the log requests of a pod that succeeded
+        (M(nodewright.bridge.node_update) uses it; a failure's logs are always read, for the message).
+    type: str
+    choices: [always, on_failure]
+    default: always
+'''
