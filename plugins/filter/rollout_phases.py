@@ -39,8 +39,8 @@ EXAMPLES = r'''
 
 RETURN = r'''
 _value:
-  description: C(phases) (for C(nodewright_phases)), C(crs) (name -> runs, complete, release, blocked, skipped,
-    documents) and C(runtime_required) (node -> the runtimeRequired CRs that select it).
+  description: C(phases) (for C(nodewright_phases)), C(crs) (name -> runs, complete (complete nodes whose record must
+    be written), release, blocked, skipped, documents) and C(runtime_required) (node -> the runtimeRequired CRs that select it).
   type: dict
 '''
 

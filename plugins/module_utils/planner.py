@@ -116,9 +116,14 @@ def _plan_rollout(cr, nodes, policy, order, cap_to_ceiling, config_changes):
         scheduler = RolloutScheduler.build(pairs, legacy_cr=cr, order=order, done=done, cap_to_ceiling=cap_to_ceiling)
     compartments = scheduler.plan()
     result_nodes = {}
+    complete_record = node_state.status_patch(cr.name, 'complete')['metadata']
     for node in selected:
         plan = node_plans[node['name']]
         status = node['annotations'].get(node_state.status_key(cr.name)) or 'unknown'
+        # the operator's "complete" record (status annotation and label, version) is on the node already
+        recorded = (all(node['annotations'].get(k) == v for k, v in complete_record.get('annotations', {}).items())
+                    and all(node['labels'].get(k) == v for k, v in complete_record.get('labels', {}).items())
+                    and node['annotations'].get(node_state.version_key(cr.name)) == node_state.OPERATOR_VERSION)
         result_nodes[node['name']] = {
             'compartment': scheduler.compartment_of(node['name']),
             'pending': plan['pending'],
@@ -128,6 +133,7 @@ def _plan_rollout(cr, nodes, policy, order, cap_to_ceiling, config_changes):
             'blocked': plan['blocked'],
             'complete': plan['complete'],
             'status': status,
+            'recorded': bool(plan['complete'] and recorded),
             'cordoned_by': node_state.cordon_owners(node['annotations']),
         }
     return {

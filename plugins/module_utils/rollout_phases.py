@@ -36,7 +36,8 @@ def rollout_phases(plans, with_documents=False):
     """``{'phases': [...], 'crs': {name: decision}, 'runtime_required': {node: [CR names]}}``.
 
     ``plans``: rollout_plan results in run order. A decision lists the nodes the CR ``runs``,
-    those already ``complete`` (to record), the complete ones still holding the CR's cordon
+    those already complete whose ``complete`` record must be written (missing, or a
+    runtime-required taint to check), the complete ones still holding the CR's cordon
     (``release``), the ``blocked`` ones (node -> the earlier CRs it waits for) and why the CR
     is ``skipped``. ``with_documents``: each decision carries the CR's ``documents`` (a CR from a
     file, which the cluster does not have).
@@ -44,11 +45,16 @@ def rollout_phases(plans, with_documents=False):
     phases, crs = [], {}
     unfinished = {}  # CR name -> nodes it selects that will not be complete after this run
     running = {}  # CR name -> nodes it rolls out to in this run
+    runtime_required = {}
+    for plan in plans:
+        if plan['cr'].get('runtimeRequired'):
+            for node in plan.get('nodes') or {}:
+                runtime_required.setdefault(node, []).append(plan['cr']['name'])
     for plan in plans:
         cr, nodes = plan['cr'], plan.get('nodes') or {}
         name = cr['name']
         pending = sorted(n for n, p in nodes.items() if not p['complete'])
-        decision = _decide(cr, nodes, pending, running, unfinished)
+        decision = _decide(cr, nodes, pending, running, unfinished, runtime_required)
         decision['documents'] = cr_documents(plan) if with_documents else None
         crs[name] = decision
         if decision['runs']:
@@ -57,18 +63,15 @@ def rollout_phases(plans, with_documents=False):
             decision.pop('after_all')
         running[name] = list(decision['runs'])
         unfinished[name] = [n for n in pending if n not in decision['runs']]
-    runtime_required = {}
-    for plan in plans:
-        if plan['cr'].get('runtimeRequired'):
-            for node in plan.get('nodes') or {}:
-                runtime_required.setdefault(node, []).append(plan['cr']['name'])
     return {'phases': phases, 'crs': crs, 'runtime_required': runtime_required}
 
 
-def _decide(cr, nodes, pending, running, unfinished):
+def _decide(cr, nodes, pending, running, unfinished, runtime_required):
     name = cr['name']
     complete = sorted(n for n, p in nodes.items() if p['complete'])
-    decision = {'runs': [], 'complete': complete, 'blocked': {}, 'skipped': None, 'after_all': [],
+    # complete nodes whose record must be written: missing, or a runtime-required taint to check
+    record = [n for n in complete if not nodes[n].get('recorded') or runtime_required.get(n)]
+    decision = {'runs': [], 'complete': record, 'blocked': {}, 'skipped': None, 'after_all': [],
                 'release': [n for n in complete if name in nodes[n].get('cordoned_by', [])]}
     if cr.get('disabled') or cr.get('paused'):
         decision.update(complete=[], release=[], skipped=(

@@ -211,3 +211,18 @@ def test_nodes_sharing_a_state_get_equal_plans():
     result = planner.plan_rollout(make_cr(), nodes)
     assert result['nodes']['n0']['pending'] == result['nodes']['n2']['pending']
     assert [s['stage'] for s in result['nodes']['n1']['pending']] == ['apply', 'config', 'interrupt', 'post-interrupt']
+
+
+def test_a_complete_node_is_recorded_only_with_the_operators_whole_record():
+    status = node_state.status_patch('demo', 'complete')['metadata']
+    whole = dict(status['annotations'], **{STATE_KEY: COMPLETE, node_state.version_key('demo'): node_state.OPERATOR_VERSION})
+    nodes = [
+        node('whole', annotations=whole, labels=dict(status.get('labels', {}))),
+        node('no-label', annotations=whole),
+        node('old-version', annotations=dict(whole, **{node_state.version_key('demo'): 'v0.1.0'}),
+             labels=dict(status.get('labels', {}))),
+        node('pending', annotations=dict(status['annotations']), labels=dict(status.get('labels', {}))),
+    ]
+    result = planner.plan_rollout(make_cr({'interruptionBudget': {'count': 1}}), nodes)
+    recorded = dict((n, p['recorded']) for n, p in result['nodes'].items())
+    assert recorded == {'whole': True, 'no-label': not status.get('labels'), 'old-version': False, 'pending': False}

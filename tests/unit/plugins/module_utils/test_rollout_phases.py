@@ -68,3 +68,13 @@ def test_runtime_required_crs_per_node_and_documents_on_request():
     assert run['runtime_required'] == {'n1': ['a'], 'n2': ['a', 'b']}
     assert [d['kind'] for d in run['crs']['a']['documents']] == ['Skyhook']
     assert rollout_phases([plan('a', ['n1'])])['crs']['a']['documents'] is None
+
+
+def test_complete_nodes_are_recorded_only_when_the_record_is_missing_or_a_taint_may_remain():
+    done = plan('a', ['n1', 'n2', 'n3'], complete=['n1', 'n2', 'n3'])
+    done['nodes']['n1']['recorded'] = True
+    done['nodes']['n2']['recorded'] = False
+    assert rollout_phases([done])['crs']['a']['complete'] == ['n2', 'n3']
+    tainted = plan('b', ['n1'], complete=['n1'], runtime=True)
+    tainted['nodes']['n1']['recorded'] = True
+    assert rollout_phases([tainted])['crs']['b']['complete'] == ['n1']  # the runtime-required taint is checked
