@@ -19,6 +19,7 @@ import contextlib
 import functools
 import json
 import os
+import threading
 import time
 
 from ansible.module_utils.basic import env_fallback, missing_required_lib
@@ -268,6 +269,15 @@ def _client_for(params, pool_size=None):
     return _CLIENTS[key]
 
 
+_NODE_LOCKS = {}
+_NODE_LOCKS_GUARD = threading.Lock()
+
+
+def _node_lock(host, name):
+    with _NODE_LOCKS_GUARD:
+        return _NODE_LOCKS.setdefault((os.getpid(), host, name), threading.Lock())
+
+
 # Nodes as this process last read or wrote them (never dry-run answers), by process id, API server
 # and name: the starting point of a read-modify-write when the caller has no fresher copy.
 _NODES = {}
@@ -356,8 +366,13 @@ class Kube(object):
         ``mutate(node)`` returns a merge patch (or None: nothing to do). The patch carries the
         node's resourceVersion, so the server refuses it (409) if anyone wrote the node since
         it was read; then the node is read again and ``mutate`` asked again. Returns
-        ``(node_after, patch_or_None)``.
+        ``(node_after, patch_or_None)``. Writers of one process (a node's package threads) take
+        turns, so that they do not make each other's copies stale.
         """
+        with _node_lock(self.host, name):
+            return self._update_node(name, mutate, node, dry_run, attempts)
+
+    def _update_node(self, name, mutate, node, dry_run, attempts):
         for attempt in range(attempts):
             if node is None and not attempt:
                 # the node as this process last read or wrote it (the steps of one task write a
