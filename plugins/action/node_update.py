@@ -8,10 +8,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible.errors import AnsibleError
-from ansible.module_utils.common.text.converters import to_native
-from ansible.plugins.action import ActionBase
-
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_cordon
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_drain
@@ -36,36 +32,22 @@ class ActionModule(ClusterAction):
     MODULE_CODE = module_code
     FILE_ARGUMENTS = ('cr',)
 
-    def run(self, tmp=None, task_vars=None):
-        result = ActionBase.run(self, tmp, task_vars)
-        del tmp
-        args = dict(self._task.args)
-        try:
-            if isinstance(args.get('cr'), str):
-                args['cr'] = self._load_file('cr', args['cr'])
-        except AnsibleError as exc:
-            result.update(failed=True, msg=to_native(exc))
-            return result
+    def run_task(self, args, task_vars):
+        """The sequence: each step in this process (a wave's packages in threads) or as a module."""
         params, invalid = in_process.validate(self.MODULE, module_code, args, check_mode=self._task.check_mode)
         if invalid is not None:
-            result.update(invalid)
-            return result
+            return invalid
         # the connection options the task set, handed to every step (K8S_AUTH_* reach the steps through the environment)
         connection = dict((key, params[key]) for key in kube.AUTH_ARG_SPEC if args.get(key) is not None)
-        local = self.runs_in_process()
-        if not local:
+        if not self.runs_in_process():
             def run_module(module, step_args):
                 return self._execute_module(module_name='nodewright.bridge.%s' % module, module_args=step_args,
                                             task_vars=task_vars)
-            result.update(NodeSequence(params, connection, run_module).run())
-            return result
+            return NodeSequence(params, connection, run_module).run()
 
         def run_in_process(module, step_args):
             return in_process.run('nodewright.bridge.%s' % module, STEP_MODULES[module], step_args,
                                   check_mode=self._task.check_mode, diff=self._task.diff)
-        environment = {}
-        self._compute_environment_string(environment)
         # one environment and one API client for all the steps (and the package threads)
-        with in_process.TaskEnvironment(environment), kube.own_temp_files():
-            result.update(NodeSequence(params, connection, run_in_process, parallel=True).run())
-        return result
+        with self.task_process():
+            return NodeSequence(params, connection, run_in_process, parallel=True).run()

@@ -247,22 +247,20 @@ def _apply_overrides(configuration, params):
 # process share one (its connection pool and parsed kubeconfig). Keyed by process id as well,
 # so that a forked worker never uses a client (and its sockets) made before the fork.
 _CLIENTS = {}
-_CONNECTION_KEYS = ('kubeconfig', 'context', 'host', 'api_key', 'username', 'password', 'validate_certs', 'ca_cert',
-                    'client_cert', 'client_key', 'proxy', 'no_proxy')
+_CONNECTION_KEYS = tuple(sorted(k for k in AUTH_ARG_SPEC if k != 'request_timeout'))
 
 
-# Connections one client keeps open: enough for a drain's concurrent evictions (node_drain's
-# MAX_PARALLEL) and a node's package threads, so that every step of a task shares one client.
+# Connections one client keeps open: a drain's concurrent evictions (node_drain takes this many at
+# once) and a node's package threads, so that every step of a task shares one client.
 POOL_SIZE = 16
 
 
-def _client_for(params, pool_size=None):
+def _client_for(params):
     key = json.dumps([os.getpid(), os.environ.get('KUBECONFIG'), os.environ.get('KUBERNETES_SERVICE_HOST')]
                      + [params.get(k) for k in _CONNECTION_KEYS], sort_keys=True, default=str)
     if key not in _CLIENTS:
         configuration = _build_configuration(params)
-        # Concurrent requests (evictions, package threads) need as many connections.
-        configuration.connection_pool_maxsize = max(POOL_SIZE, pool_size or 0)
+        configuration.connection_pool_maxsize = POOL_SIZE
         api_client = kclient.ApiClient(configuration)
         api_client.user_agent = USER_AGENT
         _CLIENTS[key] = (configuration, api_client)
@@ -286,12 +284,12 @@ _NODES = {}
 class Kube(object):
     """A thin client over the typed APIs that speaks plain dicts and raises KubeError."""
 
-    def __init__(self, params, pool_size=None):
+    def __init__(self, params):
         if not HAS_KUBERNETES:
             raise KubeError(missing_required_lib('kubernetes') + ' (%s)' % KUBERNETES_IMPORT_ERROR)
         self.params = params
         self.request_timeout = params.get('request_timeout') or 30
-        self.configuration, self.api_client = _client_for(params, pool_size)
+        self.configuration, self.api_client = _client_for(params)
         self.core = kclient.CoreV1Api(self.api_client)
         self.policy = kclient.PolicyV1Api(self.api_client)
         self.custom = kclient.CustomObjectsApi(self.api_client)

@@ -25,6 +25,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import contextlib
 import json
 import os
 
@@ -106,12 +107,22 @@ class ClusterAction(ActionBase):
         except AnsibleError as exc:
             result.update(failed=True, msg=to_native(exc))
             return result
-        if self.runs_in_process():
-            environment = {}
-            self._compute_environment_string(environment)
-            with kube.own_temp_files():
-                result.update(in_process.run(self.MODULE, self.MODULE_CODE, args, check_mode=self._task.check_mode,
-                                             diff=self._task.diff, environment=environment))
-        else:
-            result.update(self._execute_module(module_name=self.MODULE, module_args=args, task_vars=task_vars))
+        result.update(self.run_task(args, task_vars))
         return result
+
+    def run_task(self, args, task_vars):
+        """The module with ``args`` (files already read): in this process, or as a module."""
+        if self.runs_in_process():
+            with self.task_process():
+                return in_process.run(self.MODULE, self.MODULE_CODE, args, check_mode=self._task.check_mode,
+                                      diff=self._task.diff)
+        return self._execute_module(module_name=self.MODULE, module_args=args, task_vars=task_vars)
+
+    @contextlib.contextmanager
+    def task_process(self):
+        """This worker made ready for module code: the task's ``environment:`` in os.environ (the
+        ``K8S_AUTH_*`` fallbacks read it), and the kubeconfig loader's temporary files removed after."""
+        environment = {}
+        self._compute_environment_string(environment)
+        with in_process.TaskEnvironment(environment), kube.own_temp_files():
+            yield

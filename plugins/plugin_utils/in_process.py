@@ -165,7 +165,7 @@ def validate(name, module_code, args, check_mode=False):
     return plain(module.params), None
 
 
-def run(name, module_code, args, check_mode=False, diff=False, environment=None):
+def run(name, module_code, args, check_mode=False, diff=False):
     """Run ``module_code`` (a collection module exposing ``module_args()`` and ``execute(module)``).
 
     Returns the module's result. Never raises for what happens inside the module: an
@@ -173,12 +173,11 @@ def run(name, module_code, args, check_mode=False, diff=False, environment=None)
     it fails this task and nothing else.
     """
     try:
-        with TaskEnvironment(environment):
-            try:
-                module = ControllerModule(name, plain(args), check_mode=check_mode, diff=diff, **module_code.module_args())
-                module_code.execute(module)
-            except ModuleExit as done:
-                return plain(done.result)
+        try:
+            module = ControllerModule(name, plain(args), check_mode=check_mode, diff=diff, **module_code.module_args())
+            module_code.execute(module)
+        except ModuleExit as done:
+            return plain(done.result)
         return {'failed': True, 'msg': 'module %s returned without exit_json or fail_json' % name}
     except Exception as exc:  # pylint: disable=broad-except
         return {'failed': True, 'exception': traceback.format_exc(),

@@ -23,7 +23,7 @@ SKIP_OPTIONS = {
     'kube_system': 'skip_kube_system',
 }
 # Evictions run concurrently, but no more at once than this (one API connection each).
-MAX_PARALLEL = 16
+MAX_PARALLEL = kube_api.POOL_SIZE
 
 
 def _pod_id(pod):
@@ -239,7 +239,7 @@ def module_args():
 def execute(module):
     """Everything after AnsibleModule: validation, the run, exit_json / fail_json."""
     try:
-        kube = kube_api.Kube(module.params, pool_size=MAX_PARALLEL)
+        kube = kube_api.Kube(module.params)
         result = Drain(module, kube).run()
     except kube_api.KubeError as exc:
         module.fail_json(msg=exc.message, node=module.params['name'], status=exc.status)

@@ -109,7 +109,8 @@ def test_params_are_validated_and_converted_like_a_module():
 def test_task_environment_feeds_the_env_fallbacks_and_is_restored():
     os.environ.pop('K8S_AUTH_KUBECONFIG', None)
     code = _Recorder()
-    result = in_process.run('t.t.rec', code, {'name': 'n1'}, environment={'K8S_AUTH_KUBECONFIG': '/k/config'})
+    with in_process.TaskEnvironment({'K8S_AUTH_KUBECONFIG': '/k/config'}):
+        result = in_process.run('t.t.rec', code, {'name': 'n1'})
     assert result['seen']['kubeconfig'] == '/k/config'
     assert 'K8S_AUTH_KUBECONFIG' not in os.environ
 
