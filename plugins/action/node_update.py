@@ -9,21 +9,11 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube
-from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_cordon
-from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_drain
-from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_health
-from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_interrupt
-from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_state
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_update as module_code
-from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import operator_guard
-from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import package_stage
-from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import rollout_plan
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import in_process
+from ansible_collections.nodewright.bridge.plugins.plugin_utils import sequence_engine
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.cluster_action import ClusterAction
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.node_sequence import NodeSequence
-
-STEP_MODULES = dict((code.__name__.rsplit('.', 1)[-1], code) for code in (
-    rollout_plan, operator_guard, node_cordon, node_drain, package_stage, node_interrupt, node_health, node_state))
 
 
 class ActionModule(ClusterAction):
@@ -45,9 +35,13 @@ class ActionModule(ClusterAction):
                                             task_vars=task_vars)
             return NodeSequence(params, connection, run_module).run()
 
-        def run_in_process(module, step_args):
-            return in_process.run('nodewright.bridge.%s' % module, STEP_MODULES[module], step_args,
-                                  check_mode=self._task.check_mode, diff=self._task.diff)
+        check_mode, diff = self._task.check_mode, self._task.diff
+        engine = sequence_engine.address() if sequence_engine.enabled() else None
+        if engine and not self.task_environment():
+            # the play's sequence engine runs it (one process for every node in flight); this worker waits
+            result = sequence_engine.submit(engine, params, connection, check_mode, diff)
+            if result is not None:
+                return result
         # one environment and one API client for all the steps (and the package threads)
         with self.task_process():
-            return NodeSequence(params, connection, run_in_process, parallel=True).run()
+            return sequence_engine.run_sequence(params, connection, check_mode, diff)

@@ -253,6 +253,9 @@ _CONNECTION_KEYS = tuple(sorted(k for k in AUTH_ARG_SPEC if k != 'request_timeou
 # Connections one client keeps open: a drain's concurrent evictions (node_drain takes this many at
 # once) and a node's package threads, so that every step of a task shares one client.
 POOL_SIZE = 16
+# The connection pool of a client: POOL_SIZE, or more in a process whose one client serves many
+# nodes at once (plugin_utils/sequence_engine.py).
+CLIENT_POOL_SIZE = POOL_SIZE
 
 
 def _client_for(params):
@@ -260,7 +263,7 @@ def _client_for(params):
                      + [params.get(k) for k in _CONNECTION_KEYS], sort_keys=True, default=str)
     if key not in _CLIENTS:
         configuration = _build_configuration(params)
-        configuration.connection_pool_maxsize = POOL_SIZE
+        configuration.connection_pool_maxsize = CLIENT_POOL_SIZE
         api_client = kclient.ApiClient(configuration)
         api_client.user_agent = USER_AGENT
         _CLIENTS[key] = (configuration, api_client)

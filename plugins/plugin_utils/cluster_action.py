@@ -35,6 +35,7 @@ from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube
+from ansible_collections.nodewright.bridge.plugins.plugin_utils import fork_preload
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import in_process
 
 try:
@@ -46,8 +47,10 @@ except ImportError:  # pragma: no cover - PyYAML ships with ansible-core
 IN_PROCESS_ENV = 'NODEWRIGHT_BRIDGE_IN_PROCESS'
 
 # In the parent process, at import: the lazy parts of the kubernetes client that every task
-# uses, so that forked workers inherit them instead of each loading them again.
+# uses, and ansible-core's filter and test plugins that every worker's templating loads, so that
+# forked workers inherit them instead of each loading them again.
 kube.preload()
+fork_preload.templating()
 
 
 def in_process_enabled():
@@ -122,7 +125,11 @@ class ClusterAction(ActionBase):
     def task_process(self):
         """This worker made ready for module code: the task's ``environment:`` in os.environ (the
         ``K8S_AUTH_*`` fallbacks read it), and the kubeconfig loader's temporary files removed after."""
+        with in_process.TaskEnvironment(self.task_environment()), kube.own_temp_files():
+            yield
+
+    def task_environment(self):
+        """The task's ``environment:`` (empty when it sets none)."""
         environment = {}
         self._compute_environment_string(environment)
-        with in_process.TaskEnvironment(environment), kube.own_temp_files():
-            yield
+        return environment

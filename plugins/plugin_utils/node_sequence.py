@@ -200,6 +200,8 @@ class NodeSequence(object):
                 failures[index] = exc
             except Exception as exc:  # pylint: disable=broad-except
                 failures[index] = StepFailed(group[0]['package'], {'failed': True, 'msg': 'unexpected error: %s' % exc})
+            except BaseException as exc:  # pylint: disable=broad-except
+                failures[index] = exc  # a run_step that stops the sequence (its caller is gone): raised below
         threads = [threading.Thread(target=run_group, args=(i, g), name='package-%s' % g[0]['package'])
                    for i, g in enumerate(groups)]
         for thread in threads:

@@ -73,6 +73,8 @@ from ansible.utils.display import Display
 from ansible_collections.nodewright.bridge.plugins.module_utils.rollout_scheduler import halt
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_config
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_state
+from ansible_collections.nodewright.bridge.plugins.plugin_utils import sequence_engine
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.cluster_action import in_process_enabled
 
 display = Display()
 
@@ -132,6 +134,10 @@ class _BudgetedMixin(object):
         # workers (the collector of a worker skips them). Measured: the workers' private memory
         # drops to a fraction (docs/benchmarks.md).
         gc.freeze()
+        # The play's node_update tasks run in one process, not one each (their workers wait on it).
+        engine = None
+        if sequence_engine.enabled() and in_process_enabled():
+            engine = sequence_engine.start(fork_lock=getattr(display, '_lock', None))
         if gate.sliding:
             # The loop is chosen per play (a play var), after TQM built this instance. free's
             # run() calls super(free.StrategyModule, self), so the instance must really be one.
@@ -148,6 +154,8 @@ class _BudgetedMixin(object):
             else:
                 result = LinearStrategyModule.run(self, iterator, play_context)
         finally:
+            if engine is not None:
+                engine.stop()
             # always give back what was borrowed, even on errors: PlaybookExecutor's
             # restriction, and every host state (TQM reads the failed hosts from them)
             gate.parking = False
