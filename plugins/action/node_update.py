@@ -33,7 +33,7 @@ class ActionModule(ClusterAction):
             def run_module(module, step_args):
                 return self._execute_module(module_name='nodewright.bridge.%s' % module, module_args=step_args,
                                             task_vars=task_vars)
-            return NodeSequence(params, connection, run_module).run()
+            return dict(NodeSequence(params, connection, run_module).run(), ran_in='modules')
 
         check_mode, diff = self._task.check_mode, self._task.diff
         engine = sequence_engine.address() if sequence_engine.enabled() else None
@@ -44,4 +44,4 @@ class ActionModule(ClusterAction):
                 return result
         # one environment and one API client for all the steps (and the package threads)
         with self.task_process():
-            return sequence_engine.run_sequence(params, connection, check_mode, diff)
+            return dict(sequence_engine.run_sequence(params, connection, check_mode, diff), ran_in='worker')

@@ -188,6 +188,14 @@ seconds:
   description: Seconds the steps took.
   returned: always
   type: float
+ran_in:
+  description:
+    - Where the steps ran. V(sequence engine) (the play's one process for every node in flight, started by the
+      M(nodewright.bridge.budgeted) strategy), V(worker) (the task's own Ansible worker, in the controller), or
+      V(modules) (each step as a module on the delegated host).
+  returned: when the options were valid
+  type: str
+  sample: sequence engine
 failed_step:
   description: The step that failed.
   returned: failed

@@ -329,6 +329,7 @@ def _serve_one(conn):
                                   request.get('diff', False), cancelled=lambda: _peer_gone(conn))
         except Cancelled:
             return
+        result['ran_in'] = 'sequence engine'
         _send(conn, result)
     except (OSError, EOFError, ValueError, KeyError):
         pass  # the worker is gone or sent nothing usable: it reports its own failure

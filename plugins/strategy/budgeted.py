@@ -52,6 +52,11 @@ notes:
   - Real parallelism is at most C(forks); a warning is printed when a batch is larger.
   - Batch banners are printed on the display. The C(nodewright.bridge.rollout) callback adds
     progress, ETA, a summary table and a JSON report.
+  - While a play runs, the strategy keeps one process, the sequence engine, that runs the
+    M(nodewright.bridge.node_update) tasks of every host in flight; their workers wait on it, so
+    the controller holds one copy of the API client and the sequence's memory instead of one per
+    node (C(docs/in-process.md)). Ctrl-C and the end of the play end it. Set
+    E(NODEWRIGHT_BRIDGE_ENGINE_ENABLED=0) to run each node_update in its own worker instead.
 seealso:
   - name: NodeWright deployment policies
     description: Compartments, budgets and strategies.
