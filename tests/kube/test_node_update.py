@@ -1,10 +1,11 @@
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
-"""nodewright.bridge.node_update through the real ansible-playbook: both execution paths, check mode, a failure.
+"""nodewright.bridge.node_update through the real ansible-playbook: the three execution paths, check mode, a failure.
 
 Each test runs a one-task playbook on localhost against a fresh fake node of its own: the
-sequence in the controller's process (the default), or each step as an AnsiballZ module
-(NODEWRIGHT_BRIDGE_IN_PROCESS=0); the node's annotations are read back from the API.
+sequence in the play's sequence engine (a play under the budgeted strategy), in the task's
+worker (the stock strategy), or each step as an AnsiballZ module (NODEWRIGHT_BRIDGE_IN_PROCESS=0);
+the node's annotations are read back from the API.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ def _cr(name, node, failing=False):
             'spec': {'nodeSelectors': {'matchLabels': {'kubernetes.io/hostname': node}}, 'packages': packages}}
 
 
-def _run(playbooks, tmp_path, cr_doc, node, namespace, check=False, env=None):
+def _run(playbooks, tmp_path, cr_doc, node, namespace, check=False, env=None, engine=False):
     cr_path = tmp_path / 'cr.yaml'
     cr_path.write_text(yaml.safe_dump(cr_doc))
     out = tmp_path / 'result.json'
@@ -39,6 +40,8 @@ def _run(playbooks, tmp_path, cr_doc, node, namespace, check=False, env=None):
          'register': 'updated', 'ignore_errors': True},
         {'name': 'keep', 'ansible.builtin.copy': {'content': '{{ updated | to_json }}', 'dest': str(out)}, 'check_mode': False},
     ]}]
+    if engine:
+        play[0].update({'strategy': 'nodewright.bridge.budgeted', 'vars': {'nodewright_interruption_budget': {'count': 1}}})
     path = tmp_path / 'play.yml'
     path.write_text(yaml.safe_dump(play))
     cmd, run_env, dummy, cwd = playbooks.command(str(path), check=check)
@@ -52,10 +55,14 @@ def _annotations(cluster, node):
     return cluster.core.read_node(node).metadata.annotations or {}
 
 
-@pytest.mark.parametrize('env', [{}, {'NODEWRIGHT_BRIDGE_IN_PROCESS': '0'}], ids=['in-process', 'module-path'])
-def test_a_node_is_brought_up_to_date_then_left_alone(cluster, playbooks, namespace, tmp_path, node, env):
-    result = _run(playbooks, tmp_path, _cr('upd', node), node, namespace, env=env)
+PATHS = [({}, True, 'sequence engine'), ({}, False, 'worker'), ({'NODEWRIGHT_BRIDGE_IN_PROCESS': '0'}, False, 'modules')]
+
+
+@pytest.mark.parametrize('env,engine,ran_in', PATHS, ids=['engine', 'worker', 'module-path'])
+def test_a_node_is_brought_up_to_date_then_left_alone(cluster, playbooks, namespace, tmp_path, node, env, engine, ran_in):
+    result = _run(playbooks, tmp_path, _cr('upd', node), node, namespace, env=env, engine=engine)
     assert result['status'] == 'updated', result
+    assert result['ran_in'] == ran_in
     steps = [s['step'] for s in result['steps']]
     assert steps[:3] == ['plan', 'cordon', 'drain'] and steps[-3:] == ['health', 'complete', 'uncordon']
     assert 'driver interrupt (reboot)' in steps
@@ -65,14 +72,15 @@ def test_a_node_is_brought_up_to_date_then_left_alone(cluster, playbooks, namesp
     assert cluster.core.read_node(node).metadata.labels[STATUS.format('upd')] == 'complete'
     assert not cluster.core.read_node(node).spec.unschedulable
     # a second run finds nothing to do: one plan, the complete record already in place
-    again = _run(playbooks, tmp_path, _cr('upd', node), node, namespace, env=env)
+    again = _run(playbooks, tmp_path, _cr('upd', node), node, namespace, env=env, engine=engine)
     assert again['status'] == 'complete' and again['changed'] is False
     assert [s['step'] for s in again['steps']] == ['plan', 'complete']
 
 
-def test_check_mode_changes_nothing(cluster, playbooks, namespace, tmp_path, node):
+@pytest.mark.parametrize('engine', [True, False], ids=['engine', 'worker'])
+def test_check_mode_changes_nothing(cluster, playbooks, namespace, tmp_path, node, engine):
     before = cluster.core.read_node(node)
-    result = _run(playbooks, tmp_path, _cr('chk', node), node, namespace, check=True)
+    result = _run(playbooks, tmp_path, _cr('chk', node), node, namespace, check=True, engine=engine)
     assert 'failed' not in result or not result['failed'], result
     after = cluster.core.read_node(node)
     assert STATE.format('chk') not in (after.metadata.annotations or {})
@@ -80,9 +88,11 @@ def test_check_mode_changes_nothing(cluster, playbooks, namespace, tmp_path, nod
     assert not cluster.core.list_namespaced_pod(namespace).items
 
 
-def test_a_failing_stage_names_the_step_and_keeps_the_cordon(cluster, playbooks, namespace, tmp_path, node):
-    result = _run(playbooks, tmp_path, _cr('bad', node, failing=True), node, namespace)
+@pytest.mark.parametrize('engine', [True, False], ids=['engine', 'worker'])
+def test_a_failing_stage_names_the_step_and_keeps_the_cordon(cluster, playbooks, namespace, tmp_path, node, engine):
+    result = _run(playbooks, tmp_path, _cr('bad', node, failing=True), node, namespace, engine=engine)
     assert result['failed'] is True and result['failed_step'] == 'driver apply'
+    assert result['ran_in'] == ('sequence engine' if engine else 'worker')
     assert result['msg'].startswith('bad on node %s failed at "driver apply": ' % node)
     assert result['msg'].endswith('(the node stays cordoned by bad)')
     assert result['steps'][-1]['logs']  # the failed step keeps its logs
