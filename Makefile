@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: help venv test unit sanity galaxy-smoke kube bench bench-api bench-fleet demo demo-up demo-run demo-down clean molecule
+.PHONY: help venv test strategy-matrix-new unit sanity galaxy-smoke kube bench bench-api bench-fleet demo demo-up demo-run demo-down clean molecule
 
 help:
 	@echo "make demo          24 fake GPU nodes in 3 racks, examples/gpu-node-tuning.yaml applied with progress (make demo-down)"
@@ -16,6 +16,7 @@ help:
 	@echo "make galaxy-smoke  build the tarball, install it, run rollout_plan from the installed copy"
 	@echo "make kube          tests against the real control plane (builds it the first time)"
 	@echo "make strategy      strategy plugin tests on the default ansible-core; strategy-matrix: 2.16-2.19"
+	@echo "make strategy-matrix-new   the same on ansible-core 2.20, 2.21 and the newest (a CPython 3.13 built from source)"
 	@echo "make cluster-up / cluster-down   a test cluster for manual use (.cluster/kubeconfig)"
 	@echo "make bench         benchmarks under tests/bench (print figures)"
 	@echo "make bench-api     API requests of one node through the cluster modules (audit log)"
@@ -29,7 +30,17 @@ $(BIN)/python:
 
 venv: $(BIN)/python
 
-test: unit sanity galaxy-smoke kube strategy-matrix
+test: unit sanity galaxy-smoke kube strategy-matrix strategy-matrix-new
+
+# ansible-core 2.20 and newer need Python >= 3.12: tests/python/build-python.sh builds CPython 3.13
+# from Debian's source package (cached like the cluster binaries) and prints its path.
+# NEW_CORE_VERSIONS: 2.20, 2.21 and the newest ansible-core PyPI serves for that Python; each gets
+# the strategy tests and ansible-test sanity.
+NEW_PYTHON_CMD := tests/python/build-python.sh
+NEW_CORE_VERSIONS ?= 2.20 2.21 newest
+strategy-matrix-new:
+	py=$$($(NEW_PYTHON_CMD)) && PYTHON="$$py" NW_CORE_VERSIONS="$(NEW_CORE_VERSIONS)" NW_MATRIX_SANITY=1 \
+	  NW_MATRIX_VENV_DIR=$(abspath build/strategy-venvs-new) tests/strategy/run_matrix.sh
 
 unit: venv
 	$(BIN)/python -m pytest tests/unit -q

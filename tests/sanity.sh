@@ -3,8 +3,10 @@
 # ansible-test needs that layout; the repository root is the collection root.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-dest="$root/build/sanity/ansible_collections/nodewright/bridge"
-rm -rf "$root/build/sanity"
+# NW_SANITY_DIR: where the copy goes (runs on several ansible-core versions at once need one each)
+work=${NW_SANITY_DIR:-$root/build/sanity}
+dest="$work/ansible_collections/nodewright/bridge"
+rm -rf "$work"
 mkdir -p "$dest"
 # tracked and untracked-but-not-ignored files, as they are in the working tree
 (cd "$root" && git ls-files -co --exclude-standard -z) | while IFS= read -r -d '' f; do

@@ -12,6 +12,7 @@
 #   NW_MATRIX_VENV_DIR  where the virtualenvs live (default: build/strategy-venvs, git-ignored)
 #   NW_MATRIX_JOBS      versions tested at the same time (default: 2)
 #   PYTEST_ARGS         extra pytest arguments
+#   NW_MATRIX_SANITY    1: also run ansible-test sanity (tests/sanity.sh) with each version
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -31,7 +32,21 @@ supported() {
     esac
 }
 if [[ -n "${NW_CORE_VERSIONS:-}" ]]; then
-    read -r -a versions <<<"$NW_CORE_VERSIONS"
+    read -r -a requested <<<"$NW_CORE_VERSIONS"
+    versions=()
+    for version in "${requested[@]}"; do
+        if [[ "$version" == newest ]]; then
+            # the newest minor version PyPI serves for this interpreter (added when it is not listed already)
+            version=$("$python" -m pip index versions ansible-core 2>/dev/null | sed -n 's/^ansible-core (\([0-9]*\.[0-9]*\).*/\1/p')
+            if [[ -z "$version" ]]; then
+                echo "cannot ask PyPI for the newest ansible-core"
+                exit 1
+            fi
+            echo "newest ansible-core on PyPI for Python $py_version: $version"
+            [[ " ${versions[*]} " == *" $version "* ]] && continue
+        fi
+        versions+=("$version")
+    done
 else
     versions=()
     for version in 2.16 2.17 2.18 2.19 2.20 2.21; do
@@ -74,6 +89,15 @@ run_one() {
     # shellcheck disable=SC2086  # PYTEST_ARGS is a list of words
     (cd "$root" && "$venv_dir/.venv-core$version/bin/python" -m pytest -q -p no:cacheprovider ${PYTEST_ARGS:-} "${tests[@]}") >>"$log" 2>&1 || rc=$?
     echo "ansible-core $("$venv_dir/.venv-core$version/bin/python" -c 'import ansible; print(ansible.__version__)'): $(tail -n 1 "$log") [$(($(date +%s) - started))s, log $log]"
+    if [[ "${NW_MATRIX_SANITY:-0}" == 1 ]]; then
+        # ansible-test sanity of this ansible-core on this Python, on a copy of its own
+        local sanity_log="$venv_dir/sanity-core$version.log" sanity_rc=0
+        started=$(date +%s)
+        PATH="$venv_dir/.venv-core$version/bin:$PATH" NW_SANITY_DIR="$venv_dir/sanity-core$version" \
+            "$root/tests/sanity.sh" >"$sanity_log" 2>&1 || sanity_rc=$?
+        echo "ansible-core $version: ansible-test sanity $([[ $sanity_rc == 0 ]] && echo passed || echo FAILED) [$(($(date +%s) - started))s, log $sanity_log]"
+        [[ $sanity_rc == 0 ]] || rc=$sanity_rc
+    fi
     return $rc
 }
 

@@ -61,7 +61,11 @@ def test_sliding_window_never_exceeds_the_ceiling(run_playbook, tmp_path):
     assert run.sizes() == [3, 3, 2]
     groups = run.compartment()['batches']
     assert sorted(h for g in groups for h in g['hosts']) == sorted(DURATIONS)
-    assert 'n01' not in groups[0]['hosts']  # groups form in completion order
+    # Groups form in completion order: each group's hosts ended before the next groups' hosts (the
+    # strategy sees an end a little after the task's own stamp: 0.25 s of slack). Which hosts those
+    # are is timing: on a busy machine n04's start can be late enough that slow n01 ends before it.
+    for earlier, later in zip(groups, groups[1:]):
+        assert max(spans[h][1] for h in earlier['hosts']) <= min(spans[h][1] for h in later['hosts']) + 0.25, groups
     assert run.report['mode'] == 'sliding' and 'NODEWRIGHT ADMIT [__default__]' in run.stdout
 
 
