@@ -24,12 +24,12 @@ suite=${NW_PYTHON_SUITE:-trixie}
 minor=${source_package#python}
 
 # an earlier build of this minor version (the newest, if several)
-for dir in $(ls -d "$cache"/python-"$minor".* 2>/dev/null | sort -V -r); do
+while IFS= read -r dir; do
     if [[ -f "$dir/.complete" && -x "$dir/bin/python$minor" ]]; then
         echo "$dir/bin/python$minor"
         exit 0
     fi
-done
+done < <(find "$cache" -maxdepth 1 -type d -name "python-$minor.*" 2>/dev/null | sort -V -r)
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -41,7 +41,7 @@ apt_options=(-q -o "Dir::Etc::SourceList=$work/apt/sources.list" -o Dir::Etc::So
 echo "build-python: fetching the $source_package source from Debian $suite" >&2
 apt-get "${apt_options[@]}" update >&2
 (cd "$work" && apt-get "${apt_options[@]}" source --download-only "$source_package" >&2)
-tarball=$(ls "$work"/"${source_package}"_*.orig.tar.xz | head -n 1)
+tarball=$(find "$work" -maxdepth 1 -name "${source_package}_*.orig.tar.xz" | head -n 1)
 version=$(basename "$tarball" .orig.tar.xz)
 version=${version#"${source_package}"_}
 prefix="$cache/python-$version"
@@ -51,10 +51,17 @@ src=$(find "$work" -maxdepth 1 -type d -name 'Python-*' | head -n 1)
 # ssl, ctypes, zlib, sqlite3, lzma, bz2: what pip, ansible-core and the kubernetes client need
 # (their headers come with Debian's -dev packages: libssl-dev, libffi-dev, zlib1g-dev, ...)
 rm -rf "$prefix"
-(cd "$src" && ./configure --prefix="$prefix" --with-ensurepip=install >"$work/configure.log" 2>&1 \
-    || { tail -n 40 "$work/configure.log" >&2; exit 1; })
-(cd "$src" && make -j"$(nproc)" >"$work/make.log" 2>&1 || { tail -n 60 "$work/make.log" >&2; exit 1; })
-(cd "$src" && make install >"$work/install.log" 2>&1 || { tail -n 40 "$work/install.log" >&2; exit 1; })
+step() {  # step <log> <command...>: run in the source tree; on failure show the log's end
+    local log=$1
+    shift
+    if ! (cd "$src" && "$@") >"$work/$log" 2>&1; then
+        tail -n 60 "$work/$log" >&2
+        exit 1
+    fi
+}
+step configure.log ./configure --prefix="$prefix" --with-ensurepip=install
+step make.log make -j"$(nproc)"
+step install.log make install
 "$prefix/bin/python$minor" -c 'import ssl, ctypes, zlib, sqlite3, lzma, bz2' \
     || { echo "build-python: the build lacks a module the tests need (Debian's -dev packages)" >&2; exit 1; }
 touch "$prefix/.complete"  # only a finished, checked build is reused

@@ -89,14 +89,21 @@ run_one() {
     # shellcheck disable=SC2086  # PYTEST_ARGS is a list of words
     (cd "$root" && "$venv_dir/.venv-core$version/bin/python" -m pytest -q -p no:cacheprovider ${PYTEST_ARGS:-} "${tests[@]}") >>"$log" 2>&1 || rc=$?
     echo "ansible-core $("$venv_dir/.venv-core$version/bin/python" -c 'import ansible; print(ansible.__version__)'): $(tail -n 1 "$log") [$(($(date +%s) - started))s, log $log]"
-    if [[ "${NW_MATRIX_SANITY:-0}" == 1 ]]; then
-        # ansible-test sanity of this ansible-core on this Python, on a copy of its own
-        local sanity_log="$venv_dir/sanity-core$version.log" sanity_rc=0
-        started=$(date +%s)
-        PATH="$venv_dir/.venv-core$version/bin:$PATH" NW_SANITY_DIR="$venv_dir/sanity-core$version" \
-            "$root/tests/sanity.sh" >"$sanity_log" 2>&1 || sanity_rc=$?
-        echo "ansible-core $version: ansible-test sanity $([[ $sanity_rc == 0 ]] && echo passed || echo FAILED) [$(($(date +%s) - started))s, log $sanity_log]"
-        [[ $sanity_rc == 0 ]] || rc=$sanity_rc
+    return $rc
+}
+
+sanity_one() {
+    # ansible-test sanity of one ansible-core on this Python, on a copy of its own; one at a time
+    # (ansible-test's virtualenvs under ~/.ansible/test are shared between versions)
+    local version=$1 log="$venv_dir/sanity-core$1.log" started rc=0
+    started=$(date +%s)
+    PATH="$venv_dir/.venv-core$version/bin:$PATH" NW_SANITY_DIR="$venv_dir/sanity-core$version" \
+        "$root/tests/sanity.sh" >"$log" 2>&1 || rc=$?
+    if [[ $rc == 0 ]]; then
+        echo "ansible-core $version: ansible-test sanity passed [$(($(date +%s) - started))s, log $log]"
+    else
+        echo "ansible-core $version: ansible-test sanity FAILED [$(($(date +%s) - started))s, log $log]"
+        grep -E '^ERROR' "$log" | head -n 20
     fi
     return $rc
 }
@@ -114,5 +121,10 @@ failed=0
 for pid in "${pids[@]}"; do
     wait "$pid" || failed=1
 done
+if [[ "${NW_MATRIX_SANITY:-0}" == 1 ]]; then
+    for version in "${versions[@]}"; do
+        sanity_one "$version" || failed=1
+    done
+fi
 echo "strategy matrix: ${#versions[@]} ansible-core versions in $(($(date +%s) - started))s"
 exit $failed
