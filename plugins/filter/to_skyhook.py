@@ -54,9 +54,7 @@ from ansible_collections.nodewright.bridge.plugins.module_utils import operator_
 
 def to_skyhook(docs):
     try:
-        return operator_documents.to_skyhook(list(docs) if not isinstance(docs, dict) else docs)
-    except TypeError as exc:
-        raise AnsibleFilterError('to_skyhook: %s' % exc)
+        return operator_documents.to_skyhook(docs)
     except operator_documents.DocumentError as exc:
         raise AnsibleFilterError('to_skyhook: %s' % exc)
 

@@ -27,11 +27,9 @@ __metaclass__ = type
 
 import contextlib
 import json
-import os
 
 from ansible.errors import AnsibleError
 from ansible.module_utils.common.text.converters import to_native, to_text
-from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube
@@ -43,9 +41,6 @@ try:
 except ImportError:  # pragma: no cover - PyYAML ships with ansible-core
     yaml = None
 
-# Set to 0 / false to run every cluster task as a normal module (AnsiballZ).
-IN_PROCESS_ENV = 'NODEWRIGHT_BRIDGE_IN_PROCESS'
-
 # In the parent process, at import: the lazy parts of the kubernetes client that every task
 # uses, and ansible-core's filter and test plugins that every worker's templating loads, so that
 # forked workers inherit them instead of each loading them again.
@@ -54,10 +49,7 @@ fork_preload.templating()
 
 
 def in_process_enabled():
-    try:
-        return boolean(os.environ.get(IN_PROCESS_ENV, 'true'), strict=True)
-    except TypeError:
-        return True
+    return in_process.env_switch(in_process.IN_PROCESS_ENV)
 
 
 class ClusterAction(ActionBase):

@@ -31,6 +31,7 @@ import traceback
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.module_utils.common.parameters import remove_values
 from ansible.module_utils.errors import UnsupportedError
+from ansible.module_utils.parsing.convert_bool import boolean
 
 # AnsibleModule keywords that ControllerModule honours (the rest is refused, so that a module
 # cannot silently lose a rule when it runs in process).
@@ -116,6 +117,18 @@ class ControllerModule(object):
         kwargs['failed'] = True
         kwargs['msg'] = msg
         self._finish(kwargs)
+
+
+# Set to 0 / false to run every cluster task as a normal module (AnsiballZ).
+IN_PROCESS_ENV = 'NODEWRIGHT_BRIDGE_IN_PROCESS'
+
+
+def env_switch(name, default=True):
+    """An on/off environment switch of the collection (``0``/``false``/``no``... turn it off); unset or unreadable: ``default``."""
+    try:
+        return boolean(os.environ.get(name, 'true' if default else 'false'), strict=True)
+    except TypeError:
+        return default
 
 
 def plain(value):

@@ -137,8 +137,9 @@ def _peer_gone(sock):
 # ---------------------------------------------------------------------- worker side
 
 def enabled():
-    value = os.environ.get(ENGINE_ENV, 'true').strip().lower()
-    return value not in ('0', 'false', 'no', 'off', 'n', 'f')
+    """Whether sequences may run in an engine: the client imports, and neither switch is off."""
+    # with cluster tasks off the in-process path (NODEWRIGHT_BRIDGE_IN_PROCESS=0) there is no engine either
+    return kube.HAS_KUBERNETES and in_process.env_switch(in_process.IN_PROCESS_ENV) and in_process.env_switch(ENGINE_ENV)
 
 
 def address():
@@ -243,11 +244,7 @@ def start(fork_lock=None):
     if pid == 0:  # the engine
         code = 1
         try:
-            _close_parent_end()
-            try:
-                os.close(parent_end)
-            except OSError:
-                pass  # closed by the fork hook of an earlier engine
+            os.close(parent_end)  # only ansible-playbook holds it (earlier engines' ends: the fork hook)
             _serve(listener, engine_end)
             code = 0
         except SystemExit:

@@ -79,7 +79,6 @@ from ansible_collections.nodewright.bridge.plugins.module_utils.rollout_schedule
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_config
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_state
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import sequence_engine
-from ansible_collections.nodewright.bridge.plugins.plugin_utils.cluster_action import in_process_enabled
 
 display = Display()
 
@@ -141,7 +140,7 @@ class _BudgetedMixin(object):
         gc.freeze()
         # The play's node_update tasks run in one process, not one each (their workers wait on it).
         engine = None
-        if sequence_engine.enabled() and in_process_enabled():
+        if sequence_engine.enabled():
             engine = sequence_engine.start(fork_lock=getattr(display, '_lock', None))
         if gate.sliding:
             # The loop is chosen per play (a play var), after TQM built this instance. free's

@@ -246,3 +246,8 @@ def test_the_engine_can_be_switched_off(monkeypatch):
     assert not sequence_engine.enabled()
     monkeypatch.setenv(sequence_engine.ENGINE_ENV, 'true')
     assert sequence_engine.enabled()
+    # cluster tasks off the in-process path: no engine either
+    monkeypatch.setenv('NODEWRIGHT_BRIDGE_IN_PROCESS', '0')
+    assert not sequence_engine.enabled()
+    monkeypatch.setenv('NODEWRIGHT_BRIDGE_IN_PROCESS', 'nonsense')  # unreadable: the default (on)
+    assert sequence_engine.enabled()
