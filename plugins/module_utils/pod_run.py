@@ -140,11 +140,11 @@ class PodRun(object):
                                         self.manifest['spec']['nodeName']))
         return pod
 
-    def preflight(self):
+    def preflight(self, dry_run=True):
         """Before any write: find a pod to adopt, else send the pod as a dry run (RBAC, admission, namespace)."""
         self.found = self.existing()
         self.looked = True
-        if self.found is None:
+        if self.found is None and dry_run:
             self.kube.create_pod(self.namespace, self.manifest, dry_run=True)
         return self.found
 

@@ -69,6 +69,10 @@ class NodeSequence(object):
         self.cr_doc = {}
         self.plan = None
         self.boot_before_reboot = None
+        # the pods whose dry runs have passed on this node: a package's stage pods (its image), a
+        # package's interrupt pods (the agent image it runs); their later ones skip the dry runs
+        # (package_stage / node_interrupt option preflight)
+        self.preflighted = set()
 
     # ------------------------------------------------------------------ steps
 
@@ -216,8 +220,10 @@ class NodeSequence(object):
         name = '%s %s' % (pending['package'], pending['stage'])
         if pending['stage'] not in INTERRUPT_STAGES:
             args = self.pod_args()
-            args.update(node=self.node, package=pending['package'], stage=pending['stage'], timeout=self.params['stage_timeout'])
+            args.update(node=self.node, package=pending['package'], stage=pending['stage'], timeout=self.params['stage_timeout'],
+                        preflight=pending['package'] not in self.preflighted)
             self.step(name, 'package_stage', args)
+            self.preflighted.add(pending['package'])
             return
         if pending.get('skipped'):
             return  # covered by the merged interrupt of its wave
@@ -225,8 +231,10 @@ class NodeSequence(object):
                    if p.get('merged_into') == pending['package'] and p.get('wave') == pending.get('wave')]
         args = self.pod_args()
         args.update(node=self.node, package=pending['package'], stage=pending['stage'], interrupt=pending['interrupt'],
-                    covered=covered, timeout=self.params['interrupt_timeout'])
+                    covered=covered, timeout=self.params['interrupt_timeout'],
+                    preflight=('interrupt', pending['package']) not in self.preflighted)
         result = self.step('%s (%s)' % (name, (pending.get('interrupt') or {}).get('type', '')), 'node_interrupt', args)
+        self.preflighted.add(('interrupt', pending['package']))
         if result.get('rebooted'):
             self.boot_before_reboot = result.get('boot_id_before')
 

@@ -15,10 +15,13 @@ DeploymentPolicy whose fixed strategy starts at the budget's ceiling (budget 25 
   (the no-op re-run).
 
 Per side: wall seconds until every node is complete (status annotation ``complete``, every
-package of the CR ``complete`` in its nodeState) and schedulable; CPU seconds (operator:
+package of the CR ``complete`` in its nodeState) and schedulable (not cordoned, Ready, and its
+reboot done: on the fake nodes the operator's interrupt pod finishes before the reboot it asks
+for, so its annotations say complete while the node is still rebooting; the time to the
+annotations alone is printed too); CPU seconds (operator:
 utime+stime from /proc; ansible-playbook and all its children: wait4's rusage); API requests and
 writes from the audit log by user agent (``manager/`` and ``nodewright.bridge/``); the most
-nodes cordoned at once (a node watch); peak RSS (operator: VmHWM; bridge: the peak of the sum of
+nodes cordoned at once, and cordoned or rebooting (not Ready) at once (a node watch); peak RSS (operator: VmHWM; bridge: the peak of the sum of
 RSS over the ansible-playbook process tree, sampled every 100 ms). Then bridge/operator ratios.
 
 A per-task profile runs one cheap cluster task (``nodewright.bridge.node_state`` read, delegated
@@ -64,6 +67,7 @@ POLICY_NAME = 'fleet-bench-policy'
 NAMESPACE = 'skyhook'
 STATE_KEY = 'skyhook.nvidia.com/nodeState_' + CR_NAME
 STATUS_KEY = 'skyhook.nvidia.com/status_' + CR_NAME
+FAKE_REBOOT_KEY = 'nodewright.bridge/fake-reboot'
 # The images only have to be pulled by kwok (which pulls nothing); none may contain "fail".
 PACKAGES = {
     'kernel-tuning': {'version': '1.4.0', 'image': 'registry.local/kernel-tuning',
@@ -128,8 +132,11 @@ class NodeWatch(threading.Thread):
         self.names = set(names)
         self.cordoned = set()
         self.max_cordoned = 0
+        self.disrupted = set()       # cordoned, not Ready or rebooting
+        self.max_disrupted = 0
         self.completed = {}          # node -> monotonic time it was first seen complete
         self.all_complete = None     # monotonic time every node was complete at once
+        self.all_recorded = None     # ... every node's annotations said complete (maybe before its reboot ended)
         self.signature = {}
         self.last_change = time.monotonic()
         self.stop = threading.Event()
@@ -141,21 +148,27 @@ class NodeWatch(threading.Thread):
         if name not in self.names:
             return
         annotations = node.metadata.annotations or {}
-        sig = (annotations.get(STATE_KEY), annotations.get(STATUS_KEY), bool(node.spec.unschedulable))
+        sig = (annotations.get(STATE_KEY), annotations.get(STATUS_KEY), bool(node.spec.unschedulable),
+               node_ready(node), reboot_state(annotations))
         now = time.monotonic()
         with self.lock:
             if self.signature.get(name) != sig:
                 self.signature[name] = sig
                 self.last_change = now
-            if sig[2]:
-                self.cordoned.add(name)
-            else:
-                self.cordoned.discard(name)
+            for members, now_in in ((self.cordoned, sig[2]), (self.disrupted, sig[2] or not sig[3] or sig[4] == 'rebooting')):
+                if now_in:
+                    members.add(name)
+                else:
+                    members.discard(name)
             self.max_cordoned = max(self.max_cordoned, len(self.cordoned))
+            self.max_disrupted = max(self.max_disrupted, len(self.disrupted))
+            everyone = len(self.signature) == len(self.names)
+            if (self.all_recorded is None and everyone
+                    and all(complete_signature(s, need_ready=False) for s in self.signature.values())):
+                self.all_recorded = now
             if complete_signature(sig):
                 self.completed.setdefault(name, now)
-                if (self.all_complete is None and len(self.signature) == len(self.names)
-                        and all(complete_signature(s) for s in self.signature.values())):
+                if self.all_complete is None and everyone and all(complete_signature(s) for s in self.signature.values()):
                     self.all_complete = now
 
     def run(self):
@@ -204,11 +217,29 @@ class NodeWatch(threading.Thread):
         self.api.close()
 
 
-def complete_signature(sig):
-    """True for a node whose (nodeState, status, unschedulable) say: every package of the CR complete,
-    status complete, schedulable."""
-    state_text, status, unschedulable = sig
-    if status != 'complete' or unschedulable:
+def node_ready(node):
+    return any(c.type == 'Ready' and c.status == 'True' for c in (node.status.conditions or []))
+
+
+def reboot_state(annotations):
+    """The state of the node's last fake reboot (tests/cluster/fake_reboots.py's record: rebooting, done, ...), or None."""
+    try:
+        return json.loads(annotations.get(FAKE_REBOOT_KEY) or '{}').get('state')
+    except ValueError:
+        return None
+
+
+def since(moment, started):
+    return None if moment is None else round(moment - started, 2)
+
+
+def complete_signature(sig, need_ready=True):
+    """True for a node whose (nodeState, status, unschedulable, Ready, fake reboot) say: every package of the
+    CR complete, status complete, schedulable: not cordoned, and Ready after the reboot that the CR's
+    gpu-driver asks for (the node's fake reboot ``done``: a node that is still rebooting takes no pods and
+    does not run the new driver yet). With need_ready=False only the annotations and the cordon count."""
+    state_text, status, unschedulable, ready, reboot = sig
+    if status != 'complete' or unschedulable or (need_ready and not (ready and reboot == 'done')):
         return False
     try:
         state = json.loads(state_text or '{}')
@@ -525,6 +556,7 @@ def run_operator(args, size, binary):
         figures = request_figures(audit_requests(side.info.audit_log, OPERATOR_UA))
         return dict(figures, wall_s=round(wall, 2), cpu_s=round(cpu, 2), cpu_before_cr_s=round(cpu_before, 2),
                     cpu_per_node_s=round(cpu / size, 3), max_cordoned=side.watch.max_cordoned, peak_rss_mib=round(hwm, 1),
+                    recorded_wall_s=since(side.watch.all_recorded, started), max_disrupted=side.watch.max_disrupted,
                     first_node_complete_s=round(min(side.watch.completed.values()) - started, 2),
                     loadavg_before=[round(x, 2) for x in side.loadavg], env=dict(OPERATOR_SETTINGS))
     finally:
@@ -679,6 +711,7 @@ def run_bridge(args, size):
             batches = {name: [b.get('size') for b in comp.get('batches', [])]
                        for name, comp in (data.get('compartments') or {}).items()}
         return dict(figures, wall_s=round(wall, 2), playbook_wall_s=round(wall_exit, 2), cpu_s=round(cpu, 2),
+                    recorded_wall_s=since(side.watch.all_recorded, started), max_disrupted=side.watch.max_disrupted,
                     cpu_per_node_s=round(cpu / size, 3), max_cordoned=max_cordoned, peak_rss_mib=round(sampler.peak_mib, 1),
                     peak_pss_mib=round(sampler.peak_pss_mib, 1), peak_processes=sampler.peak_procs, first_node_complete_s=round(first, 2), forks=args.forks,
                     batches=batches, noop_rerun=noop, loadavg_before=[round(x, 2) for x in side.loadavg])
@@ -736,6 +769,7 @@ def run_profile(args):
 
 ROWS = (
     ('wall to every node complete (s)', 'wall_s'),
+    ('  ... its annotations only (s)', 'recorded_wall_s'),
     ('CPU (s)', 'cpu_s'),
     ('CPU per node (s)', 'cpu_per_node_s'),
     ('API requests', 'requests'),
@@ -745,6 +779,7 @@ ROWS = (
     ('API requests refused (4xx, 5xx)', 'refused'),
     ('pods created', 'pods_created'),
     ('most nodes cordoned at once', 'max_cordoned'),
+    ('most cordoned or rebooting at once', 'max_disrupted'),
     ('peak RSS (MiB)', 'peak_rss_mib'),
     ('first node complete (s)', 'first_node_complete_s'),
 )

@@ -168,3 +168,26 @@ def test_two_stages_on_one_node_at_once_lose_nothing(cluster, modules, node, nam
     assert sorted(state) == ['alpha|1.2.0', 'beta|3.1.0', 'gamma|0.1.0']
     assert {e['state'] for e in state.values()} == {'complete'}
     assert _annotations(cluster, node)['skyhook.nvidia.com/cordon_' + name] == 'true'
+
+
+def test_without_the_preflight_a_refused_pod_records_nothing_on_the_node(cluster, modules, node, namespace, crs, identity):
+    # node_update turns the dry runs off for a package's later stages on a node; a pod the API
+    # server refuses then fails its stage before anything is recorded (its ConfigMaps may be written)
+    cr = crs.create({'tuning': package(configMap={'a': 'b'})})
+    name = cr['metadata']['name']
+    limited = identity([
+        {'apiGroups': [''], 'resources': ['nodes'], 'verbs': ['get', 'list', 'watch', 'patch']},
+        {'apiGroups': [''], 'resources': ['pods'], 'verbs': ['get', 'list', 'watch']},
+        {'apiGroups': [''], 'resources': ['configmaps'], 'verbs': ['get', 'list', 'watch', 'create', 'patch', 'update']},
+        {'apiGroups': ['skyhook.nvidia.com'], 'resources': ['skyhooks'], 'verbs': ['get']}])
+    result = modules.run('package_stage', node=node, cr_name=name, package='tuning', stage='apply', namespace=namespace,
+                         preflight=False, **limited)
+    assert result['failed'] is True and 'create pod' in result['msg'] and 'forbidden' in result['msg'], result
+    assert STATE + name not in _annotations(cluster, node)
+    assert STATUS + name not in _annotations(cluster, node)
+    assert not _pods(cluster, namespace)
+
+    done = modules.run('package_stage', node=node, cr_name=name, package='tuning', stage='apply', namespace=namespace,
+                       preflight=False, timeout=60)
+    assert done['rc'] == 0 and done['outcome'] == 'succeeded', done
+    assert _state(cluster, node, name)['tuning|1.2.0']['state'] == 'complete'

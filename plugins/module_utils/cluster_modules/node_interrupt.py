@@ -101,9 +101,11 @@ def run(module, kube):
     extra = {boot_key: before} if reboot else None
     runner = pod_run.PodRun(kube, manifest, pod_layout.log_containers(package.name, stage), retries=params['retries'],
                             timeout=params['timeout'], delete=params['delete_pod'], log_lines=params['log_lines'])
-    adopted = runner.preflight()
-    after_state = pod_run.write_node_state(kube, node_name, cr.name, in_progress, status='in_progress',
-                                           dry_run=True, annotations=extra, node=node)[0]
+    dry_runs = params['preflight'] or module.check_mode
+    adopted = runner.preflight(dry_run=dry_runs)
+    if dry_runs:
+        after_state = pod_run.write_node_state(kube, node_name, cr.name, in_progress, status='in_progress',
+                                               dry_run=True, annotations=extra, node=node)[0]
     if module.check_mode:
         result.update(changed=True, outcome='planned', manifest=manifest, adopt=adopted is not None, entry=after_state.get(key),
                       duration=round(time.time() - started, 3))
@@ -192,6 +194,7 @@ def module_args():
         force=dict(type='bool', default=False),
         log_lines=dict(type='int', default=200),
         collect_logs=dict(type='str', default='always', choices=['always', 'on_failure']),
+        preflight=dict(type='bool', default=True),
     )
     return dict(argument_spec=argument_spec, supports_check_mode=True,
                 required_one_of=[('cr', 'cr_name')])

@@ -202,3 +202,26 @@ def test_a_failure_in_one_package_thread_fails_the_node_after_the_others_finish(
     ran = [(a.get('package'), a.get('stage')) for m, a in cluster.calls if m == 'package_stage']
     assert ('b', 'config') in ran and ('c', 'apply') not in ran
     assert result['failed'] is True and result['failed_step'] == 'a apply'
+
+
+def test_the_dry_runs_run_once_per_package_pod_kind_on_a_node():
+    pending = [{'package': 'driver', 'stage': 'apply', 'wave': 0}, {'package': 'tuning', 'stage': 'apply', 'wave': 0},
+               {'package': 'driver', 'stage': 'config', 'wave': 0}, {'package': 'tuning', 'stage': 'config', 'wave': 0},
+               {'package': 'driver', 'stage': 'interrupt', 'wave': 0, 'interrupt': {'type': 'reboot'}},
+               {'package': 'driver', 'stage': 'post-interrupt', 'wave': 0}]
+    cluster = Cluster(_plan(pending=pending))
+    NodeSequence(_params(), {}, cluster).run()
+    preflight = [(m, a['package'], a['stage'], a['preflight']) for m, a in cluster.calls
+                 if m in ('package_stage', 'node_interrupt')]
+    assert preflight == [
+        ('package_stage', 'driver', 'apply', True), ('package_stage', 'tuning', 'apply', True),
+        ('package_stage', 'driver', 'config', False), ('package_stage', 'tuning', 'config', False),
+        ('node_interrupt', 'driver', 'interrupt', True),  # another pod (the agent image): its own dry runs
+        ('package_stage', 'driver', 'post-interrupt', False)]
+
+
+def test_a_failed_first_stage_does_not_count_as_a_passed_preflight():
+    pending = [{'package': 'driver', 'stage': 'apply', 'wave': 0}, {'package': 'driver', 'stage': 'config', 'wave': 0}]
+    sequence = NodeSequence(_params(), {}, Cluster(_plan(pending=pending), fail_at=('package_stage', 'driver', 'apply')))
+    result = sequence.run()
+    assert result['failed'] and sequence.preflighted == set()
