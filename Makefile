@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: help venv test strategy-matrix-new unit sanity galaxy-smoke kube bench bench-api bench-fleet demo demo-up demo-run demo-down clean molecule
+.PHONY: help venv test strategy-matrix-new unit sanity galaxy-smoke kube interop bench bench-api bench-fleet demo demo-up demo-run demo-down clean molecule
 
 help:
 	@echo "make demo          24 fake GPU nodes in 3 racks, examples/gpu-node-tuning.yaml applied with progress (make demo-down)"
@@ -15,6 +15,7 @@ help:
 	@echo "make sanity        ansible-test sanity on an ansible_collections/nodewright/bridge copy"
 	@echo "make galaxy-smoke  build the tarball, install it, run rollout_plan from the installed copy"
 	@echo "make kube          tests against the real control plane (builds it the first time)"
+	@echo "make interop       the real NodeWright operator and the collection on one test cluster (handoffs, guard)"
 	@echo "make strategy      strategy plugin tests on the default ansible-core; strategy-matrix: 2.16-2.19"
 	@echo "make strategy-matrix-new   the same on ansible-core 2.20, 2.21 and the newest (a CPython 3.13 built from source)"
 	@echo "make cluster-up / cluster-down   a test cluster for manual use (.cluster/kubeconfig)"
@@ -30,7 +31,7 @@ $(BIN)/python:
 
 venv: $(BIN)/python
 
-test: unit sanity galaxy-smoke kube strategy-matrix strategy-matrix-new
+test: unit sanity galaxy-smoke kube interop strategy-matrix strategy-matrix-new
 
 # ansible-core 2.20 and newer need Python >= 3.12: tests/python/build-python.sh builds CPython 3.13
 # from Debian's source package (cached like the cluster binaries) and prints its path.
@@ -53,6 +54,11 @@ galaxy-smoke: venv
 
 kube: venv
 	$(BIN)/python -m pytest tests/kube -q -m cluster
+
+# The real NodeWright operator (../shared/upstream/build-operator.sh, cached) and the collection on
+# one test cluster: handoffs both ways, an upgrade across sides, the operator guard (tests/interop).
+interop: venv
+	$(BIN)/python -m pytest tests/interop -q -m interop
 
 bench: venv
 	$(BIN)/python tests/bench/plan_bench.py

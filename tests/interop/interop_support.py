@@ -1,0 +1,299 @@
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""What the interop tests share: the operator process, the fleet of fresh nodes and its CR, counting by watch and audit log."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import yaml
+from kubernetes import client as kclient
+from kubernetes import watch as kwatch
+
+import helpers
+import launcher
+from ansible_collections.nodewright.bridge.plugins.module_utils import operator_documents
+
+NAMESPACE = 'skyhook'  # the operator's NAMESPACE, and the collection's nodewright_namespace default
+GROUP, VERSION = 'skyhook.nvidia.com', 'v1alpha1'
+STATE = 'skyhook.nvidia.com/nodeState_'
+STATUS = 'skyhook.nvidia.com/status_'
+CORDON = 'skyhook.nvidia.com/cordon_'
+FINALIZER = 'skyhook.nvidia.com/skyhook'
+LEASE = '3c22c1ae.nvidia.com'
+OPERATOR_UA, BRIDGE_UA = 'manager/', 'nodewright.bridge/'
+WRITE_VERBS = ('create', 'update', 'patch', 'delete', 'deletecollection')
+# The stages of an install, in the order the operator runs them (a package entry's stage and state
+# in nodeState say how far it got)
+INSTALL_STAGES = ('apply', 'config', 'interrupt', 'post-interrupt')
+OPERATOR_SETTINGS = {
+    'ENABLE_WEBHOOKS': 'false', 'NAMESPACE': NAMESPACE, 'LOG_LEVEL': 'info', 'LOG_ENCODER': 'console',
+    'METRICS_PORT': '127.0.0.1:0', 'PROBE_PORT': '127.0.0.1:0', 'AGENT_IMAGE': 'ghcr.io/nvidia/skyhook/agent:latest',
+}
+_INDEX = [3000]
+
+
+def nodewright_documents(name, pool, policy, gpu_driver='570.124.6', nccl='2.21.5'):
+    """The CR (three packages: dependsOn, a reboot, configInterrupts) and a DeploymentPolicy with two compartments,
+    as NodeWright documents (nodewright.nvidia.com)."""
+    packages = {
+        'kernel-tuning': {
+            'version': '1.4.0', 'image': 'registry.local/kernel-tuning',
+            'configMap': {'sysctl.conf': 'vm.swappiness=1\n', 'containerd.toml': 'x = 1\n'},
+            'configInterrupts': {'containerd.toml': {'type': 'service', 'services': ['containerd']}},
+        },
+        'gpu-driver': {'version': gpu_driver, 'image': 'registry.local/gpu-driver',
+                       'dependsOn': {'kernel-tuning': '1.4.0'}, 'interrupt': {'type': 'reboot'}},
+        'nccl-tuning': {'version': nccl, 'image': 'registry.local/nccl-tuning', 'dependsOn': {'gpu-driver': gpu_driver}},
+    }
+    cr = {'apiVersion': 'nodewright.nvidia.com/v1alpha1', 'kind': 'NodeWright', 'metadata': {'name': name},
+          'spec': {'nodeSelectors': {'matchLabels': {'nodewright.bridge/pool': pool}},
+                   'deploymentPolicy': policy, 'packages': packages}}
+    policy_doc = {'apiVersion': 'nodewright.nvidia.com/v1alpha1', 'kind': 'DeploymentPolicy', 'metadata': {'name': policy},
+                  'spec': {'compartments': [
+                      {'name': 'rack-a', 'selector': {'matchLabels': {'rack': 'a'}}, 'budget': {'count': 1},
+                       'strategy': {'fixed': {'initialBatch': 1}}},
+                      {'name': 'rack-b', 'selector': {'matchLabels': {'rack': 'b'}}, 'budget': {'count': 1},
+                       'strategy': {'fixed': {'initialBatch': 1}}}],
+                      'default': {'budget': {'count': 1}, 'strategy': {'fixed': {'initialBatch': 1}}}}}
+    return [cr, policy_doc]
+
+
+def completed_stages(entry):
+    """The install stages a nodeState entry says are done (``skipped`` interrupts count: merged into another)."""
+    if not entry or entry.get('stage') not in INSTALL_STAGES:
+        return set()
+    index = INSTALL_STAGES.index(entry['stage'])
+    done = set(INSTALL_STAGES[:index])
+    if entry.get('state') in ('complete', 'skipped'):
+        done.add(entry['stage'])
+    return done
+
+
+class Fleet:
+    """Fresh fake GPU nodes (racks a and b) with a pool label of their own, their CR in the cluster, and clean-up."""
+
+    def __init__(self, cluster, tmp_path, racks):
+        self.cluster = cluster
+        self.core = cluster.core
+        self.custom = kclient.CustomObjectsApi(cluster.api)
+        self.id = uuid.uuid4().hex[:6]
+        self.cr = f'io-{self.id}'
+        self.policy = f'io-policy-{self.id}'
+        self.tmp_path = tmp_path
+        self.names, per_node = [], {}
+        for rack, count in racks.items():
+            for i in range(count):
+                name = f'io-{self.id}-{rack}{i}'
+                self.names.append(name)
+                per_node[name] = {'rack': rack}
+        _INDEX[0] += 20
+        launcher.create_nodes(cluster.api, self.names, labels={'nodewright.bridge/pool': self.id},
+                              per_node_labels=per_node, start_index=_INDEX[0])
+        launcher.wait_nodes_ready(cluster.api, self.names, timeout=60)
+        self.created = False
+
+    def documents(self, **versions):
+        """The operator's documents (Skyhook, DeploymentPolicy), from the NodeWright ones by the collection's to_skyhook."""
+        return operator_documents.to_skyhook(nodewright_documents(self.cr, self.id, self.policy, **versions))
+
+    def create(self, **versions):
+        cr, policy = self.documents(**versions)
+        self.custom.create_cluster_custom_object(GROUP, VERSION, 'deploymentpolicies', policy)
+        self.custom.create_cluster_custom_object(GROUP, VERSION, 'skyhooks', cr)
+        self.created = True
+        path = Path(self.tmp_path) / f'{self.cr}.yaml'
+        path.write_text(yaml.safe_dump_all([cr, policy], sort_keys=False))
+        return path
+
+    def bump(self, **versions):
+        """Change package versions of the CR in the cluster (an upgrade)."""
+        cr = self.documents(**versions)[0]
+        self.custom.patch_cluster_custom_object(GROUP, VERSION, 'skyhooks', self.cr, {'spec': {'packages': cr['spec']['packages']}})
+
+    def node(self, name):
+        return self.core.read_node(name)
+
+    def state(self, name):
+        text = (self.node(name).metadata.annotations or {}).get(STATE + self.cr)
+        return json.loads(text) if text else {}
+
+    def states(self):
+        return {name: self.state(name) for name in self.names}
+
+    def complete(self, name, versions):
+        """Every package of ``versions`` (name -> version) complete, status complete, schedulable, Ready."""
+        node = self.node(name)
+        annotations = node.metadata.annotations or {}
+        state = json.loads(annotations.get(STATE + self.cr) or '{}')
+        return (annotations.get(STATUS + self.cr) == 'complete' and not node.spec.unschedulable
+                and helpers.node_ready(self.cluster.api, name)
+                and all((state.get(f'{pkg}|{ver}') or {}).get('state') == 'complete' for pkg, ver in versions.items()))
+
+    def all_complete(self, versions):
+        return all(self.complete(name, versions) for name in self.names)
+
+    def leftover_cordons(self):
+        """Nodes still cordoned, or still carrying a cordon ownership record of any CR."""
+        out = {}
+        for name in self.names:
+            node = self.node(name)
+            records = sorted(k for k in (node.metadata.annotations or {}) if k.startswith(CORDON))
+            if node.spec.unschedulable or records:
+                out[name] = {'unschedulable': bool(node.spec.unschedulable), 'records': records}
+        return out
+
+    def cr_status(self):
+        return (self.custom.get_cluster_custom_object(GROUP, VERSION, 'skyhooks', self.cr).get('status') or {})
+
+    def close(self):
+        if self.created:
+            for plural, name in (('skyhooks', self.cr), ('deploymentpolicies', self.policy)):
+                try:
+                    # the operator's finalizer: nobody may be left to remove it
+                    self.custom.patch_cluster_custom_object(GROUP, VERSION, plural, name, {'metadata': {'finalizers': None}})
+                    self.custom.delete_cluster_custom_object(GROUP, VERSION, plural, name)
+                except kclient.ApiException:
+                    pass
+        for name in self.names:
+            try:
+                self.core.delete_node(name)
+            except kclient.ApiException:
+                pass
+
+
+class Operator:
+    """One operator process (out of cluster, as upstream's local development runs it); its log in a file."""
+
+    def __init__(self, binary, kubeconfig, log_path, leader_election=False):
+        env = dict(os.environ, KUBECONFIG=str(kubeconfig), **OPERATOR_SETTINGS)
+        env['LEADER_ELECTION'] = 'true' if leader_election else 'false'
+        self.log_path = Path(log_path)
+        with open(self.log_path, 'wb') as out:
+            self.proc = subprocess.Popen([binary], env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+                                         cwd=str(self.log_path.parent))
+        deadline = time.monotonic() + 120
+        while 'Starting workers' not in self.log():
+            if self.proc.poll() is not None:
+                raise AssertionError(f'the operator exited ({self.proc.returncode}) before it started its workers:\n{self.log()[-3000:]}')
+            if time.monotonic() > deadline:
+                self.stop()
+                raise AssertionError(f'the operator did not start its workers within 120 s:\n{self.log()[-3000:]}')
+            time.sleep(0.2)
+
+    def log(self):
+        try:
+            return self.log_path.read_text(encoding='utf-8', errors='replace')
+        except OSError:
+            return ''
+
+    def running(self):
+        return self.proc.poll() is None
+
+    def stop(self):
+        """SIGTERM (as Kubernetes stops its pod), SIGKILL after 15 s."""
+        if self.proc.poll() is not None:
+            return
+        try:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
+
+class Operators:
+    def __init__(self, cluster, binary, tmp_path):
+        self.cluster, self.binary, self.tmp_path = cluster, binary, Path(tmp_path)
+        self.started = []
+
+    def start(self, leader_election=False):
+        op = Operator(self.binary, self.cluster.kubeconfig, self.tmp_path / f'operator-{len(self.started)}.log',
+                      leader_election=leader_election)
+        self.started.append(op)
+        return op
+
+    def stop_all(self):
+        for op in self.started:
+            op.stop()
+
+
+class PodRecorder:
+    """Every pod created in the operator's namespace while it runs, by watch: uid -> (time, node, package, stage)."""
+
+    def __init__(self, cluster, nodes):
+        self.core = kclient.CoreV1Api(cluster.api)
+        self.nodes = set(nodes)
+        self.created = {}
+        self.stop = threading.Event()
+        self.rv = self.core.list_namespaced_pod(NAMESPACE).metadata.resource_version
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        while not self.stop.is_set():
+            try:
+                for event in kwatch.Watch().stream(self.core.list_namespaced_pod, NAMESPACE, resource_version=self.rv,
+                                                   timeout_seconds=5):
+                    pod = event['object']
+                    self.rv = pod.metadata.resource_version
+                    if pod.spec.node_name in self.nodes and pod.metadata.uid not in self.created:
+                        info = json.loads((pod.metadata.annotations or {}).get('skyhook.nvidia.com/package') or '{}')
+                        self.created[pod.metadata.uid] = (time.time(), pod.spec.node_name, info.get('name'), info.get('stage'))
+                    if self.stop.is_set():
+                        return
+            except Exception:  # pylint: disable=broad-exception-caught
+                time.sleep(0.5)  # an expired watch: carry on from the last resourceVersion
+
+    def since(self, moment):
+        return [c for c in self.created.values() if c[0] >= moment]
+
+    def close(self):
+        self.stop.set()
+        self.thread.join(timeout=15)
+
+
+def _ts(text):
+    return datetime.datetime.fromisoformat(text.replace('Z', '+00:00')).timestamp()
+
+
+def audit_writes(cluster, agent, since, nodes):
+    """Non-dry-run writes of one user agent since ``since`` (epoch s): {'nodes': {node: n}, 'pods created': n, 'other': {...}}."""
+    time.sleep(1.0)  # the audit log's last lines
+    nodes = set(nodes)
+    out = {'nodes': dict((n, 0) for n in nodes), 'pods created': 0, 'other': {}}
+    seen = set()
+    with open(cluster.info.audit_log, encoding='utf-8') as handle:
+        for line in handle:
+            if agent not in line:
+                continue
+            event = json.loads(line)
+            if (not (event.get('userAgent') or '').startswith(agent) or event['auditID'] in seen
+                    or event.get('verb') not in WRITE_VERBS or 'dryRun=' in (event.get('requestURI') or '')
+                    or _ts(event['requestReceivedTimestamp']) < since):
+                continue
+            seen.add(event['auditID'])
+            ref = event.get('objectRef') or {}
+            if ref.get('resource') == 'nodes' and ref.get('name') in nodes:
+                out['nodes'][ref['name']] += 1
+            elif ref.get('resource') == 'pods' and event['verb'] == 'create' and not ref.get('subresource'):
+                out['pods created'] += 1
+            else:
+                key = '%s %s' % (event['verb'], ref.get('resource'))
+                out['other'][key] = out['other'].get(key, 0) + 1
+    return out
+
+
+def wait_until(predicate, timeout, what, interval=0.5):
+    return helpers.wait_for(predicate, timeout=timeout, interval=interval, what=what)

@@ -1,0 +1,189 @@
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""Handoffs between nodewright.bridge.apply and the real NodeWright operator, on the test cluster.
+
+Every test rolls out the same CR: three packages (kernel-tuning with configInterrupts, gpu-driver
+with a reboot and dependsOn kernel-tuning, nccl-tuning dependsOn gpu-driver) under a
+DeploymentPolicy with two compartments (rack a, rack b; one node at a time each), on four fresh
+nodes. The CR is written as NodeWright documents and turned into the operator's
+skyhook.nvidia.com documents by the collection's to_skyhook. Pods are counted by watching them
+(which node, package and stage each one was created for) and writes by the API server's audit log
+(by user agent), never by timing.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import helpers
+import interop_support as support
+
+VERSIONS = {'kernel-tuning': '1.4.0', 'gpu-driver': '570.124.6', 'nccl-tuning': '2.21.5'}
+UPGRADED = dict(VERSIONS, **{'nccl-tuning': '2.22.0'})
+TIMEOUTS = {'nodewright_stage_timeout': 120, 'nodewright_interrupt_timeout': 120, 'nodewright_drain_timeout': 120}
+
+
+def _apply(playbooks, group, **extra):
+    variables = dict(TIMEOUTS, nodewright_cr_name=group.cr)
+    variables.update(extra)
+    return playbooks.run('nodewright.bridge.apply', extra_vars=variables, run_timeout=900)
+
+
+def _boots(cluster, group):
+    return {name: helpers.boot_id(cluster.api, name) for name in group.names}
+
+
+def _reruns(pods, before):
+    """Pods created for a (node, package, stage) that ``before`` (node -> nodeState) already had complete."""
+    out = []
+    for dummy, node, package, stage in pods:
+        entry = next((e for e in before.get(node, {}).values() if e.get('name') == package), None)
+        if stage in support.completed_stages(entry):
+            out.append((node, package, stage))
+    return out
+
+
+def _wait_operator_done(group, versions, timeout=240):
+    support.wait_until(lambda: group.all_complete(versions), timeout, f'every node of {group.cr} complete by the operator')
+
+
+def test_bridge_first_then_the_operator_creates_no_pod(cluster, playbooks, operators, fleet, figures):
+    group = fleet()
+    group.create()
+    result = _apply(playbooks, group)
+    assert result.rc == 0, result
+    assert group.all_complete(VERSIONS)
+    boots = _boots(cluster, group)
+    recorder = support.PodRecorder(cluster, group.names)
+    started = time.time()
+    operators.start()
+    # the operator looks at every node and agrees that they are complete (its CR status); the
+    # watch goes on for 60 s in all
+    support.wait_until(lambda: group.cr_status().get('status') == 'complete', 60, 'the operator to report the CR complete')
+    time.sleep(max(0.0, started + 60 - time.time()))
+    recorder.close()
+    assert recorder.since(started) == [], 'the operator created pods on nodes the bridge had completed'
+    assert group.all_complete(VERSIONS), group.states()
+    assert _boots(cluster, group) == boots  # nothing rebooted
+    assert group.cr_status().get('completeNodes') == f'{len(group.names)}/{len(group.names)}'
+    writes = support.audit_writes(cluster, support.OPERATOR_UA, started, group.names)
+    figures(operator_pods_created=len(recorder.since(started)), operator_writes=writes)
+    assert writes['pods created'] == 0, writes
+    assert group.leftover_cordons() == {}
+
+
+def test_operator_first_then_the_bridge_creates_no_pod_and_writes_at_most_once_per_node(cluster, playbooks, operators, fleet,
+                                                                                        figures):
+    group = fleet()
+    group.create()
+    operator = operators.start()
+    _wait_operator_done(group, VERSIONS)
+    operator.stop()
+    boots = _boots(cluster, group)
+    recorder = support.PodRecorder(cluster, group.names)
+    started = time.time()
+    # the operator's last status writes are seconds old and it held no lease: the guard would
+    # (rightly) refuse; the operator is stopped, so force is the documented way on
+    result = _apply(playbooks, group, nodewright_force=True)
+    recorder.close()
+    assert result.rc == 0, result
+    assert recorder.since(started) == []
+    writes = support.audit_writes(cluster, support.BRIDGE_UA, started, group.names)
+    figures(bridge_pods_created=len(recorder.since(started)), bridge_writes=writes)
+    assert writes['pods created'] == 0, writes
+    assert max(writes['nodes'].values()) <= 1, writes
+    assert writes['other'] == {}, writes
+    assert group.all_complete(VERSIONS) and _boots(cluster, group) == boots
+    assert group.leftover_cordons() == {}
+
+
+def test_the_bridge_killed_mid_batch_then_the_operator_finishes(cluster, playbooks, operators, fleet, figures):
+    group = fleet()
+    group.create()
+    recorder = support.PodRecorder(cluster, group.names)
+    proc = playbooks.start('nodewright.bridge.apply', extra_vars=dict(TIMEOUTS, nodewright_cr_name=group.cr))
+
+    def midway():
+        states = group.states()
+        done = [n for n in group.names if group.complete(n, VERSIONS)]
+        started = [n for n, s in states.items() if s and n not in done]
+        return done and started  # a node finished and another one on its way
+    try:
+        support.wait_until(midway, 240, 'the bridge to finish one node and be on the way with another')
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # no clean-up by the run: the worst case
+        proc.wait()
+    handoff = time.time()
+    before = group.states()
+    assert not all(group.complete(n, VERSIONS) for n in group.names)
+    operators.start()
+    _wait_operator_done(group, VERSIONS)
+    time.sleep(5)  # anything the operator would still start
+    recorder.close()
+    after = recorder.since(handoff)
+    figures(pods_before_handoff=len(recorder.since(0)) - len(after), operator_pods_after=len(after),
+            operator_writes=support.audit_writes(cluster, support.OPERATOR_UA, handoff, group.names)['nodes'],
+            reruns=_reruns(after, before))
+    assert after, 'the operator had nodes to finish and created no pod'
+    assert _reruns(after, before) == []
+    interrupts = [p for p in recorder.since(0) if p[3] == 'interrupt']
+    assert sorted(p[1] for p in interrupts) == sorted(group.names)  # each node rebooted once
+    support.wait_until(lambda: group.leftover_cordons() == {}, 30, 'no cordon left behind')
+
+
+def test_the_operator_stopped_mid_batch_then_the_bridge_finishes(cluster, playbooks, operators, fleet, figures):
+    group = fleet()
+    group.create()
+    recorder = support.PodRecorder(cluster, group.names)
+    operator = operators.start()
+
+    def midway():
+        done = [n for n in group.names if group.complete(n, VERSIONS)]
+        started = [n for n, s in group.states().items() if s and n not in done]
+        return done and started
+    support.wait_until(midway, 240, 'the operator to finish one node and be on the way with another')
+    operator.stop()
+    handoff = time.time()
+    before = group.states()
+    result = _apply(playbooks, group, nodewright_force=True)
+    assert result.rc == 0, result
+    recorder.close()
+    after = recorder.since(handoff)
+    figures(pods_before_handoff=len(recorder.since(0)) - len(after), bridge_pods_after=len(after),
+            bridge_writes=support.audit_writes(cluster, support.BRIDGE_UA, handoff, group.names)['nodes'],
+            reruns=_reruns(after, before))
+    assert after, 'the bridge had nodes to finish and created no pod'
+    assert _reruns(after, before) == []
+    interrupts = [p for p in recorder.since(0) if p[3] == 'interrupt']
+    assert sorted(p[1] for p in interrupts) == sorted(group.names)
+    assert group.all_complete(VERSIONS), group.states()
+    assert group.leftover_cordons() == {}
+
+
+def test_an_upgrade_started_by_the_operator_is_finished_by_the_bridge(cluster, playbooks, operators, fleet, figures):
+    group = fleet()
+    group.create()
+    assert _apply(playbooks, group).rc == 0
+    group.bump(nccl='2.22.0')
+    recorder = support.PodRecorder(cluster, group.names)
+    operator = operators.start()
+    support.wait_until(lambda: 0 < sum(group.complete(n, UPGRADED) for n in group.names) < len(group.names)
+                       or group.all_complete(UPGRADED), 240, 'the operator to upgrade a node')
+    operator.stop()
+    handoff = time.time()
+    before = group.states()
+    upgraded = [n for n in group.names if group.complete(n, UPGRADED)]
+    result = _apply(playbooks, group, nodewright_force=True)
+    assert result.rc == 0, result
+    recorder.close()
+    assert group.all_complete(UPGRADED), group.states()
+    after = recorder.since(handoff)
+    figures(upgraded_by_the_operator=len(upgraded), operator_pods=len(recorder.since(0)) - len(after), bridge_pods=len(after),
+            reruns=_reruns(after, before))
+    assert not [p for p in after if p[1] in upgraded], 'the bridge re-ran stages on nodes the operator had upgraded'
+    assert _reruns(after, before) == []
+    # only nccl-tuning changed: no reboot, no other package re-run, on either side
+    assert {p[2] for p in recorder.since(0)} == {'nccl-tuning'}, recorder.since(0)
+    assert group.leftover_cordons() == {}
