@@ -39,6 +39,16 @@ OPERATOR_SETTINGS = {
     'METRICS_PORT': '127.0.0.1:0', 'PROBE_PORT': '127.0.0.1:0', 'AGENT_IMAGE': 'ghcr.io/nvidia/skyhook/agent:latest',
 }
 _INDEX = [3000]
+# Out of cluster, controller-runtime takes the leader-election namespace only from the in-cluster
+# file /var/run/secrets/kubernetes.io/serviceaccount/namespace (the operator has no setting for
+# it) and refuses to start without it. The operator with LEADER_ELECTION=true therefore runs in a
+# mount namespace of its own whose /var/run is an empty tmpfs holding just that file (NAMESPACE):
+# nothing on the machine changes, and the lease lands where an in-cluster operator's would.
+IN_CLUSTER_NAMESPACE = [
+    'unshare', '--mount', '--propagation', 'private', 'sh', '-c',
+    'run=$(readlink -f /var/run) && mount -t tmpfs nodewright-interop "$run" '
+    '&& mkdir -p "$run/secrets/kubernetes.io/serviceaccount" '
+    '&& printf %s "$1" > "$run/secrets/kubernetes.io/serviceaccount/namespace" && exec "$0"']
 
 
 def nodewright_documents(name, pool, policy, gpu_driver='570.124.6', nccl='2.21.5'):
@@ -141,6 +151,26 @@ class Fleet:
     def all_complete(self, versions):
         return all(self.complete(name, versions) for name in self.names)
 
+    def settle(self, timeout=120):
+        """Wait until the fake reboots the interrupt pods asked for are over.
+
+        On the fake nodes an interrupt pod finishes at once and the reboot follows (fake-reboots,
+        1 s after it saw the pod), so the operator records a node complete before its reboot has
+        happened. Once no interrupt pod of these nodes is left, a reboot still due starts within that
+        delay; then every node must be Ready with no reboot under way.
+        """
+        def no_interrupt_pods():
+            pods = self.core.list_namespaced_pod(NAMESPACE, label_selector='skyhook.nvidia.com/interrupt=True').items
+            return not [p for p in pods if p.spec.node_name in self.names]
+        wait_until(no_interrupt_pods, timeout, 'the interrupt pods of %s to be gone' % self.cr)
+        time.sleep(2.5)
+
+        def rebooted():
+            return all(helpers.node_ready(self.cluster.api, name)
+                       and (helpers.fake_reboot_record(self.cluster.api, name) or {}).get('state') != 'rebooting'
+                       for name in self.names)
+        wait_until(rebooted, timeout, 'the reboots of %s to be over' % self.cr)
+
     def leftover_cordons(self):
         """Nodes still cordoned, or still carrying a cordon ownership record of any CR."""
         out = {}
@@ -177,8 +207,11 @@ class Operator:
         env = dict(os.environ, KUBECONFIG=str(kubeconfig), **OPERATOR_SETTINGS)
         env['LEADER_ELECTION'] = 'true' if leader_election else 'false'
         self.log_path = Path(log_path)
+        cmd = [binary]
+        if leader_election:
+            cmd = IN_CLUSTER_NAMESPACE + [binary, NAMESPACE]
         with open(self.log_path, 'wb') as out:
-            self.proc = subprocess.Popen([binary], env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+            self.proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
                                          cwd=str(self.log_path.parent))
         deadline = time.monotonic() + 120
         while 'Starting workers' not in self.log():
@@ -230,7 +263,7 @@ class Operators:
 
 
 class PodRecorder:
-    """Every pod created in the operator's namespace while it runs, by watch: uid -> (time, node, package, stage)."""
+    """Every pod created in the operator's namespace while it runs, by watch: uid -> (time, node, package, stage, version)."""
 
     def __init__(self, cluster, nodes):
         self.core = kclient.CoreV1Api(cluster.api)
@@ -250,7 +283,8 @@ class PodRecorder:
                     self.rv = pod.metadata.resource_version
                     if pod.spec.node_name in self.nodes and pod.metadata.uid not in self.created:
                         info = json.loads((pod.metadata.annotations or {}).get('skyhook.nvidia.com/package') or '{}')
-                        self.created[pod.metadata.uid] = (time.time(), pod.spec.node_name, info.get('name'), info.get('stage'))
+                        self.created[pod.metadata.uid] = (time.time(), pod.spec.node_name, info.get('name'), info.get('stage'),
+                                                          info.get('version'))
                     if self.stop.is_set():
                         return
             except Exception:  # pylint: disable=broad-exception-caught

@@ -33,6 +33,7 @@ def test_apply_refuses_while_the_operator_reconciles_and_goes_on_when_forced_or_
     group.create()
     operator = operators.start(leader_election=True)
     support.wait_until(lambda: group.all_complete(VERSIONS), 300, 'the operator to roll the CR out')
+    group.settle()
     lease = _lease(cluster)
     assert lease.spec.holder_identity, lease  # the operator holds its lease in its namespace
 
