@@ -65,9 +65,9 @@ options:
         server as server-side dry runs, so that a missing namespace, an RBAC denial or an admission rejection
         fails the task with nothing changed.
       - V(false) keeps the adopt check and skips the dry runs. M(nodewright.bridge.node_update) does so for
-        the later stages of a package (and the later interrupts) on a node once an earlier one has run there:
-        the namespace, the identity's rights and the pod's image have passed the API server already. A pod
-        refused then fails its stage with at most its ConfigMaps written, and no state recorded on the node.
+        the later stages of a package (and the later interrupts) on a node once an earlier one has run there,
+        because the namespace, the identity's rights and the pod's image have passed the API server already.
+        A pod refused then fails its stage with at most its ConfigMaps written, and no state recorded on the node.
       - Check mode always runs the dry runs (they are what it reports).
     type: bool
     default: true
