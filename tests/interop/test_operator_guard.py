@@ -37,8 +37,10 @@ def test_apply_refuses_while_the_operator_reconciles_and_goes_on_when_forced_or_
     lease = _lease(cluster)
     assert lease.spec.holder_identity, lease  # the operator holds its lease in its namespace
 
-    # An upgrade with a reboot per node: the operator works through it one node per compartment
-    # at a time, so the run below finds nodes to update while the operator reconciles the CR.
+    # A driver upgrade while the operator reconciles the CR. On the fake nodes the operator gets
+    # through it within a second or two (the interrupt pods finish at once; the reboots follow),
+    # so the run may find every node up to date: it must refuse before writing anything all the
+    # same, the complete records of the planning play included.
     group.bump(gpu_driver='575.51.2')
     started = time.time()
     refused = _apply(playbooks, group)
