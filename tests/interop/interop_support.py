@@ -77,6 +77,17 @@ def nodewright_documents(name, pool, policy, gpu_driver='570.124.6', nccl='2.21.
     return [cr, policy_doc]
 
 
+VERSIONS = {'kernel-tuning': '1.4.0', 'gpu-driver': '570.124.6', 'nccl-tuning': '2.21.5'}
+TIMEOUTS = {'nodewright_stage_timeout': 120, 'nodewright_interrupt_timeout': 120, 'nodewright_drain_timeout': 120}
+
+
+def apply(playbooks, group, **extra):
+    """``ansible-playbook nodewright.bridge.apply`` for the fleet's CR, read from the cluster."""
+    variables = dict(TIMEOUTS, nodewright_cr_name=group.cr)
+    variables.update(extra)
+    return playbooks.run('nodewright.bridge.apply', extra_vars=variables, run_timeout=900)
+
+
 def completed_stages(entry):
     """The install stages a nodeState entry says are done (``skipped`` interrupts count: merged into another)."""
     if not entry or entry.get('stage') not in INSTALL_STAGES:
@@ -170,6 +181,12 @@ class Fleet:
                        and (helpers.fake_reboot_record(self.cluster.api, name) or {}).get('state') != 'rebooting'
                        for name in self.names)
         wait_until(rebooted, timeout, 'the reboots of %s to be over' % self.cr)
+
+    def midway(self, versions):
+        """Some node complete and another one on its way (a handoff in the middle of a rollout)."""
+        done = [n for n in self.names if self.complete(n, versions)]
+        on_the_way = [n for n, state in self.states().items() if state and n not in done]
+        return bool(done and on_the_way)
 
     def leftover_cordons(self):
         """Nodes still cordoned, or still carrying a cordon ownership record of any CR."""

@@ -20,15 +20,9 @@ import time
 import helpers
 import interop_support as support
 
-VERSIONS = {'kernel-tuning': '1.4.0', 'gpu-driver': '570.124.6', 'nccl-tuning': '2.21.5'}
+VERSIONS = support.VERSIONS
 UPGRADED = dict(VERSIONS, **{'nccl-tuning': '2.22.0'})
-TIMEOUTS = {'nodewright_stage_timeout': 120, 'nodewright_interrupt_timeout': 120, 'nodewright_drain_timeout': 120}
-
-
-def _apply(playbooks, group, **extra):
-    variables = dict(TIMEOUTS, nodewright_cr_name=group.cr)
-    variables.update(extra)
-    return playbooks.run('nodewright.bridge.apply', extra_vars=variables, run_timeout=900)
+_apply = support.apply
 
 
 def _boots(cluster, group):
@@ -104,15 +98,9 @@ def test_the_bridge_killed_mid_batch_then_the_operator_finishes(cluster, playboo
     group = fleet()
     group.create()
     recorder = support.PodRecorder(cluster, group.names)
-    proc = playbooks.start('nodewright.bridge.apply', extra_vars=dict(TIMEOUTS, nodewright_cr_name=group.cr))
-
-    def midway():
-        states = group.states()
-        done = [n for n in group.names if group.complete(n, VERSIONS)]
-        started = [n for n, s in states.items() if s and n not in done]
-        return done and started  # a node finished and another one on its way
+    proc = playbooks.start('nodewright.bridge.apply', extra_vars=dict(support.TIMEOUTS, nodewright_cr_name=group.cr))
     try:
-        support.wait_until(midway, 240, 'the bridge to finish one node and be on the way with another')
+        support.wait_until(lambda: group.midway(VERSIONS), 240, 'the bridge to finish one node and be on the way with another')
     finally:
         os.killpg(proc.pid, signal.SIGKILL)  # no clean-up by the run: the worst case
         proc.wait()
@@ -139,12 +127,7 @@ def test_the_operator_stopped_mid_batch_then_the_bridge_finishes(cluster, playbo
     group.create()
     recorder = support.PodRecorder(cluster, group.names)
     operator = operators.start()
-
-    def midway():
-        done = [n for n in group.names if group.complete(n, VERSIONS)]
-        started = [n for n, s in group.states().items() if s and n not in done]
-        return done and started
-    support.wait_until(midway, 240, 'the operator to finish one node and be on the way with another')
+    support.wait_until(lambda: group.midway(VERSIONS), 240, 'the operator to finish one node and be on the way with another')
     operator.stop()
     handoff = time.time()
     before = group.states()

@@ -11,16 +11,10 @@ from kubernetes import client as kclient
 
 import interop_support as support
 
-VERSIONS = {'kernel-tuning': '1.4.0', 'gpu-driver': '570.124.6', 'nccl-tuning': '2.21.5'}
+VERSIONS = support.VERSIONS
 DRIVER_UPGRADE = dict(VERSIONS, **{'gpu-driver': '575.51.2'})
 NCCL_UPGRADE = dict(DRIVER_UPGRADE, **{'nccl-tuning': '2.22.0'})
-TIMEOUTS = {'nodewright_stage_timeout': 120, 'nodewright_interrupt_timeout': 120, 'nodewright_drain_timeout': 120}
-
-
-def _apply(playbooks, group, **extra):
-    variables = dict(TIMEOUTS, nodewright_cr_name=group.cr)
-    variables.update(extra)
-    return playbooks.run('nodewright.bridge.apply', extra_vars=variables, run_timeout=900)
+_apply = support.apply
 
 
 def _lease(cluster):
