@@ -26,6 +26,7 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parents[1]
+WORKPLACE_UPSTREAM = Path('/work/shared/upstream')
 sys.path.insert(0, str(HERE.parent / 'cluster'))
 sys.path.insert(0, str(HERE.parent / 'kube'))
 sys.path.insert(0, str(HERE))
@@ -63,9 +64,12 @@ def pytest_collection_modifyitems(config, items):  # pylint: disable=unused-argu
 def operator_binary():
     path = os.environ.get('NODEWRIGHT_OPERATOR')
     if not path:
-        script = HERE.parents[2] / 'shared' / 'upstream' / 'build-operator.sh'
-        if not script.exists():
-            pytest.fail(f'no operator: {script} is missing (set NODEWRIGHT_OPERATOR to a built manager)', pytrace=False)
+        # beside the checkout, or at the workplace's fixed path (a clone made elsewhere, as CI's)
+        candidates = [REPO_ROOT.parent / 'shared' / 'upstream' / 'build-operator.sh', WORKPLACE_UPSTREAM / 'build-operator.sh']
+        script = next((c for c in candidates if c.exists()), None)
+        if script is None:
+            pytest.fail('no operator: none of %s exists (set NODEWRIGHT_OPERATOR to a built manager)'
+                        % ', '.join(map(str, candidates)), pytrace=False)
         proc = subprocess.run([str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, check=False)
         if proc.returncode != 0:
             pytest.fail(f'{script} failed ({proc.returncode}):\n{proc.stderr[-3000:]}', pytrace=False)
