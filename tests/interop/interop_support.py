@@ -27,6 +27,7 @@ GROUP, VERSION = 'skyhook.nvidia.com', 'v1alpha1'
 STATE = 'skyhook.nvidia.com/nodeState_'
 STATUS = 'skyhook.nvidia.com/status_'
 CORDON = 'skyhook.nvidia.com/cordon_'
+FAKE_REBOOT = 'nodewright.bridge/fake-reboot'  # tests/cluster/fake_reboots.py's record on the node
 FINALIZER = 'skyhook.nvidia.com/skyhook'
 LEASE = '3c22c1ae.nvidia.com'
 OPERATOR_UA, BRIDGE_UA = 'manager/', 'nodewright.bridge/'
@@ -88,6 +89,10 @@ def apply(playbooks, group, **extra):
     return playbooks.run('nodewright.bridge.apply', extra_vars=variables, run_timeout=900)
 
 
+def ready(node):
+    return any(c.type == 'Ready' and c.status == 'True' for c in (node.status.conditions or []))
+
+
 def completed_stages(entry):
     """The install stages a nodeState entry says are done (``skipped`` interrupts count: merged into another)."""
     if not entry or entry.get('stage') not in INSTALL_STAGES:
@@ -140,27 +145,30 @@ class Fleet:
         cr = self.documents(**versions)[0]
         self.custom.patch_cluster_custom_object(GROUP, VERSION, 'skyhooks', self.cr, {'spec': {'packages': cr['spec']['packages']}})
 
-    def node(self, name):
-        return self.core.read_node(name)
+    def nodes(self):
+        """The fleet's nodes, one list call: name -> V1Node."""
+        listing = self.core.list_node(label_selector=f'nodewright.bridge/pool={self.id}')
+        return {node.metadata.name: node for node in listing.items}
 
-    def state(self, name):
-        text = (self.node(name).metadata.annotations or {}).get(STATE + self.cr)
+    def state_of(self, node):
+        text = (node.metadata.annotations or {}).get(STATE + self.cr)
         return json.loads(text) if text else {}
 
     def states(self):
-        return {name: self.state(name) for name in self.names}
+        return {name: self.state_of(node) for name, node in self.nodes().items()}
 
-    def complete(self, name, versions):
+    def complete_of(self, node, versions):
         """Every package of ``versions`` (name -> version) complete, status complete, schedulable, Ready."""
-        node = self.node(name)
-        annotations = node.metadata.annotations or {}
-        state = json.loads(annotations.get(STATE + self.cr) or '{}')
-        return (annotations.get(STATUS + self.cr) == 'complete' and not node.spec.unschedulable
-                and helpers.node_ready(self.cluster.api, name)
-                and all((state.get(f'{pkg}|{ver}') or {}).get('state') == 'complete' for pkg, ver in versions.items()))
+        state = self.state_of(node)
+        return ((node.metadata.annotations or {}).get(STATUS + self.cr) == 'complete' and not node.spec.unschedulable
+                and ready(node) and all((state.get(f'{pkg}|{ver}') or {}).get('state') == 'complete' for pkg, ver in versions.items()))
+
+    def completed(self, versions):
+        """The names of the nodes complete for ``versions``."""
+        return [name for name, node in self.nodes().items() if self.complete_of(node, versions)]
 
     def all_complete(self, versions):
-        return all(self.complete(name, versions) for name in self.names)
+        return len(self.completed(versions)) == len(self.names)
 
     def settle(self, timeout=120):
         """Wait until the fake reboots the interrupt pods asked for are over.
@@ -177,22 +185,23 @@ class Fleet:
         time.sleep(2.5)
 
         def rebooted():
-            return all(helpers.node_ready(self.cluster.api, name)
-                       and (helpers.fake_reboot_record(self.cluster.api, name) or {}).get('state') != 'rebooting'
-                       for name in self.names)
+            nodes = self.nodes()
+            return len(nodes) == len(self.names) and all(
+                ready(node) and json.loads((node.metadata.annotations or {}).get(FAKE_REBOOT) or '{}').get('state') != 'rebooting'
+                for node in nodes.values())
         wait_until(rebooted, timeout, 'the reboots of %s to be over' % self.cr)
 
     def midway(self, versions):
         """Some node complete and another one on its way (a handoff in the middle of a rollout)."""
-        done = [n for n in self.names if self.complete(n, versions)]
-        on_the_way = [n for n, state in self.states().items() if state and n not in done]
+        nodes = self.nodes()
+        done = [n for n, node in nodes.items() if self.complete_of(node, versions)]
+        on_the_way = [n for n, node in nodes.items() if self.state_of(node) and n not in done]
         return bool(done and on_the_way)
 
     def leftover_cordons(self):
         """Nodes still cordoned, or still carrying a cordon ownership record of any CR."""
         out = {}
-        for name in self.names:
-            node = self.node(name)
+        for name, node in self.nodes().items():
             records = sorted(k for k in (node.metadata.annotations or {}) if k.startswith(CORDON))
             if node.spec.unschedulable or records:
                 out[name] = {'unschedulable': bool(node.spec.unschedulable), 'records': records}

@@ -17,7 +17,6 @@ import os
 import signal
 import time
 
-import helpers
 import interop_support as support
 
 VERSIONS = support.VERSIONS
@@ -25,8 +24,8 @@ UPGRADED = dict(VERSIONS, **{'nccl-tuning': '2.22.0'})
 _apply = support.apply
 
 
-def _boots(cluster, group):
-    return {name: helpers.boot_id(cluster.api, name) for name in group.names}
+def _boots(group):
+    return {name: node.status.node_info.boot_id for name, node in group.nodes().items()}
 
 
 def _reruns(pods, before):
@@ -37,6 +36,20 @@ def _reruns(pods, before):
         if stage in support.completed_stages(entry):
             out.append((node, package, stage))
     return out
+
+
+def _finished_without_reruns(cluster, group, recorder, handoff, before, side, figures):
+    """After a handoff mid-rollout: ``side`` (operator or bridge) created pods, none for a stage complete at the
+    handoff, and every node rebooted exactly once over both sides."""
+    after = recorder.since(handoff)
+    agent = support.OPERATOR_UA if side == 'operator' else support.BRIDGE_UA
+    figures(**{'pods_before_handoff': len(recorder.since(0)) - len(after), f'{side}_pods_after': len(after),
+               f'{side}_writes': support.audit_writes(cluster, agent, handoff, group.names)['nodes'],
+               'reruns': _reruns(after, before)})
+    assert after, f'the {side} had nodes to finish and created no pod'
+    assert _reruns(after, before) == []
+    interrupts = [p for p in recorder.since(0) if p[3] == 'interrupt']
+    assert sorted(p[1] for p in interrupts) == sorted(group.names)  # each node rebooted once
 
 
 def _wait_operator_done(group, versions, timeout=240):
@@ -50,7 +63,7 @@ def test_bridge_first_then_the_operator_creates_no_pod(cluster, playbooks, opera
     result = _apply(playbooks, group)
     assert result.rc == 0, result
     assert group.all_complete(VERSIONS)
-    boots = _boots(cluster, group)
+    boots = _boots(group)
     recorder = support.PodRecorder(cluster, group.names)
     started = time.time()
     operators.start()
@@ -61,7 +74,7 @@ def test_bridge_first_then_the_operator_creates_no_pod(cluster, playbooks, opera
     recorder.close()
     assert recorder.since(started) == [], 'the operator created pods on nodes the bridge had completed'
     assert group.all_complete(VERSIONS), group.states()
-    assert _boots(cluster, group) == boots  # nothing rebooted
+    assert _boots(group) == boots  # nothing rebooted
     assert group.cr_status().get('completeNodes') == f'{len(group.names)}/{len(group.names)}'
     writes = support.audit_writes(cluster, support.OPERATOR_UA, started, group.names)
     figures(operator_pods_created=len(recorder.since(started)), operator_writes=writes)
@@ -76,7 +89,7 @@ def test_operator_first_then_the_bridge_creates_no_pod_and_writes_at_most_once_p
     operator = operators.start()
     _wait_operator_done(group, VERSIONS)
     operator.stop()
-    boots = _boots(cluster, group)
+    boots = _boots(group)
     recorder = support.PodRecorder(cluster, group.names)
     started = time.time()
     # the operator's last status writes are seconds old and it held no lease: the guard would
@@ -90,7 +103,7 @@ def test_operator_first_then_the_bridge_creates_no_pod_and_writes_at_most_once_p
     assert writes['pods created'] == 0, writes
     assert max(writes['nodes'].values()) <= 1, writes
     assert writes['other'] == {}, writes
-    assert group.all_complete(VERSIONS) and _boots(cluster, group) == boots
+    assert group.all_complete(VERSIONS) and _boots(group) == boots
     assert group.leftover_cordons() == {}
 
 
@@ -106,19 +119,12 @@ def test_the_bridge_killed_mid_batch_then_the_operator_finishes(cluster, playboo
         proc.wait()
     handoff = time.time()
     before = group.states()
-    assert not all(group.complete(n, VERSIONS) for n in group.names)
+    assert not group.all_complete(VERSIONS)
     operators.start()
     _wait_operator_done(group, VERSIONS)
     time.sleep(5)  # anything the operator would still start
     recorder.close()
-    after = recorder.since(handoff)
-    figures(pods_before_handoff=len(recorder.since(0)) - len(after), operator_pods_after=len(after),
-            operator_writes=support.audit_writes(cluster, support.OPERATOR_UA, handoff, group.names)['nodes'],
-            reruns=_reruns(after, before))
-    assert after, 'the operator had nodes to finish and created no pod'
-    assert _reruns(after, before) == []
-    interrupts = [p for p in recorder.since(0) if p[3] == 'interrupt']
-    assert sorted(p[1] for p in interrupts) == sorted(group.names)  # each node rebooted once
+    _finished_without_reruns(cluster, group, recorder, handoff, before, 'operator', figures)
     support.wait_until(lambda: group.leftover_cordons() == {}, 30, 'no cordon left behind')
 
 
@@ -134,14 +140,7 @@ def test_the_operator_stopped_mid_batch_then_the_bridge_finishes(cluster, playbo
     result = _apply(playbooks, group, nodewright_force=True)
     assert result.rc == 0, result
     recorder.close()
-    after = recorder.since(handoff)
-    figures(pods_before_handoff=len(recorder.since(0)) - len(after), bridge_pods_after=len(after),
-            bridge_writes=support.audit_writes(cluster, support.BRIDGE_UA, handoff, group.names)['nodes'],
-            reruns=_reruns(after, before))
-    assert after, 'the bridge had nodes to finish and created no pod'
-    assert _reruns(after, before) == []
-    interrupts = [p for p in recorder.since(0) if p[3] == 'interrupt']
-    assert sorted(p[1] for p in interrupts) == sorted(group.names)
+    _finished_without_reruns(cluster, group, recorder, handoff, before, 'bridge', figures)
     assert group.all_complete(VERSIONS), group.states()
     assert group.leftover_cordons() == {}
 
@@ -159,7 +158,7 @@ def test_an_upgrade_started_by_the_operator_is_finished_by_the_bridge(cluster, p
     operator.stop()
     handoff = time.time()
     before = group.states()
-    upgraded = [n for n in group.names if group.complete(n, UPGRADED)]
+    upgraded = group.completed(UPGRADED)
     result = _apply(playbooks, group, nodewright_force=True)
     assert result.rc == 0, result
     recorder.close()
