@@ -97,8 +97,7 @@ class WaitTimeout(KubeError):
 
 
 # The client classes every task uses. kubernetes.client loads them lazily, on first use.
-CLIENT_CLASSES = ('Configuration', 'ApiClient', 'CoreV1Api', 'PolicyV1Api', 'CustomObjectsApi', 'CoordinationV1Api',
-                  'AuthorizationV1Api')
+CLIENT_CLASSES = ('Configuration', 'ApiClient', 'CoreV1Api', 'PolicyV1Api', 'CustomObjectsApi', 'CoordinationV1Api')
 
 
 def preload():
@@ -297,7 +296,6 @@ class Kube(object):
         self.policy = kclient.PolicyV1Api(self.api_client)
         self.custom = kclient.CustomObjectsApi(self.api_client)
         self.coordination = kclient.CoordinationV1Api(self.api_client)
-        self.authz = kclient.AuthorizationV1Api(self.api_client)
 
     @property
     def host(self):
@@ -335,9 +333,6 @@ class Kube(object):
                              % (what, 'forbidden' if status == 403 else 'unauthorized', self.host, message),
                              status, exc.reason, body)
         return KubeError('%s: HTTP %s %s (%s)' % (what, status, exc.reason or '', message), status, exc.reason, body)
-
-    def version(self):
-        return self.call('get /version', kclient.VersionApi(self.api_client).get_code)
 
     # ------------------------------------------------------------------ nodes
 
@@ -481,10 +476,7 @@ class Kube(object):
                              self.policy.list_namespaced_pod_disruption_budget, namespace)
         return self.call(describe('list', 'poddisruptionbudgets'), self.policy.list_pod_disruption_budget_for_all_namespaces)
 
-    # ------------------------------------------------------------------ config maps and namespaces
-
-    def get_namespace(self, name):
-        return self.call(describe('get', 'namespace', name), self.core.read_namespace, name)
+    # ------------------------------------------------------------------ config maps
 
     def apply_configmap(self, manifest, dry_run=False, attempts=5):
         """Create or update a ConfigMap to match ``manifest``: 'created', 'updated' or 'unchanged'.
@@ -544,39 +536,6 @@ class Kube(object):
     def get_policy(self, name):
         """A DeploymentPolicy by name (skyhook.nvidia.com, then nodewright.nvidia.com)."""
         return self._get_first('DeploymentPolicy', name, POLICY_PLACES)
-
-    def get_lease(self, namespace, name):
-        return self.call(describe('get', 'lease', name, namespace), self.coordination.read_namespaced_lease, name, namespace)
-
-    # ------------------------------------------------------------------ access checks
-
-    def can_i(self, verb, resource, group='', namespace=None, subresource=None, name=None):
-        """SelfSubjectAccessReview: (allowed, reason). Creates nothing that persists."""
-        attrs = {'verb': verb, 'resource': resource, 'group': group}
-        if namespace:
-            attrs['namespace'] = namespace
-        if subresource:
-            attrs['subresource'] = subresource
-        if name:
-            attrs['name'] = name
-        body = {'apiVersion': 'authorization.k8s.io/v1', 'kind': 'SelfSubjectAccessReview',
-                'spec': {'resourceAttributes': attrs}}
-        result = self.call('create selfsubjectaccessreview', self.authz.create_self_subject_access_review, body)
-        status = result.get('status') or {}
-        return bool(status.get('allowed')), status.get('reason') or ''
-
-    def require(self, checks):
-        """Fail before any change unless every (verb, resource, group, namespace, subresource) is allowed."""
-        denied = []
-        for verb, resource, group, namespace, subresource in checks:
-            allowed, reason = self.can_i(verb, resource, group, namespace, subresource)
-            if not allowed:
-                what = '%s %s%s%s' % (verb, resource, '/' + subresource if subresource else '',
-                                      '.' + group if group else '')
-                denied.append('%s%s%s' % (what, ' in namespace %s' % namespace if namespace else '',
-                                          ' (%s)' % reason if reason else ''))
-        if denied:
-            raise KubeError('RBAC denies what this task needs, so nothing was changed: %s' % '; '.join(denied), 403)
 
     # ------------------------------------------------------------------ waiting
 
@@ -695,6 +654,3 @@ def _lines(resp):
     if pending.strip():
         yield pending.decode('utf-8')
 
-
-def fail_on_kube_error(module, exc, **result):
-    module.fail_json(msg=exc.message, status=exc.status, **result)

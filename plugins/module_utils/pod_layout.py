@@ -76,9 +76,6 @@ DEFAULT_RUNTIME_REQUIRED_TAINT = 'skyhook.nvidia.com=runtime-required:NoSchedule
 DEFAULT_PAUSE_IMAGE = 'registry.k8s.io/pause:3.10'                      # PAUSE_IMAGE
 DEFAULT_AGENT_IMAGE = 'ghcr.io/nvidia/skyhook/agent:latest'             # AGENT_IMAGE
 DEFAULT_AGENT_LOG_ROOT = '/var/log/skyhook'                              # AGENT_LOG_ROOT
-# What the Helm chart (chart/values.yaml, v0.15.0) sets AGENT_IMAGE to, without its digest. The
-# code's default above carries an upstream "TODO: this needs to be updated with a working default".
-CHART_AGENT_IMAGE = 'nvcr.io/nvidia/skyhook/agent:v6.4.1'
 
 # Stages run by a stage pod (createPodFromPackage) and by an interrupt pod (createInterruptPodForPackage).
 POD_STAGES = ('apply', 'config', 'upgrade', 'uninstall', 'post-interrupt')
@@ -98,7 +95,6 @@ INTERRUPT_RESOURCES = {'cpu': '500m', 'memory': '64Mi'}
 
 # pod_outcome verdicts
 RUNNING, SUCCEEDED, FAILED, MISSING = 'running', 'succeeded', 'failed', 'missing'
-OUTCOMES = (RUNNING, SUCCEEDED, FAILED, MISSING)
 
 _TAINT_EFFECTS = ('NoSchedule', 'PreferNoSchedule', 'NoExecute')
 # The operator truncates package names to 43 characters in container names (they are at

@@ -38,12 +38,6 @@ def subscribe(listener):
             _LISTENERS.append(listener)
 
 
-def unsubscribe(listener):
-    with _LOCK:
-        if listener in _LISTENERS:
-            _LISTENERS.remove(listener)
-
-
 def reset():
     """Forget every rollout and listener (tests, or a controller that runs several playbooks)."""
     with _LOCK:
