@@ -20,6 +20,9 @@ import copy
 import re
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_schema
+from ansible_collections.nodewright.bridge.plugins.module_utils.constants import (
+    DISABLE_ANNOTATION, NODE_STATE_PREFIX, NODEWRIGHT_API_VERSION, NODEWRIGHT_GROUP, PAUSE_ANNOTATION,
+    SKYHOOK_API_VERSION, SKYHOOK_GROUP, TAINT_EFFECTS, VERSION)
 from ansible_collections.nodewright.bridge.plugins.module_utils import label_selector
 from ansible_collections.nodewright.bridge.plugins.module_utils import semver
 from ansible_collections.nodewright.bridge.plugins.module_utils.quantity import parse_quantity, is_go_duration
@@ -31,24 +34,17 @@ except ImportError:  # pragma: no cover - PyYAML ships with ansible-core
     yaml = None
     HAS_YAML = False
 
-SKYHOOK_GROUP = 'skyhook.nvidia.com'
-NODEWRIGHT_GROUP = 'nodewright.nvidia.com'
-VERSION = 'v1alpha1'
-CR_KINDS = {
-    '%s/%s' % (SKYHOOK_GROUP, VERSION): 'Skyhook',
-    '%s/%s' % (NODEWRIGHT_GROUP, VERSION): 'NodeWright',
-}
-POLICY_API_VERSIONS = ('%s/%s' % (SKYHOOK_GROUP, VERSION), '%s/%s' % (NODEWRIGHT_GROUP, VERSION))
+CR_KINDS = {SKYHOOK_API_VERSION: 'Skyhook', NODEWRIGHT_API_VERSION: 'NodeWright'}
+POLICY_API_VERSIONS = (SKYHOOK_API_VERSION, NODEWRIGHT_API_VERSION)
 DEFAULT_COMPARTMENT = '__default__'
 STRATEGY_TYPES = ('fixed', 'linear', 'exponential')
 
 # The operator keys node annotations as skyhook.nvidia.com/nodeState_<cr name>; the part
 # after the prefix is a label-key name of at most 63 characters.
-_LONGEST_KEY_STEM = 'nodeState_'
+_LONGEST_KEY_STEM = NODE_STATE_PREFIX.split('/', 1)[1]
 _DNS_SUBDOMAIN = re.compile(r'^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z')
 _PACKAGE_NAME = re.compile(cr_schema.go_pattern(cr_schema.PACKAGE_NAME_PATTERN))
 _TOLERATION_OPERATORS = ('Exists', 'Equal')
-_TAINT_EFFECTS = ('NoSchedule', 'PreferNoSchedule', 'NoExecute')
 
 
 class CRValidationError(ValueError):
@@ -292,11 +288,11 @@ class NodeWrightCR(object):
 
     @property
     def paused(self):
-        return self.annotations.get('%s/pause' % SKYHOOK_GROUP) == 'true'
+        return self.annotations.get(PAUSE_ANNOTATION) == 'true'
 
     @property
     def disabled(self):
-        return self.annotations.get('%s/disable' % SKYHOOK_GROUP) == 'true'
+        return self.annotations.get(DISABLE_ANNOTATION) == 'true'
 
     def legacy_compartment(self, node_count):
         """The synthetic fixed compartment the operator builds from this CR's ``interruptionBudget``."""
@@ -522,8 +518,8 @@ def _toleration_errors(tolerations):
         if operator == 'Exists' and tol.get('value'):
             errors.append('%s.value: must be empty when operator is Exists' % path)
         effect = tol.get('effect')
-        if effect not in (None, '') and effect not in _TAINT_EFFECTS:
-            errors.append('%s.effect: %r is not one of %s' % (path, effect, ', '.join(_TAINT_EFFECTS)))
+        if effect not in (None, '') and effect not in TAINT_EFFECTS:
+            errors.append('%s.effect: %r is not one of %s' % (path, effect, ', '.join(TAINT_EFFECTS)))
         # the rules Kubernetes applies when the operator creates the package pods
         if not tol.get('key') and operator != 'Exists':
             errors.append('%s.operator: must be Exists when key is empty' % path)
@@ -537,9 +533,9 @@ def cr_name_errors(name, path='name'):
     if not isinstance(name, str) or not _DNS_SUBDOMAIN.match(name) or len(name) > 253:
         return ['%s: %r must be a lowercase DNS-1123 subdomain (a Skyhook / NodeWright CR name)' % (path, name)]
     if len(_LONGEST_KEY_STEM + name) > 63:
-        return ['%s: %r is too long: the node annotation %s/%s%s must stay within 63 characters '
+        return ['%s: %r is too long: the node annotation %s%s must stay within 63 characters '
                 'after the prefix (at most %d characters for the name)'
-                % (path, name, SKYHOOK_GROUP, _LONGEST_KEY_STEM, name, 63 - len(_LONGEST_KEY_STEM))]
+                % (path, name, NODE_STATE_PREFIX, name, 63 - len(_LONGEST_KEY_STEM))]
     return []
 
 

@@ -69,15 +69,14 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import re
-
-from ansible_collections.nodewright.bridge.plugins.module_utils import label_selector
+from ansible_collections.nodewright.bridge.plugins.module_utils.constants import UNSCHEDULABLE_TAINT
+from ansible_collections.nodewright.bridge.plugins.module_utils.label_selector import (
+    matches, normalize_selector, selector_is_empty, selector_matches)
 
 EVICT = 'evict'
 SKIP = 'skip'
 
 MIRROR_ANNOTATION = 'kubernetes.io/config.mirror'
-UNSCHEDULABLE_TAINT_KEY = 'node.kubernetes.io/unschedulable'
 KUBE_SYSTEM = 'kube-system'
 
 ACTIVE_PHASES = ('Running', 'Pending')
@@ -211,7 +210,7 @@ def _toleration_tolerates_cordon(toleration):
     if effect and effect != 'NoSchedule':
         return False
     key = toleration.get('key') or ''
-    if key and key != UNSCHEDULABLE_TAINT_KEY:
+    if key and key != UNSCHEDULABLE_TAINT:
         return False
     operator = toleration.get('operator') or ''
     if operator == 'Exists':
@@ -229,7 +228,7 @@ def tolerates_unschedulable(pod, mode='key'):
     for toleration in tolerations:
         toleration = toleration or {}
         if mode == 'key':
-            if toleration.get('key') == UNSCHEDULABLE_TAINT_KEY:
+            if toleration.get('key') == UNSCHEDULABLE_TAINT:
                 return True
         elif _toleration_tolerates_cordon(toleration):
             return True
@@ -238,164 +237,6 @@ def tolerates_unschedulable(pod, mode='key'):
 
 def pod_labels(pod):
     return _metadata(pod).get('labels') or {}
-
-
-# --- selectors -------------------------------------------------------------------------------
-
-_IDENT = r'[^\s!=,()<>]+'
-_VALUE = r'[^\s!=,()<>]*'
-_RE_NOT_EXISTS = re.compile(r'^!\s*(%s)$' % _IDENT)
-_RE_EXISTS = re.compile(r'^(%s)$' % _IDENT)
-_RE_SET = re.compile(r'^(%s)\s+(in|notin)\s*\(([^()]*)\)$' % _IDENT)
-_RE_EQUALITY = re.compile(r'^(%s)\s*(==|!=|=)\s*(%s)$' % (_IDENT, _VALUE))
-_RE_NUMERIC = re.compile(r'^(%s)\s*(<|>)' % _IDENT)
-
-
-def _split_requirements(text):
-    """Split on the commas that are not inside parentheses."""
-    parts, depth, start = [], 0, 0
-    for idx, char in enumerate(text):
-        if char == '(':
-            depth += 1
-        elif char == ')':
-            depth -= 1
-            if depth < 0:
-                raise ValueError('unbalanced ")" in label selector %r' % text)
-        elif char == ',' and depth == 0:
-            parts.append(text[start:idx])
-            start = idx + 1
-    if depth:
-        raise ValueError('unbalanced "(" in label selector %r' % text)
-    parts.append(text[start:])
-    return parts
-
-
-def parse_selector(text):
-    """A label selector string (kubectl ``-l`` syntax) as a LabelSelector dict.
-
-    ``k=v`` / ``k==v`` -> In [v]; ``k!=v`` -> NotIn [v] (matches pods without ``k``, as in
-    Kubernetes); ``k in (a,b)``; ``k notin (a,b)``; ``k`` -> Exists; ``!k`` -> DoesNotExist.
-    Requirements are ANDed and kept as matchExpressions (``a=x,a=y`` matches nothing, as in
-    Kubernetes, instead of collapsing in a dict). ``<`` / ``>`` have no LabelSelector form and
-    are rejected. An empty string selects everything (``{}``). Raises ValueError.
-    """
-    if not isinstance(text, str):
-        raise ValueError('label selector must be a string, got %s' % type(text).__name__)
-    if text.strip() == '':
-        return {}
-    expressions = []
-    for raw in _split_requirements(text):
-        part = raw.strip()
-        if part == '':
-            raise ValueError('empty requirement in label selector %r' % text)
-        match = _RE_NOT_EXISTS.match(part)
-        if match:
-            expressions.append({'key': match.group(1), 'operator': 'DoesNotExist'})
-            continue
-        match = _RE_SET.match(part)
-        if match:
-            values = [v.strip() for v in match.group(3).split(',')]
-            if values == ['']:
-                raise ValueError('requirement %r of label selector %r: the value set must not be empty' % (part, text))
-            expressions.append({'key': match.group(1), 'operator': 'In' if match.group(2) == 'in' else 'NotIn', 'values': values})
-            continue
-        match = _RE_EQUALITY.match(part)
-        if match:
-            operator = 'NotIn' if match.group(2) == '!=' else 'In'
-            expressions.append({'key': match.group(1), 'operator': operator, 'values': [match.group(3)]})
-            continue
-        if _RE_NUMERIC.match(part):
-            raise ValueError('requirement %r of label selector %r: "<" and ">" have no LabelSelector form' % (part, text))
-        match = _RE_EXISTS.match(part)
-        if match:
-            expressions.append({'key': match.group(1), 'operator': 'Exists'})
-            continue
-        raise ValueError('cannot parse requirement %r of label selector %r' % (part, text))
-    selector = {'matchExpressions': expressions}
-    errors = label_selector.selector_errors(selector, 'selector')
-    if errors:
-        raise ValueError('invalid label selector %r: %s' % (text, '; '.join(errors)))
-    return selector
-
-
-def _shape_errors(selector, path):
-    """Type problems label_selector.selector_errors leaves to a schema check."""
-    errors = []
-    unknown = sorted(str(k) for k in selector if k not in ('matchLabels', 'matchExpressions'))
-    if unknown:
-        errors.append('%s: unknown field(s) %s (a LabelSelector has matchLabels and matchExpressions)' % (path, ', '.join(unknown)))
-    match_labels = selector.get('matchLabels')
-    if match_labels is not None and not isinstance(match_labels, dict):
-        errors.append('%s.matchLabels: must be an object' % path)
-    expressions = selector.get('matchExpressions')
-    if expressions is not None and not isinstance(expressions, list):
-        errors.append('%s.matchExpressions: must be a list' % path)
-    elif expressions:
-        for idx, expr in enumerate(expressions):
-            epath = '%s.matchExpressions[%d]' % (path, idx)
-            if not isinstance(expr, dict):
-                errors.append('%s: must be an object' % epath)
-                continue
-            if not isinstance(expr.get('key'), str):
-                errors.append('%s.key: must be a string' % epath)
-            if not isinstance(expr.get('operator'), str):
-                errors.append('%s.operator: must be a string' % epath)
-            if expr.get('values') is not None and not isinstance(expr.get('values'), list):
-                errors.append('%s.values: must be a list' % epath)
-    return errors
-
-
-def _as_expressions(selector):
-    expressions = [{'key': k, 'operator': 'In', 'values': [v]} for k, v in sorted((selector.get('matchLabels') or {}).items())]
-    return expressions + [dict(e) for e in selector.get('matchExpressions') or []]
-
-
-def normalize_selector(selector, path='selector'):
-    """A selector given as a string, a LabelSelector dict, or a list of both (ANDed), as one dict.
-
-    ``None`` stays ``None`` (the caller decides what "no selector" means); ``''`` and ``{}``
-    become ``{}``. Raises ValueError naming ``path`` and every problem.
-    """
-    if selector is None:
-        return None
-    if isinstance(selector, str):
-        try:
-            return parse_selector(selector)
-        except ValueError as exc:
-            raise ValueError('%s: %s' % (path, exc))
-    if isinstance(selector, dict):
-        errors = _shape_errors(selector, path)
-        if not errors:
-            errors = label_selector.selector_errors(selector, path)
-        if errors:
-            raise ValueError('%s is invalid: %s' % (path, '; '.join(errors)))
-        result = {}
-        if selector.get('matchLabels'):
-            result['matchLabels'] = dict(selector['matchLabels'])
-        if selector.get('matchExpressions'):
-            result['matchExpressions'] = [dict(e) for e in selector['matchExpressions']]
-        return result
-    if isinstance(selector, (list, tuple)):
-        expressions = []
-        for idx, item in enumerate(selector):
-            if item is None:
-                continue
-            part = normalize_selector(item, '%s[%d]' % (path, idx))
-            expressions.extend(_as_expressions(part))
-        return {'matchExpressions': expressions} if expressions else {}
-    raise ValueError('%s: must be a string, a LabelSelector dict or a list of them, got %s' % (path, type(selector).__name__))
-
-
-def selector_is_empty(selector):
-    """True for a selector without requirements (``{}``, ``''``), which Kubernetes reads as "everything"."""
-    normalized = normalize_selector(selector)
-    return normalized is not None and not normalized.get('matchLabels') and not normalized.get('matchExpressions')
-
-
-def selector_matches(selector, labels):
-    """``labels`` satisfy ``selector`` (any form ``normalize_selector`` takes); ``None`` and empty match all."""
-    normalized = normalize_selector(selector)
-    return label_selector.matches(normalized, labels or {})
 
 
 # --- classification ----------------------------------------------------------------------------
@@ -493,7 +334,7 @@ def pdb_selects(pdb, pod):
         selector = normalize_selector(selector)
     except ValueError:
         return False
-    return label_selector.matches(selector, pod_labels(pod))
+    return matches(selector, pod_labels(pod))
 
 
 def matching_pdbs(pod, pdbs):
@@ -547,7 +388,7 @@ def protected_pods_running(pods, selector):
     if normalized is None or selector_is_empty(normalized):
         return []
     found = [pod for pod in pods or []
-             if pod_phase(pod) in ACTIVE_PHASES and label_selector.matches(normalized, pod_labels(pod))]
+             if pod_phase(pod) in ACTIVE_PHASES and matches(normalized, pod_labels(pod))]
     return sorted(found, key=lambda pod: (pod_namespace(pod), pod_name(pod), _metadata(pod).get('uid') or ''))
 
 

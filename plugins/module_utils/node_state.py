@@ -22,12 +22,9 @@ __metaclass__ = type
 
 import json
 
-PREFIX = 'skyhook.nvidia.com'
-IGNORE_LABEL = PREFIX + '/ignore'
-CORDON_PREFIX = PREFIX + '/cordon_'
-# Ours, not the operator's: marks a cordon that was already there (kubectl cordon, another
-# tool) when a CR cordoned the node, so releasing the CR's cordon leaves the node cordoned.
-INHERITED_CORDON_PREFIX = 'bridge.nodewright.io/cordon-inherited_'
+from ansible_collections.nodewright.bridge.plugins.module_utils.constants import (
+    AUTO_TAINT_PREFIX, CORDON_PREFIX, IGNORE_LABEL, INHERITED_CORDON_PREFIX, NODE_STATE_PREFIX, STATUS_PREFIX,
+    TAINT_EFFECTS, VERSION_PREFIX)
 
 STAGES = ('uninstall', 'uninstall-interrupt', 'upgrade', 'apply', 'interrupt', 'post-interrupt', 'config')
 STATES = ('complete', 'in_progress', 'skipped', 'erroring', 'unknown')
@@ -47,11 +44,11 @@ class NodeStateError(ValueError):
 
 
 def node_state_key(cr_name):
-    return '%s/nodeState_%s' % (PREFIX, cr_name)
+    return NODE_STATE_PREFIX + cr_name
 
 
 def status_key(cr_name):
-    return '%s/status_%s' % (PREFIX, cr_name)
+    return STATUS_PREFIX + cr_name
 
 
 def cordon_key(cr_name):
@@ -59,7 +56,7 @@ def cordon_key(cr_name):
 
 
 def version_key(cr_name):
-    return '%s/version_%s' % (PREFIX, cr_name)
+    return VERSION_PREFIX + cr_name
 
 
 def unique_name(name, version):
@@ -235,7 +232,7 @@ def uncordon_patch(cr_name, annotations, unschedulable):
 def states_on_node(annotations, cr_name=None):
     """``{cr: decoded nodeState}`` for every CR (or just ``cr_name``) with state on the node."""
     annotations = annotations or {}
-    prefix = '%s/nodeState_' % PREFIX
+    prefix = NODE_STATE_PREFIX
     found = {}
     for key in sorted(annotations):
         if not key.startswith(prefix):
@@ -254,7 +251,7 @@ def forget_patch(cr_name, annotations, labels):
     cordon (release that with uncordon_patch, so the node is not left unschedulable without an owner).
     None when there is nothing to drop."""
     annotations, labels = annotations or {}, labels or {}
-    keys = [node_state_key(cr_name), status_key(cr_name), version_key(cr_name), '%s/autoTaint_%s' % (PREFIX, cr_name)]
+    keys = [node_state_key(cr_name), status_key(cr_name), version_key(cr_name), AUTO_TAINT_PREFIX + cr_name]
     patch = {'metadata': {}}
     gone = dict((k, None) for k in keys if k in annotations)
     if gone:
@@ -344,14 +341,28 @@ def interrupt_succeeded(state, name, version, image, stage='interrupt', containe
 
 
 def parse_taint(spec):
-    """``key=value:Effect`` (or ``key:Effect``) as a taint dict."""
-    head, sep, effect = spec.rpartition(':')
-    if not sep or not head or not effect:
-        raise ValueError('taint %r must look like key=value:Effect' % spec)
-    key, eq, value = head.partition('=')
-    taint = {'key': key, 'effect': effect}
-    if eq:
-        taint['value'] = value
+    """A taint from kubectl's ``key[=value]:effect`` syntax (the operator's RUNTIME_REQUIRED_TAINT).
+
+    ValueError, naming the value, when the operator would refuse to start with it (no effect, an
+    unknown effect, a removal ``-``, more than one ``:`` or ``=``, no key). An empty value
+    (``key=:effect``) is no value, as in kubectl.
+    """
+    if not isinstance(spec, str) or not spec:
+        raise ValueError('taint %r must be key[=value]:effect' % (spec,))
+    if spec.endswith('-'):
+        raise ValueError('taint %r ends in "-", which removes a taint; give key[=value]:effect' % (spec,))
+    parts = spec.split(':')
+    if len(parts) != 2:
+        raise ValueError('taint %r must be key[=value]:effect (exactly one ":")' % (spec,))
+    key_value, effect = parts
+    if effect not in TAINT_EFFECTS:
+        raise ValueError('taint %r: effect %r is not one of %s' % (spec, effect, ', '.join(TAINT_EFFECTS)))
+    key_parts = key_value.split('=')
+    if len(key_parts) > 2 or not key_parts[0]:
+        raise ValueError('taint %r must be key[=value]:effect (one key, at most one "=")' % (spec,))
+    taint = {'key': key_parts[0], 'effect': effect}
+    if len(key_parts) == 2 and key_parts[1]:
+        taint['value'] = key_parts[1]
     return taint
 
 

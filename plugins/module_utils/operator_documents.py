@@ -18,10 +18,8 @@ __metaclass__ = type
 
 import copy
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
-
-SKYHOOK_API_VERSION = '%s/%s' % (cr_model.SKYHOOK_GROUP, cr_model.VERSION)
-NODEWRIGHT_API_VERSION = '%s/%s' % (cr_model.NODEWRIGHT_GROUP, cr_model.VERSION)
+from ansible_collections.nodewright.bridge.plugins.module_utils.constants import (
+    NODEWRIGHT_API_VERSION, NODEWRIGHT_GROUP, SKYHOOK_API_VERSION, SKYHOOK_GROUP)
 
 # (apiVersion, kind) of the input -> kind for skyhook.nvidia.com/v1alpha1
 _TO_SKYHOOK = {
@@ -59,8 +57,8 @@ def to_skyhook(docs):
         key = (doc.get('apiVersion'), doc.get('kind'))
         if key not in _TO_SKYHOOK:
             raise DocumentError('document %d: apiVersion %r kind %r is not a Skyhook or NodeWright CR or a '
-                                'DeploymentPolicy of %s or %s' % (index, key[0], key[1], cr_model.SKYHOOK_GROUP,
-                                                                  cr_model.NODEWRIGHT_GROUP))
+                                'DeploymentPolicy of %s or %s' % (index, key[0], key[1], SKYHOOK_GROUP,
+                                                                  NODEWRIGHT_GROUP))
         converted = copy.deepcopy(doc)
         converted['apiVersion'] = SKYHOOK_API_VERSION
         converted['kind'] = _TO_SKYHOOK[key]

@@ -58,6 +58,9 @@ import calendar
 import datetime
 import re
 
+from ansible_collections.nodewright.bridge.plugins.module_utils.constants import (
+    DISABLE_ANNOTATION, PAUSE_ANNOTATION, STATUS_PREFIX)
+
 OPERATOR_NAMESPACE = 'skyhook'
 LEASE_NAME = '3c22c1ae.nvidia.com'
 OPERATOR_MANAGERS = ('manager',)
@@ -65,9 +68,6 @@ DEFAULT_WINDOW = 300
 LEASE_GRACE = 5
 DEFAULT_LEASE_DURATION = 15
 
-ANNOTATION_PREFIX = 'skyhook.nvidia.com'
-PAUSE_ANNOTATION = ANNOTATION_PREFIX + '/pause'
-DISABLE_ANNOTATION = ANNOTATION_PREFIX + '/disable'
 
 _TIME_RE = re.compile(r'^(\d{4})-(\d\d)-(\d\d)[Tt ](\d\d):(\d\d):(\d\d)(\.\d+)?([Zz]|[+-]\d\d:?\d\d)?$')
 
@@ -281,76 +281,109 @@ def assess(cr, lease, now, window=DEFAULT_WINDOW, lease_ref=None, lease_error=No
     managers = tuple(managers or ())
     meta = cr.get('metadata') or {}
     status = cr.get('status') or {}
-    annotations = meta.get('annotations') or {}
     kind = cr.get('kind') or 'Skyhook'
     name = meta.get('name') or '?'
-    ref = lease_ref or (OPERATOR_NAMESPACE, LEASE_NAME)
     evidence = []
     warnings = []
 
-    # Rule 1: the lease.
-    facts = None
-    lease_fresh = False
-    if lease is not None:
-        facts = lease_facts(lease, now, ref, lease_grace)
-        lease_fresh = facts['fresh']
-        label = _lease_label(facts)
-        if lease_fresh and facts['age_seconds'] is None:
-            evidence.append('lease %s is held by %s (no renewTime to judge its age): an operator is running'
-                            % (label, facts['holder']))
-        elif lease_fresh:
-            evidence.append('lease %s is held by %s, renewed %s ago (lease duration %ss): an operator is running'
-                            % (label, facts['holder'], format_age(facts['age_seconds']), facts['lease_duration_seconds']))
-        elif not facts['holder']:
-            when = ' (released %s ago)' % format_age(facts['age_seconds']) if facts['age_seconds'] is not None else ''
-            evidence.append('lease %s has no holder%s: no operator is leader' % (label, when))
-        else:
-            evidence.append('lease %s is held by %s but was last renewed %s ago, more than its %ss duration (+%ss grace): '
-                            'its holder is gone' % (label, facts['holder'], format_age(facts['age_seconds']),
-                                                    facts['lease_duration_seconds'], lease_grace))
-    else:
+    facts = _judge_lease(lease, now, lease_ref or (OPERATOR_NAMESPACE, LEASE_NAME), lease_error, lease_grace,
+                         evidence)
+    lease_fresh = facts is not None and facts['fresh']
+    writes = managed_writes(cr)
+    last = _last_operator_write(writes, status, managers)
+    write_decides = _judge_last_write(last, writes, facts, now, window, managers, lease_grace, evidence)
+    _report_reconciled(writes, last, meta, status, now, managers, evidence)
+    operator_running = lease_fresh or write_decides
+    hold = _judge_hold(meta, kind, name, operator_running, evidence, warnings)
+    active = operator_running and not hold['exempt']
+    summary = _summary(facts, last, write_decides, active and hold['deleting'], now)
+
+    if facts is not None:
+        facts = dict(facts)
+        facts.pop('expires', None)
+    return {
+        'active': active,
+        'operator_running': operator_running,
+        'evidence': evidence,
+        'warnings': warnings,
+        'lease': facts,
+        'last_operator_write': _write_report(last, now),
+        'paused': hold['paused'],
+        'disabled': hold['disabled'],
+        'deleting': hold['deleting'],
+        'summary': summary,
+        'kind': kind,
+        'name': name,
+    }
+
+
+def _judge_lease(lease, now, ref, lease_error, lease_grace, evidence):
+    """Rule 1: the lease's facts (None when it could not be read), its evidence appended."""
+    if lease is None:
         evidence.append('lease %s/%s is not readable (%s): only the CR\'s own writes can show a running operator '
                         '(one without leader election takes no lease)' % (ref[0], ref[1], lease_error or 'not given'))
+        return None
+    facts = lease_facts(lease, now, ref, lease_grace)
+    label = _lease_label(facts)
+    if facts['fresh'] and facts['age_seconds'] is None:
+        evidence.append('lease %s is held by %s (no renewTime to judge its age): an operator is running'
+                        % (label, facts['holder']))
+    elif facts['fresh']:
+        evidence.append('lease %s is held by %s, renewed %s ago (lease duration %ss): an operator is running'
+                        % (label, facts['holder'], format_age(facts['age_seconds']), facts['lease_duration_seconds']))
+    elif not facts['holder']:
+        when = ' (released %s ago)' % format_age(facts['age_seconds']) if facts['age_seconds'] is not None else ''
+        evidence.append('lease %s has no holder%s: no operator is leader' % (label, when))
+    else:
+        evidence.append('lease %s is held by %s but was last renewed %s ago, more than its %ss duration (+%ss grace): '
+                        'its holder is gone' % (label, facts['holder'], format_age(facts['age_seconds']),
+                                                facts['lease_duration_seconds'], lease_grace))
+    return facts
 
-    # Rule 2: the operator's recent writes.
-    writes = managed_writes(cr)
+
+def _last_operator_write(writes, status, managers):
+    """The newest write by an operator manager (the newest dated condition without managedFields), or None."""
     if writes is None:
-        last = _condition_write(status)
-    else:
-        last = _newest([w for w in writes if w['manager'] in managers])
-        if last is not None:
-            last = dict(last, source='managedFields')
-    write_decides = False
-    if last is not None:
-        age = now - last['epoch']
-        said = '%s %s ago' % (_write_label(last), format_age(age))
-        if age > window:
-            evidence.append('%s, outside the %ss window' % (said, window))
-        elif facts is not None and not lease_fresh and facts['expires'] is not None \
-                and last['epoch'] <= facts['expires'] + lease_grace:
-            evidence.append('%s, while lease %s was still held (it expired %s ago): written by the operator that has '
-                            'stopped since' % (said, _lease_label(facts), format_age(now - facts['expires'])))
-        else:
-            write_decides = True
-            if facts is not None and not lease_fresh and facts['expires'] is not None:
-                evidence.append('%s, after lease %s expired %s ago: an operator that does not hold this lease is running '
-                                '(leader election off, or its lease is in another namespace)'
-                                % (said, _lease_label(facts), format_age(now - facts['expires'])))
-            else:
-                evidence.append('%s, within the %ss window: the operator is reconciling this CR' % (said, window))
-    elif writes is None:
-        evidence.append('the CR has no managedFields and no dated condition: its writers are unknown')
-    else:
-        evidence.append('no write by an operator manager (%s) in the CR\'s managedFields'
-                        % (', '.join(managers) or 'none given'))
+        return _condition_write(status)
+    last = _newest([w for w in writes if w['manager'] in managers])
+    return dict(last, source='managedFields') if last is not None else None
 
-    # Rule 3: facts that never decide alone.
-    if writes:
-        for other in writes:
-            if other['manager'] in managers or other['subresource'] != 'status' or other['epoch'] is None:
-                continue
-            evidence.append("status also written by field manager '%s' %s ago (not counted: not one of %s)"
-                            % (other['manager'], format_age(now - other['epoch']), ', '.join(managers) or 'none'))
+
+def _judge_last_write(last, writes, facts, now, window, managers, lease_grace, evidence):
+    """Rule 2: whether the operator's last write shows it running, its evidence appended."""
+    if last is None:
+        if writes is None:
+            evidence.append('the CR has no managedFields and no dated condition: its writers are unknown')
+        else:
+            evidence.append('no write by an operator manager (%s) in the CR\'s managedFields'
+                            % (', '.join(managers) or 'none given'))
+        return False
+    age = now - last['epoch']
+    said = '%s %s ago' % (_write_label(last), format_age(age))
+    lease_expired = facts is not None and not facts['fresh'] and facts['expires'] is not None
+    if age > window:
+        evidence.append('%s, outside the %ss window' % (said, window))
+        return False
+    if lease_expired and last['epoch'] <= facts['expires'] + lease_grace:
+        evidence.append('%s, while lease %s was still held (it expired %s ago): written by the operator that has '
+                        'stopped since' % (said, _lease_label(facts), format_age(now - facts['expires'])))
+        return False
+    if lease_expired:
+        evidence.append('%s, after lease %s expired %s ago: an operator that does not hold this lease is running '
+                        '(leader election off, or its lease is in another namespace)'
+                        % (said, _lease_label(facts), format_age(now - facts['expires'])))
+    else:
+        evidence.append('%s, within the %ss window: the operator is reconciling this CR' % (said, window))
+    return True
+
+
+def _report_reconciled(writes, last, meta, status, now, managers, evidence):
+    """Rule 3: facts that never decide alone (other status writers, observedGeneration, status)."""
+    for other in writes or []:
+        if other['manager'] in managers or other['subresource'] != 'status' or other['epoch'] is None:
+            continue
+        evidence.append("status also written by field manager '%s' %s ago (not counted: not one of %s)"
+                        % (other['manager'], format_age(now - other['epoch']), ', '.join(managers) or 'none'))
     spec_change = _newest([w for w in (writes or []) if w['spec']])
     generation = meta.get('generation')
     observed = status.get('observedGeneration')
@@ -368,28 +401,34 @@ def assess(cr, lease, now, window=DEFAULT_WINDOW, lease_ref=None, lease_error=No
     if status.get('status'):
         evidence.append('status.status is %s' % status['status'])
 
-    operator_running = lease_fresh or write_decides
 
-    # Rule 4: paused, disabled, being deleted.
+def _judge_hold(meta, kind, name, operator_running, evidence, warnings):
+    """Rule 4: paused, disabled, being deleted; ``exempt``: a running operator does not block the CR."""
+    annotations = meta.get('annotations') or {}
     paused = _flag(annotations, PAUSE_ANNOTATION, evidence)
     disabled = _flag(annotations, DISABLE_ANNOTATION, evidence)
     deleting = bool(meta.get('deletionTimestamp'))
-    active = operator_running
+    exempt = False
     held = [w for w, on in (('paused', paused), ('disabled', disabled)) if on]
     if operator_running and deleting:
         evidence.append('the CR is being deleted: the operator\'s finalizer uncordons its nodes and removes the CR\'s '
                         'annotations from them%s' % (' (paused or disabled makes no difference)' if held else ''))
     elif operator_running and held:
-        active = False
+        exempt = True
         how = ' and '.join(held)
         evidence.append('the CR is %s: the operator starts no package pod, cordon, drain or interrupt for it' % how)
         warnings.append('%s %s is %s, so the guard lets it through, but a NodeWright operator is running: it keeps '
-                        'setting skyhook.nvidia.com/status_%s on the CR\'s nodes to %s, and takes the CR over again as '
-                        'soon as the annotation is removed' % (kind, name, how, name, held[0]))
+                        'setting %s%s on the CR\'s nodes to %s, and takes the CR over again as '
+                        'soon as the annotation is removed' % (kind, name, how, STATUS_PREFIX, name, held[0]))
     elif held:
         evidence.append('the CR is %s' % ' and '.join(held))
+    return {'paused': paused, 'disabled': disabled, 'deleting': deleting, 'exempt': exempt}
 
+
+def _summary(facts, last, write_decides, blocked_deleting, now):
+    """The short reasons of a verdict: the fresh lease, the deciding write, a deletion that blocks."""
     summary = []
+    lease_fresh = facts is not None and facts['fresh']
     if lease_fresh:
         if facts['age_seconds'] is None:
             summary.append('lease %s held by %s' % (_lease_label(facts), facts['holder_pod']))
@@ -398,31 +437,18 @@ def assess(cr, lease, now, window=DEFAULT_WINDOW, lease_ref=None, lease_error=No
                            % (_lease_label(facts), facts['holder_pod'], format_age(facts['age_seconds'])))
     if last is not None and (write_decides or lease_fresh):
         summary.append('%s %s ago' % (_write_label(last), format_age(now - last['epoch'])))
-    if active and deleting:
+    if blocked_deleting:
         summary.append('the CR is being deleted')
+    return summary
 
-    last_write = None
-    if last is not None:
-        last_write = {'manager': last.get('manager'), 'operation': last.get('operation'),
-                      'subresource': last.get('subresource'), 'time': last.get('time'),
-                      'age_seconds': round(now - last['epoch'], 3), 'source': last.get('source')}
-    if facts is not None:
-        facts = dict(facts)
-        facts.pop('expires', None)
-    return {
-        'active': active,
-        'operator_running': operator_running,
-        'evidence': evidence,
-        'warnings': warnings,
-        'lease': facts,
-        'last_operator_write': last_write,
-        'paused': paused,
-        'disabled': disabled,
-        'deleting': deleting,
-        'summary': summary,
-        'kind': kind,
-        'name': name,
-    }
+
+def _write_report(last, now):
+    """The operator's last write as the result reports it (None: none seen)."""
+    if last is None:
+        return None
+    return {'manager': last.get('manager'), 'operation': last.get('operation'),
+            'subresource': last.get('subresource'), 'time': last.get('time'),
+            'age_seconds': round(now - last['epoch'], 3), 'source': last.get('source')}
 
 
 def refusal_message(assessment):

@@ -37,30 +37,15 @@ import datetime
 import hashlib
 import json
 
+from ansible_collections.nodewright.bridge.plugins.module_utils.constants import (
+    DEFAULT_RUNTIME_REQUIRED_TAINT, INTERRUPT_LABEL, INTERRUPT_LABEL_VALUE, NAME_LABEL, NODE_META_LABEL,
+    NODE_NAME_ANNOTATION, PACKAGE_ANNOTATION, PACKAGE_LABEL, PACKAGE_NAME_ANNOTATION, PACKAGE_VERSION_ANNOTATION,
+    UNSCHEDULABLE_TAINT)
+from ansible_collections.nodewright.bridge.plugins.module_utils.node_state import parse_taint
 from ansible_collections.nodewright.bridge.plugins.module_utils.quantity import duration_seconds, parse_quantity
 
 # --------------------------------------------------------------------------- constants
 
-PREFIX = 'skyhook.nvidia.com'
-# Labels on every pod the operator creates: it finds a package's pods on a node with
-# name=<cr> and package=<package>-<version> (PodExists), all of a CR's pods with name=<cr>.
-NAME_LABEL = PREFIX + '/name'
-PACKAGE_LABEL = PREFIX + '/package'
-# "True" (capital T) on interrupt pods only.
-INTERRUPT_LABEL = PREFIX + '/interrupt'
-INTERRUPT_LABEL_VALUE = 'True'
-# JSON {"name","version","skyhook","stage","image","containerSHA"?,"invalid"?} on every pod;
-# the operator reads the stage and package of a pod from it (GetPackage).
-PACKAGE_ANNOTATION = PREFIX + '/package'
-# The package ConfigMap carries NAME_LABEL and these annotations.
-PACKAGE_NAME_ANNOTATION = PREFIX + '/Package.Name'
-PACKAGE_VERSION_ANNOTATION = PREFIX + '/Package.Version'
-# The node metadata ConfigMap is labelled <prefix>/skyhook-node-meta=<cr> (not NAME_LABEL, so the
-# operator's clean-up of package ConfigMaps leaves it alone), annotated name and Node.name.
-NODE_META_LABEL = PREFIX + '/skyhook-node-meta'
-NODE_NAME_ANNOTATION = PREFIX + '/Node.name'
-
-UNSCHEDULABLE_TAINT = 'node.kubernetes.io/unschedulable'
 INTERRUPT_CONTAINER = 'interrupt'
 PAUSE_CONTAINER = 'pause'
 ROOT_VOLUME = 'root-mount'
@@ -72,7 +57,7 @@ CONFIGMAP_MOUNT = '/skyhook-package/configmaps'
 DEFAULT_NAMESPACE = 'skyhook'                                            # NAMESPACE
 DEFAULT_IMAGE_PULL_SECRET = ''                                           # IMAGE_PULL_SECRET (none)
 DEFAULT_COPY_DIR_ROOT = '/var/lib/skyhook'                               # COPY_DIR_ROOT
-DEFAULT_RUNTIME_REQUIRED_TAINT = 'skyhook.nvidia.com=runtime-required:NoSchedule'  # RUNTIME_REQUIRED_TAINT
+# RUNTIME_REQUIRED_TAINT: DEFAULT_RUNTIME_REQUIRED_TAINT (constants)
 DEFAULT_PAUSE_IMAGE = 'registry.k8s.io/pause:3.10'                      # PAUSE_IMAGE
 DEFAULT_AGENT_IMAGE = 'ghcr.io/nvidia/skyhook/agent:latest'             # AGENT_IMAGE
 DEFAULT_AGENT_LOG_ROOT = '/var/log/skyhook'                              # AGENT_LOG_ROOT
@@ -96,7 +81,6 @@ INTERRUPT_RESOURCES = {'cpu': '500m', 'memory': '64Mi'}
 # pod_outcome verdicts
 RUNNING, SUCCEEDED, FAILED, MISSING = 'running', 'succeeded', 'failed', 'missing'
 
-_TAINT_EFFECTS = ('NoSchedule', 'PreferNoSchedule', 'NoExecute')
 # The operator truncates package names to 43 characters in container names (they are at
 # most 43 long already: the CRD pattern and MaxLength).
 _CONTAINER_PACKAGE_CHARS = 43
@@ -312,28 +296,6 @@ def node_order_from_status(status, node_name):
 
     ordered = sorted(priority, key=sort_key)
     return int(status.get('nodeOrderOffset') or 0) + ordered.index(node_name)
-
-
-def parse_taint(spec):
-    """A taint from the operator's RUNTIME_REQUIRED_TAINT syntax ``key[=value]:effect`` (kubectl's).
-
-    ValueError when the operator would refuse to start with it (no effect, a removal ``-``, ...).
-    """
-    if not isinstance(spec, str) or not spec or spec.endswith('-'):
-        raise ValueError('taint %r must be key[=value]:effect' % (spec,))
-    parts = spec.split(':')
-    if len(parts) != 2:
-        raise ValueError('taint %r must be key[=value]:effect' % (spec,))
-    key_value, effect = parts
-    if effect not in _TAINT_EFFECTS:
-        raise ValueError('taint %r: effect %r is not one of %s' % (spec, effect, ', '.join(_TAINT_EFFECTS)))
-    key_parts = key_value.split('=')
-    if len(key_parts) > 2 or not key_parts[0]:
-        raise ValueError('taint %r must be key[=value]:effect' % (spec,))
-    taint = {'key': key_parts[0], 'effect': effect}
-    if len(key_parts) == 2 and key_parts[1]:
-        taint['value'] = key_parts[1]
-    return taint
 
 
 def runtime_required_toleration(runtime_required_taint=DEFAULT_RUNTIME_REQUIRED_TAINT):

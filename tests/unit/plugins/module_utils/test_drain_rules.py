@@ -341,53 +341,6 @@ def test_protected_selector():
     assert classify(pod, protected_selector={'matchLabels': {}, 'matchExpressions': []}) == ('evict', 'evictable')
 
 
-@pytest.mark.parametrize('text,expected', [
-    ('', {}),
-    ('   ', {}),
-    ('a=b', {'matchExpressions': [expr('a', 'In', ['b'])]}),
-    ('a==b', {'matchExpressions': [expr('a', 'In', ['b'])]}),
-    ('a=', {'matchExpressions': [expr('a', 'In', [''])]}),
-    ('a!=b', {'matchExpressions': [expr('a', 'NotIn', ['b'])]}),
-    ('a in (x, y)', {'matchExpressions': [expr('a', 'In', ['x', 'y'])]}),
-    ('a notin (x)', {'matchExpressions': [expr('a', 'NotIn', ['x'])]}),
-    ('a in(x)', {'matchExpressions': [expr('a', 'In', ['x'])]}),
-    ('a', {'matchExpressions': [expr('a', 'Exists')]}),
-    ('!a', {'matchExpressions': [expr('a', 'DoesNotExist')]}),
-    ('! a', {'matchExpressions': [expr('a', 'DoesNotExist')]}),
-    ('a=b,c!=d,e in (f,g),h,!i', {'matchExpressions': [
-        expr('a', 'In', ['b']), expr('c', 'NotIn', ['d']), expr('e', 'In', ['f', 'g']), expr('h', 'Exists'),
-        expr('i', 'DoesNotExist')]}),
-])
-def test_parse_selector(text, expected):
-    assert dr.parse_selector(text) == expected
-
-
-@pytest.mark.parametrize('text,message', [
-    ('a=b,,c=d', 'empty requirement'),
-    ('a=b,', 'empty requirement'),
-    ('a in ()', 'value set must not be empty'),
-    ('a in (x', 'unbalanced "("'),
-    ('a in x)', 'unbalanced ")"'),
-    ('a>1', '"<" and ">" have no LabelSelector form'),
-    ('a < 1', '"<" and ">" have no LabelSelector form'),
-    ('a b', 'cannot parse requirement'),
-    ('a=b=c', 'cannot parse requirement'),
-    ('ain (x)', 'cannot parse requirement'),
-    ('-bad=x', "name part '-bad' must consist"),
-    ('a=-bad', "'-bad' must consist"),
-    ('a/b/c', 'a qualified name must consist'),
-])
-def test_parse_selector_errors(text, message):
-    with pytest.raises(ValueError) as exc:
-        dr.parse_selector(text)
-    assert message in str(exc.value)
-
-
-def test_parse_selector_rejects_non_strings():
-    with pytest.raises(ValueError):
-        dr.parse_selector({'matchLabels': {}})
-
-
 @pytest.mark.parametrize('selector,message', [
     ({'matchLabel': {'a': 'b'}}, 'pod_selector: unknown field(s) matchLabel'),
     ({'matchLabels': ['a']}, 'pod_selector.matchLabels: must be an object'),
@@ -407,22 +360,6 @@ def test_invalid_selectors_fail_plan_drain(selector, message):
     with pytest.raises(ValueError) as exc:
         dr.plan_drain([make_pod()], pod_selector=selector)
     assert message in str(exc.value)
-
-
-def test_normalize_selector_forms():
-    assert dr.normalize_selector(None) is None
-    assert dr.normalize_selector('') == {}
-    assert dr.normalize_selector({}) == {}
-    assert dr.normalize_selector({'matchLabels': {}, 'matchExpressions': []}) == {}
-    original = {'matchLabels': {'a': 'b'}, 'matchExpressions': [expr('c', 'Exists')]}
-    normalized = dr.normalize_selector(original)
-    assert normalized == original and normalized is not original
-    assert dr.normalize_selector(['x=1', {'matchLabels': {'b': '2', 'a': '1'}}]) == {'matchExpressions': [
-        expr('x', 'In', ['1']), expr('a', 'In', ['1']), expr('b', 'In', ['2'])]}
-    assert dr.normalize_selector([]) == {}
-    assert dr.selector_is_empty('') is True
-    assert dr.selector_is_empty(None) is False
-    assert dr.selector_is_empty('a') is False
 
 
 # --- plan_drain ---------------------------------------------------------------------------------------

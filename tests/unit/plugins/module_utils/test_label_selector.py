@@ -158,3 +158,68 @@ def test_to_query_agrees_with_matches():
     query = ls.to_query(selector)
     assert query.split(',') == ['pool=gpu', 'x notin (1)']
     assert ls.matches(selector, {'pool': 'gpu'}) and not ls.matches(selector, {'pool': 'gpu', 'x': '1'})
+
+
+# --- strings and other forms (parse_selector, normalize_selector) ---------------------------------
+
+@pytest.mark.parametrize('text,expected', [
+    ('', {}),
+    ('   ', {}),
+    ('a=b', {'matchExpressions': [expr('a', 'In', ['b'])]}),
+    ('a==b', {'matchExpressions': [expr('a', 'In', ['b'])]}),
+    ('a=', {'matchExpressions': [expr('a', 'In', [''])]}),
+    ('a!=b', {'matchExpressions': [expr('a', 'NotIn', ['b'])]}),
+    ('a in (x, y)', {'matchExpressions': [expr('a', 'In', ['x', 'y'])]}),
+    ('a notin (x)', {'matchExpressions': [expr('a', 'NotIn', ['x'])]}),
+    ('a in(x)', {'matchExpressions': [expr('a', 'In', ['x'])]}),
+    ('a', {'matchExpressions': [expr('a', 'Exists')]}),
+    ('!a', {'matchExpressions': [expr('a', 'DoesNotExist')]}),
+    ('! a', {'matchExpressions': [expr('a', 'DoesNotExist')]}),
+    ('a=b,c!=d,e in (f,g),h,!i', {'matchExpressions': [
+        expr('a', 'In', ['b']), expr('c', 'NotIn', ['d']), expr('e', 'In', ['f', 'g']), expr('h', 'Exists'),
+        expr('i', 'DoesNotExist')]}),
+])
+def test_parse_selector(text, expected):
+    assert ls.parse_selector(text) == expected
+
+
+@pytest.mark.parametrize('text,message', [
+    ('a=b,,c=d', 'empty requirement'),
+    ('a=b,', 'empty requirement'),
+    ('a in ()', 'value set must not be empty'),
+    ('a in (x', 'unbalanced "("'),
+    ('a in x)', 'unbalanced ")"'),
+    ('a>1', '"<" and ">" have no LabelSelector form'),
+    ('a < 1', '"<" and ">" have no LabelSelector form'),
+    ('a b', 'cannot parse requirement'),
+    ('a=b=c', 'cannot parse requirement'),
+    ('ain (x)', 'cannot parse requirement'),
+    ('-bad=x', "name part '-bad' must consist"),
+    ('a=-bad', "'-bad' must consist"),
+    ('a/b/c', 'a qualified name must consist'),
+])
+def test_parse_selector_errors(text, message):
+    with pytest.raises(ValueError) as exc:
+        ls.parse_selector(text)
+    assert message in str(exc.value)
+
+
+def test_parse_selector_rejects_non_strings():
+    with pytest.raises(ValueError):
+        ls.parse_selector({'matchLabels': {}})
+
+
+def test_normalize_selector_forms():
+    assert ls.normalize_selector(None) is None
+    assert ls.normalize_selector('') == {}
+    assert ls.normalize_selector({}) == {}
+    assert ls.normalize_selector({'matchLabels': {}, 'matchExpressions': []}) == {}
+    original = {'matchLabels': {'a': 'b'}, 'matchExpressions': [expr('c', 'Exists')]}
+    normalized = ls.normalize_selector(original)
+    assert normalized == original and normalized is not original
+    assert ls.normalize_selector(['x=1', {'matchLabels': {'b': '2', 'a': '1'}}]) == {'matchExpressions': [
+        expr('x', 'In', ['1']), expr('a', 'In', ['1']), expr('b', 'In', ['2'])]}
+    assert ls.normalize_selector([]) == {}
+    assert ls.selector_is_empty('') is True
+    assert ls.selector_is_empty(None) is False
+    assert ls.selector_is_empty('a') is False

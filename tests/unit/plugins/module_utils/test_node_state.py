@@ -349,8 +349,19 @@ def test_parse_taint():
     assert node_state.parse_taint('skyhook.nvidia.com=runtime-required:NoSchedule') == {
         'key': 'skyhook.nvidia.com', 'value': 'runtime-required', 'effect': 'NoSchedule'}
     assert node_state.parse_taint('gpu:NoExecute') == {'key': 'gpu', 'effect': 'NoExecute'}
-    with pytest.raises(ValueError):
-        node_state.parse_taint('no-effect')
+    assert node_state.parse_taint('k=:PreferNoSchedule') == {'key': 'k', 'effect': 'PreferNoSchedule'}
+
+
+@pytest.mark.parametrize('spec', ['', 'no-effect', 'key', 'key=value', 'key=value:Sometimes', 'a=b=c:NoSchedule',
+                                  'key:NoSchedule-', 'a:b:NoSchedule', '=v:NoSchedule'])
+def test_bad_taints_are_refused_naming_the_value(spec):
+    with pytest.raises(ValueError, match='taint %r' % spec):
+        node_state.parse_taint(spec)
+
+
+def test_unknown_taint_effect_names_the_effect():
+    with pytest.raises(ValueError, match="effect 'Sometimes' is not one of NoSchedule, PreferNoSchedule, NoExecute"):
+        node_state.parse_taint('key=value:Sometimes')
 
 
 def _tainted(statuses, taints):

@@ -325,17 +325,10 @@ def test_runtime_required_taint_without_value():
     assert pod['spec']['tolerations'][1] == {'key': 'dedicated', 'operator': 'Equal', 'effect': 'NoExecute'}
 
 
-@pytest.mark.parametrize('spec', ['', 'key', 'key=value', 'key=value:Sometimes', 'a=b=c:NoSchedule',
-                                  'key:NoSchedule-', 'a:b:NoSchedule', '=v:NoSchedule'])
-def test_bad_runtime_required_taints(spec):
-    with pytest.raises(ValueError):
-        pl.parse_taint(spec)
-
-
-def test_parse_taint():
-    assert pl.parse_taint(pl.DEFAULT_RUNTIME_REQUIRED_TAINT) == {
-        'key': 'skyhook.nvidia.com', 'value': 'runtime-required', 'effect': 'NoSchedule'}
-    assert pl.parse_taint('k=:PreferNoSchedule') == {'key': 'k', 'effect': 'PreferNoSchedule'}
+@pytest.mark.parametrize('spec', ['key=value:Sometimes', 'key:NoSchedule-'])
+def test_bad_runtime_required_taint_fails_the_pod(spec):
+    with pytest.raises(ValueError, match='taint'):
+        pl.stage_pod(minimal_cr(), 'solo', 'apply', 'n1', runtime_required_taint=spec)
 
 
 def test_resources_go_to_every_init_container_but_not_pause(cr):
