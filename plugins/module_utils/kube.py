@@ -24,6 +24,8 @@ import time
 
 from ansible.module_utils.basic import env_fallback, missing_required_lib
 
+from ansible_collections.nodewright.bridge.plugins.module_utils.constants import NODEWRIGHT_GROUP, SKYHOOK_GROUP, VERSION
+
 try:
     from kubernetes import client as kclient
     from kubernetes import config as kconfig
@@ -60,10 +62,10 @@ AUTH_ARG_SPEC = dict(
     request_timeout=dict(type='int', default=30),
 )
 
-GROUP_VERSIONS = {'skyhook.nvidia.com': 'v1alpha1', 'nodewright.nvidia.com': 'v1alpha1'}
+GROUP_VERSIONS = {SKYHOOK_GROUP: VERSION, NODEWRIGHT_GROUP: VERSION}
 # Where the (cluster-scoped) NodeWright resources live, in the order they are looked up.
-CR_PLACES = (('skyhook.nvidia.com', 'skyhooks'), ('nodewright.nvidia.com', 'nodewrights'))
-POLICY_PLACES = (('skyhook.nvidia.com', 'deploymentpolicies'), ('nodewright.nvidia.com', 'deploymentpolicies'))
+CR_PLACES = ((SKYHOOK_GROUP, 'skyhooks'), (NODEWRIGHT_GROUP, 'nodewrights'))
+POLICY_PLACES = ((SKYHOOK_GROUP, 'deploymentpolicies'), (NODEWRIGHT_GROUP, 'deploymentpolicies'))
 
 # Sent with every request, so that audit logs say which tool touched a node.
 USER_AGENT = 'nodewright.bridge/0.1.0'

@@ -220,8 +220,18 @@ def log_containers(package_name, stage):
 # --------------------------------------------------------------------------- the operator's derived values
 
 
-def cr_identity(cr, cr_uid=None, cr_generation=None):
-    """(uid, generation) of the CR: the arguments, else ``cr.uid`` / ``cr.generation``, else ``('', 0)``."""
+def cr_identity(doc):
+    """``(uid, generation, status)`` of a CR document as the API returns it.
+
+    A document from a file was never stored: its uid and generation are None, its status ``{}``.
+    The uid and generation are what the builders below take as ``cr_uid`` / ``cr_generation``.
+    """
+    meta = doc.get('metadata') or {}
+    return meta.get('uid') or None, meta.get('generation'), doc.get('status') or {}
+
+
+def _owner_identity(cr, cr_uid=None, cr_generation=None):
+    """(uid, generation) the objects carry: the arguments, else ``cr.uid`` / ``cr.generation``, else ``('', 0)``."""
     uid = cr_uid if cr_uid is not None else getattr(cr, 'uid', None)
     generation = cr_generation if cr_generation is not None else getattr(cr, 'generation', None)
     return uid or '', int(generation or 0)
@@ -397,7 +407,7 @@ def package_configmap(cr, package, namespace=DEFAULT_NAMESPACE, cr_uid=None):
     package = _package(cr, package)
     if not package.config_map:
         return None
-    uid = cr_identity(cr, cr_uid)[0]
+    uid = _owner_identity(cr, cr_uid)[0]
     annotations = {NAME_LABEL: cr.name, PACKAGE_NAME_ANNOTATION: package.name,
                    PACKAGE_VERSION_ANNOTATION: package.version}
     return {
@@ -455,7 +465,7 @@ def node_metadata_configmap(cr, node, namespace=DEFAULT_NAMESPACE, agent_image=D
     name, labels, annotations = _node_parts(node)
     if not labels and not annotations:
         return None
-    uid = cr_identity(cr, cr_uid)[0]
+    uid = _owner_identity(cr, cr_uid)[0]
     return {
         'apiVersion': 'v1',
         'kind': 'ConfigMap',
@@ -539,7 +549,7 @@ def stage_pod(cr, package, stage, node_name, namespace=DEFAULT_NAMESPACE, agent_
     """
     package = _package(cr, package)
     _check_stage(stage, POD_STAGES, 'stage pod')
-    uid, generation = cr_identity(cr, cr_uid, cr_generation)
+    uid, generation = _owner_identity(cr, cr_uid, cr_generation)
     target = copy_dir(cr.name, package, uid, generation, copy_dir_root)
     metadata_volume = safe_name(63, 'metadata', node_name)
 
@@ -600,7 +610,7 @@ def interrupt_pod(cr, package, interrupt, node_name, namespace=DEFAULT_NAMESPACE
     _check_stage(stage, INTERRUPT_STAGES, 'interrupt pod')
     if not interrupt or not interrupt.get('type'):
         raise ValueError('an interrupt pod needs an interrupt with a type')
-    uid, generation = cr_identity(cr, cr_uid, cr_generation)
+    uid, generation = _owner_identity(cr, cr_uid, cr_generation)
     target = copy_dir(cr.name, package, uid, generation, copy_dir_root)
     volumes = [
         {'name': ROOT_VOLUME, 'hostPath': {'path': '/'}},

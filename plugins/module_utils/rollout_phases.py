@@ -23,6 +23,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.nodewright.bridge.plugins.module_utils.constants import DISABLE_ANNOTATION, PAUSE_ANNOTATION
+
 
 def cr_documents(plan):
     """The CR and its policy as documents a task can take (``rollout_plan``'s portable copies)."""
@@ -75,8 +77,8 @@ def _decide(cr, nodes, pending, running, unfinished, runtime_required):
                 'release': [n for n in complete if name in nodes[n].get('cordoned_by', [])]}
     if cr.get('disabled') or cr.get('paused'):
         decision.update(complete=[], release=[], skipped=(
-            'disabled (skyhook.nvidia.com/disable=true), left alone' if cr.get('disabled')
-            else 'paused (skyhook.nvidia.com/pause=true), no batch starts'))
+            'disabled (%s=true), left alone' % DISABLE_ANNOTATION if cr.get('disabled')
+            else 'paused (%s=true), no batch starts' % PAUSE_ANNOTATION))
     elif cr.get('sequencing') == 'all':
         waiting = sorted(c for c in unfinished if unfinished[c])
         if waiting:

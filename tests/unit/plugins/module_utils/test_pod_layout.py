@@ -309,6 +309,16 @@ def test_stage_pod_with_the_operators_defaults():
     assert meta['name'] == 'plain-cr-solo-2-0-0-apply-worker-1-fbec3245'
 
 
+def test_cr_identity_of_a_stored_document_and_of_a_file():
+    stored = {'metadata': {'name': 'c', 'uid': 'u-7', 'generation': 3}, 'status': {'nodeOrderOffset': 2}}
+    assert pl.cr_identity(stored) == ('u-7', 3, {'nodeOrderOffset': 2})
+    assert pl.cr_identity({'metadata': {'name': 'c'}}) == (None, None, {})
+    # what a file gives leaves the builders at their defaults (the CR object's, else '' and 0)
+    uid, generation, _status = pl.cr_identity({'metadata': {'name': 'c'}})
+    pod = pl.stage_pod(minimal_cr(), 'solo', 'config', 'n1', cr_uid=uid, cr_generation=generation)
+    assert pod['spec']['initContainers'][1]['env'][3]['value'] == 'plain-cr--0_solo_2.0.0'
+
+
 def test_uid_and_generation_can_come_from_the_cr_object():
     cr = minimal_cr()
     cr.uid, cr.generation = 'u-1', 4
