@@ -551,59 +551,73 @@ class Kube(object):
         """
         deadline = time.time() + timeout
         what = what or 'the %s to change' % kind
-        objects, rv = self._list_for_watch(kind, namespace, field_selector, label_selector)
+        selectors = {}
+        if field_selector:
+            selectors['field_selector'] = field_selector
+        if label_selector:
+            selectors['label_selector'] = label_selector
+        objects, rv = self._list_for_watch(kind, namespace, selectors)
         result = predicate(objects)
         while not result:
             remaining = deadline - time.time()
             if remaining <= 0:
                 raise WaitTimeout('timed out after %ss waiting for %s' % (timeout, what), last=objects)
-            func, args = self._list_func(kind, namespace)
-            kwargs = {'watch': True, 'resource_version': rv, 'timeout_seconds': max(1, int(remaining + 0.999)),
-                      'allow_watch_bookmarks': True, '_preload_content': False,
-                      '_request_timeout': (self.request_timeout, max(5, remaining + 5))}
-            if field_selector:
-                kwargs['field_selector'] = field_selector
-            if label_selector:
-                kwargs['label_selector'] = label_selector
+            resp = self._open_watch(kind, namespace, rv, remaining, selectors)
             try:
-                resp = unchecked(func)(*args, **kwargs)
-            except ApiException as exc:
-                raise self.error('watch %s' % kind, exc)
-            except (urllib3.exceptions.HTTPError, OSError) as exc:
-                raise KubeError('watch %s: cannot reach the Kubernetes API server at %s: %s' % (kind, self.host, _short(exc)))
-            expired = False
-            try:
-                for line in _lines(resp):
-                    event = json.loads(line)
-                    etype, obj = event.get('type'), event.get('object') or {}
-                    meta = obj.get('metadata') or {}
-                    if etype == 'ERROR':
-                        if obj.get('code') == 410:
-                            expired = True
-                            break
-                        raise KubeError('watch %s: %s' % (kind, obj.get('message')), obj.get('code') or 0)
-                    rv = meta.get('resourceVersion') or rv
-                    if etype == 'BOOKMARK':
-                        continue
-                    if etype == 'DELETED':
-                        objects.pop(meta.get('uid'), None)
-                    else:
-                        objects[meta.get('uid')] = obj
-                    if on_event:
-                        on_event(etype, obj)
-                    result = predicate(objects)
-                    if result or time.time() >= deadline:
-                        break
-            except (urllib3.exceptions.HTTPError, OSError):
-                # The stream was cut (read timeout, server restart): carry on from the last version seen.
-                pass
+                rv, result, expired = self._follow(resp, kind, objects, rv, predicate, deadline, on_event)
             finally:
                 resp.close()
                 resp.release_conn()
             if expired:
-                objects, rv = self._list_for_watch(kind, namespace, field_selector, label_selector)
+                objects, rv = self._list_for_watch(kind, namespace, selectors)
                 result = predicate(objects)
         return result
+
+    def _open_watch(self, kind, namespace, rv, remaining, selectors):
+        """The streamed response of a watch of ``kind`` from resourceVersion ``rv``, for ``remaining`` seconds."""
+        func, args = self._list_func(kind, namespace)
+        kwargs = dict(selectors, watch=True, resource_version=rv, timeout_seconds=max(1, int(remaining + 0.999)),
+                      allow_watch_bookmarks=True, _preload_content=False,
+                      _request_timeout=(self.request_timeout, max(5, remaining + 5)))
+        try:
+            return unchecked(func)(*args, **kwargs)
+        except ApiException as exc:
+            raise self.error('watch %s' % kind, exc)
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise KubeError('watch %s: cannot reach the Kubernetes API server at %s: %s' % (kind, self.host, _short(exc)))
+
+    def _follow(self, resp, kind, objects, rv, predicate, deadline, on_event):
+        """Apply one watch stream's events to ``objects``: ``(resourceVersion, result, expired)``.
+
+        Reads until ``predicate`` is satisfied, the deadline passes, the server ends the stream or
+        it is cut; ``expired``: the server said ``rv`` is too old (410), so the caller lists again.
+        """
+        result = None
+        try:
+            for line in _lines(resp):
+                event = json.loads(line)
+                etype, obj = event.get('type'), event.get('object') or {}
+                meta = obj.get('metadata') or {}
+                if etype == 'ERROR':
+                    if obj.get('code') == 410:
+                        return rv, result, True
+                    raise KubeError('watch %s: %s' % (kind, obj.get('message')), obj.get('code') or 0)
+                rv = meta.get('resourceVersion') or rv
+                if etype == 'BOOKMARK':
+                    continue
+                if etype == 'DELETED':
+                    objects.pop(meta.get('uid'), None)
+                else:
+                    objects[meta.get('uid')] = obj
+                if on_event:
+                    on_event(etype, obj)
+                result = predicate(objects)
+                if result or time.time() >= deadline:
+                    break
+        except (urllib3.exceptions.HTTPError, OSError):
+            # The stream was cut (read timeout, server restart): carry on from the last version seen.
+            pass
+        return rv, result, False
 
     def _list_func(self, kind, namespace):
         if kind == 'pods':
@@ -614,14 +628,9 @@ class Kube(object):
             return self.core.list_node, ()
         raise ValueError('watch_until cannot watch %r' % kind)
 
-    def _list_for_watch(self, kind, namespace, field_selector, label_selector):
+    def _list_for_watch(self, kind, namespace, selectors):
         func, args = self._list_func(kind, namespace)
-        kwargs = {}
-        if field_selector:
-            kwargs['field_selector'] = field_selector
-        if label_selector:
-            kwargs['label_selector'] = label_selector
-        listing = self.call(describe('list', kind, namespace=namespace), func, *args, **kwargs)
+        listing = self.call(describe('list', kind, namespace=namespace), func, *args, **selectors)
         objects = dict(((o.get('metadata') or {}).get('uid'), o) for o in listing.get('items') or [])
         return objects, (listing.get('metadata') or {}).get('resourceVersion')
 

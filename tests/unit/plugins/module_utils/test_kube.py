@@ -1,0 +1,342 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""kube.Kube against a scripted API server at the HTTP layer (fake_api): retries, races, watches.
+
+The cluster tests (tests/kube) remain the real check; these pin the answers a real server
+gives rarely (409 on a guarded patch, a create that loses a race, an expired or cut watch).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import socket
+import time
+
+import pytest
+
+from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
+from ansible_collections.nodewright.bridge.tests.unit.plugins.module_utils.fake_api import (
+    FakeApiServer, Pause, event, gone_event, node, node_list, status_body)
+
+NODE_PATH = '/api/v1/nodes/n1'
+NODES = '/api/v1/nodes'
+CM_PATH = '/api/v1/namespaces/skyhook/configmaps/meta'
+CMS = '/api/v1/namespaces/skyhook/configmaps'
+CONFLICT = status_body(409, 'Conflict', 'Operation cannot be fulfilled on nodes "n1": the object has been modified')
+
+
+@pytest.fixture
+def server():
+    return FakeApiServer()
+
+
+@pytest.fixture
+def kube(server):
+    return server.kube()
+
+
+def echo_node(request):
+    """What a server answers to a node patch: the node with the patched labels, one version on."""
+    meta = request.body['metadata']
+    return node('n1', int(meta['resourceVersion']) + 1, labels=meta.get('labels'))
+
+
+# --------------------------------------------------------------------------- update_node
+
+
+def test_update_node_reapplies_the_mutation_on_the_fresh_node_after_a_conflict(server, kube):
+    server.reply('GET', NODE_PATH, body=node('n1', 5, labels={'count': '1'}))
+    server.reply('PATCH', NODE_PATH, status=409, body=CONFLICT)
+    server.reply('GET', NODE_PATH, body=node('n1', 6, labels={'count': '2'}))  # another writer's change
+    server.reply('PATCH', NODE_PATH, body=echo_node)
+    seen = []
+
+    def bump(current):
+        seen.append(current['metadata']['resourceVersion'])
+        return {'metadata': {'labels': {'count': str(int(current['metadata']['labels']['count']) + 1)}}}
+
+    after, patch = kube.update_node('n1', bump)
+
+    assert seen == ['5', '6']
+    patches = server.of('PATCH')
+    assert [p.body for p in patches] == [
+        {'metadata': {'labels': {'count': '2'}, 'resourceVersion': '5'}},
+        {'metadata': {'labels': {'count': '3'}, 'resourceVersion': '6'}}]
+    # the caller gets the mutation's own patch (no resourceVersion) and the node as the server returned it
+    assert patch == {'metadata': {'labels': {'count': '3'}}}
+    assert after['metadata']['resourceVersion'] == '7' and after['metadata']['labels'] == {'count': '3'}
+    assert [r.method for r in server.requests] == ['GET', 'PATCH', 'GET', 'PATCH']
+
+
+def test_update_node_gives_up_after_its_attempts(server, kube):
+    for version in (1, 2, 3):
+        server.reply('GET', NODE_PATH, body=node('n1', version))
+        server.reply('PATCH', NODE_PATH, status=409, body=CONFLICT)
+
+    with pytest.raises(kube_api.Conflict) as exc:
+        kube.update_node('n1', lambda current: {'metadata': {'labels': {'a': 'b'}}}, attempts=3)
+
+    assert exc.value.status == 409
+    assert 'still conflicting after 3 attempts' in exc.value.message
+    assert [p.body['metadata']['resourceVersion'] for p in server.of('PATCH')] == ['1', '2', '3']
+    assert server.pending() == []
+
+
+def test_update_node_writes_nothing_when_the_mutation_has_nothing_to_do(server, kube):
+    server.reply('GET', NODE_PATH, body=node('n1', 4))
+    current, patch = kube.update_node('n1', lambda current: None)
+    assert patch is None and current['metadata']['resourceVersion'] == '4'
+    assert server.of('PATCH') == []
+
+
+def test_update_node_starts_from_the_node_this_process_last_wrote(server, kube):
+    # first update: read, write; the server's answer is remembered
+    server.reply('GET', NODE_PATH, body=node('n1', 1))
+    server.reply('PATCH', NODE_PATH, body=echo_node)
+    kube.update_node('n1', lambda current: {'metadata': {'labels': {'step': 'one'}}})
+    # second update: no read, the guarded patch carries the remembered version (2); stale -> 409, read, retry
+    server.reply('PATCH', NODE_PATH, status=409, body=CONFLICT)
+    server.reply('GET', NODE_PATH, body=node('n1', 9))
+    server.reply('PATCH', NODE_PATH, body=echo_node)
+    kube.update_node('n1', lambda current: {'metadata': {'labels': {'step': 'two'}}})
+
+    assert [r.method for r in server.requests] == ['GET', 'PATCH', 'PATCH', 'GET', 'PATCH']
+    assert [p.body['metadata']['resourceVersion'] for p in server.of('PATCH')] == ['1', '2', '9']
+
+
+def test_update_node_dry_run_asks_the_server_for_a_dry_run(server, kube):
+    server.reply('GET', NODE_PATH, body=node('n1', 3))
+    server.reply('PATCH', NODE_PATH, body=echo_node)
+    kube.update_node('n1', lambda current: {'metadata': {'labels': {'a': 'b'}}}, dry_run=True)
+    assert server.of('PATCH')[0].query.get('dryRun') == 'All'
+
+
+def test_a_missing_node_is_not_found_naming_it(server, kube):
+    server.reply('GET', NODE_PATH, status=404, body=status_body(404, 'NotFound', 'nodes "n1" not found'))
+    with pytest.raises(kube_api.NotFound) as exc:
+        kube.update_node('n1', lambda current: None)
+    assert exc.value.status == 404 and 'node n1 does not exist' in exc.value.message
+
+
+# --------------------------------------------------------------------------- apply_configmap
+
+
+def configmap(data, labels=None, resource_version=None):
+    meta = {'name': 'meta', 'namespace': 'skyhook', 'labels': dict(labels or {})}
+    if resource_version:
+        meta['resourceVersion'] = str(resource_version)
+    return {'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': meta, 'data': dict(data)}
+
+
+WANTED = configmap({'labels.json': '{"a":"b"}'}, labels={'skyhook.nvidia.com/skyhook-node-meta': 'cr'})
+NOT_FOUND = status_body(404, 'NotFound', 'configmaps "meta" not found')
+ALREADY_EXISTS = status_body(409, 'AlreadyExists', 'configmaps "meta" already exists')
+
+
+def test_apply_configmap_creates_a_missing_one(server, kube):
+    server.reply('GET', CM_PATH, status=404, body=NOT_FOUND)
+    server.reply('POST', CMS, status=201, body=lambda request: request.body)
+    assert kube.apply_configmap(WANTED) == 'created'
+    assert server.of('POST')[0].body == WANTED
+
+
+def test_apply_configmap_that_loses_the_create_race_updates_the_winners_copy(server, kube):
+    server.reply('GET', CM_PATH, status=404, body=NOT_FOUND)
+    server.reply('POST', CMS, status=409, body=ALREADY_EXISTS)
+    # the other writer's copy: other data, an extra key to drop, labels of its own kept
+    theirs = configmap({'labels.json': '{}', 'stale.json': '1'}, labels={'theirs': 'x'}, resource_version=12)
+    server.reply('GET', CM_PATH, body=theirs)
+    server.reply('PATCH', CM_PATH, body=lambda request: request.body)
+
+    assert kube.apply_configmap(WANTED) == 'updated'
+
+    assert [r.method for r in server.requests] == ['GET', 'POST', 'GET', 'PATCH']
+    assert server.of('PATCH')[0].body == {
+        'metadata': {'labels': {'skyhook.nvidia.com/skyhook-node-meta': 'cr'}, 'annotations': {},
+                     'resourceVersion': '12'},
+        'data': {'labels.json': '{"a":"b"}', 'stale.json': None}}
+
+
+def test_apply_configmap_that_loses_the_create_race_to_the_same_content_is_unchanged(server, kube):
+    server.reply('GET', CM_PATH, status=404, body=NOT_FOUND)
+    server.reply('POST', CMS, status=409, body=ALREADY_EXISTS)
+    server.reply('GET', CM_PATH, body=configmap(WANTED['data'], labels=dict(WANTED['metadata']['labels'], more='y'),
+                                                resource_version=3))
+    assert kube.apply_configmap(WANTED) == 'unchanged'
+    assert server.of('PATCH') == []
+
+
+def test_apply_configmap_retries_an_update_that_conflicts(server, kube):
+    server.reply('GET', CM_PATH, body=configmap({'labels.json': '{}'}, resource_version=1))
+    server.reply('PATCH', CM_PATH, status=409, body=status_body(409, 'Conflict', 'the object has been modified'))
+    server.reply('GET', CM_PATH, body=configmap({'labels.json': '{"x":1}'}, resource_version=2))
+    server.reply('PATCH', CM_PATH, body=lambda request: request.body)
+    assert kube.apply_configmap(WANTED) == 'updated'
+    assert [p.body['metadata']['resourceVersion'] for p in server.of('PATCH')] == ['1', '2']
+
+
+def test_apply_configmap_gives_up_after_its_attempts(server, kube):
+    for _attempt in range(2):
+        server.reply('GET', CM_PATH, status=404, body=NOT_FOUND)
+        server.reply('POST', CMS, status=409, body=ALREADY_EXISTS)
+    with pytest.raises(kube_api.Conflict) as exc:
+        kube.apply_configmap(WANTED, attempts=2)
+    assert 'configmap skyhook/meta: still conflicting after 2 attempts' in exc.value.message
+
+
+def test_apply_configmap_dry_run(server, kube):
+    server.reply('GET', CM_PATH, status=404, body=NOT_FOUND)
+    server.reply('POST', CMS, status=201, body=lambda request: request.body)
+    assert kube.apply_configmap(WANTED, dry_run=True) == 'created'
+    assert server.of('POST')[0].query.get('dryRun') == 'All'
+
+
+def test_a_forbidden_create_names_the_request_and_the_server(server, kube):
+    server.reply('GET', CM_PATH, status=404, body=NOT_FOUND)
+    server.reply('POST', CMS, status=403, body=status_body(403, 'Forbidden', 'configmaps is forbidden: User "x"'))
+    with pytest.raises(kube_api.KubeError) as exc:
+        kube.apply_configmap(WANTED)
+    assert exc.value.status == 403
+    assert exc.value.message == ('create configmap skyhook/meta: forbidden by the API server at %s '
+                                 '(configmaps is forbidden: User "x")' % server.host)
+
+
+# --------------------------------------------------------------------------- watch_until
+
+
+def ready_names(objects):
+    return sorted(o['metadata']['name'] for o in objects.values()
+                  if o['status']['conditions'][0]['status'] == 'True')
+
+
+def watches(server):
+    return server.of('GET', NODES, watch=True)
+
+
+def test_watch_until_returns_at_once_when_the_list_satisfies_it(server, kube):
+    server.reply('GET', NODES, body=node_list(10, node('n1', 9)))
+    assert kube.watch_until('nodes', ready_names, 5) == ['n1']
+    assert watches(server) == []
+
+
+def test_watch_until_follows_events_from_the_lists_version(server, kube):
+    server.reply('GET', NODES, body=node_list(10, node('n1', 9, ready=False), node('n2', 8, ready=False)))
+    server.stream('GET', NODES, [event('DELETED', node('n2', 11, ready=False)), event('MODIFIED', node('n1', 12))])
+    seen = []
+    result = kube.watch_until('nodes', ready_names, 5, label_selector='pool=gpu',
+                              on_event=lambda etype, obj: seen.append((etype, obj['metadata']['name'])))
+    assert result == ['n1']
+    assert seen == [('DELETED', 'n2'), ('MODIFIED', 'n1')]
+    watch = watches(server)[0]
+    assert watch.query['resourceVersion'] == '10'
+    assert watch.query['labelSelector'] == 'pool=gpu' and server.of('GET', NODES)[0].query['labelSelector'] == 'pool=gpu'
+    assert watch.query['allowWatchBookmarks'] == 'true'
+
+
+def test_watch_until_lists_again_when_the_watch_expires(server, kube):
+    server.reply('GET', NODES, body=node_list(10, node('n1', 9, ready=False)))
+    server.stream('GET', NODES, [gone_event()])
+    server.reply('GET', NODES, body=node_list(20, node('n1', 19, ready=False)))
+    server.stream('GET', NODES, [event('MODIFIED', node('n1', 21))])
+
+    assert kube.watch_until('nodes', ready_names, 5) == ['n1']
+
+    assert [(r.watch, r.query.get('resourceVersion')) for r in server.requests] == [
+        (False, None), (True, '10'), (False, None), (True, '20')]
+
+
+def test_watch_until_sees_the_new_list_when_the_watch_expires(server, kube):
+    # what changed while the watch was expired shows in the new list, without any event
+    server.reply('GET', NODES, body=node_list(10, node('n1', 9, ready=False)))
+    server.stream('GET', NODES, [gone_event()])
+    server.reply('GET', NODES, body=node_list(20, node('n1', 19)))
+    assert kube.watch_until('nodes', ready_names, 5) == ['n1']
+    assert len(watches(server)) == 1
+
+
+@pytest.mark.parametrize('failure', [ConnectionResetError(104, 'Connection reset by peer'), socket.timeout('timed out')],
+                         ids=['reset', 'read-timeout'])
+def test_watch_until_reconnects_from_the_last_version_when_the_stream_is_cut(server, kube, failure):
+    server.reply('GET', NODES, body=node_list(10, node('n1', 9, ready=False), node('n2', 9, ready=False)))
+    server.stream('GET', NODES, [failure])  # cut before any event
+    server.stream('GET', NODES, [event('MODIFIED', node('n2', 14, ready=False))], cut=True)  # cut after one
+    server.stream('GET', NODES, [event('MODIFIED', node('n1', 15))])
+
+    assert kube.watch_until('nodes', ready_names, 5) == ['n1']
+
+    assert [r.query['resourceVersion'] for r in watches(server)] == ['10', '10', '14']
+    assert len(server.of('GET', NODES, watch=False)) == 1  # a cut stream is no reason to list again
+
+
+def test_watch_until_reconnects_when_the_server_ends_the_watch_and_resumes_at_a_bookmark(server, kube):
+    server.reply('GET', NODES, body=node_list(10, node('n1', 9, ready=False)))
+    server.stream('GET', NODES, [])  # closed at timeoutSeconds, no event
+    server.stream('GET', NODES, [event('BOOKMARK', {'kind': 'Node', 'metadata': {'resourceVersion': '30'}})])
+    server.stream('GET', NODES, [event('MODIFIED', node('n1', 31))])
+    assert kube.watch_until('nodes', ready_names, 5, on_event=lambda etype, obj: None) == ['n1']
+    assert [r.query['resourceVersion'] for r in watches(server)] == ['10', '10', '30']
+
+
+def test_watch_until_error_event_other_than_gone_fails(server, kube):
+    server.reply('GET', NODES, body=node_list(10, node('n1', 9, ready=False)))
+    server.stream('GET', NODES, [event('ERROR', status_body(500, 'InternalError', 'etcd is sad'))])
+    with pytest.raises(kube_api.KubeError) as exc:
+        kube.watch_until('nodes', ready_names, 5)
+    assert exc.value.message == 'watch nodes: etcd is sad' and exc.value.status == 500
+
+
+def test_watch_until_times_out_with_the_objects_it_saw_last(server, kube):
+    server.reply('GET', NODES, body=node_list(10, node('n1', 9, ready=False)))
+    # each watch: the server holds the connection a while and ends it without an event
+    server.stream('GET', NODES, [Pause(0.05)], repeat=True)
+    started = time.time()
+    with pytest.raises(kube_api.WaitTimeout) as exc:
+        kube.watch_until('nodes', ready_names, 0.3, what='n1 to be Ready')
+    elapsed = time.time() - started
+    assert 0.3 <= elapsed < 2
+    assert exc.value.message == 'timed out after 0.3s waiting for n1 to be Ready'
+    assert list(exc.value.last.values())[0]['metadata']['name'] == 'n1'
+    first = watches(server)[0]
+    # the server is asked to end the watch by the deadline (whole seconds, at least 1), the read waits a little longer
+    assert first.query['timeoutSeconds'] == '1'
+    assert first.timeout.read_timeout <= 0.3 + 5
+
+
+def test_watch_until_stops_at_the_deadline_while_events_keep_coming(server, kube):
+    server.reply('GET', NODES, body=node_list(10, node('n1', 9, ready=False)))
+    pieces = []
+    for version in range(11, 31):
+        pieces += [Pause(0.05), event('MODIFIED', node('n1', version, ready=False))]
+    server.stream('GET', NODES, pieces)
+    seen = []
+    with pytest.raises(kube_api.WaitTimeout):
+        kube.watch_until('nodes', ready_names, 0.3, on_event=lambda etype, obj: seen.append(etype))
+    assert 0 < len(seen) < 20
+    assert len(watches(server)) == 1
+
+
+def test_watch_until_of_pods_in_a_namespace_watches_that_namespace(server, kube):
+    path = '/api/v1/namespaces/skyhook/pods'
+    pod = {'metadata': {'name': 'p', 'uid': 'u-p', 'resourceVersion': '5'}, 'status': {'phase': 'Pending'}}
+    server.reply('GET', path, body={'metadata': {'resourceVersion': '5'}, 'items': [pod]})
+    server.stream('GET', path, [event('MODIFIED', dict(pod, status={'phase': 'Succeeded'}))])
+    result = kube.watch_until('pods', lambda objects: [o['status']['phase'] for o in objects.values()
+                                                       if o['status']['phase'] == 'Succeeded'],
+                              5, namespace='skyhook', field_selector='spec.nodeName=n1')
+    assert result == ['Succeeded']
+    assert server.of('GET', path, watch=True)[0].query['fieldSelector'] == 'spec.nodeName=n1'
+
+
+def test_an_unreachable_server_is_named(server, kube):
+    server.reply('GET', NODES, body=node_list(10, node('n1', 9, ready=False)))
+
+    def refuse(*args, **kwargs):
+        raise ConnectionRefusedError(111, 'Connection refused')
+
+    server.request = refuse
+    with pytest.raises(kube_api.KubeError) as exc:
+        kube.list_nodes()
+    assert exc.value.status == 0
+    assert exc.value.message.startswith('list nodes: cannot reach the Kubernetes API server at %s' % server.host)
