@@ -563,18 +563,25 @@ class Kube(object):
             if remaining <= 0:
                 raise WaitTimeout('timed out after %ss waiting for %s' % (timeout, what), last=objects)
             resp = self._open_watch(kind, namespace, rv, remaining, selectors)
-            try:
-                rv, result, expired = self._follow(resp, kind, objects, rv, predicate, deadline, on_event)
-            finally:
-                resp.close()
-                resp.release_conn()
+            if resp is None:
+                expired = True
+            else:
+                try:
+                    rv, result, expired = self._follow(resp, kind, objects, rv, predicate, deadline, on_event)
+                finally:
+                    resp.close()
+                    resp.release_conn()
             if expired:
                 objects, rv = self._list_for_watch(kind, namespace, selectors)
                 result = predicate(objects)
         return result
 
     def _open_watch(self, kind, namespace, rv, remaining, selectors):
-        """The streamed response of a watch of ``kind`` from resourceVersion ``rv``, for ``remaining`` seconds."""
+        """The streamed response of a watch of ``kind`` from resourceVersion ``rv``, for ``remaining`` seconds.
+
+        None when the server refuses ``rv`` as expired with the watch's own status (410) rather
+        than with an ERROR event: both mean "list again", as client-go's reflector reads them.
+        """
         func, args = self._list_func(kind, namespace)
         kwargs = dict(selectors, watch=True, resource_version=rv, timeout_seconds=max(1, int(remaining + 0.999)),
                       allow_watch_bookmarks=True, _preload_content=False,
@@ -582,6 +589,8 @@ class Kube(object):
         try:
             return unchecked(func)(*args, **kwargs)
         except ApiException as exc:
+            if exc.status == 410:
+                return None
             raise self.error('watch %s' % kind, exc)
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             raise KubeError('watch %s: cannot reach the Kubernetes API server at %s: %s' % (kind, self.host, _short(exc)))

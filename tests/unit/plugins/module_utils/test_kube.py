@@ -247,6 +247,23 @@ def test_watch_until_lists_again_when_the_watch_expires(server, kube):
         (False, None), (True, '10'), (False, None), (True, '20')]
 
 
+def test_watch_until_lists_again_when_the_watch_request_itself_is_gone(server, kube):
+    server.reply('GET', NODES, body=node_list(10, node('n1', 9, ready=False)))
+    server.stream('GET', NODES, [status_body(410, 'Expired', 'too old resource version: 10 (42)')], status=410)
+    server.reply('GET', NODES, body=node_list(42, node('n1', 41, ready=False)))
+    server.stream('GET', NODES, [event('MODIFIED', node('n1', 43))])
+    assert kube.watch_until('nodes', ready_names, 5) == ['n1']
+    assert [r.query['resourceVersion'] for r in watches(server)] == ['10', '42']
+
+
+def test_watch_until_fails_on_a_refused_watch(server, kube):
+    server.reply('GET', NODES, body=node_list(10, node('n1', 9, ready=False)))
+    server.stream('GET', NODES, [status_body(403, 'Forbidden', 'nodes is forbidden: cannot watch')], status=403)
+    with pytest.raises(kube_api.KubeError) as exc:
+        kube.watch_until('nodes', ready_names, 5)
+    assert exc.value.status == 403 and exc.value.message.startswith('watch nodes: forbidden by the API server')
+
+
 def test_watch_until_sees_the_new_list_when_the_watch_expires(server, kube):
     # what changed while the watch was expired shows in the new list, without any event
     server.reply('GET', NODES, body=node_list(10, node('n1', 9, ready=False)))
