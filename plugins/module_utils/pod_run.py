@@ -83,6 +83,21 @@ def load_cr(kube, cr_arg, cr_name):
     return cr_model.build_cr(doc), doc
 
 
+def read_entry(kube, node_name, cr_name, key):
+    """``(node, its annotations, the CR's nodeState entry `key` or None)``: one GET of the node."""
+    node = kube.get_node(node_name)
+    annotations = (node.get('metadata') or {}).get('annotations') or {}
+    state_key = node_state.node_state_key(cr_name)
+    state = node_state.decode(annotations.get(state_key), where='node %s annotation %s' % (node_name, state_key))
+    return node, annotations, state.get(key)
+
+
+def set_entry(state, package, stage, value, restarts=0):
+    """``state`` with ``package``'s entry (a cr_model package) at ``stage`` in state ``value``."""
+    return node_state.upsert(state, package.name, package.version, package.image, value, stage, restarts,
+                             package.container_sha)[0]
+
+
 def cr_identity(doc):
     """(uid, generation, status) of a CR document read from the cluster (empty for a file)."""
     meta = doc.get('metadata') or {}

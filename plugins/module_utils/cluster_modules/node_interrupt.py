@@ -65,11 +65,7 @@ def run(module, kube):
     key = package.unique_name
     result = dict(node=node_name, package=key, interrupt=interrupt, changed=False)
 
-    node = kube.get_node(node_name)
-    annotations = (node.get('metadata') or {}).get('annotations') or {}
-    state_key = node_state.node_state_key(cr.name)
-    state = node_state.decode(annotations.get(state_key), where='node %s annotation %s' % (node_name, state_key))
-    current = state.get(key)
+    node, annotations, current = pod_run.read_entry(kube, node_name, cr.name, key)
     if current and current['stage'] == stage and current['state'] == 'complete' and not params['force']:
         result.update(outcome='skipped', entry=current, duration=round(time.time() - started, 3),
                       msg='%s %s is already complete on node %s' % (key, stage, node_name))
@@ -114,13 +110,11 @@ def run(module, kube):
 def _record(node_name, cr_name, package, stage, covered, current):
     """The carrier's entry in_progress -> complete or erroring; the covered packages skipped -> complete."""
     def in_progress(current_state):
-        new = node_state.upsert(current_state, package.name, package.version, package.image, 'in_progress', stage,
-                                0, package.container_sha)[0]
+        new = pod_run.set_entry(current_state, package, stage, 'in_progress')
         for other in covered:
             other_entry = new.get(other.unique_name)
             if not (other_entry and other_entry['stage'] == 'interrupt' and other_entry['state'] == 'complete'):
-                new = node_state.upsert(new, other.name, other.version, other.image, 'skipped', 'interrupt',
-                                        0, other.container_sha)[0]
+                new = pod_run.set_entry(new, other, 'interrupt', 'skipped')
         return new
 
     def succeeded(current_state, restarts):
@@ -129,8 +123,7 @@ def _record(node_name, cr_name, package, stage, covered, current):
                                               package.container_sha, covered=[p.name for p in covered])
 
     def failed(current_state, restarts):
-        return node_state.upsert(current_state, package.name, package.version, package.image, 'erroring', stage,
-                                 restarts, package.container_sha)[0]
+        return pod_run.set_entry(current_state, package, stage, 'erroring', restarts)
     return pod_run.NodeRecord(node_name, cr_name, package.unique_name, current, in_progress, succeeded, failed)
 
 

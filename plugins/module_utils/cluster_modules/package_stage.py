@@ -37,11 +37,7 @@ def run(module, kube):
     key = package.unique_name
     result = dict(node=node_name, package=key, stage=stage, changed=False)
 
-    node = kube.get_node(node_name)
-    annotations = (node.get('metadata') or {}).get('annotations') or {}
-    state = node_state.decode(annotations.get(node_state.node_state_key(cr.name)),
-                              where='node %s annotation %s' % (node_name, node_state.node_state_key(cr.name)))
-    current = state.get(key)
+    node, dummy, current = pod_run.read_entry(kube, node_name, cr.name, key)
     if current and current['stage'] == stage and current['state'] == 'complete' and not params['force']:
         result.update(outcome='skipped', entry=current, duration=round(time.time() - started, 3),
                       msg='%s stage %s is already complete on node %s' % (key, stage, node_name))
@@ -74,16 +70,14 @@ def run(module, kube):
 def _record(node_name, cr_name, package, stage, current):
     """The stage's nodeState entry: in_progress, then complete (stage_succeeded's rules) or erroring."""
     def in_progress(current_state):
-        return node_state.upsert(current_state, package.name, package.version, package.image, 'in_progress', stage,
-                                 0, package.container_sha)[0]
+        return pod_run.set_entry(current_state, package, stage, 'in_progress')
 
     def succeeded(current_state, restarts):
         return node_state.stage_succeeded(current_state, package.name, package.version, package.image, stage,
                                           restarts, package.container_sha, has_interrupt=package.interrupt is not None)
 
     def failed(current_state, restarts):
-        return node_state.upsert(current_state, package.name, package.version, package.image, 'erroring', stage,
-                                 restarts, package.container_sha)[0]
+        return pod_run.set_entry(current_state, package, stage, 'erroring', restarts)
     return pod_run.NodeRecord(node_name, cr_name, package.unique_name, current, in_progress, succeeded, failed)
 
 
