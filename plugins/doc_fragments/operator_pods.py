@@ -3,8 +3,10 @@
 # Apache License 2.0 (see LICENSE)
 """Options of the modules that run the operator's package and interrupt pods.
 
-The operator's own settings for its pods (its environment: NAMESPACE, AGENT_IMAGE, ...), so
-that the pods the collection creates are the operator's, byte for byte (module_utils/pod_layout).
+DOCUMENTATION: the operator's own settings for its pods (its environment: NAMESPACE, AGENT_IMAGE,
+...), so that the pods the collection creates are the operator's, byte for byte (module_utils/pod_layout).
+RUN: one recorded pod run (module_utils/pod_run.RUN_OPTIONS): the node, the CR, the package and
+how the pod is waited for and cleaned up. LOGS: its logs and its preflight.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -44,6 +46,52 @@ options:
     description: The runtime-required taint (C(key=value:Effect)), which the pods tolerate for C(runtimeRequired) CRs.
     type: str
     default: skyhook.nvidia.com=runtime-required:NoSchedule
+'''
+
+    RUN = r'''
+options:
+  node:
+    description: The node the pod runs on.
+    type: str
+    required: true
+  cr:
+    description:
+      - The CR, as a dictionary or the path of a YAML / JSON file on the controller (searched like M(ansible.builtin.copy)'s
+        C(src)). A file may hold several documents; O(cr_name) picks the CR.
+      - When omitted, the CR named O(cr_name) is read from the cluster; its uid and generation then name the package's
+        copy directory and C(SKYHOOK_RESOURCE_ID) exactly as the operator's do.
+    type: raw
+  cr_name:
+    description: The CR's name (required without O(cr)).
+    type: str
+  package:
+    description: The package, by its key in C(spec.packages).
+    type: str
+    required: true
+  timeout:
+    description:
+      - Seconds to wait for the pod to finish (for a reboot, also for the node to come back Ready with a new boot ID).
+        On timeout the run is recorded C(erroring).
+    type: int
+    default: 1800
+  retries:
+    description:
+      - How many times the kubelet may restart a failing container before the run counts as failed.
+        V(0) fails at the first failure.
+    type: int
+    default: 0
+  delete_pod:
+    description:
+      - When to delete the pod after the verdict. V(always) (the default) never leaves a privileged pod
+        retrying on the node; V(on_success) keeps a failed pod for inspection, as the operator does (the kubelet
+        keeps restarting it).
+    type: str
+    choices: [always, on_success, never]
+    default: always
+  force:
+    description: Run the pod even if the node state says this stage is already complete.
+    type: bool
+    default: false
 '''
 
     LOGS = r'''

@@ -3,9 +3,9 @@
 # Apache License 2.0 (see LICENSE)
 """Running one NodeWright pod (a package stage or an interrupt) to its end, through ``kube.Kube``.
 
-Shared by package_stage and node_interrupt. The decisions are pure (pod_layout builds the
-pod and judges its status, node_state encodes the annotations); this file only sequences
-the requests, in the operator's order:
+Shared by package_stage and node_interrupt: ``run_recorded`` is their whole pod run. The decisions
+are pure (pod_layout builds the pod and judges its status, node_state encodes the annotations);
+this file only sequences the requests, in the operator's order:
 
     node-metadata ConfigMap -> pod -> nodeState in_progress -> (watch) -> nodeState result -> delete pod
 
@@ -17,6 +17,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import copy
 import time
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
@@ -37,6 +38,31 @@ OPERATOR_OPTIONS = dict(
     runtime_required_taint=dict(type='str', default=pod_layout.DEFAULT_RUNTIME_REQUIRED_TAINT),
 )
 
+# The options of a recorded pod run, the same in package_stage and node_interrupt
+# (documented once: doc_fragments/operator_pods.py, RUN and LOGS).
+RUN_OPTIONS = dict(
+    node=dict(type='str', required=True),
+    cr=dict(type='raw'),
+    cr_name=dict(type='str'),
+    package=dict(type='str', required=True),
+    timeout=dict(type='int', default=1800),
+    retries=dict(type='int', default=0),
+    delete_pod=dict(type='str', default='always', choices=list(DELETE_POLICIES)),
+    force=dict(type='bool', default=False),
+    log_lines=dict(type='int', default=200),
+    collect_logs=dict(type='str', default='always', choices=['always', 'on_failure']),
+    preflight=dict(type='bool', default=True),
+)
+
+
+def pod_module_args(**options):
+    """The AnsibleModule keywords of a pod module: connection, operator and run options, plus its own ``options``."""
+    argument_spec = kube_api.auth_argument_spec()
+    argument_spec.update(OPERATOR_OPTIONS)
+    argument_spec.update(copy.deepcopy(RUN_OPTIONS))
+    argument_spec.update(options)
+    return dict(argument_spec=argument_spec, supports_check_mode=True, required_one_of=[('cr', 'cr_name')])
+
 
 def operator_settings(params):
     return dict((key, params[key]) for key in OPERATOR_OPTIONS if key != 'namespace')
@@ -55,6 +81,21 @@ def load_cr(kube, cr_arg, cr_name):
             raise cr_model.CRValidationError('cr', ['must be a CR document, a list of documents or a file path'])
         doc = cr_model.select_cr(docs, cr_name, 'cr')[0]
     return cr_model.build_cr(doc), doc
+
+
+def read_entry(kube, node_name, cr_name, key):
+    """``(node, its annotations, the CR's nodeState entry `key` or None)``: one GET of the node."""
+    node = kube.get_node(node_name)
+    annotations = (node.get('metadata') or {}).get('annotations') or {}
+    state_key = node_state.node_state_key(cr_name)
+    state = node_state.decode(annotations.get(state_key), where='node %s annotation %s' % (node_name, state_key))
+    return node, annotations, state.get(key)
+
+
+def set_entry(state, package, stage, value, restarts=0):
+    """``state`` with ``package``'s entry (a cr_model package) at ``stage`` in state ``value``."""
+    return node_state.upsert(state, package.name, package.version, package.image, value, stage, restarts,
+                             package.container_sha)[0]
 
 
 def cr_identity(doc):
@@ -225,3 +266,120 @@ class PodRun(object):
         self.kube.watch_until('pods', gone, max(1, self.timeout - (time.time() - self.started)), namespace=self.namespace,
                               field_selector='metadata.name=%s' % self.name,
                               what='the old pod %s/%s to be deleted' % (self.namespace, self.name))
+
+
+def entry_diff(node_name, key, before, after):
+    """The module diff of one nodeState entry (``key``: ``<package>|<version>``) on a node."""
+    header = 'node/%s %s' % (node_name, key)
+    return {'before': {'entry': before}, 'after': {'entry': after}, 'before_header': header, 'after_header': header}
+
+
+class NodeRecord(object):
+    """How one pod run is recorded in a CR's nodeState on a node: the state callbacks of ``run_recorded``.
+
+    ``in_progress(state) -> state`` is written (with ``status_<cr>`` in_progress and ``annotations``)
+    once the pod exists, and first sent as a dry run; ``succeeded(state, restarts) -> state`` after
+    success (with ``success_annotations``); ``failed(state, restarts) -> state`` after a failure (with
+    ``status_<cr>`` erroring); ``restarts``: the pod's restart count. ``key`` names the entry the result reports (``<package>|<version>``),
+    ``before`` is that entry as the node had it when the module started (for the diff).
+    """
+
+    def __init__(self, node_name, cr_name, key, before, in_progress, succeeded, failed,
+                 annotations=None, success_annotations=None):
+        self.node_name = node_name
+        self.cr_name = cr_name
+        self.key = key
+        self.before = before
+        self.in_progress = in_progress
+        self.succeeded = succeeded
+        self.failed = failed
+        self.annotations = annotations
+        self.success_annotations = success_annotations
+
+
+class RecordedRun(object):
+    """What ``run_recorded`` did: the facts a module adds to its own result and failure message."""
+
+    def __init__(self):
+        self.planned = False        # check mode: nothing was written
+        self.adopted = None         # the pod the preflight found to adopt, or None
+        self.planned_state = {}     # the nodeState the in_progress dry run answered with (when sent)
+        self.configmaps = {}        # ConfigMap name -> created / updated / unchanged
+        self.verdict = {}           # PodRun.wait(): pod_layout.pod_outcome, or outcome 'timeout'
+        self.outcome = None         # the verdict's outcome, or what ``settle`` made of it
+        self.succeeded = False
+        self.restarts = 0
+        self.final_state = {}       # the nodeState after the run was recorded
+        self.logs = {}
+        self.unavailable = {}
+        self.deleted = False
+
+
+def run_recorded(module, kube, runner, record, result, started, configmaps=(), node=None, settle=None):
+    """Run ``runner``'s pod (a ``PodRun``) and record it on the node as the operator does; returns a ``RecordedRun``.
+
+    The requests, in this order (the pod modules' tests and the API-request bench count them):
+
+    1. preflight: look for a pod to adopt; unless ``preflight`` is false (and not in check mode),
+       send the pod and the in_progress node write (from ``node``, a fresh read) as dry runs;
+    2. check mode: ``result`` gets ``changed``, ``outcome`` planned, ``manifest``, ``adopt``,
+       ``entry`` and ``duration``, and the run stops (``planned`` is set);
+    3. apply ``configmaps``, create (or adopt) the pod, write in_progress; if that write fails, the
+       pod is deleted again (``PodRun.abandon``) and the error raised;
+    4. wait for the pod by watch; ``settle(verdict) -> outcome`` may then wait for more (a reboot);
+    5. read the logs (always on failure, on success with ``collect_logs=always``);
+    6. write the success, or erroring with the restart count, and delete the pod per its policy.
+
+    ``result`` (the module's result so far) gets ``changed``, ``outcome``, ``entry``, ``logs``,
+    ``logs_unavailable``, ``duration``, ``pod`` and, in diff mode, ``diff``. A failure is not raised:
+    the module reads ``succeeded`` and words its own message. Uses the module's ``preflight``,
+    ``collect_logs`` options, ``check_mode`` and ``_diff``; ``started``: the module's start time.
+    """
+    params, done = module.params, RecordedRun()
+    dry_runs = params['preflight'] or module.check_mode
+    done.adopted = runner.preflight(dry_run=dry_runs)
+    if dry_runs:
+        done.planned_state = write_node_state(kube, record.node_name, record.cr_name, record.in_progress,
+                                              status='in_progress', dry_run=True, annotations=record.annotations,
+                                              node=node)[0]
+    if module.check_mode:
+        done.planned = True
+        result.update(changed=True, outcome='planned', manifest=runner.manifest, adopt=done.adopted is not None,
+                      entry=done.planned_state.get(record.key), duration=round(time.time() - started, 3))
+        return done
+
+    done.configmaps = dict((cm['metadata']['name'], kube.apply_configmap(cm)) for cm in configmaps)
+    runner.start()
+    try:
+        write_node_state(kube, record.node_name, record.cr_name, record.in_progress, status='in_progress',
+                         annotations=record.annotations)
+    except (kube_api.KubeError, node_state.NodeStateError):
+        runner.abandon()
+        raise
+    result['changed'] = True
+    done.verdict = runner.wait()
+    done.outcome = settle(done.verdict) if settle is not None else done.verdict.get('outcome')
+    done.succeeded = done.outcome == pod_layout.SUCCEEDED
+    if not done.succeeded or params['collect_logs'] == 'always':
+        done.logs, done.unavailable = runner.logs()
+    done.restarts = int(done.verdict.get('restarts') or 0)
+    _record_verdict(kube, record, done)
+    done.deleted = runner.cleanup(done.succeeded)
+    result.update(outcome=done.outcome, entry=done.final_state.get(record.key), logs=done.logs,
+                  logs_unavailable=done.unavailable, duration=round(time.time() - started, 3),
+                  pod={'name': runner.name, 'namespace': runner.namespace, 'uid': runner.pod['metadata'].get('uid'),
+                       'adopted': runner.adopted, 'deleted': done.deleted})
+    if module._diff:
+        result['diff'] = entry_diff(record.node_name, record.key, record.before, done.final_state.get(record.key))
+    return done
+
+
+def _record_verdict(kube, record, done):
+    """The nodeState write after the verdict: the success, or erroring (with status_<cr> erroring)."""
+    def transform(current_state):
+        return (record.succeeded if done.succeeded else record.failed)(current_state, done.restarts)
+    if done.succeeded:
+        done.final_state = write_node_state(kube, record.node_name, record.cr_name, transform,
+                                            annotations=record.success_annotations)[0]
+    else:
+        done.final_state = write_node_state(kube, record.node_name, record.cr_name, transform, status='erroring')[0]

@@ -14,7 +14,7 @@ version_added: 0.1.0
 author: nodewright.bridge contributors (@nodewright)
 description:
   - Cordons a node (C(spec.unschedulable=true)) and records the cordon as the NodeWright
-    operator does, with the annotation C(skyhook.nvidia.com/cordon_<owner>=true).
+    operator does, with the annotation C(skyhook.nvidia.com/cordon_<cr_name>=true).
   - Uncordoning removes only the owner's annotation. The node becomes schedulable again only
     if this owner held the cordon and no other owner still holds one. A node that was already
     cordoned by someone else (for example C(kubectl cordon)) when the owner cordoned it stays
@@ -23,19 +23,23 @@ description:
 extends_documentation_fragment:
   - nodewright.bridge.k8s_auth
 options:
-  name:
-    description: The node.
-    type: str
-    required: true
-    aliases: [node]
-  owner:
+  node:
     description:
-      - The name of the Skyhook / NodeWright CR on whose behalf the node is cordoned.
+      - The node.
+      - O(name) is a deprecated alias (removed in 2.0.0).
     type: str
     required: true
+    aliases: [name]
+  cr_name:
+    description:
+      - The name of the Skyhook / NodeWright CR on whose behalf the node is cordoned (the cordon's owner).
+      - O(cr_name) is a deprecated alias (removed in 2.0.0).
+    type: str
+    required: true
+    aliases: [owner]
   state:
     description:
-      - V(cordoned) holds a cordon for O(owner); V(uncordoned) releases it.
+      - V(cordoned) holds a cordon for O(cr_name); V(uncordoned) releases it.
     type: str
     choices: [cordoned, uncordoned]
     default: cordoned
@@ -48,7 +52,7 @@ attributes:
     description: Shows the node's state (or its cordon) before and after.
 notes:
   - When the node was already unschedulable and no NodeWright owner held it, the cordon is
-    recorded as inherited (annotation C(bridge.nodewright.io/cordon-inherited_<owner>)), so that
+    recorded as inherited (annotation C(bridge.nodewright.io/cordon-inherited_<cr_name>)), so that
     releasing it leaves the node as it was found.
 seealso:
   - module: nodewright.bridge.node_drain
@@ -57,14 +61,14 @@ seealso:
 EXAMPLES = r'''
 - name: Cordon the node for the gpu-tuning CR
   nodewright.bridge.node_cordon:
-    name: gpu-node-07
-    owner: gpu-tuning
+    node: gpu-node-07
+    cr_name: gpu-tuning
     state: cordoned
 
 - name: Release the cordon (the node stays cordoned if someone else cordoned it)
   nodewright.bridge.node_cordon:
-    name: gpu-node-07
-    owner: gpu-tuning
+    node: gpu-node-07
+    cr_name: gpu-tuning
     state: uncordoned
     kubeconfig: ~/.kube/prod-gpu
   register: released
@@ -92,7 +96,7 @@ owners:
   elements: str
   sample: [gpu-tuning]
 held:
-  description: Whether O(owner) holds a cordon on the node after the task.
+  description: Whether O(cr_name) holds a cordon on the node after the task.
   returned: always
   type: bool
 inherited:

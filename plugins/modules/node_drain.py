@@ -28,11 +28,13 @@ description:
 extends_documentation_fragment:
   - nodewright.bridge.k8s_auth
 options:
-  name:
-    description: The node to drain.
+  node:
+    description:
+      - The node to drain.
+      - O(name) is a deprecated alias (removed in 2.0.0).
     type: str
     required: true
-    aliases: [node]
+    aliases: [name]
   timeout:
     description:
       - Seconds for the evictions and for the evicted pods to be gone, counted from the first eviction.
@@ -118,7 +120,7 @@ seealso:
 EXAMPLES = r'''
 - name: Drain a GPU node, waiting for training jobs to finish first
   nodewright.bridge.node_drain:
-    name: gpu-node-07
+    node: gpu-node-07
     wait_for:
       matchLabels:
         workload: training
@@ -127,12 +129,12 @@ EXAMPLES = r'''
 
 - name: Refuse to start if any PDB would block
   nodewright.bridge.node_drain:
-    name: gpu-node-07
+    node: gpu-node-07
     preflight: true
 
 - name: Drain only the inference pods, leaving kube-system alone (the default)
   nodewright.bridge.node_drain:
-    name: gpu-node-07
+    node: gpu-node-07
     pod_selector: app in (triton, vllm)
 '''
 

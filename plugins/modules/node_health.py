@@ -20,11 +20,13 @@ description:
 extends_documentation_fragment:
   - nodewright.bridge.k8s_auth
 options:
-  name:
-    description: The node.
+  node:
+    description:
+      - The node.
+      - O(name) is a deprecated alias (removed in 2.0.0).
     type: str
     required: true
-    aliases: [node]
+    aliases: [name]
   boot_id_not:
     description: A boot ID the node must no longer report (the one from before a reboot).
     type: str
@@ -53,7 +55,7 @@ attributes:
 EXAMPLES = r'''
 - name: Wait until the node is back and the GPU operator's pods run on it again
   nodewright.bridge.node_health:
-    name: gpu-node-07
+    node: gpu-node-07
     boot_id_not: "{{ reboot.boot_id_before }}"
     pod_selector: app=nvidia-device-plugin-daemonset
     timeout: 900

@@ -28,24 +28,9 @@ description:
 extends_documentation_fragment:
   - nodewright.bridge.k8s_auth
   - nodewright.bridge.operator_pods
+  - nodewright.bridge.operator_pods.run
   - nodewright.bridge.operator_pods.logs
 options:
-  node:
-    description: The node to interrupt.
-    type: str
-    required: true
-  cr:
-    description:
-      - The CR, as a dictionary or the path of a YAML / JSON file on the controller. Without it, the CR
-        named O(cr_name) is read from the cluster.
-    type: raw
-  cr_name:
-    description: The CR's name (required without O(cr)).
-    type: str
-  package:
-    description: The package whose interrupt runs (the carrier; its key in C(spec.packages)).
-    type: str
-    required: true
   stage:
     description: C(interrupt), or C(uninstall-interrupt) to finish an uninstall.
     type: str
@@ -71,23 +56,6 @@ options:
     type: list
     elements: str
     default: []
-  timeout:
-    description: Seconds for the interrupt pod to finish and, for a reboot, for the node to come back Ready with a new boot ID.
-    type: int
-    default: 1800
-  retries:
-    description: How many times the kubelet may restart the failing interrupt container before the interrupt counts as failed.
-    type: int
-    default: 0
-  delete_pod:
-    description: When to delete the interrupt pod after the verdict.
-    type: str
-    choices: [always, on_success, never]
-    default: always
-  force:
-    description: Run the interrupt even if the node state says it is already complete.
-    type: bool
-    default: false
 attributes:
   action:
     support: full

@@ -29,16 +29,20 @@ description:
 extends_documentation_fragment:
   - nodewright.bridge.k8s_auth
 options:
-  name:
-    description: The node.
+  node:
+    description:
+      - The node.
+      - O(name) is a deprecated alias (removed in 2.0.0).
     type: str
     required: true
-    aliases: [node]
-  cr:
+    aliases: [name]
+  cr_name:
     description:
-      - The Skyhook / NodeWright CR whose state to read, reset or complete. Required for V(reset) and V(complete).
+      - The name of the Skyhook / NodeWright CR whose state to read, reset or complete. Required for V(reset) and V(complete).
       - For V(read) without it, the state of every CR on the node is returned.
+      - O(cr) is a deprecated alias (removed in 2.0.0).
     type: str
+    aliases: [cr]
   action:
     description: What to do.
     type: str
@@ -92,7 +96,7 @@ notes:
 EXAMPLES = r'''
 - name: Read what every CR did on a node
   nodewright.bridge.node_state:
-    name: gpu-node-07
+    node: gpu-node-07
   register: node_info
 
 - name: Show the state of the tuning package
@@ -101,28 +105,28 @@ EXAMPLES = r'''
 
 - name: Re-run one package from its config stage
   nodewright.bridge.node_state:
-    name: gpu-node-07
-    cr: gpu-tuning
+    node: gpu-node-07
+    cr_name: gpu-tuning
     action: reset
     package: tuning
     stage: config
 
 - name: Reset everything the CR did on the node
   nodewright.bridge.node_state:
-    name: gpu-node-07
-    cr: gpu-tuning
+    node: gpu-node-07
+    cr_name: gpu-tuning
     action: reset
 
 - name: Record the CR complete on the node and lift the runtime-required taint
   nodewright.bridge.node_state:
-    name: gpu-node-07
-    cr: gpu-tuning
+    node: gpu-node-07
+    cr_name: gpu-tuning
     action: complete
     runtime_required_crs: [gpu-tuning]
 
 - name: Keep a node out of every rollout
   nodewright.bridge.node_state:
-    name: gpu-node-07
+    node: gpu-node-07
     action: ignore
 '''
 

@@ -39,6 +39,7 @@ options:
   cr_name:
     description:
       - The Skyhook (C(skyhook.nvidia.com)) or NodeWright (C(nodewright.nvidia.com)) CR the play acts for.
+      - O(cr) is a deprecated alias (removed in 2.0.0); in the other modules O(cr) is the CR document.
     type: str
     required: true
     aliases: [cr]

@@ -35,53 +35,14 @@ description:
 extends_documentation_fragment:
   - nodewright.bridge.k8s_auth
   - nodewright.bridge.operator_pods
+  - nodewright.bridge.operator_pods.run
   - nodewright.bridge.operator_pods.logs
 options:
-  node:
-    description: The node to run the stage on.
-    type: str
-    required: true
-  cr:
-    description:
-      - The CR, as a dictionary or the path of a YAML / JSON file on the controller (searched like M(ansible.builtin.copy)'s
-        C(src)). A file may hold several documents; O(cr_name) picks the CR.
-      - When omitted, the CR named O(cr_name) is read from the cluster; its uid and generation then name the package's
-        copy directory and C(SKYHOOK_RESOURCE_ID) exactly as the operator's do.
-    type: raw
-  cr_name:
-    description: The CR's name (required without O(cr)).
-    type: str
-  package:
-    description: The package, by its key in C(spec.packages).
-    type: str
-    required: true
   stage:
     description: The stage to run.
     type: str
     required: true
     choices: [uninstall, upgrade, apply, config, post-interrupt]
-  timeout:
-    description: Seconds to wait for the pod to finish. On timeout the stage is recorded C(erroring).
-    type: int
-    default: 1800
-  retries:
-    description:
-      - How many times the kubelet may restart a failing init container before the stage counts as failed.
-        V(0) fails at the first failure.
-    type: int
-    default: 0
-  delete_pod:
-    description:
-      - When to delete the pod after the verdict. V(always) (the default) never leaves a privileged pod
-        retrying on the node; V(on_success) keeps a failed pod for inspection, as the operator does (the kubelet
-        keeps restarting it).
-    type: str
-    choices: [always, on_success, never]
-    default: always
-  force:
-    description: Run the stage even if the node state says it is already complete.
-    type: bool
-    default: false
 attributes:
   action:
     support: full

@@ -9,7 +9,7 @@ Python start-up, ``ansible.module_utils.basic`` and the ``kubernetes`` client im
 already pays (see docs/in-process.md).
 
 ``ControllerModule`` is the part of ``AnsibleModule`` the collection's modules use: params
-validated against the module's own argument spec (types, defaults, aliases, choices, the
+validated against the module's own argument spec (types, defaults, aliases and their deprecations, choices, the
 ``K8S_AUTH_*`` fallbacks, mutually_exclusive / required_* rules, the same messages), check
 mode, diff, ``warn``/``deprecate``, ``fail_json``/``exit_json``, and no_log values masked in
 the result. ``fail_json``/``exit_json`` end the run by raising ``ModuleExit``, which derives
@@ -73,6 +73,10 @@ class ControllerModule(object):
         validation = validator.validate(self.params)
         self.params.update(validation.validated_parameters)
         self.no_log_values.update(validation._no_log_values)
+        # as AnsibleModule: a deprecated alias (or option) in use is reported, and both names given is a warning
+        for deprecation in validation._deprecations:
+            self.deprecate(deprecation['msg'], version=deprecation.get('version'), date=deprecation.get('date'),
+                           collection_name=deprecation.get('collection_name'))
         for alias in validation._warnings:
             self.warn('Both option %s and its alias %s are set.' % (alias['option'], alias['alias']))
         if validation.errors.errors:

@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import json
+
 CORDON = 'skyhook.nvidia.com/cordon_'
 INHERITED = 'bridge.nodewright.io/cordon-inherited_'
 
@@ -81,8 +83,21 @@ def test_missing_node_fails_and_names_it(modules):
 
 def test_bad_owner_is_refused_before_any_request(modules, node, cluster):
     result = modules.run('node_cordon', name=node, owner='Not_A_Name')
-    assert result['failed'] is True and 'owner' in result['msg']
+    # the option is cr_name now (owner is its deprecated alias)
+    assert result['failed'] is True and 'cr_name' in result['msg']
     assert _node(cluster, node)[0] is False
+
+
+def test_the_old_option_names_work_and_are_deprecated(modules, node):
+    new = modules.run('node_cordon', node=node, cr_name='gpu-tuning', state='uncordoned')
+    assert not new.get('failed') and new['node'] == node
+    assert 'deprecations' not in new
+    old = modules.run('node_cordon', name=node, owner='gpu-tuning', state='uncordoned')
+    assert not old.get('failed') and old['node'] == node
+    # (ansible-core 2.19 nests each message in an event: match the text, not the layout)
+    text = json.dumps(old['deprecations'])
+    assert len(old['deprecations']) == 2
+    assert "Alias 'name' is deprecated" in text and "Alias 'owner' is deprecated" in text
 
 
 def test_unreachable_api_server_fails_clearly(modules, node):

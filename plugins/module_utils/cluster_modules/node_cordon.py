@@ -13,6 +13,7 @@ __metaclass__ = type
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
+from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
 from ansible_collections.nodewright.bridge.plugins.module_utils.cr_model import cr_name_errors
 
 
@@ -25,7 +26,7 @@ def _view(node):
 
 
 def run(module, kube):
-    name, owner, state = module.params['name'], module.params['owner'], module.params['state']
+    name, owner, state = module.params['node'], module.params['cr_name'], module.params['state']
 
     def mutate(node):
         meta = node.get('metadata') or {}
@@ -68,21 +69,19 @@ def module_args():
     """The AnsibleModule keywords: the argument spec and its rules (also used in the controller process)."""
     argument_spec = kube_api.auth_argument_spec()
     argument_spec.update(
-        name=dict(type='str', required=True, aliases=['node']),
-        owner=dict(type='str', required=True),
+        node=dict(type='str', required=True, **_runner.renamed('name')),
+        cr_name=dict(type='str', required=True, **_runner.renamed('owner')),
         state=dict(type='str', default='cordoned', choices=['cordoned', 'uncordoned']),
     )
     return dict(argument_spec=argument_spec, supports_check_mode=True)
 
 
-def execute(module):
-    """Everything after AnsibleModule: validation, the run, exit_json / fail_json."""
-    errors = cr_name_errors(module.params['owner'], 'owner')
+def check(params):
+    errors = cr_name_errors(params['cr_name'], 'cr_name')
     if errors:
-        module.fail_json(msg='; '.join(errors))
-    try:
-        kube = kube_api.Kube(module.params)
-        result = run(module, kube)
-    except kube_api.KubeError as exc:
-        module.fail_json(msg=exc.message, node=module.params['name'], status=exc.status)
-    module.exit_json(**result)
+        raise _runner.ModuleFailed('; '.join(errors))
+
+
+def execute(module):
+    """Everything after AnsibleModule: validation, the run, exit_json / fail_json (cluster_modules/_runner.py)."""
+    _runner.execute(module, run, context=dict(node=module.params['node']), check=check)

@@ -16,6 +16,7 @@ import time
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import drain_rules
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
 
 SKIP_OPTIONS = {
     'daemonsets': 'skip_daemonsets', 'mirror_pods': 'skip_mirror_pods', 'finished': 'skip_finished',
@@ -24,6 +25,10 @@ SKIP_OPTIONS = {
 }
 # Evictions run concurrently, but no more at once than this (one API connection each).
 MAX_PARALLEL = kube_api.POOL_SIZE
+
+
+class DrainError(_runner.ModuleFailed):
+    """The drain failed: the message and the result so far (the pods, what was evicted, the duration)."""
 
 
 def _pod_id(pod):
@@ -114,57 +119,79 @@ class Drain(object):
 
     def run(self):
         params = self.params
-        name = params['name']
-        rules = dict((SKIP_OPTIONS[k], v) for k, v in (params['skip'] or {}).items() if v is not None)
-        try:
-            pod_selector = drain_rules.normalize_selector(params['pod_selector'], 'pod_selector')
-            protected = drain_rules.normalize_selector(params['wait_for'], 'wait_for')
-            rules = drain_rules.DrainRules.from_dict(rules)
-        except ValueError as exc:
-            self.module.fail_json(msg=str(exc), node=name)
-        node = self.kube.get_node(name)
-        if not (node.get('spec') or {}).get('unschedulable'):
-            self.module.warn('node %s is schedulable: evicted pods may be scheduled back onto it; cordon it first '
-                             '(nodewright.bridge.node_cordon)' % name)
-        if params['disable_eviction'] and not self.module.check_mode:
-            self.module.warn('disable_eviction: pods on node %s are deleted, PodDisruptionBudgets are not respected' % name)
-
+        name = params['node']
+        pod_selector, protected, rules = self.rules(name)
+        self.check_node(name)
         protected_wait = 0.0
         if not self.module.check_mode:
             protected_wait = self.wait_for_protected(name, protected)
         pods = self.kube.pods_on_node(name).get('items') or []
+        entries, targets = self.plan(pods, rules, pod_selector, protected)
+        result = dict(node=name, pods=entries, skipped=len(entries) - len(targets), evicted=0,
+                      protected_wait=protected_wait)
+        if params['preflight'] or self.module.check_mode:
+            running_protected = drain_rules.protected_pods_running(pods, protected) if protected else []
+            if self.dry_run(name, targets, running_protected, result):
+                return result
+        self.evict(name, targets, result)
+        return result
+
+    def rules(self, name):
+        """``(pod_selector, protected selector, DrainRules)`` from the options; raises DrainError."""
+        rules = dict((SKIP_OPTIONS[k], v) for k, v in (self.params['skip'] or {}).items() if v is not None)
+        try:
+            return (drain_rules.normalize_selector(self.params['pod_selector'], 'pod_selector'),
+                    drain_rules.normalize_selector(self.params['wait_for'], 'wait_for'),
+                    drain_rules.DrainRules.from_dict(rules))
+        except ValueError as exc:
+            raise DrainError(str(exc), node=name)
+
+    def check_node(self, name):
+        """The node exists; warnings for a schedulable node and for deletions that bypass PDBs."""
+        node = self.kube.get_node(name)
+        if not (node.get('spec') or {}).get('unschedulable'):
+            self.module.warn('node %s is schedulable: evicted pods may be scheduled back onto it; cordon it first '
+                             '(nodewright.bridge.node_cordon)' % name)
+        if self.params['disable_eviction'] and not self.module.check_mode:
+            self.module.warn('disable_eviction: pods on node %s are deleted, PodDisruptionBudgets are not respected' % name)
+
+    @staticmethod
+    def plan(pods, rules, pod_selector, protected):
+        """``(entries, targets)``: every pod's result entry, and the (pod, entry) pairs to evict."""
         by_uid = dict((p['metadata'].get('uid'), p) for p in pods)
-        plan = drain_rules.plan_drain(pods, rules, pod_selector, protected)
-        entries = []
-        targets = []
-        for item in plan:
+        entries, targets = [], []
+        for item in drain_rules.plan_drain(pods, rules, pod_selector, protected):
             entry = dict(item, pdbs=[], attempts=0, started=None, finished=None)
             if item['action'] == drain_rules.SKIP:
                 entry['action'] = 'skipped'
             else:
                 targets.append((by_uid[item['uid']], entry))
             entries.append(entry)
-        result = dict(node=name, pods=entries, skipped=len(entries) - len(targets), evicted=0,
-                      protected_wait=protected_wait)
+        return entries, targets
 
-        running_protected = drain_rules.protected_pods_running(pods, protected) if protected else []
-        if params['preflight'] or self.module.check_mode:
-            blocked = [] if params['disable_eviction'] else self.preflight([p for p, unused in targets])
-            result['preflight'] = {'ok': not blocked, 'blocked': blocked}
-            if self.module.check_mode:
-                for unused, entry in targets:
-                    entry['action'] = 'would-evict' if not params['disable_eviction'] else 'would-delete'
-                result.update(changed=bool(targets), duration=self.elapsed())
-                if running_protected:
-                    result['waiting_for'] = [_pod_id(p) for p in running_protected]
-                return result
-            if blocked:
-                result.update(changed=False, duration=self.elapsed())
-                self.module.fail_json(
-                    msg='node %s: preflight failed, nothing was evicted; a PodDisruptionBudget would refuse: %s'
-                    % (name, '; '.join('%s/%s by %s' % (b['namespace'], b['name'], ', '.join(b['pdbs']) or b['message'])
-                                       for b in blocked)), **result)
+    def dry_run(self, name, targets, running_protected, result):
+        """The preflight (dry-run evictions); True when the run ends here (check mode); raises DrainError if a PDB refuses."""
+        params = self.params
+        blocked = [] if params['disable_eviction'] else self.preflight([p for p, unused in targets])
+        result['preflight'] = {'ok': not blocked, 'blocked': blocked}
+        if self.module.check_mode:
+            for unused, entry in targets:
+                entry['action'] = 'would-evict' if not params['disable_eviction'] else 'would-delete'
+            result.update(changed=bool(targets), duration=self.elapsed())
+            if running_protected:
+                result['waiting_for'] = [_pod_id(p) for p in running_protected]
+            return True
+        if blocked:
+            result.update(changed=False, duration=self.elapsed())
+            raise DrainError(
+                'node %s: preflight failed, nothing was evicted; a PodDisruptionBudget would refuse: %s'
+                % (name, '; '.join('%s/%s by %s' % (b['namespace'], b['name'], ', '.join(b['pdbs']) or b['message'])
+                                   for b in blocked)), **result)
+        return False
 
+    def evict(self, name, targets, result):
+        """Evict (or delete) the targets, at most MAX_PARALLEL at once, and wait for them to go; raises DrainError."""
+        params = self.params
         deadline = time.time() + params['timeout']
         threads = []
         for pod, entry in targets:
@@ -183,17 +210,16 @@ class Drain(object):
         result['changed'] = bool(gone_uids)
         if errors:
             result['duration'] = self.elapsed()
-            self.module.fail_json(msg='node %s: %s' % (name, '; '.join(errors)), **result)
+            raise DrainError('node %s: %s' % (name, '; '.join(errors)), **result)
         if gone_uids:
             self.wait_gone(name, gone_uids, deadline, result)
         result['duration'] = self.elapsed()
         if blocked:
-            self.module.fail_json(
-                msg='node %s: %d pod(s) could not be evicted within %ss: %s'
+            raise DrainError(
+                'node %s: %d pod(s) could not be evicted within %ss: %s'
                 % (name, len(blocked), params['timeout'],
                    '; '.join('%s/%s blocked by %s' % (e['namespace'], e['name'], ', '.join(e['pdbs']) or e.get('message'))
                              for e in blocked)), **result)
-        return result
 
     def _guarded(self, pod, entry, deadline):
         try:
@@ -214,15 +240,15 @@ class Drain(object):
         except kube_api.WaitTimeout as exc:
             left = sorted(_pod_id(p) for uid, p in (exc.last or {}).items() if uid in uids)
             result['duration'] = self.elapsed()
-            self.module.fail_json(msg='node %s: evicted pods still terminating after %ss: %s'
-                                  % (node_name, self.params['timeout'], ', '.join(left)), **result)
+            raise DrainError('node %s: evicted pods still terminating after %ss: %s'
+                             % (node_name, self.params['timeout'], ', '.join(left)), **result)
 
 
 def module_args():
     """The AnsibleModule keywords: the argument spec and its rules (also used in the controller process)."""
     argument_spec = kube_api.auth_argument_spec()
     argument_spec.update(
-        name=dict(type='str', required=True, aliases=['node']),
+        node=dict(type='str', required=True, **_runner.renamed('name')),
         timeout=dict(type='int', default=300),
         pod_selector=dict(type='raw'),
         wait_for=dict(type='raw'),
@@ -237,10 +263,7 @@ def module_args():
 
 
 def execute(module):
-    """Everything after AnsibleModule: validation, the run, exit_json / fail_json."""
-    try:
-        kube = kube_api.Kube(module.params)
-        result = Drain(module, kube).run()
-    except kube_api.KubeError as exc:
-        module.fail_json(msg=exc.message, node=module.params['name'], status=exc.status)
-    module.exit_json(**result)
+    """Everything after AnsibleModule: the drain, exit_json / fail_json (cluster_modules/_runner.py)."""
+    def run(module, kube):
+        return Drain(module, kube).run()
+    _runner.execute(module, run, context=dict(node=module.params['node']))

@@ -15,75 +15,72 @@ import time
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import drain_rules
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
-
-
-def _condition(obj, kind):
-    for cond in (obj.get('status') or {}).get('conditions') or []:
-        if cond.get('type') == kind:
-            return cond.get('status') == 'True'
-    return False
-
-
-def _boot_id(node):
-    return ((node.get('status') or {}).get('nodeInfo') or {}).get('bootID') or ''
-
-
-def _pod_ready(pod):
-    return (pod.get('status') or {}).get('phase') == 'Running' and _condition(pod, 'Ready') \
-        and not (pod.get('metadata') or {}).get('deletionTimestamp')
+from ansible_collections.nodewright.bridge.plugins.module_utils import node_conditions
+from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
+from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules._runner import ModuleFailed
 
 
 def run(module, kube):
     params = module.params
-    name = params['name']
+    name = params['node']
     started = time.time()
     try:
         selector = drain_rules.normalize_selector(params['pod_selector'], 'pod_selector')
     except ValueError as exc:
-        module.fail_json(msg=str(exc), node=name)
+        raise ModuleFailed(str(exc), node=name)
     kube.get_node(name)  # a clear "does not exist" before waiting
+    node = _wait_for_node(kube, name, params['boot_id_not'], params['timeout'])
+    result = dict(changed=False, node=name, ready=True, boot_id=node_conditions.boot_id(node))
+    if selector is not None:
+        remaining = max(1, params['timeout'] - (time.time() - started))
+        pods = _wait_for_pods(kube, name, selector, params['min_pods'], remaining, params['timeout'])
+        result['pods'] = dict((drain_rules.pod_key(p), node_conditions.pod_ready(p)) for p in pods)
+    result['waited'] = round(time.time() - started, 3)
+    return result
 
+
+def _wait_for_node(kube, name, boot_id_not, timeout):
+    """By watch: the node Ready (and, with ``boot_id_not``, with another boot ID); raises ModuleFailed."""
     def node_ok(objects):
         for node in objects.values():
-            if _condition(node, 'Ready') and (not params['boot_id_not'] or _boot_id(node) not in ('', params['boot_id_not'])):
+            if node_conditions.rebooted(node, boot_id_not) if boot_id_not else node_conditions.is_ready(node):
                 return node
         return None
 
     try:
-        node = kube.watch_until('nodes', node_ok, params['timeout'], field_selector='metadata.name=%s' % name,
-                                what='node %s to be Ready%s' % (name, ' with a new boot ID' if params['boot_id_not'] else ''))
+        return kube.watch_until('nodes', node_ok, timeout, field_selector='metadata.name=%s' % name,
+                                what='node %s to be Ready%s' % (name, ' with a new boot ID' if boot_id_not else ''))
     except kube_api.WaitTimeout as exc:
         last = list((exc.last or {}).values())
-        module.fail_json(msg='node %s is not healthy after %ss: Ready=%s, boot ID %s%s' % (
-            name, params['timeout'], _condition(last[0], 'Ready') if last else 'unknown',
-            _boot_id(last[0]) if last else 'unknown',
-            ' (still the one from before the reboot)' if last and _boot_id(last[0]) == params['boot_id_not'] else ''),
+        raise ModuleFailed('node %s is not healthy after %ss: Ready=%s, boot ID %s%s' % (
+            name, timeout, node_conditions.is_ready(last[0]) if last else 'unknown',
+            node_conditions.boot_id(last[0]) if last else 'unknown',
+            ' (still the one from before the reboot)' if last and node_conditions.boot_id(last[0]) == boot_id_not else ''),
             node=name)
-    result = dict(changed=False, node=name, ready=True, boot_id=_boot_id(node))
-    if selector is not None:
-        def pods_ok(objects):
-            matching = [p for p in objects.values() if drain_rules.selector_matches(selector, drain_rules.pod_labels(p))]
-            return len(matching) >= params['min_pods'] and all(_pod_ready(p) for p in matching) and matching
-        remaining = max(1, params['timeout'] - (time.time() - started))
-        try:
-            pods = kube.watch_until('pods', pods_ok, remaining, field_selector='spec.nodeName=%s' % name,
-                                    what='the pods matching pod_selector on node %s to be Ready' % name)
-        except kube_api.WaitTimeout as exc:
-            matching = [p for p in (exc.last or {}).values() if drain_rules.selector_matches(selector, drain_rules.pod_labels(p))]
-            module.fail_json(msg='node %s: pods matching pod_selector not Ready after %ss (%d found, %d needed): %s' % (
-                name, params['timeout'], len(matching), params['min_pods'],
-                ', '.join('%s (%s)' % (drain_rules.pod_key(p), 'Ready' if _pod_ready(p) else 'not Ready') for p in matching)
-                or 'none'), node=name)
-        result['pods'] = dict((drain_rules.pod_key(p), _pod_ready(p)) for p in pods)
-    result['waited'] = round(time.time() - started, 3)
-    return result
+
+
+def _wait_for_pods(kube, name, selector, min_pods, remaining, timeout):
+    """By watch: at least ``min_pods`` pods matching ``selector`` on the node, all Ready; raises ModuleFailed."""
+    def pods_ok(objects):
+        matching = [p for p in objects.values() if drain_rules.selector_matches(selector, drain_rules.pod_labels(p))]
+        return len(matching) >= min_pods and all(node_conditions.pod_ready(p) for p in matching) and matching
+
+    try:
+        return kube.watch_until('pods', pods_ok, remaining, field_selector='spec.nodeName=%s' % name,
+                                what='the pods matching pod_selector on node %s to be Ready' % name)
+    except kube_api.WaitTimeout as exc:
+        matching = [p for p in (exc.last or {}).values() if drain_rules.selector_matches(selector, drain_rules.pod_labels(p))]
+        raise ModuleFailed('node %s: pods matching pod_selector not Ready after %ss (%d found, %d needed): %s' % (
+            name, timeout, len(matching), min_pods,
+            ', '.join('%s (%s)' % (drain_rules.pod_key(p), 'Ready' if node_conditions.pod_ready(p) else 'not Ready')
+                      for p in matching) or 'none'), node=name)
 
 
 def module_args():
     """The AnsibleModule keywords: the argument spec and its rules (also used in the controller process)."""
     argument_spec = kube_api.auth_argument_spec()
     argument_spec.update(
-        name=dict(type='str', required=True, aliases=['node']),
+        node=dict(type='str', required=True, **_runner.renamed('name')),
         boot_id_not=dict(type='str'),
         pod_selector=dict(type='raw'),
         min_pods=dict(type='int', default=1),
@@ -93,9 +90,5 @@ def module_args():
 
 
 def execute(module):
-    """Everything after AnsibleModule: validation, the run, exit_json / fail_json."""
-    try:
-        result = run(module, kube_api.Kube(module.params))
-    except kube_api.KubeError as exc:
-        module.fail_json(msg=exc.message, node=module.params['name'], status=exc.status)
-    module.exit_json(**result)
+    """Everything after AnsibleModule: the run, exit_json / fail_json (cluster_modules/_runner.py)."""
+    _runner.execute(module, run, context=dict(node=module.params['node']))

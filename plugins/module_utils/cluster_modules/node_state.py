@@ -13,6 +13,7 @@ __metaclass__ = type
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
+from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
 from ansible_collections.nodewright.bridge.plugins.module_utils.cr_model import cr_name_errors
 
 
@@ -69,7 +70,7 @@ def complete_patch(node, cr_name, runtime_required_crs, taint_spec):
 
 def run(module, kube):
     params = module.params
-    name, cr_name, action = params['name'], params['cr'], params['action']
+    name, cr_name, action = params['node'], params['cr_name'], params['action']
     node = kube.get_node(name)
     before = describe_node(node, cr_name)
     reset = []
@@ -106,8 +107,8 @@ def module_args():
     """The AnsibleModule keywords: the argument spec and its rules (also used in the controller process)."""
     argument_spec = kube_api.auth_argument_spec()
     argument_spec.update(
-        name=dict(type='str', required=True, aliases=['node']),
-        cr=dict(type='str'),
+        node=dict(type='str', required=True, **_runner.renamed('name')),
+        cr_name=dict(type='str', **_runner.renamed('cr')),
         action=dict(type='str', default='read', choices=['read', 'reset', 'ignore', 'unignore', 'complete']),
         runtime_required_crs=dict(type='list', elements='str', default=[]),
         runtime_required_taint=dict(type='str', default='skyhook.nvidia.com=runtime-required:NoSchedule'),
@@ -117,24 +118,20 @@ def module_args():
         forget=dict(type='bool', default=False),
     )
     return dict(argument_spec=argument_spec, supports_check_mode=True,
-                required_if=[('action', 'reset', ('cr',)), ('action', 'complete', ('cr',))],
+                required_if=[('action', 'reset', ('cr_name',)), ('action', 'complete', ('cr_name',))],
                 required_by={'version': 'package', 'stage': 'package'})
 
 
-def execute(module):
-    """Everything after AnsibleModule: validation, the run, exit_json / fail_json."""
-    params = module.params
-    if params['cr'] is not None:
-        errors = cr_name_errors(params['cr'], 'cr')
+def check(params):
+    if params['cr_name'] is not None:
+        errors = cr_name_errors(params['cr_name'], 'cr_name')
         if errors:
-            module.fail_json(msg='; '.join(errors))
+            raise _runner.ModuleFailed('; '.join(errors))
     if params['action'] != 'reset' and params['package']:
-        module.fail_json(msg='package is only used with action=reset (got action=%s)' % params['action'])
-    try:
-        kube = kube_api.Kube(params)
-        result = run(module, kube)
-    except kube_api.KubeError as exc:
-        module.fail_json(msg=exc.message, node=params['name'], status=exc.status)
-    except node_state.NodeStateError as exc:
-        module.fail_json(msg='node %s: %s' % (params['name'], exc), node=params['name'])
-    module.exit_json(**result)
+        raise _runner.ModuleFailed('package is only used with action=reset (got action=%s)' % params['action'])
+
+
+def execute(module):
+    """Everything after AnsibleModule: validation, the run, exit_json / fail_json (cluster_modules/_runner.py)."""
+    node = module.params['node']
+    _runner.execute(module, run, context=dict(node=node), label='node %s: ' % node, check=check)

@@ -16,6 +16,7 @@ from email.utils import parsedate_tz, mktime_tz
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils import operator_guard as guard
+from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
 from ansible_collections.nodewright.bridge.plugins.module_utils.cr_model import cr_name_errors
 
 
@@ -114,7 +115,7 @@ def module_args():
     """The AnsibleModule keywords: the argument spec and its rules (also used in the controller process)."""
     argument_spec = kube_api.auth_argument_spec()
     argument_spec.update(
-        cr_name=dict(type='str', required=True, aliases=['cr']),
+        cr_name=dict(type='str', required=True, **_runner.renamed('cr')),
         lease_namespace=dict(type='str', default=guard.OPERATOR_NAMESPACE),
         lease_name=dict(type='str', default=guard.LEASE_NAME),
         window=dict(type='int', default=guard.DEFAULT_WINDOW),
@@ -124,9 +125,7 @@ def module_args():
     return dict(argument_spec=argument_spec, supports_check_mode=True)
 
 
-def execute(module):
-    """Everything after AnsibleModule: validation, the run, exit_json / fail_json."""
-    params = module.params
+def check(params):
     errors = cr_name_errors(params['cr_name'], 'cr_name')
     if params['window'] < 0:
         errors.append('window must be >= 0 seconds (got %d)' % params['window'])
@@ -134,18 +133,22 @@ def execute(module):
         if not params[key]:
             errors.append('%s must not be empty' % key)
     if errors:
-        module.fail_json(msg='; '.join(errors))
-    try:
-        kube = kube_api.Kube(params)
-        result, assessment, warnings = run(module, kube)
-    except kube_api.KubeError as exc:
-        module.fail_json(msg=exc.message, status=exc.status, cr_name=params['cr_name'])
-    except guard.GuardError as exc:
-        module.fail_json(msg='%s: %s' % (params['cr_name'], exc), cr_name=params['cr_name'])
+        raise _runner.ModuleFailed('; '.join(errors))
+
+
+def guard_module(module, kube):
+    """The run, its warnings, and the refusal when the operator is active (unless ``force``)."""
+    result, assessment, warnings = run(module, kube)
     for warning in warnings:
         module.warn(warning)
     if assessment['active']:
-        if not params['force']:
-            module.fail_json(msg=guard.refusal_message(assessment), **result)
+        if not module.params['force']:
+            raise _runner.ModuleFailed(guard.refusal_message(assessment), **result)
         module.warn(guard.force_warning(assessment))
-    module.exit_json(**result)
+    return result
+
+
+def execute(module):
+    """Everything after AnsibleModule: validation, the run, exit_json / fail_json (cluster_modules/_runner.py)."""
+    cr_name = module.params['cr_name']
+    _runner.execute(module, guard_module, context=dict(cr_name=cr_name), label='%s: ' % cr_name, check=check)

@@ -12,11 +12,11 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible.module_utils.basic import missing_required_lib
-from ansible.module_utils.common.text.converters import to_native
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils import label_selector
+from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
 from ansible_collections.nodewright.bridge.plugins.module_utils.planner import normalise_nodes, plan_rollout, resolve_policy
 
 
@@ -113,14 +113,18 @@ def module_args():
                 required_one_of=[('cr', 'cr_name')], mutually_exclusive=[('nodes', 'node')])
 
 
-def execute(module):
-    """Everything after AnsibleModule: validation, the run, exit_json / fail_json."""
+def check(params):
+    del params  # nothing to check in them: the one requirement is PyYAML
     if not cr_model.HAS_YAML:
-        module.fail_json(msg=missing_required_lib('PyYAML'))
-    try:
-        result = run(module.params, module.warn)
-    except cr_model.CRValidationError as exc:
-        module.fail_json(msg=to_native(exc), errors=exc.errors)
-    except kube_api.KubeError as exc:
-        module.fail_json(msg=exc.message, status=exc.status)
-    module.exit_json(changed=False, **result)
+        raise _runner.ModuleFailed(missing_required_lib('PyYAML'))
+
+
+def plan_module(module, kube):
+    """The run with the module's warnings; builds its own client, only when it reads the cluster."""
+    del kube
+    return dict(changed=False, **run(module.params, module.warn))
+
+
+def execute(module):
+    """Everything after AnsibleModule: validation, the run, exit_json / fail_json (cluster_modules/_runner.py)."""
+    _runner.execute(module, plan_module, check=check, build_kube=False)

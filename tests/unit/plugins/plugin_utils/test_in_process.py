@@ -181,3 +181,14 @@ def test_unsupported_ansible_module_keywords_are_refused():
     code.keywords['add_file_common_args'] = True
     result = in_process.run('t.t.rec', code, {'name': 'n1'})
     assert result['failed'] is True and 'add_file_common_args' in result['msg']
+
+
+def test_a_deprecated_alias_is_reported_as_ansible_module_does():
+    code = _Recorder(spec={'node': {'type': 'str', 'required': True, 'aliases': ['name'], 'deprecated_aliases': [
+        {'name': 'name', 'version': '2.0.0', 'collection_name': 'nodewright.bridge'}]}},
+        answer=lambda module: module.exit_json(node=module.params['node']))
+    result = in_process.run('t.t.rec', code, {'name': 'n1'})
+    assert result['node'] == 'n1'
+    assert result['deprecations'] == [{'msg': "Alias 'name' is deprecated. See the module docs for more information",
+                                       'version': '2.0.0', 'collection_name': 'nodewright.bridge'}]
+    assert 'deprecations' not in in_process.run('t.t.rec', code, {'node': 'n1'})

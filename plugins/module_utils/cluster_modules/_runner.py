@@ -1,0 +1,84 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""The one way a cluster module ends: ``execute(module, run, ...)`` builds the API client, runs the
+module's code and turns its result into ``exit_json`` and each known error into ``fail_json``
+(as kubernetes.core's ``module_utils/k8s/runner.py`` does for its modules).
+
+Module code never calls ``fail_json`` itself: it raises. ``ModuleFailed`` carries a message and
+the result fields of a failure the module describes in full (a failed stage, a drain that a
+PodDisruptionBudget blocked); the other exceptions are the collection's error types, each
+reported with the fields every failure of the module carries (``context``: the node, the CR).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
+from ansible_collections.nodewright.bridge.plugins.module_utils import operator_guard
+
+
+# Options renamed for one name per concept (the node: ``node``, a CR's name: ``cr_name``); the old
+# names stay as aliases that warn until this version.
+RENAMED_UNTIL = '2.0.0'
+COLLECTION = 'nodewright.bridge'
+
+
+def renamed(*old_names):
+    """The argument-spec keywords that keep an option's old names working, with a deprecation warning."""
+    return dict(aliases=list(old_names),
+                deprecated_aliases=[dict(name=old, version=RENAMED_UNTIL, collection_name=COLLECTION) for old in old_names])
+
+
+class ModuleFailed(Exception):
+    """The module fails with ``msg`` and exactly the fields of ``result`` (no ``context`` added)."""
+
+    def __init__(self, msg, **result):
+        super(ModuleFailed, self).__init__(msg)
+        self.msg = msg
+        self.result = result
+
+
+# Errors of the collection's pure code whose text is the whole message (after the module's ``label``).
+DOMAIN_ERRORS = (node_state.NodeStateError, operator_guard.GuardError)
+
+
+def failure(exc, context=None, label=''):
+    """``(msg, fields)`` for ``fail_json`` from an exception of a module's run, or None if it is not one of ours.
+
+    ``context``: the fields every failure of the module carries (e.g. ``{'node': 'n1'}``);
+    ``label``: a prefix for the message of a domain error (e.g. ``'node n1: '``).
+    """
+    context = dict(context or {})
+    if isinstance(exc, ModuleFailed):
+        return exc.msg, dict(exc.result)
+    if isinstance(exc, cr_model.CRValidationError):
+        return str(exc), dict(context, errors=exc.errors)
+    if isinstance(exc, kube_api.KubeError):
+        return exc.message, dict(context, status=exc.status)
+    if isinstance(exc, DOMAIN_ERRORS):
+        return label + str(exc), context
+    return None
+
+
+def execute(module, run, context=None, label='', check=None, build_kube=True):
+    """Everything after AnsibleModule for a cluster module.
+
+    ``check(params)``: validation before any client is built (raises ``ModuleFailed``);
+    ``run(module, kube)`` returns the result (``kube`` is None without ``build_kube``: the
+    module builds its client itself, when it needs one). The result goes to ``exit_json``;
+    a ``ModuleFailed`` or an error of the collection to ``fail_json`` (see ``failure``).
+    Any other exception is a bug and is left to show its traceback.
+    """
+    try:
+        if check is not None:
+            check(module.params)
+        kube = kube_api.Kube(module.params) if build_kube else None
+        result = run(module, kube)
+    except (ModuleFailed, cr_model.CRValidationError, kube_api.KubeError) + DOMAIN_ERRORS as exc:
+        msg, fields = failure(exc, context, label)
+        module.fail_json(msg=msg, **fields)
+    module.exit_json(**result)
