@@ -302,7 +302,7 @@ def cr_decision(plan, required=None):
 def plan_decision(plan):
     """rollout_plan's ``decision``: ``cr_decision`` for the CR alone, and what the playbooks report.
 
-    ``runtime_required_crs`` (the CR, if runtimeRequired), ``erroring`` and ``not_done`` nodes,
+    ``runtime_required_crs`` (the CR, if runtimeRequired), ``erroring``, ``not_done`` and ``needs_drain`` nodes,
     ``with_state`` (nodes with a status for the CR or holding its cordon: what reset works on),
     ``budget`` (``budget_text``) and ``line``, the one-line summary a run prints before it starts.
     """
@@ -314,6 +314,7 @@ def plan_decision(plan):
         runtime_required_crs=[cr['name']] if cr.get('runtimeRequired') else [],
         erroring=[n for n, p in nodes.items() if p.get('status') == 'erroring'],
         not_done=[n for n, p in nodes.items() if not p['complete'] and p.get('status') != 'erroring'],
+        needs_drain=[n for n, p in nodes.items() if p.get('needs_drain')],
         with_state=stated + [n for n, p in nodes.items() if cr['name'] in p.get('cordoned_by', []) and n not in stated],
         budget=budget_text(plan),
         line=summary_line(plan),
