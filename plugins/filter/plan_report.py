@@ -41,9 +41,12 @@ EXAMPLES = r'''
 
 RETURN = r'''
 _value:
-  description: C({order, crs}); per CR its priority, sequencing, policy or budget, summary, compartments and nodes.
+  description: C({order, crs}); per CR its priority, sequencing, policy or budget (and C(budget), both as text), summary, compartments and nodes.
   type: dict
 '''
+
+
+from ansible_collections.nodewright.bridge.plugins.module_utils.planner import budget_text
 
 
 def _step_names(pending):
@@ -77,6 +80,7 @@ def plan_report(plans, order, drains=None):
         report['crs'][name] = {
             'priority': cr.get('priority'), 'sequencing': cr.get('sequencing'), 'paused': cr.get('paused'),
             'disabled': cr.get('disabled'), 'policy': plan.get('policy'), 'interruption_budget': plan.get('interruption_budget'),
+            'budget': budget_text(plan),
             'summary': plan.get('summary'), 'ignored': plan.get('ignored') or [], 'compartments': plan.get('compartments') or [],
             'nodes': nodes,
         }

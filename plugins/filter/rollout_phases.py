@@ -12,15 +12,15 @@ short_description: Decide what each of several CRs rolls out to in one run, in o
 version_added: 0.1.0
 author: nodewright.bridge contributors (@nodewright)
 description:
-  - Takes the results of M(nodewright.bridge.rollout_plan), one per CR, in run order (priority, then name), and
-    applies the operator's rules across CRs - paused and disabled CRs, C(sequencing) C(node) and C(all) - the
-    way the playbook C(nodewright.bridge.apply) does.
+  - Takes the results of M(nodewright.bridge.rollout_plan), one per CR, puts them in run order (priority, then
+    name), and applies the operator's rules across CRs - paused and disabled CRs, C(sequencing) C(node) and C(all),
+    runtimeRequired - the way the playbook C(nodewright.bridge.apply) does (module_utils/planner.py holds the rules).
   - Returns the phases for the C(nodewright.bridge.budgeted) strategy's C(nodewright_phases) (one per CR with nodes
     to roll out), and per CR the nodes it runs, the complete ones, the ones blocked by an earlier CR and why a CR is
     skipped.
 options:
   _input:
-    description: rollout_plan results, in run order.
+    description: rollout_plan results, in any order.
     type: list
     elements: dict
     required: true
@@ -33,20 +33,20 @@ options:
 EXAMPLES = r'''
 - name: Phases of the CRs planned in nw_planned (a looped rollout_plan), lowest priority first
   ansible.builtin.set_fact:
-    nw_run: "{{ nw_planned.results | sort(attribute='cr.name') | sort(attribute='cr.priority')
-                | nodewright.bridge.rollout_phases(with_documents=true) }}"
+    nw_run: "{{ nw_planned.results | nodewright.bridge.rollout_phases(with_documents=true) }}"
 '''
 
 RETURN = r'''
 _value:
-  description: C(phases) (for C(nodewright_phases)), C(crs) (name -> runs, complete (complete nodes whose record must
-    be written), release, blocked, skipped, documents) and C(runtime_required) (node -> the runtimeRequired CRs that select it).
+  description: C(order) (the CR names in run order), C(phases) (for C(nodewright_phases)), C(crs) (name -> runs,
+    complete (complete nodes whose record must be written), release, blocked, skipped, waiting (why the CR or some of
+    its nodes wait, or null), documents) and C(runtime_required) (node -> the runtimeRequired CRs that select it).
   type: dict
 '''
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.nodewright.bridge.plugins.module_utils.rollout_phases import rollout_phases
+from ansible_collections.nodewright.bridge.plugins.module_utils.planner import rollout_phases
 
 
 def _rollout_phases(plans, with_documents=False):

@@ -44,7 +44,7 @@ _value:
 
 import copy
 
-CR_KINDS = ('Skyhook', 'NodeWright')
+from ansible_collections.nodewright.bridge.plugins.filter.cr_names import is_cr
 
 
 def uninstall_apply(docs, packages):
@@ -52,7 +52,7 @@ def uninstall_apply(docs, packages):
     result = []
     for doc in docs or []:
         doc = copy.deepcopy(doc)
-        if isinstance(doc, dict) and doc.get('kind') in CR_KINDS:
+        if is_cr(doc):
             for key, pkg in ((doc.get('spec') or {}).get('packages') or {}).items():
                 if key in wanted and isinstance(pkg, dict):
                     uninstall = dict(pkg.get('uninstall') or {})

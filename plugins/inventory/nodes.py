@@ -205,7 +205,7 @@ from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
 from ansible_collections.nodewright.bridge.plugins.module_utils import inventory_groups
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils import label_selector
-from ansible_collections.nodewright.bridge.plugins.module_utils.planner import normalise_nodes, plan_rollout, resolve_policy
+from ansible_collections.nodewright.bridge.plugins.module_utils.planner import choose_policy, cr_warnings, normalise_nodes, plan_rollout
 
 try:
     # ansible-core 2.19 and later: strings from an inventory plugin are never templated unless marked
@@ -315,7 +315,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
         cr_name = self.get_option('cr_name')
         if self.get_option('cr'):
             source = 'cr file %s' % self._path(path, self.get_option('cr'))
-            cr_doc, bundled = inventory_groups.select_cr(self._documents('cr', path), cr_name, source)
+            cr_doc, bundled = cr_model.select_cr(self._documents('cr', path), cr_name, source)
         elif cr_name:
             source = 'the cluster'
             cr_doc, bundled = reader.cr(cr_name), []
@@ -325,31 +325,14 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
             cr = cr_model.build_cr(cr_doc)
         except cr_model.CRValidationError as exc:
             raise cr_model.CRValidationError('%s (from %s)' % (exc.what, source), exc.errors)
+        given = where = None
         if self.get_option('policy'):
             where = 'policy file %s' % self._path(path, self.get_option('policy'))
-            docs = self._documents('policy', path)
-            if len(docs) > 1:  # e.g. the CR and its policy: take the policy
-                docs = [d for d in docs if cr_model.is_policy_document(d)]
-            if len(docs) != 1:
-                raise cr_model.CRValidationError(where, ['must hold exactly one DeploymentPolicy, got %d' % len(docs)])
-            try:
-                policy = cr_model.build_policy(docs[0], name=cr.deployment_policy or None)
-            except cr_model.CRValidationError as exc:
-                raise cr_model.CRValidationError('%s (from %s)' % (exc.what, where), exc.errors)
-            if cr.deployment_policy and policy.name not in (cr.deployment_policy, '<inline>'):
-                raise cr_model.CRValidationError(where, ['is %r but the CR names spec.deploymentPolicy %r'
-                                                         % (policy.name, cr.deployment_policy)])
-        else:
-            if cr.deployment_policy and not [d for d in bundled if (d.get('metadata') or {}).get('name') == cr.deployment_policy]:
-                bundled = bundled + [reader.policy(cr.deployment_policy)]
-            policy = resolve_policy(cr, bundled)
+            given = self._documents('policy', path)
+        policy = choose_policy(cr, bundled, given=given, fetch=reader.policy, where=where)[0]
         nodes = reader.nodes(cr.node_selector)
-        if cr.paused:
-            self.display.warning('%s: %s %s is paused (skyhook.nvidia.com/pause=true): the operator would not start any batch'
-                                 % (self.NAME, cr.kind, cr.name))
-        if cr.disabled:
-            self.display.warning('%s: %s %s is disabled (skyhook.nvidia.com/disable=true): the operator would not act on it'
-                                 % (self.NAME, cr.kind, cr.name))
+        for warning in cr_warnings(cr):
+            self.display.warning('%s: %s' % (self.NAME, warning))
         plan = plan_rollout(cr, normalise_nodes(nodes), policy=policy)
         return cr, plan, nodes
 

@@ -8,8 +8,10 @@
 * the progress of a node for a CR (``complete``, ``erroring``, ``in_progress``, ``blocked``,
   ``pending``), from its plan and its decoded nodeState;
 * the host variables of every node of a plan;
-* picking the CR (and the DeploymentPolicies next to it) out of a file's documents, and keeping
-  of a Kubernetes Node only what the plugin needs (so that a cache stays small).
+* keeping of a Kubernetes Node only what the plugin needs (so that a cache stays small).
+
+The CR and its policy are picked by ``cr_model.select_cr`` and ``planner.choose_policy``, as for
+the modules.
 
 No I/O: the plugin reads the files and the cluster and populates the inventory.
 """
@@ -139,10 +141,6 @@ def compact_node(node):
         'annotations': dict((k, v) for k, v in annotations.items() if k.startswith(ANNOTATION_PREFIXES)),
         'internal_ip': internal_ip(node),
     }
-
-
-# One CR out of a file's documents: the same rule for every plugin and module.
-select_cr = cr_model.select_cr
 
 
 def all_groups(cr, plan, include_ignored=False):

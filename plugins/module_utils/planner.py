@@ -10,10 +10,12 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import gc
+import json
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
 from ansible_collections.nodewright.bridge.plugins.module_utils import label_selector
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
+from ansible_collections.nodewright.bridge.plugins.module_utils.constants import DISABLE_ANNOTATION, PAUSE_ANNOTATION
 from ansible_collections.nodewright.bridge.plugins.module_utils.node_plan import plan_node
 from ansible_collections.nodewright.bridge.plugins.module_utils.rollout_scheduler import RolloutScheduler
 
@@ -52,16 +54,65 @@ def normalise_nodes(raw, where='nodes'):
     return nodes
 
 
+def _named(docs, name):
+    """The first document whose metadata.name is ``name``, or None."""
+    for doc in docs:
+        if (doc.get('metadata') or {}).get('name') == name:
+            return doc
+    return None
+
+
 def resolve_policy(cr, policy_docs):
     """The DeploymentPolicy the CR names, from the given documents (error if missing)."""
     if not cr.deployment_policy:
         return None
-    for doc in policy_docs:
-        if (doc.get('metadata') or {}).get('name') == cr.deployment_policy:
-            return cr_model.build_policy(doc)
+    doc = _named(policy_docs, cr.deployment_policy)
+    if doc is not None:
+        return cr_model.build_policy(doc)
     raise cr_model.CRValidationError('%s %r' % (cr.kind, cr.name), [
         'spec.deploymentPolicy: DeploymentPolicy %r was not given (pass it as policy, or put it in the same file)'
         % cr.deployment_policy])
+
+
+def given_policy(cr, docs, where=None):
+    """``(policy, document)`` of an explicit policy (the module's ``policy``, the inventory's policy file).
+
+    ``docs``: its documents; several (the CR and its policy) are narrowed to the DeploymentPolicy.
+    ``where`` names the file in errors (None: the ``policy`` option).
+    """
+    label = where or 'policy'
+    if len(docs) > 1:
+        docs = [d for d in docs if cr_model.is_policy_document(d)]
+    if len(docs) != 1:
+        raise cr_model.CRValidationError(label, ['must hold exactly one DeploymentPolicy, got %d documents' % len(docs)])
+    try:
+        policy = cr_model.build_policy(docs[0], name=cr.deployment_policy or None)
+    except cr_model.CRValidationError as exc:
+        if where is None:
+            raise
+        raise cr_model.CRValidationError('%s (from %s)' % (exc.what, where), exc.errors)
+    if cr.deployment_policy and policy.name not in (cr.deployment_policy, '<inline>'):
+        raise cr_model.CRValidationError(label, ['is %r but the CR names spec.deploymentPolicy %r'
+                                                 % (policy.name, cr.deployment_policy)])
+    return policy, docs[0]
+
+
+def choose_policy(cr, bundled=(), given=None, fetch=None, where=None):
+    """``(policy, document, source)``: the one rule for which DeploymentPolicy a CR rolls out with.
+
+    An explicit policy (``given``: its documents) wins; else the one the CR names, from the
+    documents next to it (``bundled``, its file), else read from the cluster by ``fetch(name)``
+    (None when there is no cluster to ask). A CR that names none has ``(None, None, None)``: its
+    interruptionBudget applies. ``source`` is ``given``, ``bundled`` or ``cluster``.
+    """
+    if given is not None:
+        return given_policy(cr, given, where) + ('given',)
+    if not cr.deployment_policy:
+        return None, None, None
+    doc, source = _named(bundled, cr.deployment_policy), 'bundled'
+    if doc is None and fetch is not None:
+        doc, source = fetch(cr.deployment_policy), 'cluster'
+    return resolve_policy(cr, [doc] if doc is not None else []), doc, source
 
 
 def plan_rollout(cr, nodes, policy=None, order='name', cap_to_ceiling=True, config_changes=None):
@@ -155,3 +206,210 @@ def _plan_rollout(cr, nodes, policy, order, cap_to_ceiling, config_changes):
             'batches': sum(len(c['batches']) for c in compartments),
         },
     }
+
+
+# --------------------------------------------------------------------------- decisions
+#
+# What a plan means for a run, as the operator's rules say (docs/semantics.md):
+#
+# * a paused CR starts no batch, a disabled CR is left alone;
+# * ``sequencing: node`` (the default): a CR starts on a node once every earlier CR that selects
+#   the node is complete there. A node an earlier CR still has to finish in this run waits for
+#   it (the strategy leaves it out if it failed there); a node an earlier CR will not finish in
+#   this run (paused, disabled, itself waiting) is blocked;
+# * ``sequencing: all``: a CR starts once every earlier CR is complete on every node. If an
+#   earlier CR will not finish in this run, the CR waits for a later run; otherwise its phase
+#   runs after theirs, and only if they succeeded on every node (``after_all``);
+# * runtimeRequired: a node's runtime-required taint is lifted once every runtimeRequired CR
+#   that selects it is complete there.
+#
+# The playbooks only read these decisions: rollout_plan's ``decision`` (one CR) and the
+# rollout_phases filter (several CRs in one run, the ``budgeted`` strategy's phases).
+
+PAUSED = 'paused (%s=true), no batch starts' % PAUSE_ANNOTATION
+DISABLED = 'disabled (%s=true), left alone' % DISABLE_ANNOTATION
+BLOCKED = 'nodes waiting for an earlier CR (sequencing node): %s'
+WAITS_FOR_ALL = 'sequencing all: waits until %s is complete on every node'
+
+
+def skip_reason(cr):
+    """Why a CR (a plan's ``cr``) starts nothing at all: disabled or paused; None if it may run."""
+    if cr.get('disabled'):
+        return DISABLED
+    if cr.get('paused'):
+        return PAUSED
+    return None
+
+
+def cr_warnings(cr):
+    """The warnings a plan of ``cr`` (a CR object) gives: paused, disabled."""
+    warnings = []
+    if cr.paused:
+        warnings.append('%s %s is paused (%s=true): the operator would not start any batch'
+                        % (cr.kind, cr.name, PAUSE_ANNOTATION))
+    if cr.disabled:
+        warnings.append('%s %s is disabled (%s=true): the operator would not act on it'
+                        % (cr.kind, cr.name, DISABLE_ANNOTATION))
+    return warnings
+
+
+def run_order(plans):
+    """The CR names of ``plans`` in the order a run takes them: priority, then name."""
+    return [p['cr']['name'] for p in sorted(plans, key=lambda p: (p['cr'].get('priority') or 0, p['cr']['name']))]
+
+
+def runtime_required(plans):
+    """``{node: [CR names]}``: the runtimeRequired CRs that select each node, in plan order."""
+    crs = {}
+    for plan in plans:
+        if plan['cr'].get('runtimeRequired'):
+            for node in plan.get('nodes') or {}:
+                crs.setdefault(node, []).append(plan['cr']['name'])
+    return crs
+
+
+def budget_text(plan):
+    """``policy <name>`` or ``interruptionBudget {...}``: what limits a CR's batches, for messages."""
+    if plan.get('policy'):
+        return 'policy %s' % plan['policy']
+    return 'interruptionBudget %s' % json.dumps(plan.get('interruption_budget'))
+
+
+def cr_decision(plan, required=None):
+    """What one CR does on its nodes before any other CR is considered.
+
+    ``runs``: the nodes to update; ``complete``: the complete nodes whose record must be written
+    (missing, or a runtime-required taint to check: ``required`` is ``runtime_required``'s map);
+    ``release``: the complete nodes still holding the CR's cordon (a run stopped between the last
+    stage and its uncordon); ``skipped``: why nothing starts (paused, disabled). ``pending``: the
+    nodes not complete, whether they run or not.
+    """
+    cr, nodes = plan['cr'], plan.get('nodes') or {}
+    required = runtime_required([plan]) if required is None else required
+    complete = sorted(n for n, p in nodes.items() if p['complete'])
+    pending = sorted(n for n, p in nodes.items() if not p['complete'])
+    skipped = skip_reason(cr)
+    if skipped:
+        return {'runs': [], 'complete': [], 'release': [], 'skipped': skipped, 'pending': pending}
+    return {
+        'runs': pending,
+        'complete': [n for n in complete if not nodes[n].get('recorded') or required.get(n)],
+        'release': [n for n in complete if cr['name'] in nodes[n].get('cordoned_by', [])],
+        'skipped': None,
+        'pending': pending,
+    }
+
+
+def plan_decision(plan):
+    """rollout_plan's ``decision``: ``cr_decision`` for the CR alone, and what the playbooks report.
+
+    ``runtime_required_crs`` (the CR, if runtimeRequired), ``erroring``, ``not_done`` and ``needs_drain`` nodes,
+    ``with_state`` (nodes with a status for the CR or holding its cordon: what reset works on),
+    ``budget`` (``budget_text``) and ``line``, the one-line summary a run prints before it starts.
+    """
+    cr, nodes = plan['cr'], plan.get('nodes') or {}
+    decision = cr_decision(plan)
+    decision.pop('pending')
+    stated = [n for n, p in nodes.items() if p.get('status', 'unknown') != 'unknown']
+    decision.update(
+        runtime_required_crs=[cr['name']] if cr.get('runtimeRequired') else [],
+        erroring=[n for n, p in nodes.items() if p.get('status') == 'erroring'],
+        not_done=[n for n, p in nodes.items() if not p['complete'] and p.get('status') != 'erroring'],
+        needs_drain=[n for n, p in nodes.items() if p.get('needs_drain')],
+        with_state=stated + [n for n, p in nodes.items() if cr['name'] in p.get('cordoned_by', []) and n not in stated],
+        budget=budget_text(plan),
+        line=summary_line(plan),
+    )
+    return decision
+
+
+def summary_line(plan):
+    """``<cr> (priority P, sequencing S): M nodes, U to update, D to drain; <budget> <paused/disabled>``."""
+    cr, summary = plan['cr'], plan['summary']
+    flags = ('(paused: skipped)' if cr.get('paused') else '') + ('(disabled: skipped)' if cr.get('disabled') else '')
+    return '%s (priority %s, sequencing %s): %s nodes, %s to update, %s to drain; %s %s' % (
+        cr['name'], cr.get('priority'), cr.get('sequencing'), summary['matched'], summary['to_update'],
+        summary['needs_drain'], budget_text(plan), flags)
+
+
+def cr_documents(plan):
+    """The CR and its policy as documents a task can take (``rollout_plan``'s portable copies)."""
+    docs = [plan['cr_document']]
+    if plan.get('policy_document'):
+        docs.append(plan['policy_document'])
+    return docs
+
+
+def rollout_phases(plans, with_documents=False):
+    """``{'order', 'phases', 'crs': {name: decision}, 'runtime_required': {node: [CR names]}}``.
+
+    ``plans``: rollout_plan results, in any order: the run takes them in ``run_order``. A
+    decision is ``cr_decision``'s (``runs``, ``complete``, ``release``, ``skipped``) after the
+    sequencing of the earlier CRs, with the ``blocked`` nodes (node -> the earlier CRs it waits
+    for), ``waiting`` (the message that says why a CR or some of its nodes wait, or None) and,
+    with ``with_documents``, the CR's ``documents`` (a CR from a file, which the cluster lacks).
+    ``phases``: the ``budgeted`` strategy's ``nodewright_phases``, one per CR with nodes to run.
+    """
+    order = run_order(plans)
+    by_name = dict((p['cr']['name'], p) for p in plans)
+    required = runtime_required([by_name[n] for n in order])
+    phases, crs = [], {}
+    unfinished = {}  # CR name -> nodes it selects that will not be complete after this run
+    running = {}  # CR name -> nodes it rolls out to in this run
+    for name in order:
+        plan = by_name[name]
+        decision = cr_decision(plan, required)
+        after_all = _sequence(plan['cr'], decision, running, unfinished)
+        pending = decision.pop('pending')
+        decision['waiting'] = _waiting(decision)
+        decision['documents'] = cr_documents(plan) if with_documents else None
+        crs[name] = decision
+        if decision['runs']:
+            phases.append(_phase(plan, decision['runs'], after_all))
+        running[name] = list(decision['runs'])
+        unfinished[name] = [n for n in pending if n not in decision['runs']]
+    return {'order': order, 'phases': phases, 'crs': crs, 'runtime_required': required}
+
+
+def _sequence(cr, decision, running, unfinished):
+    """Apply the earlier CRs' sequencing to ``decision`` (in place); the phases to run after (sequencing all)."""
+    decision['blocked'] = {}
+    if decision['skipped']:
+        return []
+    if cr.get('sequencing') == 'all':
+        waiting = sorted(c for c in unfinished if unfinished[c])
+        if waiting:
+            decision.update(runs=[], skipped=WAITS_FOR_ALL % ', '.join(waiting))
+            return []
+        return [c for c in running if running[c]]
+    runs = []
+    for node in decision['runs']:
+        blockers = sorted(c for c in unfinished if node in unfinished[c])
+        if blockers:
+            decision['blocked'][node] = blockers
+        else:
+            runs.append(node)
+    decision['runs'] = runs
+    return []
+
+
+def _waiting(decision):
+    if decision['skipped']:
+        return decision['skipped']
+    if decision['blocked']:
+        return BLOCKED % ', '.join(sorted(decision['blocked']))
+    return None
+
+
+def _phase(plan, runs, after_all):
+    """The strategy's phase for a CR: its policy (hosts pinned to the planned compartments) or budget."""
+    phase = {'name': plan['cr']['name']}
+    if plan.get('policy_document'):
+        phase['policy'] = plan['policy_document']
+        phase['hosts'] = dict((n, plan['nodes'][n].get('compartment')) for n in runs)
+    else:
+        phase['interruption_budget'] = plan.get('interruption_budget') or {'percent': 100}
+        phase['hosts'] = list(runs)
+    if after_all:
+        phase['after_all'] = list(after_all)
+    return phase

@@ -247,6 +247,66 @@ summary:
   description: Counts of matched, complete, to_update, needs_drain nodes and of batches.
   returned: success
   type: dict
+decision:
+  description:
+    - What the operator's rules make of the plan for this CR alone (module_utils/planner.py); the
+      C(nodewright.bridge.rollout_phases) filter adds the sequencing of several CRs in one run.
+  returned: success
+  type: dict
+  contains:
+    runs:
+      description: The nodes to update (none when the CR is paused or disabled).
+      type: list
+      elements: str
+    complete:
+      description: Complete nodes whose complete record must be written (missing, or the CR is runtimeRequired).
+      type: list
+      elements: str
+    release:
+      description: Complete nodes that still hold the CR's cordon.
+      type: list
+      elements: str
+    skipped:
+      description: Why nothing starts (paused or disabled), else null.
+      type: str
+    runtime_required_crs:
+      description: The CR's name when it is runtimeRequired, else empty.
+      type: list
+      elements: str
+    erroring:
+      description: Nodes whose status for the CR is erroring.
+      type: list
+      elements: str
+    not_done:
+      description: Nodes neither complete nor erroring.
+      type: list
+      elements: str
+    needs_drain:
+      description: Nodes whose update drains them (what nodewright.bridge.plan previews).
+      type: list
+      elements: str
+    with_state:
+      description: Nodes with a status for the CR or holding its cordon (what nodewright.bridge.reset works on).
+      type: list
+      elements: str
+    budget:
+      description: What limits the batches, C(policy <name>) or C(interruptionBudget <json>).
+      type: str
+    line:
+      description: The one-line summary nodewright.bridge.apply prints before it starts.
+      type: str
+  sample:
+    runs: [gpu-node-01]
+    complete: []
+    release: []
+    skipped: null
+    runtime_required_crs: []
+    erroring: []
+    not_done: [gpu-node-01]
+    needs_drain: []
+    with_state: []
+    budget: 'interruptionBudget {"percent": 100}'
+    line: 'gpu-node-tuning (priority 200, sequencing node): 1 nodes, 1 to update, 0 to drain; interruptionBudget {"percent": 100} '
 errors:
   description: Every validation problem, by field path.
   returned: failure

@@ -17,7 +17,8 @@ from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils import label_selector
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
-from ansible_collections.nodewright.bridge.plugins.module_utils.planner import normalise_nodes, plan_rollout, resolve_policy
+from ansible_collections.nodewright.bridge.plugins.module_utils.planner import (
+    choose_policy, cr_warnings, normalise_nodes, plan_decision, plan_rollout)
 
 
 def _documents(value, what):
@@ -35,55 +36,47 @@ def run(params, warn):
     kube = None
     if params['cr'] is None or params['nodes'] is None:
         kube = kube_api.Kube(params)
-    if params['cr'] is None:
-        cr_doc, bundled_policies = kube.get_cr(params['cr_name']), []
-        sources['cr'] = 'cluster'
-    else:
-        cr_doc, bundled_policies = cr_model.select_cr(_documents(params['cr'], 'cr'), params['cr_name'], 'cr')
-        sources['cr'] = 'given'
+    cr_doc, bundled_policies = _read_cr(params, kube, sources)
     cr = cr_model.build_cr(cr_doc)
-    if (params['policy'] is None and kube is not None and cr.deployment_policy
-            and not [d for d in bundled_policies if (d.get('metadata') or {}).get('name') == cr.deployment_policy]):
-        bundled_policies = bundled_policies + [kube.get_policy(cr.deployment_policy)]
+    given = _documents(params['policy'], 'policy') if params['policy'] is not None else None
+    policy, policy_doc, policy_source = choose_policy(cr, bundled_policies, given=given,
+                                                      fetch=kube.get_policy if kube is not None else None)
+    if policy_source == 'cluster':
         sources['policy'] = 'cluster'
-    if params['policy'] is not None:
-        policy_docs = _documents(params['policy'], 'policy')
-        if len(policy_docs) != 1:
-            raise cr_model.CRValidationError('policy', ['must hold exactly one DeploymentPolicy, got %d documents'
-                                                        % len(policy_docs)])
-        policy = cr_model.build_policy(policy_docs[0], name=cr.deployment_policy or None)
-        if cr.deployment_policy and policy.name not in (cr.deployment_policy, '<inline>'):
-            raise cr_model.CRValidationError('policy', ['is %r but the CR names spec.deploymentPolicy %r'
-                                                        % (policy.name, cr.deployment_policy)])
-        if cr.interruption_budget:
-            warn('policy given: it replaces the CR spec.interruptionBudget %s' % cr.interruption_budget)
-        policy_doc = policy_docs[0]
-    else:
-        policy = resolve_policy(cr, bundled_policies)
-        policy_doc = None
-        if policy is not None:
-            policy_doc = [d for d in bundled_policies if (d.get('metadata') or {}).get('name') == cr.deployment_policy][0]
-    if params['nodes'] is None and params['node']:
-        nodes = normalise_nodes([kube.get_node(params['node'])])
-        sources['nodes'] = 'cluster'
-    elif params['nodes'] is None:
-        listing = kube.list_nodes(label_selector=label_selector.to_query(cr.node_selector) or None)
-        nodes = normalise_nodes(listing.get('items') or [])
-        sources['nodes'] = 'cluster'
-    else:
-        nodes = normalise_nodes(params['nodes'])
-        sources['nodes'] = 'given'
-    if cr.paused:
-        warn('%s %s is paused (skyhook.nvidia.com/pause=true): the operator would not start any batch' % (cr.kind, cr.name))
-    if cr.disabled:
-        warn('%s %s is disabled (skyhook.nvidia.com/disable=true): the operator would not act on it' % (cr.kind, cr.name))
+    if policy_source == 'given' and cr.interruption_budget:
+        warn('policy given: it replaces the CR spec.interruptionBudget %s' % cr.interruption_budget)
+    nodes = _read_nodes(params, kube, cr, sources)
+    for warning in cr_warnings(cr):
+        warn(warning)
     result = plan_rollout(cr, nodes, policy=policy, order=params['node_order'],
                           cap_to_ceiling=params['cap_batches_at_ceiling'], config_changes=params['config_changes'])
     result['sources'] = sources
     result['cr_document'] = _portable(cr_doc)
     result['policy_document'] = _portable(policy_doc) if policy_doc is not None else None
     result['interruption_budget'] = None if policy is not None else (cr.interruption_budget or {'percent': 100})
+    result['decision'] = plan_decision(result)
     return result
+
+
+def _read_cr(params, kube, sources):
+    """``(CR document, DeploymentPolicy documents next to it)``: from the ``cr`` option or the cluster."""
+    if params['cr'] is None:
+        sources['cr'] = 'cluster'
+        return kube.get_cr(params['cr_name']), []
+    sources['cr'] = 'given'
+    return cr_model.select_cr(_documents(params['cr'], 'cr'), params['cr_name'], 'cr')
+
+
+def _read_nodes(params, kube, cr, sources):
+    """The nodes to plan (``normalise_nodes``): the ``nodes`` option, the one ``node``, or those the CR selects."""
+    if params['nodes'] is not None:
+        sources['nodes'] = 'given'
+        return normalise_nodes(params['nodes'])
+    sources['nodes'] = 'cluster'
+    if params['node']:
+        return normalise_nodes([kube.get_node(params['node'])])
+    listing = kube.list_nodes(label_selector=label_selector.to_query(cr.node_selector) or None)
+    return normalise_nodes(listing.get('items') or [])
 
 
 def _portable(doc):

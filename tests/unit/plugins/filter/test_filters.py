@@ -42,3 +42,21 @@ def test_plan_report_merges_drain_previews():
     assert node['pdb_blockers'][0]['pdbs'] == ['ml/web (...)']
     assert 'evict' not in report['crs']['cr1']['nodes']['n2']
     assert report['order'] == ['cr1'] and report['crs']['cr1']['interruption_budget'] == {'percent': 50}
+
+
+def test_cr_names_and_uninstallable_read_only_the_crs():
+    from ansible_collections.nodewright.bridge.plugins.filter.cr_names import cr_names
+    from ansible_collections.nodewright.bridge.plugins.filter.uninstallable import uninstallable
+    docs = [{'kind': 'Skyhook', 'metadata': {'name': 'x'},
+             'spec': {'packages': {'b': {'uninstall': {'enabled': True}}, 'a': {'uninstall': {'enabled': False}}}}},
+            {'kind': 'DeploymentPolicy', 'metadata': {'name': 'p'}, 'spec': {'packages': {'c': {'uninstall': {'enabled': True}}}}},
+            {'kind': 'NodeWright', 'metadata': {'name': 'y'}, 'spec': {'packages': {'d': {'uninstall': {'enabled': True}}, 'e': {}}}}]
+    assert cr_names(docs) == ['x', 'y']
+    assert uninstallable(docs) == ['b', 'd']
+
+
+def test_plan_report_gives_the_budget_as_text():
+    plans = {'cr1': {'cr': {}, 'policy': 'linear-4', 'nodes': {}}, 'cr2': {'cr': {}, 'interruption_budget': {'percent': 50}}}
+    report = plan_report(plans, ['cr1', 'cr2'])
+    assert report['crs']['cr1']['budget'] == 'policy linear-4'
+    assert report['crs']['cr2']['budget'] == 'interruptionBudget {"percent": 50}'

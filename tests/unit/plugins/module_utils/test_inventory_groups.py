@@ -177,7 +177,7 @@ def test_internal_ip_missing_or_other_types():
 
 
 def test_select_cr_with_its_policy():
-    cr, policies = ig.select_cr([cr_doc(), policy_doc()])
+    cr, policies = cr_model.select_cr([cr_doc(), policy_doc()])
     assert cr['metadata']['name'] == 'gpu-tuning'
     assert [p['metadata']['name'] for p in policies] == ['two']
 
@@ -185,25 +185,25 @@ def test_select_cr_with_its_policy():
 def test_select_cr_by_name_among_several():
     docs = [cr_doc('a'), cr_doc('b')]
     with pytest.raises(cr_model.CRValidationError) as exc:
-        ig.select_cr(docs, source='cr file x.yaml')
+        cr_model.select_cr(docs, source='cr file x.yaml')
     assert "holds several CRs ('a', 'b'); choose one with cr_name" in str(exc.value)
     assert 'cr file x.yaml' in str(exc.value)
-    assert ig.select_cr(docs, 'b')[0]['metadata']['name'] == 'b'
+    assert cr_model.select_cr(docs, 'b')[0]['metadata']['name'] == 'b'
     with pytest.raises(cr_model.CRValidationError, match="no Skyhook or NodeWright named 'c'"):
-        ig.select_cr(docs, 'c')
+        cr_model.select_cr(docs, 'c')
 
 
 def test_select_cr_from_a_kubectl_list():
     listing = {'apiVersion': 'v1', 'kind': 'List', 'items': [cr_doc('a'), policy_doc()]}
-    cr, policies = ig.select_cr([listing])
+    cr, policies = cr_model.select_cr([listing])
     assert cr['metadata']['name'] == 'a' and len(policies) == 1
 
 
 def test_select_cr_rejects_other_documents_and_files_without_a_cr():
     with pytest.raises(cr_model.CRValidationError, match='document 1'):
-        ig.select_cr([{'apiVersion': 'v1', 'kind': 'ConfigMap'}])
+        cr_model.select_cr([{'apiVersion': 'v1', 'kind': 'ConfigMap'}])
     with pytest.raises(cr_model.CRValidationError, match='no Skyhook or NodeWright document found'):
-        ig.select_cr([policy_doc()])
+        cr_model.select_cr([policy_doc()])
 
 
 # --------------------------------------------------------------------------- hosts
