@@ -33,7 +33,7 @@ options:
   cr_name:
     description:
       - The name of the Skyhook / NodeWright CR on whose behalf the node is cordoned (the cordon's owner).
-      - O(cr_name) is a deprecated alias (removed in 2.0.0).
+      - O(owner) is a deprecated alias (removed in 2.0.0).
     type: str
     required: true
     aliases: [owner]
