@@ -24,6 +24,7 @@ from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
 from ansible_collections.nodewright.bridge.plugins.module_utils import pod_layout
+from ansible_collections.nodewright.bridge.plugins.module_utils.constants import DEFAULT_RUNTIME_REQUIRED_TAINT
 
 DELETE_POLICIES = ('always', 'on_success', 'never')
 
@@ -35,7 +36,7 @@ OPERATOR_OPTIONS = dict(
     image_pull_secret=dict(type='str', default=pod_layout.DEFAULT_IMAGE_PULL_SECRET, no_log=False),
     copy_dir_root=dict(type='str', default=pod_layout.DEFAULT_COPY_DIR_ROOT),
     agent_log_root=dict(type='str', default=pod_layout.DEFAULT_AGENT_LOG_ROOT),
-    runtime_required_taint=dict(type='str', default=pod_layout.DEFAULT_RUNTIME_REQUIRED_TAINT),
+    runtime_required_taint=dict(type='str', default=DEFAULT_RUNTIME_REQUIRED_TAINT),
 )
 
 # The options of a recorded pod run, the same in package_stage and node_interrupt
@@ -96,12 +97,6 @@ def set_entry(state, package, stage, value, restarts=0):
     """``state`` with ``package``'s entry (a cr_model package) at ``stage`` in state ``value``."""
     return node_state.upsert(state, package.name, package.version, package.image, value, stage, restarts,
                              package.container_sha)[0]
-
-
-def cr_identity(doc):
-    """(uid, generation, status) of a CR document read from the cluster (empty for a file)."""
-    meta = doc.get('metadata') or {}
-    return meta.get('uid') or None, meta.get('generation'), doc.get('status') or {}
 
 
 def write_node_state(kube, node_name, cr_name, transform, status=None, dry_run=False, annotations=None, node=None):

@@ -14,6 +14,7 @@ __metaclass__ = type
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
+from ansible_collections.nodewright.bridge.plugins.module_utils.constants import CORDON_PREFIX, INHERITED_CORDON_PREFIX
 from ansible_collections.nodewright.bridge.plugins.module_utils.cr_model import cr_name_errors
 
 
@@ -21,7 +22,7 @@ def _view(node):
     meta = node.get('metadata') or {}
     annotations = meta.get('annotations') or {}
     ours = dict((k, v) for k, v in annotations.items()
-                if k.startswith(node_state.CORDON_PREFIX) or k.startswith(node_state.INHERITED_CORDON_PREFIX))
+                if k.startswith(CORDON_PREFIX) or k.startswith(INHERITED_CORDON_PREFIX))
     return {'unschedulable': bool((node.get('spec') or {}).get('unschedulable')), 'annotations': ours}
 
 

@@ -16,6 +16,7 @@ import time
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import drain_rules
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils import label_selector
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
 
 SKIP_OPTIONS = {
@@ -59,7 +60,7 @@ class Drain(object):
 
     def wait_for_protected(self, node_name, selector):
         """Wait (by watch) until no pod matching podNonInterruptLabels runs on the node."""
-        if selector is None or drain_rules.selector_is_empty(selector):
+        if selector is None or label_selector.selector_is_empty(selector):
             return 0.0
         started = time.time()
 
@@ -140,8 +141,8 @@ class Drain(object):
         """``(pod_selector, protected selector, DrainRules)`` from the options; raises DrainError."""
         rules = dict((SKIP_OPTIONS[k], v) for k, v in (self.params['skip'] or {}).items() if v is not None)
         try:
-            return (drain_rules.normalize_selector(self.params['pod_selector'], 'pod_selector'),
-                    drain_rules.normalize_selector(self.params['wait_for'], 'wait_for'),
+            return (label_selector.normalize_selector(self.params['pod_selector'], 'pod_selector'),
+                    label_selector.normalize_selector(self.params['wait_for'], 'wait_for'),
                     drain_rules.DrainRules.from_dict(rules))
         except ValueError as exc:
             raise DrainError(str(exc), node=name)

@@ -15,6 +15,7 @@ import time
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import drain_rules
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils import label_selector
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_conditions
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules._runner import ModuleFailed
@@ -25,7 +26,7 @@ def run(module, kube):
     name = params['node']
     started = time.time()
     try:
-        selector = drain_rules.normalize_selector(params['pod_selector'], 'pod_selector')
+        selector = label_selector.normalize_selector(params['pod_selector'], 'pod_selector')
     except ValueError as exc:
         raise ModuleFailed(str(exc), node=name)
     kube.get_node(name)  # a clear "does not exist" before waiting
@@ -62,14 +63,14 @@ def _wait_for_node(kube, name, boot_id_not, timeout):
 def _wait_for_pods(kube, name, selector, min_pods, remaining, timeout):
     """By watch: at least ``min_pods`` pods matching ``selector`` on the node, all Ready; raises ModuleFailed."""
     def pods_ok(objects):
-        matching = [p for p in objects.values() if drain_rules.selector_matches(selector, drain_rules.pod_labels(p))]
+        matching = [p for p in objects.values() if label_selector.selector_matches(selector, drain_rules.pod_labels(p))]
         return len(matching) >= min_pods and all(node_conditions.pod_ready(p) for p in matching) and matching
 
     try:
         return kube.watch_until('pods', pods_ok, remaining, field_selector='spec.nodeName=%s' % name,
                                 what='the pods matching pod_selector on node %s to be Ready' % name)
     except kube_api.WaitTimeout as exc:
-        matching = [p for p in (exc.last or {}).values() if drain_rules.selector_matches(selector, drain_rules.pod_labels(p))]
+        matching = [p for p in (exc.last or {}).values() if label_selector.selector_matches(selector, drain_rules.pod_labels(p))]
         raise ModuleFailed('node %s: pods matching pod_selector not Ready after %ss (%d found, %d needed): %s' % (
             name, timeout, len(matching), min_pods,
             ', '.join('%s (%s)' % (drain_rules.pod_key(p), 'Ready' if node_conditions.pod_ready(p) else 'not Ready')

@@ -14,16 +14,13 @@ __metaclass__ = type
 import time
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils.constants import BOOT_ID_PREFIX
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_conditions
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
 from ansible_collections.nodewright.bridge.plugins.module_utils import pod_layout
 from ansible_collections.nodewright.bridge.plugins.module_utils import pod_run
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules._runner import ModuleFailed
-
-# Ours, not the operator's: the boot ID before a reboot, so a re-run knows it already happened.
-BOOT_ID_PREFIX = 'bridge.nodewright.io/boot-id-before-interrupt_'
-
 
 def wait_for_reboot(kube, node_name, before, timeout):
     """By watch: the node's boot ID differs from ``before`` and it is Ready. Returns the node or raises WaitTimeout."""
@@ -71,7 +68,7 @@ def run(module, kube):
                       msg='%s %s is already complete on node %s' % (key, stage, node_name))
         return result
 
-    uid, generation, status = pod_run.cr_identity(doc)
+    uid, generation, status = pod_layout.cr_identity(doc)
     namespace = params['namespace']
     metadata_cm = pod_layout.node_metadata_configmap(cr, node, namespace, agent_image=params['agent_image'], cr_uid=uid)
     manifest = pod_layout.interrupt_pod(cr, package, interrupt, node_name, namespace, stage=stage,

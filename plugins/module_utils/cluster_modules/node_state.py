@@ -14,6 +14,7 @@ __metaclass__ = type
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
+from ansible_collections.nodewright.bridge.plugins.module_utils.constants import DEFAULT_RUNTIME_REQUIRED_TAINT
 from ansible_collections.nodewright.bridge.plugins.module_utils.cr_model import cr_name_errors
 
 
@@ -111,7 +112,7 @@ def module_args():
         cr_name=dict(type='str', **_runner.renamed('cr')),
         action=dict(type='str', default='read', choices=['read', 'reset', 'ignore', 'unignore', 'complete']),
         runtime_required_crs=dict(type='list', elements='str', default=[]),
-        runtime_required_taint=dict(type='str', default='skyhook.nvidia.com=runtime-required:NoSchedule'),
+        runtime_required_taint=dict(type='str', default=DEFAULT_RUNTIME_REQUIRED_TAINT),
         package=dict(type='str'),
         version=dict(type='str'),
         stage=dict(type='str', choices=list(node_state.RERUN_STAGES)),

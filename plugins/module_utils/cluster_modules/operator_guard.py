@@ -35,7 +35,7 @@ def _http_date(headers):
 def read_lease(kube, namespace, name):
     """``(lease or None, why not, the API server's time or None)``.
 
-    The same request as ``kube.get_lease``, through ``kube.call`` (same errors), keeping the
+    A GET of the Lease (coordination/v1) through ``kube.call`` (its errors), keeping the
     response's Date header so that ages are measured by the API server's clock.
     """
     seen = {}

@@ -43,7 +43,7 @@ def run(module, kube):
                       msg='%s stage %s is already complete on node %s' % (key, stage, node_name))
         return result
 
-    uid, generation, status = pod_run.cr_identity(doc)
+    uid, generation, status = pod_layout.cr_identity(doc)
     namespace = params['namespace']
     package_cm = pod_layout.package_configmap(cr, package, namespace, cr_uid=uid)
     metadata_cm = pod_layout.node_metadata_configmap(cr, node, namespace, agent_image=params['agent_image'], cr_uid=uid)

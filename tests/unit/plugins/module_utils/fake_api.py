@@ -28,7 +28,8 @@ A request nobody scripted fails the test with an AssertionError that names it. E
 is recorded (``server.requests``) with its parsed query and JSON body.
 
 Bodies are dicts (sent as JSON), a callable ``body(request) -> dict`` (to echo what was sent),
-or bytes/str (sent as they are, e.g. a pod log). A watch answer is a list of pieces, each a
+or bytes/str (sent as they are, e.g. a pod log); ``Stored`` keeps one object (a node) that GETs
+read and PATCHes change. A watch answer is a list of pieces, each a
 dict (one watch event, as ``event()`` builds it), raw bytes, a ``Pause(seconds)`` (the server
 is silent that long) or an exception instance (the connection fails there: pass
 ``ConnectionResetError()``, or ``socket.timeout()`` for a read timeout); ``cut=True`` appends a
@@ -39,6 +40,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import copy
 import io
 import itertools
 import json
@@ -86,6 +88,43 @@ def node(name, resource_version, labels=None, annotations=None, uid=None, ready=
 def node_list(resource_version, *nodes):
     return {'apiVersion': 'v1', 'kind': 'NodeList', 'metadata': {'resourceVersion': str(resource_version)},
             'items': list(nodes)}
+
+
+def merge_patch(target, patch):
+    """``target`` with a JSON merge patch (RFC 7386) applied, as the API server applies one: None removes a key."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    merged = copy.deepcopy(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = merge_patch(merged.get(key), value)
+    return merged
+
+
+class Stored(object):
+    """One object as the server keeps it, for ``reply(..., body=stored.get)`` / ``body=stored.patch``.
+
+    ``get`` answers the object; ``patch`` merges the request's body into it (a ``resourceVersion``
+    in the patch is the client's guard, not a change) and answers the result one resourceVersion
+    on; with ``dryRun`` it answers the same but keeps the object as it was. ``doc`` is the object now.
+    """
+
+    def __init__(self, doc):
+        self.doc = copy.deepcopy(doc)
+
+    def get(self, request):
+        return copy.deepcopy(self.doc)
+
+    def patch(self, request):
+        body = copy.deepcopy(request.body)
+        (body.get('metadata') or {}).pop('resourceVersion', None)
+        after = merge_patch(self.doc, body)
+        after['metadata']['resourceVersion'] = str(int(self.doc['metadata']['resourceVersion']) + 1)
+        if not request.query.get('dryRun'):
+            self.doc = after
+        return copy.deepcopy(after)
 
 
 class Pause(object):

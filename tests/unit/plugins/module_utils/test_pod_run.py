@@ -1,0 +1,290 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""pod_run.run_recorded through package_stage.run, against a scripted API server (fake_api).
+
+Each test scripts exactly the requests ``run_recorded``'s docstring lists, so an extra, missing
+or reordered request fails it (an unscripted request is an AssertionError, a scripted one left
+over shows in ``server.pending()``). The cluster tests (tests/kube/test_package_stage.py) remain
+the real check of what a pod does; these pin the order of the writes and what is recorded.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import pytest
+
+from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
+from ansible_collections.nodewright.bridge.plugins.module_utils import pod_layout
+from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import package_stage
+from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules._runner import ModuleFailed
+from ansible_collections.nodewright.bridge.tests.unit.plugins.module_utils.fake_api import (
+    FakeApiServer, Stored, event, node, status_body)
+
+NS = pod_layout.DEFAULT_NAMESPACE
+CR_DOC = {
+    'apiVersion': 'skyhook.nvidia.com/v1alpha1', 'kind': 'Skyhook',
+    'metadata': {'name': 'demo', 'uid': 'cr-uid-1', 'generation': 4},
+    'spec': {'packages': {'tuning': {'version': '1.2.3', 'image': 'ghcr.io/x/tuning', 'configMap': {'a.sh': 'echo a'}}}},
+    'status': {'nodePriority': {'n1': '2026-05-01T10:00:00Z'}},
+}
+CR = cr_model.build_cr(CR_DOC)
+PACKAGE = CR.packages['tuning']
+KEY = PACKAGE.unique_name
+STAGE = 'apply'
+POD = pod_layout.stage_pod_name('demo', PACKAGE, STAGE, 'n1')
+PODS = '/api/v1/namespaces/%s/pods' % NS
+POD_PATH = '%s/%s' % (PODS, POD)
+CMS = '/api/v1/namespaces/%s/configmaps' % NS
+PACKAGE_CM = pod_layout.package_configmap_name('demo', PACKAGE)
+META_CM = pod_layout.node_metadata_configmap_name('demo', 'n1')
+NODE_PATH = '/api/v1/nodes/n1'
+STATE_KEY = node_state.node_state_key('demo')
+STATUS_KEY = node_state.status_key('demo')
+CONTAINERS = pod_layout.init_container_names('tuning', STAGE)
+NOT_FOUND = status_body(404, 'NotFound', 'not found')
+
+
+class FakeModule(object):
+    """What run_recorded and package_stage.run read of an AnsibleModule: params (the spec's defaults), check and diff mode."""
+
+    def __init__(self, check_mode=False, diff=False, **params):
+        spec = package_stage.module_args()['argument_spec']
+        self.params = dict((name, option.get('default')) for name, option in spec.items())
+        self.params.update(node='n1', cr=CR_DOC, stage=STAGE, package='tuning', timeout=30)
+        self.params.update(params)
+        self.check_mode = check_mode
+        self._diff = diff
+
+
+@pytest.fixture
+def server():
+    return FakeApiServer()
+
+
+@pytest.fixture
+def stored_node(server):
+    """Node n1 as the server keeps it: every GET reads it, every PATCH changes it (not a dry run)."""
+    stored = Stored(node('n1', 10, labels={'pool': 'gpu'}))
+    server.reply('GET', NODE_PATH, body=stored.get, repeat=True)
+    return stored
+
+
+def pod_doc(statuses=None, phase='Pending', resource_version=20, node_name='n1'):
+    manifest = pod_layout.stage_pod(CR, PACKAGE, STAGE, 'n1', NS)
+    manifest['metadata'].update(uid='pod-uid-1', resourceVersion=str(resource_version))
+    manifest['spec']['nodeName'] = node_name
+    manifest['status'] = {'phase': phase, 'initContainerStatuses': statuses or []}
+    return manifest
+
+
+def terminated(name, exit_code=0, restarts=0, reason='Completed'):
+    return {'name': name, 'restartCount': restarts,
+            'state': {'terminated': {'exitCode': exit_code, 'reason': reason}}}
+
+
+def created(request):
+    """The API server's answer to a pod create: the pod sent, with a uid and a version."""
+    return dict(request.body, metadata=dict(request.body['metadata'], uid='pod-uid-1', resourceVersion='20'))
+
+
+def script_preflight(server, existing=None):
+    if existing is None:
+        server.reply('GET', POD_PATH, status=404, body=NOT_FOUND)
+        server.reply('POST', PODS, status=201, body=created)        # the pod, as a dry run
+    else:
+        server.reply('GET', POD_PATH, body=existing)
+
+
+def script_configmaps(server):
+    for name in (PACKAGE_CM, META_CM):
+        server.reply('GET', '%s/%s' % (CMS, name), status=404, body=NOT_FOUND)
+    server.reply('POST', CMS, status=201, body=lambda request: request.body, repeat=True)
+
+
+def script_watch(server, *statuses_then):
+    """The pod's list (Pending, nothing run), then one MODIFIED event per status list."""
+    server.reply('GET', PODS, body={'metadata': {'resourceVersion': '20'}, 'items': [pod_doc()]})
+    server.stream('GET', PODS, [event('MODIFIED', pod_doc(statuses, resource_version=21 + index))
+                                for index, statuses in enumerate(statuses_then)])
+
+
+def script_logs(server, text='ran\n'):
+    server.reply('GET', POD_PATH + '/log', body=text, headers={'Content-Type': 'text/plain'}, repeat=True)
+
+
+def calls(server):
+    """The requests as ``METHOD path[ dry-run|watch]``, the order run_recorded's docstring lists."""
+    return ['%s %s%s' % (r.method, r.path, ' dry-run' if r.query.get('dryRun') else ' watch' if r.watch else '')
+            for r in server.requests]
+
+
+def node_state_of(stored):
+    annotations = stored.doc['metadata']['annotations']
+    return node_state.decode(annotations[STATE_KEY]), annotations.get(STATUS_KEY)
+
+
+def run(server, module):
+    result = package_stage.run(module, server.kube())
+    assert server.pending() == []
+    return result
+
+
+def test_a_stage_that_succeeds_is_written_in_the_operators_order_and_recorded_complete(server, stored_node):
+    script_preflight(server)
+    server.reply('PATCH', NODE_PATH, body=stored_node.patch, repeat=True)
+    script_configmaps(server)
+    server.reply('POST', PODS, status=201, body=created)
+    script_watch(server, [terminated(name) for name in CONTAINERS])
+    script_logs(server)
+    server.reply('DELETE', POD_PATH, body={'kind': 'Status', 'status': 'Success'})
+
+    result = run(server, FakeModule(diff=True))
+
+    assert calls(server) == [
+        'GET ' + NODE_PATH,                           # read_entry
+        'GET ' + POD_PATH, 'POST %s dry-run' % PODS,  # preflight: nothing to adopt, the pod as a dry run
+        'PATCH %s dry-run' % NODE_PATH,               # the in_progress write as a dry run
+        'GET %s/%s' % (CMS, PACKAGE_CM), 'POST ' + CMS, 'GET %s/%s' % (CMS, META_CM), 'POST ' + CMS,
+        'POST ' + PODS,
+        'PATCH ' + NODE_PATH,                         # in_progress, once the pod exists
+        'GET ' + PODS, 'GET %s watch' % PODS,         # the watch to the verdict
+    ] + ['GET %s/log' % POD_PATH] * 3 + [
+        'PATCH ' + NODE_PATH,                         # the success
+        'DELETE ' + POD_PATH]
+    patches = server.of('PATCH', NODE_PATH)
+    in_progress = node_state.decode(patches[1].body['metadata']['annotations'][STATE_KEY])
+    assert in_progress[KEY]['state'] == 'in_progress' and in_progress[KEY]['stage'] == STAGE
+    assert patches[1].body['metadata']['annotations'][STATUS_KEY] == 'in_progress'
+    assert patches[1].body['metadata']['resourceVersion'] == '10'
+    # the created pod is the operator's, and the watch follows that pod only
+    assert server.of('POST', PODS)[1].body['metadata']['name'] == POD
+    assert server.of('GET', PODS, watch=True)[0].query['fieldSelector'] == 'metadata.name=' + POD
+    assert [r.query['container'] for r in server.of('GET', POD_PATH + '/log')] == CONTAINERS
+    assert server.of('DELETE', POD_PATH)[0].body == {'preconditions': {'uid': 'pod-uid-1'}}
+
+    state, status = node_state_of(stored_node)
+    assert state[KEY] == result['entry'] and state[KEY]['state'] == 'complete' and state[KEY]['stage'] == STAGE
+    assert status == 'in_progress'  # the success write leaves status_<cr> as the in_progress write set it
+    assert result['outcome'] == pod_layout.SUCCEEDED and result['changed'] is True
+    assert result['configmaps'] == {PACKAGE_CM: 'created', META_CM: 'created'}
+    assert result['pod'] == {'name': POD, 'namespace': NS, 'uid': 'pod-uid-1', 'adopted': False, 'deleted': True}
+    assert result['logs'] == dict((name, 'ran\n') for name in CONTAINERS) and result['logs_unavailable'] == {}
+    assert result['restarts'] == 0
+    assert result['diff']['before'] == {'entry': None} and result['diff']['after'] == {'entry': state[KEY]}
+
+
+def test_a_stage_whose_pod_fails_is_recorded_erroring_with_its_logs(server, stored_node):
+    script_preflight(server)
+    server.reply('PATCH', NODE_PATH, body=stored_node.patch, repeat=True)
+    script_configmaps(server)
+    server.reply('POST', PODS, status=201, body=created)
+    failing = [terminated(CONTAINERS[0]), terminated(CONTAINERS[1], exit_code=3, reason='Error'),
+               {'name': CONTAINERS[2], 'restartCount': 0, 'state': {'waiting': {'reason': 'PodInitializing'}}}]
+    script_watch(server, failing)
+    script_logs(server, 'line 1\nboom\n')
+    server.reply('DELETE', POD_PATH, body={'kind': 'Status', 'status': 'Success'})
+
+    with pytest.raises(ModuleFailed) as exc:
+        run(server, FakeModule(collect_logs='on_failure'))
+
+    # the container that never started has no log to read
+    assert [r.query['container'] for r in server.of('GET', POD_PATH + '/log')] == CONTAINERS[:2]
+    assert calls(server)[-4:] == ['GET %s/log' % POD_PATH] * 2 + ['PATCH ' + NODE_PATH, 'DELETE ' + POD_PATH]
+    state, status = node_state_of(stored_node)
+    assert state[KEY]['state'] == 'erroring' and state[KEY]['stage'] == STAGE
+    assert status == 'erroring'
+    failed = exc.value.result
+    assert failed['outcome'] == pod_layout.FAILED and failed['entry'] == state[KEY]
+    assert failed['container'] == CONTAINERS[1] and failed['exit_code'] == 3 and failed['reason'] == 'Error'
+    assert failed['logs'] == {CONTAINERS[0]: 'line 1\nboom\n', CONTAINERS[1]: 'line 1\nboom\n'}
+    assert failed['pod']['deleted'] is True
+    assert 'init container %s failed (exit code 3' % CONTAINERS[1] in exc.value.msg
+    assert 'recorded as erroring' in exc.value.msg and exc.value.msg.endswith('line 1\nboom')
+
+
+def test_a_failed_in_progress_write_deletes_the_pod_it_created_and_raises(server, stored_node):
+    script_preflight(server)
+    server.reply('PATCH', NODE_PATH, body=stored_node.patch)  # the dry run
+    script_configmaps(server)
+    server.reply('POST', PODS, status=201, body=created)
+    server.reply('PATCH', NODE_PATH, status=403, body=status_body(403, 'Forbidden', 'nodes "n1" is forbidden'))
+    server.reply('DELETE', POD_PATH, body={'kind': 'Status', 'status': 'Success'})
+
+    with pytest.raises(kube_api.KubeError) as exc:
+        run(server, FakeModule())
+
+    assert exc.value.status == 403
+    assert calls(server)[-3:] == ['POST ' + PODS, 'PATCH ' + NODE_PATH, 'DELETE ' + POD_PATH]
+    # only that pod, at once: nobody records it, so nobody would clean it up
+    assert server.of('DELETE', POD_PATH)[0].body == {'preconditions': {'uid': 'pod-uid-1'}, 'gracePeriodSeconds': 0}
+    assert STATE_KEY not in stored_node.doc['metadata']['annotations']
+
+
+def test_a_pod_left_by_an_interrupted_run_is_adopted_not_created(server, stored_node):
+    left = pod_doc([terminated(CONTAINERS[0])], phase='Pending')
+    script_preflight(server, existing=left)
+    server.reply('PATCH', NODE_PATH, body=stored_node.patch, repeat=True)
+    script_configmaps(server)
+    script_watch(server, [terminated(name) for name in CONTAINERS])
+    script_logs(server)
+    server.reply('DELETE', POD_PATH, body={'kind': 'Status', 'status': 'Success'})
+
+    result = run(server, FakeModule())
+
+    assert server.of('POST', PODS) == []  # neither the dry run nor the create
+    assert calls(server)[:3] == ['GET ' + NODE_PATH, 'GET ' + POD_PATH, 'PATCH %s dry-run' % NODE_PATH]
+    assert result['pod']['adopted'] is True and result['pod']['uid'] == 'pod-uid-1'
+    assert result['outcome'] == pod_layout.SUCCEEDED
+    assert node_state_of(stored_node)[0][KEY]['state'] == 'complete'
+
+
+def test_a_pod_of_that_name_on_another_node_is_not_adopted(server, stored_node):
+    script_preflight(server, existing=pod_doc(node_name='n2'))
+    with pytest.raises(kube_api.KubeError) as exc:
+        run(server, FakeModule())
+    assert 'exists on node n2, not on n1; refusing to adopt it' in exc.value.message
+    assert calls(server) == ['GET ' + NODE_PATH, 'GET ' + POD_PATH]
+
+
+def test_check_mode_sends_only_dry_runs_and_writes_nothing(server, stored_node):
+    script_preflight(server)
+    server.reply('PATCH', NODE_PATH, body=stored_node.patch)
+    before = dict(stored_node.doc)
+
+    result = run(server, FakeModule(check_mode=True, diff=True))
+
+    assert calls(server) == ['GET ' + NODE_PATH, 'GET ' + POD_PATH, 'POST %s dry-run' % PODS,
+                             'PATCH %s dry-run' % NODE_PATH]
+    assert stored_node.doc == before
+    assert result['outcome'] == 'planned' and result['changed'] is True and result['adopt'] is False
+    assert result['entry']['state'] == 'in_progress' and result['entry']['stage'] == STAGE
+    assert result['configmaps'] == {PACKAGE_CM: 'planned', META_CM: 'planned'}
+    assert result['manifest']['metadata']['name'] == POD
+    assert result['diff']['after'] == {'entry': result['entry']}
+
+
+def test_check_mode_sends_its_dry_runs_even_without_preflight(server, stored_node):
+    script_preflight(server)
+    server.reply('PATCH', NODE_PATH, body=stored_node.patch)
+    run(server, FakeModule(check_mode=True, preflight=False))
+    assert [r.query.get('dryRun') for r in server.requests if r.method != 'GET'] == ['All', 'All']
+
+
+def test_without_preflight_no_dry_run_is_sent(server, stored_node):
+    server.reply('GET', POD_PATH, status=404, body=NOT_FOUND)  # it still looks for a pod to adopt
+    server.reply('PATCH', NODE_PATH, body=stored_node.patch, repeat=True)
+    script_configmaps(server)
+    server.reply('POST', PODS, status=201, body=created)
+    script_watch(server, [terminated(name) for name in CONTAINERS])
+    script_logs(server)
+    server.reply('DELETE', POD_PATH, body={'kind': 'Status', 'status': 'Success'})
+
+    result = run(server, FakeModule(preflight=False))
+
+    assert [r for r in server.requests if r.query.get('dryRun')] == []
+    assert calls(server)[:4] == ['GET ' + NODE_PATH, 'GET ' + POD_PATH, 'GET %s/%s' % (CMS, PACKAGE_CM), 'POST ' + CMS]
+    assert result['outcome'] == pod_layout.SUCCEEDED
