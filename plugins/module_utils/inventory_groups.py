@@ -25,6 +25,8 @@ import re
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
+# Node annotations the planner reads (nodeState_, status_, cordon_ ...); the others are dropped.
+from ansible_collections.nodewright.bridge.plugins.module_utils.constants import ANNOTATION_PREFIXES
 
 GROUP_PREFIX = 'nodewright'
 ALL_GROUP = GROUP_PREFIX
@@ -37,8 +39,6 @@ CR_FALLBACK_PREFIX = GROUP_PREFIX + '_cr_'
 # In the order they are decided: the first that applies wins.
 PROGRESS = ('complete', 'erroring', 'in_progress', 'blocked', 'pending')
 
-# Node annotations the planner reads (nodeState_, status_, cordon_ ...); the others are dropped.
-ANNOTATION_PREFIXES = ('skyhook.nvidia.com/', 'nodewright.nvidia.com/', 'bridge.nodewright.io/')
 
 _INVALID = re.compile(r'[^A-Za-z0-9_]')
 

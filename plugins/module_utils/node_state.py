@@ -383,3 +383,11 @@ def runtime_taint_patch(node, taint_spec, required_crs):
     if len(kept) == len(taints):
         return None
     return {'spec': {'taints': kept or None}}
+
+
+def node_diff(node_name, before, after, key=None):
+    """A module's diff of a node (``key``: one nodeState entry ``<package>|<version>``, whose before/after these are)."""
+    header = 'node/%s' % node_name if key is None else 'node/%s %s' % (node_name, key)
+    if key is not None:
+        before, after = {'entry': before}, {'entry': after}
+    return {'before': before, 'after': after, 'before_header': header, 'after_header': header}

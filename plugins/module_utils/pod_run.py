@@ -263,12 +263,6 @@ class PodRun(object):
                               what='the old pod %s/%s to be deleted' % (self.namespace, self.name))
 
 
-def entry_diff(node_name, key, before, after):
-    """The module diff of one nodeState entry (``key``: ``<package>|<version>``) on a node."""
-    header = 'node/%s %s' % (node_name, key)
-    return {'before': {'entry': before}, 'after': {'entry': after}, 'before_header': header, 'after_header': header}
-
-
 class NodeRecord(object):
     """How one pod run is recorded in a CR's nodeState on a node: the state callbacks of ``run_recorded``.
 
@@ -365,7 +359,7 @@ def run_recorded(module, kube, runner, record, result, started, configmaps=(), n
                   pod={'name': runner.name, 'namespace': runner.namespace, 'uid': runner.pod['metadata'].get('uid'),
                        'adopted': runner.adopted, 'deleted': done.deleted})
     if module._diff:
-        result['diff'] = entry_diff(record.node_name, record.key, record.before, done.final_state.get(record.key))
+        result['diff'] = node_state.node_diff(record.node_name, record.before, done.final_state.get(record.key), key=record.key)
     return done
 
 

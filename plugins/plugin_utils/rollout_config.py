@@ -15,6 +15,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.constants import NODEWRIGHT_API_VERSION
 from ansible_collections.nodewright.bridge.plugins.module_utils.rollout_scheduler import (
     RolloutScheduler, SlidingWindowScheduler)
 
@@ -141,7 +142,7 @@ def budget_errors(budget):
 
 def budget_cr(budget):
     """A minimal CR carrying ``budget`` as its interruptionBudget (the operator's legacy mode)."""
-    return {'apiVersion': '%s/%s' % (cr_model.NODEWRIGHT_GROUP, cr_model.VERSION), 'kind': 'NodeWright',
+    return {'apiVersion': NODEWRIGHT_API_VERSION, 'kind': 'NodeWright',
             'metadata': {'name': 'ansible-play'}, 'spec': {'interruptionBudget': dict(budget)}}
 
 

@@ -61,8 +61,7 @@ def run(module, kube):
     result = dict(changed=patch is not None, node=name, unschedulable=after['unschedulable'], owners=owners,
                   held=held, inherited=inherited, message=message)
     if module._diff:
-        result['diff'] = {'before': before, 'after': after, 'before_header': 'node/%s' % name,
-                          'after_header': 'node/%s' % name}
+        result['diff'] = node_state.node_diff(name, before, after)
     return result
 
 

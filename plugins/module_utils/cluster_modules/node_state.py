@@ -99,8 +99,7 @@ def run(module, kube):
     if action == 'reset':
         result['reset'] = list(reset)
     if module._diff:
-        result['diff'] = {'before': before, 'after': after, 'before_header': 'node/%s' % name,
-                          'after_header': 'node/%s' % name}
+        result['diff'] = node_state.node_diff(name, before, after)
     return result
 
 

@@ -59,7 +59,7 @@ def run(module, kube):
         result.update(configmaps=dict((cm['metadata']['name'], 'planned') for cm in configmaps),
                       pod={'name': manifest['metadata']['name'], 'namespace': namespace})
         if module._diff:
-            result['diff'] = pod_run.entry_diff(node_name, key, current, done.planned_state.get(key))
+            result['diff'] = node_state.node_diff(node_name, current, done.planned_state.get(key), key=key)
         return result
     result.update(configmaps=done.configmaps, restarts=done.restarts)
     if not done.succeeded:
