@@ -116,4 +116,4 @@ def to_block_yaml(data, indent=0, key=None):
         return ' ' * indent + scalar(key) + ':' + value(data, indent + 2)
     if isinstance(data, Mapping) and data or _is_sequence(data) and data:
         return value(data, indent)[1:]
-    return ' ' * indent + value(data, indent)[1:]
+    return ' ' * indent + value(data, indent + 2)[1:]  # a literal block's lines go below, indented
