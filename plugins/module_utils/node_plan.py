@@ -127,6 +127,23 @@ def _install_sequence(pkg, entry, has_interrupt, first_stage):
     return full[index:]
 
 
+def step_id(step):
+    """The step's signature: ``pkg:stage``, an interrupt's type and services, or what it is merged into.
+
+    The rendered playbooks list their steps by it (``nw_playbook_steps``) and compare a node's
+    plan with it at run time: the format is part of their interface.
+    """
+    text = '%s:%s' % (step['package'], step['stage'])
+    if step.get('skipped'):
+        return '%s (merged into %s)' % (text, step['merged_into'])
+    interrupt = step.get('interrupt')
+    if interrupt is not None:
+        text += ' ' + interrupt['type']
+        if interrupt.get('services'):
+            text += ' ' + ','.join(interrupt['services'])
+    return text
+
+
 def plan_node(cr, state, config_updates=None, config_changes=None):
     """The remaining work of ``cr`` on a node whose decoded nodeState is ``state``.
 
@@ -134,11 +151,30 @@ def plan_node(cr, state, config_updates=None, config_changes=None):
     (``status.configUpdates``; defaults to the CR's). ``config_changes``: new changes
     not yet applied to this node (they move complete packages back to ``config``).
     Returns a dict with ``pending`` steps, ``needs_drain``, ``interrupts``, ``blocked``
-    and ``complete``.
+    and ``complete``. Every step has an ``id`` (``step_id``); a step that runs an interrupt
+    has ``covers``, the packages of its wave whose interrupts are merged into it.
     """
     updates = dict(cr.config_updates if config_updates is None else config_updates)
-    state = dict(state or {})
-    for name, keys in (config_changes or {}).items():
+    state = _with_config_changes(cr, dict(state or {}), updates, config_changes or {})
+    _resume_cancelled_uninstalls(cr, state)
+    graph = _graph_of(cr)
+    pkg_interrupts = _interrupts_by_package(cr, graph, updates)
+    uninstalling = _uninstall_items(graph, state, pkg_interrupts)
+    waves, blocked = _waves(cr, graph, state, uninstalling, pkg_interrupts)
+    pending, interrupts = _pending_steps(cr, waves, pkg_interrupts)
+    return {
+        'pending': pending,
+        'interrupts': interrupts,
+        'interrupt': interrupts[0] if interrupts else None,
+        'needs_drain': bool(interrupts),
+        'blocked': blocked,
+        'complete': not pending and not blocked,
+    }
+
+
+def _with_config_changes(cr, state, updates, config_changes):
+    """Record new config changes in ``updates``; a package they touch goes back to ``config``."""
+    for name, keys in config_changes.items():
         pkg = cr.packages.get(name)
         if not keys or pkg is None:
             continue
@@ -148,6 +184,10 @@ def plan_node(cr, state, config_updates=None, config_changes=None):
             entry = dict(entry)
             entry.update(stage='config', state='in_progress', restarts=0)
             state[pkg.unique_name] = entry
+    return state
+
+
+def _resume_cancelled_uninstalls(cr, state):
     for pkg in cr.packages.values():
         # A cancelled uninstall (apply flipped back to false while the uninstall pod was
         # running or failing) goes back to the install pipeline (HandleCancelledUninstalls).
@@ -156,9 +196,10 @@ def plan_node(cr, state, config_updates=None, config_changes=None):
                 entry['state'] in ('in_progress', 'erroring'):
             state[pkg.unique_name] = dict(entry, stage='apply', state='in_progress', restarts=0)
 
-    graph = _graph_of(cr)
-    # The operator's HasInterrupt: with config updates only the matching configInterrupts
-    # count; otherwise the package's own interrupt.
+
+def _interrupts_by_package(cr, graph, updates):
+    """The operator's HasInterrupt: with config updates only the matching configInterrupts
+    count; otherwise the package's own interrupt."""
     by_config = config_interrupts(cr, updates) if updates else {}
     pkg_interrupts = {}
     for pkg in graph.ordered:
@@ -166,18 +207,12 @@ def plan_node(cr, state, config_updates=None, config_changes=None):
             pkg_interrupts[pkg.name] = list(by_config.get(pkg.name) or [])
         else:
             pkg_interrupts[pkg.name] = [pkg.interrupt] if pkg.interrupt else []
+    return pkg_interrupts
 
-    def interrupts_of(pkg):
-        return pkg_interrupts[pkg.name]
 
-    def is_complete(pkg):
-        entry = state.get(pkg.unique_name)
-        if entry is None or entry['version'] != pkg.version or entry['state'] != 'complete':
-            return False
-        return entry['stage'] == ('post-interrupt' if pkg_interrupts[pkg.name] else 'config')
-
-    # Uninstall first: packages asked to uninstall that are still on the node, and any
-    # package already inside the uninstall cycle (it must finish, even if cancelled late).
+def _uninstall_items(graph, state, pkg_interrupts):
+    """Uninstall first: packages asked to uninstall that are still on the node, and any
+    package already inside the uninstall cycle (it must finish, even if cancelled late)."""
     uninstalling = []
     for pkg in graph.ordered:
         entry = state.get(pkg.unique_name)
@@ -186,22 +221,37 @@ def plan_node(cr, state, config_updates=None, config_changes=None):
         stage = entry['stage']
         if stage not in _UNINSTALL_STAGES and not pkg.is_uninstalling:
             continue  # the common case: an installed package, nothing to uninstall
-        cycle = ['uninstall'] + (['uninstall-interrupt'] if pkg.interrupt else [])
-        # Cancelled once the uninstall interrupt fired: the uninstall completes, then the
-        # package installs again (docs/uninstall.md, "Cancel Uninstall").
-        reinstall = [] if pkg.is_uninstalling else _install_sequence(pkg, None, bool(interrupts_of(pkg)), 'apply')
-        if entry['stage'] == 'uninstall-interrupt':
-            stages = ([] if entry['state'] == 'complete' else ['uninstall-interrupt']) + reinstall
-        elif entry['stage'] == 'uninstall' and (pkg.is_uninstalling or entry['state'] == 'complete'):
-            stages = cycle + reinstall
-        elif pkg.is_uninstalling:
-            # The operator never interrupts a stage in flight: once that stage completes, the
-            # uninstall starts (HandleUninstallRequests waits for a terminal complete state).
-            stages = ([] if entry['state'] == 'complete' else [entry['stage']]) + cycle
-        else:
-            continue
+        stages = _uninstall_stages(pkg, entry, bool(pkg_interrupts[pkg.name]))
         if stages:
             uninstalling.append((pkg, stages))
+    return uninstalling
+
+
+def _uninstall_stages(pkg, entry, has_interrupt):
+    cycle = ['uninstall'] + (['uninstall-interrupt'] if pkg.interrupt else [])
+    # Cancelled once the uninstall interrupt fired: the uninstall completes, then the
+    # package installs again (docs/uninstall.md, "Cancel Uninstall").
+    reinstall = [] if pkg.is_uninstalling else _install_sequence(pkg, None, has_interrupt, 'apply')
+    if entry['stage'] == 'uninstall-interrupt':
+        return ([] if entry['state'] == 'complete' else ['uninstall-interrupt']) + reinstall
+    if entry['stage'] == 'uninstall' and (pkg.is_uninstalling or entry['state'] == 'complete'):
+        return cycle + reinstall
+    if pkg.is_uninstalling:
+        # The operator never interrupts a stage in flight: once that stage completes, the
+        # uninstall starts (HandleUninstallRequests waits for a terminal complete state).
+        return ([] if entry['state'] == 'complete' else [entry['stage']]) + cycle
+    return []
+
+
+def _is_complete(pkg, state, pkg_interrupts):
+    entry = state.get(pkg.unique_name)
+    if entry is None or entry['version'] != pkg.version or entry['state'] != 'complete':
+        return False
+    return entry['stage'] == ('post-interrupt' if pkg_interrupts[pkg.name] else 'config')
+
+
+def _waves(cr, graph, state, uninstalling, pkg_interrupts):
+    """The waves of ``(package, stages)`` (the uninstalls join the first) and the blocked packages."""
     handled = set(p.name for p, dummy in uninstalling)
     reinstalled = set(p.name for p, dummy in uninstalling if not p.is_uninstalling)
     removed = handled - reinstalled
@@ -211,38 +261,44 @@ def plan_node(cr, state, config_updates=None, config_changes=None):
     versions_on_node = {}
     for entry in state.values():
         versions_on_node.setdefault(entry['name'], []).append(entry['version'])
-    complete = set(p.name for p in cr.packages.values() if is_complete(p) and p.name not in removed)
-    waves, blocked = [], []
-    first = True
+    complete = set(p.name for p in cr.packages.values()
+                   if _is_complete(p, state, pkg_interrupts) and p.name not in removed)
+    waves = []
+    wave_items = list(uninstalling)
     while True:
         wave = graph.next_wave(complete, removed | handled)
-        if first and uninstalling:
-            wave_items = list(uninstalling)
-        else:
-            wave_items = []
-        first = False
         for name in wave:
             pkg = cr.packages[name]
-            entry = state.get(pkg.unique_name)
             older = any(v != pkg.version and semver.compare(pkg.version, v) > 0
                         for v in versions_on_node.get(pkg.name, ()))
-            stages = _install_sequence(pkg, entry, bool(interrupts_of(pkg)), 'upgrade' if older else 'apply')
+            stages = _install_sequence(pkg, state.get(pkg.unique_name), bool(pkg_interrupts[pkg.name]),
+                                       'upgrade' if older else 'apply')
             wave_items.append((pkg, stages))
         if not wave_items:
             break
         waves.append(wave_items)
+        wave_items = []
         complete |= set(wave) | reinstalled
+    return waves, _blocked(cr, complete, removed)
+
+
+def _blocked(cr, complete, removed):
+    blocked = []
     for pkg in cr.packages.values():
         if pkg.name not in complete and pkg.name not in removed:
             missing = sorted(d for d in pkg.depends_on if d in removed)
             blocked.append({'package': pkg.name, 'version': pkg.version,
                             'reason': 'depends on %s, which is being uninstalled' % ', '.join(missing)
                             if missing else 'dependencies cannot complete'})
+    return blocked
 
+
+def _pending_steps(cr, waves, pkg_interrupts):
+    """The steps of every wave in the operator's order, each wave's interrupts merged; and the merged interrupts."""
     pending, interrupts = [], []
     for number, items in enumerate(waves, 1):
         with_interrupt = [p.name for p, stages in items if 'interrupt' in stages or 'uninstall-interrupt' in stages]
-        merged, owner = merge_interrupts(with_interrupt, dict((p.name, interrupts_of(p)) for p, dummy in items))
+        merged, owner = merge_interrupts(with_interrupt, dict((p.name, pkg_interrupts[p.name]) for p, dummy in items))
         if merged is not None:
             interrupts.append(dict(merged, package=owner, wave=number))
         steps = []
@@ -261,15 +317,18 @@ def plan_node(cr, state, config_updates=None, config_changes=None):
                         step['merged_into'] = owner
                 steps.append(((order, phase) if cr.serial else (rank, order, phase), step))
         steps.sort(key=_first)
-        pending.extend([item[1] for item in steps])
-    return {
-        'pending': pending,
-        'interrupts': interrupts,
-        'interrupt': interrupts[0] if interrupts else None,
-        'needs_drain': bool(interrupts),
-        'blocked': blocked,
-        'complete': not pending and not blocked,
-    }
+        wave_steps = [item[1] for item in steps]
+        _label(wave_steps)
+        pending.extend(wave_steps)
+    return pending, interrupts
+
+
+def _label(wave_steps):
+    """``id`` on every step of a wave; ``covers`` on the step that runs the wave's merged interrupt."""
+    for step in wave_steps:
+        step['id'] = step_id(step)
+        if 'interrupt' in step:
+            step['covers'] = [s['package'] for s in wave_steps if s.get('merged_into') == step['package']]
 
 
 def _first(item):

@@ -22,7 +22,9 @@ __metaclass__ = type
 import threading
 import time
 
-INTERRUPT_STAGES = ('interrupt', 'uninstall-interrupt')
+from ansible_collections.nodewright.bridge.plugins.module_utils import node_steps
+
+INTERRUPT_STAGES = node_steps.INTERRUPT_STAGES
 
 # Keys of a step's result that are too bulky to repeat per node (the pod manifest, ConfigMaps,
 # the arguments). A failed step keeps its logs.
@@ -96,22 +98,6 @@ class NodeSequence(object):
             raise StepFailed(name, result)
         return result
 
-    def cr_args(self):
-        args = {'cr_name': self.cr}
-        if self.params.get('cr') is not None:
-            args['cr'] = self.params['cr']
-        return args
-
-    def pod_args(self):
-        args = self.cr_args()
-        for key in ('namespace', 'agent_image', 'pause_image', 'image_pull_secret', 'copy_dir_root', 'agent_log_root',
-                    'runtime_required_taint', 'delete_pod'):
-            args[key] = self.params[key]
-        args['retries'] = self.params['stage_retries']
-        # a succeeded stage's logs are not kept in the step record: do not read them
-        args['collect_logs'] = 'on_failure'
-        return args
-
     # ------------------------------------------------------------------ the sequence
 
     def run(self):
@@ -143,46 +129,35 @@ class NodeSequence(object):
         return self.update()
 
     def already_complete(self):
+        cordon_held = self.cr in self.plan.get('cordoned_by', [])
         try:
-            self.complete()
-            if self.cr in self.plan.get('cordoned_by', []):
-                # a run stopped between its last stage and its uncordon
-                self.step('uncordon', 'node_cordon', dict(name=self.node, owner=self.cr, state='uncordoned'))
+            # record complete; release a cordon left by a run stopped between its last stage and its uncordon
+            self.run_steps(drained=False, cordon_held=cordon_held)
         except StepFailed as exc:
-            return self.failure(exc, exc.step, cordon_held=self.cr in self.plan.get('cordoned_by', []))
+            return self.failure(exc, exc.step, cordon_held=cordon_held)
         return self.finish('complete', 'node %s is complete for %s' % (self.node, self.cr))
 
     def update(self):
-        params, plan = self.params, self.plan
-        drain = plan['needs_drain']
-        cordon_held = self.cr in plan.get('cordoned_by', [])
+        drained = self.plan['needs_drain']
+        cordon_held = self.cr in self.plan.get('cordoned_by', [])
         try:
-            if drain:
-                self.step('cordon', 'node_cordon', dict(name=self.node, owner=self.cr))
-                cordon_held = True
-                protected = self.cr_doc.get('podNonInterruptLabels')
-                drain_args = dict(name=self.node, wait_for_timeout=params['wait_for_protected_timeout'],
-                                  timeout=params['drain_timeout'], preflight=params['drain_preflight'],
-                                  skip=params['drain_skip'])
-                if protected:
-                    drain_args['wait_for'] = protected
-                self.step('drain', 'node_drain', drain_args)
-            for segment in segments(plan['pending']):
-                self.run_segment(segment)
-            if drain:
-                health = dict(name=self.node, min_pods=params['health_min_pods'], timeout=params['health_timeout'])
-                if self.boot_before_reboot:
-                    health['boot_id_not'] = self.boot_before_reboot
-                if params.get('health_pod_selector'):
-                    health['pod_selector'] = params['health_pod_selector']
-                self.step('health', 'node_health', health)
-            self.complete()
-            if drain or cordon_held:
-                self.step('uncordon', 'node_cordon', dict(name=self.node, owner=self.cr, state='uncordoned'))
+            self.run_steps(drained=drained, cordon_held=cordon_held)
         except StepFailed as exc:
-            return self.failure(exc, exc.step, cordon_held=cordon_held or drain)
+            return self.failure(exc, exc.step, cordon_held=cordon_held or drained)
         return self.finish('updated', 'node %s updated for %s: %s' % (
             self.node, self.cr, ', '.join(s['step'] for s in self.steps if s['step'] not in ('plan', 'operator guard'))))
+
+    def run_steps(self, drained, cordon_held):
+        """The steps of node_steps.STEPS that apply, in their order."""
+        values = _NodeValues(self)
+        for step in node_steps.STEPS:
+            if not node_steps.applies(step.when, drained, cordon_held):
+                continue
+            if step.key == node_steps.PENDING:
+                for segment in segments(self.plan['pending']):
+                    self.run_segment(segment)
+            else:
+                self.step(step.key, step.module, step.args(values))
 
     def run_segment(self, segment):
         """Each package's steps in order; the packages at once when allowed. Raises the first failure in plan order."""
@@ -217,31 +192,25 @@ class NodeSequence(object):
                 raise failure
 
     def pending_step(self, pending):
-        name = '%s %s' % (pending['package'], pending['stage'])
-        if pending['stage'] not in INTERRUPT_STAGES:
-            args = self.pod_args()
-            args.update(node=self.node, package=pending['package'], stage=pending['stage'], timeout=self.params['stage_timeout'],
-                        preflight=pending['package'] not in self.preflighted)
-            self.step(name, 'package_stage', args)
-            self.preflighted.add(pending['package'])
-            return
-        if pending.get('skipped'):
+        values = _NodeValues(self)
+        call = node_steps.pending_call(values, pending)
+        if call is None:
             return  # covered by the merged interrupt of its wave
-        covered = [p['package'] for p in self.plan['pending']
-                   if p.get('merged_into') == pending['package'] and p.get('wave') == pending.get('wave')]
-        args = self.pod_args()
-        args.update(node=self.node, package=pending['package'], stage=pending['stage'], interrupt=pending['interrupt'],
-                    covered=covered, timeout=self.params['interrupt_timeout'],
-                    preflight=('interrupt', pending['package']) not in self.preflighted)
-        result = self.step('%s (%s)' % (name, (pending.get('interrupt') or {}).get('type', '')), 'node_interrupt', args)
-        self.preflighted.add(('interrupt', pending['package']))
-        if result.get('rebooted'):
+        module, args = call
+        full = node_steps.pod_settings(values, module)
+        full.update(args)
+        # a succeeded stage's logs are not kept in the step record: do not read them
+        full['collect_logs'] = 'on_failure'
+        # the dry runs of a kind of pod pass once per node (package_stage / node_interrupt option preflight)
+        kind = pending['package'] if module == 'package_stage' else ('interrupt', pending['package'])
+        full['preflight'] = kind not in self.preflighted
+        name = '%s %s' % (pending['package'], pending['stage'])
+        if module == 'node_interrupt':
+            name = '%s (%s)' % (name, (pending.get('interrupt') or {}).get('type', ''))
+        result = self.step(name, module, full)
+        self.preflighted.add(kind)
+        if module == 'node_interrupt' and result.get('rebooted'):
             self.boot_before_reboot = result.get('boot_id_before')
-
-    def complete(self):
-        self.step('complete', 'node_state', dict(
-            name=self.node, cr=self.cr, action='complete', runtime_required_crs=self.params['runtime_required_crs'],
-            runtime_required_taint=self.params['runtime_required_taint']))
 
     # ------------------------------------------------------------------ results
 
@@ -260,10 +229,12 @@ class NodeSequence(object):
     def failure(self, exc, where, cordon_held):
         reason = exc.result.get('msg') or 'failed'
         released = False
-        if cordon_held and self.params['uncordon_on_failure'] and self.cr:
+        for step in node_steps.RESCUE:
+            if not self.cr or not node_steps.applies(step.when, False, cordon_held, failed=True,
+                                                     uncordon_on_failure=self.params['uncordon_on_failure']):
+                continue
             try:
-                self.step('uncordon after failure', 'node_cordon',
-                          dict(name=self.node, owner=self.cr, state='uncordoned'))
+                self.step(step.key, step.module, step.args(_NodeValues(self)))
                 released = True
             except StepFailed as second:
                 reason += ' (uncordon after the failure failed too: %s)' % second.result.get('msg')
@@ -276,3 +247,36 @@ class NodeSequence(object):
             result['errors'] = exc.result['errors']  # an invalid CR: every problem with its field path
         result['failed_step'] = where
         return result
+
+
+class _NodeValues(node_steps.ValueSource):
+    """The node's concrete values: node_update's options, the CR, what the sequence has seen so far."""
+
+    def __init__(self, sequence):
+        self.sequence = sequence
+        self.params = sequence.params
+        self.node = sequence.node
+        self.cr = sequence.cr
+
+    def setting(self, name):
+        return self.params[name]
+
+    tuning = setting
+
+    def setting_if_set(self, name):
+        return self.params.get(name) or node_steps.OMIT
+
+    def protected_pods(self):
+        return self.sequence.cr_doc.get('podNonInterruptLabels') or node_steps.OMIT
+
+    def boot_before_reboot(self):
+        return self.sequence.boot_before_reboot or node_steps.OMIT
+
+    def runtime_required_crs(self):
+        return self.params['runtime_required_crs']
+
+    def cr_source(self):
+        args = {'cr_name': self.cr}
+        if self.params.get('cr') is not None:
+            args['cr'] = self.params['cr']
+        return args

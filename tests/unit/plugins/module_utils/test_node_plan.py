@@ -317,3 +317,35 @@ def test_config_interrupts_deduplicated():
 ])
 def test_changed_config_keys(old, new, expected):
     assert node_plan.changed_config_keys(old, new) == expected
+
+
+# --------------------------------------------------------------------------- ids and covers
+
+
+def test_every_step_has_the_signature_the_rendered_playbooks_use_as_id():
+    service = {'type': 'service', 'services': ['containerd']}
+    cr = make_cr(aa=pkg(interrupt=service), bb=pkg(interrupt={'type': 'service', 'services': ['kubelet']}),
+                 cc=pkg(dependsOn={'aa': '1.0.0'}, interrupt=REBOOT))
+    plan = node_plan.plan_node(cr, {})
+    assert [s['id'] for s in plan['pending']] == [
+        'aa:apply', 'bb:apply', 'aa:config', 'bb:config', 'aa:interrupt service containerd,kubelet',
+        'bb:interrupt (merged into aa)', 'aa:post-interrupt', 'bb:post-interrupt',
+        'cc:apply', 'cc:config', 'cc:interrupt reboot', 'cc:post-interrupt']
+    assert all(node_plan.step_id(s) == s['id'] for s in plan['pending'])
+
+
+def test_covers_lists_the_packages_merged_into_the_interrupt_of_the_same_wave():
+    cr = make_cr(aa=pkg(interrupt=REBOOT), bb=pkg(interrupt={'type': 'noop'}),
+                 cc=pkg(dependsOn={'aa': '1.0.0'}, interrupt={'type': 'noop'}),
+                 dd=pkg(dependsOn={'aa': '1.0.0'}, interrupt={'type': 'noop'}))
+    plan = node_plan.plan_node(cr, {})
+    runs = [(s['package'], s['wave'], s['covers']) for s in plan['pending'] if 'interrupt' in s]
+    assert runs == [('aa', 1, ['bb']), ('cc', 2, ['dd'])]
+    # only a step that runs an interrupt has covers
+    assert all('covers' not in s for s in plan['pending'] if 'interrupt' not in s)
+
+
+def test_an_interrupt_alone_in_its_wave_covers_nothing():
+    plan = node_plan.plan_node(make_cr(aa=pkg(interrupt=REBOOT)), {})
+    assert [s.get('covers') for s in plan['pending']] == [None, None, [], None]
+    assert [s['id'] for s in plan['pending']][2] == 'aa:interrupt reboot'

@@ -25,7 +25,8 @@ def _params(**overrides):
 DEFAULT_PENDING = [
     {'package': 'driver', 'stage': 'apply', 'wave': 0},
     {'package': 'tuning', 'stage': 'apply', 'wave': 0},
-    {'package': 'driver', 'stage': 'interrupt', 'wave': 0, 'interrupt': {'type': 'reboot'}},
+    # the plan's covers: the interrupt of tuning is merged into driver's
+    {'package': 'driver', 'stage': 'interrupt', 'wave': 0, 'interrupt': {'type': 'reboot'}, 'covers': ['tuning']},
     {'package': 'tuning', 'stage': 'interrupt', 'wave': 0, 'interrupt': {'type': 'service'}, 'skipped': True,
      'merged_into': 'driver'},
     {'package': 'driver', 'stage': 'post-interrupt', 'wave': 0},
@@ -207,7 +208,8 @@ def test_a_failure_in_one_package_thread_fails_the_node_after_the_others_finish(
 def test_the_dry_runs_run_once_per_package_pod_kind_on_a_node():
     pending = [{'package': 'driver', 'stage': 'apply', 'wave': 0}, {'package': 'tuning', 'stage': 'apply', 'wave': 0},
                {'package': 'driver', 'stage': 'config', 'wave': 0}, {'package': 'tuning', 'stage': 'config', 'wave': 0},
-               {'package': 'driver', 'stage': 'interrupt', 'wave': 0, 'interrupt': {'type': 'reboot'}},
+               # the plan's covers: the interrupt of tuning is merged into driver's
+    {'package': 'driver', 'stage': 'interrupt', 'wave': 0, 'interrupt': {'type': 'reboot'}, 'covers': ['tuning']},
                {'package': 'driver', 'stage': 'post-interrupt', 'wave': 0}]
     cluster = Cluster(_plan(pending=pending))
     NodeSequence(_params(), {}, cluster).run()
