@@ -1,6 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
+# Note that this file is PRIVATE to the collection nodewright.bridge: it can change in any release.
+# Do not use it from other collections or from standalone plugins and modules.
 """The names the NodeWright operator and this collection put on Kubernetes objects, in one place.
 
 The operator keys everything it writes under ``skyhook.nvidia.com/`` (its API group, also the

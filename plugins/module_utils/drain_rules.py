@@ -1,6 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
+# Note that this file is PRIVATE to the collection nodewright.bridge: it can change in any release.
+# Do not use it from other collections or from standalone plugins and modules.
 """Which pods a NodeWright drain evicts, which PDBs guard them, which pods block an interrupt.
 
 Pods and PodDisruptionBudgets are plain dicts as the API serializes them (camelCase keys,

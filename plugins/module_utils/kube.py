@@ -1,6 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
+# Note that this file is PRIVATE to the collection nodewright.bridge: it can change in any release.
+# Do not use it from other collections or from standalone plugins and modules.
 """The one place that talks to the Kubernetes API (and the only import of ``kubernetes``).
 
 Every object goes in and comes out as a plain dict in the API's own JSON shape (camelCase

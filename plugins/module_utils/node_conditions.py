@@ -1,6 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
+# Note that this file is PRIVATE to the collection nodewright.bridge: it can change in any release.
+# Do not use it from other collections or from standalone plugins and modules.
 """What a node or pod object reports about itself: its boot ID and its conditions (Ready, ...).
 
 One set of these predicates for every module that waits on a node or a pod (node_interrupt's

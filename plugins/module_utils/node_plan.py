@@ -1,6 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
+# Note that this file is PRIVATE to the collection nodewright.bridge: it can change in any release.
+# Do not use it from other collections or from standalone plugins and modules.
 """What one node still has to do for one CR: the operator's per-node logic, replayed offline.
 
 Given the CR's packages and the node's ``nodeState_<cr>`` annotation, ``plan_node``

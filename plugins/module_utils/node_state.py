@@ -1,6 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
+# Note that this file is PRIVATE to the collection nodewright.bridge: it can change in any release.
+# Do not use it from other collections or from standalone plugins and modules.
 """The node annotations and labels the NodeWright operator reads and writes, in its exact formats.
 
 * ``skyhook.nvidia.com/nodeState_<cr>``: JSON map ``"<package>|<version>"`` ->

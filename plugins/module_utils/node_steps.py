@@ -1,6 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
+# Note that this file is PRIVATE to the collection nodewright.bridge: it can change in any release.
+# Do not use it from other collections or from standalone plugins and modules.
 """The per-node sequence of a CR, defined once: which module runs, when, with which arguments.
 
     cordon -> wait for the protected pods and drain -> the plan's pending steps (package
@@ -99,16 +101,16 @@ def without_omitted(args):
 
 
 def _cordon_args(src):
-    return {'name': src.node, 'owner': src.cr}
+    return {'node': src.node, 'cr_name': src.cr}
 
 
 def _uncordon_args(src):
-    return {'name': src.node, 'owner': src.cr, 'state': 'uncordoned'}
+    return {'node': src.node, 'cr_name': src.cr, 'state': 'uncordoned'}
 
 
 def _drain_args(src):
     return {
-        'name': src.node,
+        'node': src.node,
         'wait_for': src.protected_pods(),
         'wait_for_timeout': src.setting('wait_for_protected_timeout'),
         'timeout': src.setting('drain_timeout'),
@@ -119,7 +121,7 @@ def _drain_args(src):
 
 def _health_args(src):
     return {
-        'name': src.node,
+        'node': src.node,
         'boot_id_not': src.boot_before_reboot(),
         'pod_selector': src.setting_if_set('health_pod_selector'),
         'min_pods': src.setting('health_min_pods'),
@@ -129,8 +131,8 @@ def _health_args(src):
 
 def _complete_args(src):
     return {
-        'name': src.node,
-        'cr': src.cr,
+        'node': src.node,
+        'cr_name': src.cr,
         'action': 'complete',
         'runtime_required_crs': src.runtime_required_crs(),
         'runtime_required_taint': src.tuning('runtime_required_taint'),

@@ -1,6 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
+# Note that this file is PRIVATE to the collection nodewright.bridge: it can change in any release.
+# Do not use it from other collections or from standalone plugins and modules.
 """NodeWright documents as the documents a given operator serves (pure; no I/O).
 
 The NodeWright operator of the v0.15 line (the one released as of this collection) serves only

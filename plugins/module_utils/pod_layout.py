@@ -1,6 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
+# Note that this file is PRIVATE to the collection nodewright.bridge: it can change in any release.
+# Do not use it from other collections or from standalone plugins and modules.
 """The objects the NodeWright operator creates to run package stages, built exactly as it builds them.
 
 * the package ConfigMap (``<cr>-<package>-<version>``, the package's ``configMap``),

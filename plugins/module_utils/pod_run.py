@@ -1,6 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
+# Note that this file is PRIVATE to the collection nodewright.bridge: it can change in any release.
+# Do not use it from other collections or from standalone plugins and modules.
 """Running one NodeWright pod (a package stage or an interrupt) to its end, through ``kube.Kube``.
 
 Shared by package_stage and node_interrupt: ``run_recorded`` is their whole pod run. The decisions

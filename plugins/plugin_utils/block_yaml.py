@@ -1,6 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
+# Note that this file is PRIVATE to the collection nodewright.bridge: it can change in any release.
+# Do not use it from other collections or from standalone plugins and modules.
 """A YAML writer for playbooks people read: block style, scripts as literal blocks, Jinja kept inert.
 
 A string that looks like Jinja is tagged ``!unsafe``, so that Ansible never templates it (per

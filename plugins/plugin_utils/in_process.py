@@ -1,6 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
+# Note that this file is PRIVATE to the collection nodewright.bridge: it can change in any release.
+# Do not use it from other collections or from standalone plugins and modules.
 """Run a cluster module's logic inside the Ansible worker, without AnsiballZ or a new Python.
 
 A cluster task is delegated to the controller; run as a module it costs a payload build, a

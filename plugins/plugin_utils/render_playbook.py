@@ -1,6 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
+# Note that this file is PRIVATE to the collection nodewright.bridge: it can change in any release.
+# Do not use it from other collections or from standalone plugins and modules.
 """What nodewright.bridge.render writes: the data of the playbook and its generated parts.
 
 ``render_data`` decides which steps the playbook has (the steps of a node without the CR, an

@@ -1,6 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
+# Note that this file is PRIVATE to the collection nodewright.bridge: it can change in any release.
+# Do not use it from other collections or from standalone plugins and modules.
 """One process that runs the node sequences of a play for the workers that wait on it.
 
 Why: Ansible runs each host's task in a worker, a fork of ``ansible-playbook``, and a

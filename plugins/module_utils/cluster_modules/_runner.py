@@ -1,6 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
+# Note that this file is PRIVATE to the collection nodewright.bridge: it can change in any release.
+# Do not use it from other collections or from standalone plugins and modules.
 """The one way a cluster module ends: ``execute(module, run, ...)`` builds the API client, runs the
 module's code and turns its result into ``exit_json`` and each known error into ``fail_json``
 (as kubernetes.core's ``module_utils/k8s/runner.py`` does for its modules).

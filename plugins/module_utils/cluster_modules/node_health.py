@@ -1,6 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
+# Note that this file is PRIVATE to the collection nodewright.bridge: it can change in any release.
+# Do not use it from other collections or from standalone plugins and modules.
 """The code of the module nodewright.bridge.node_health (its options and everything after AnsibleModule).
 
 Shared by the module (plugins/modules/node_health.py, which adds the documentation) and its action plugin,

@@ -65,7 +65,7 @@ class _Source(node_steps.ValueSource):
 
 def test_omitted_values_are_not_passed():
     drain = dict((s.key, s) for s in node_steps.STEPS)['drain']
-    assert drain.args(_Source()) == {'name': 'n1', 'wait_for_timeout': 'value of wait_for_protected_timeout',
+    assert drain.args(_Source()) == {'node': 'n1', 'wait_for_timeout': 'value of wait_for_protected_timeout',
                                      'timeout': 'value of drain_timeout', 'preflight': 'value of drain_preflight',
                                      'skip': 'value of drain_skip'}
     health = dict((s.key, s) for s in node_steps.STEPS)['health']

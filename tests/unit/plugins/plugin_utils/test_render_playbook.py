@@ -107,7 +107,7 @@ def test_the_node_tasks_are_the_sequence_definition_with_jinja_values():
     for task, step in zip(outer, steps):
         args = task['nodewright.bridge.' + step.module]
         assert set(args) <= set(node_steps.option_names(step)), step
-        assert args['name'] == '{{ inventory_hostname }}'
+        assert args['node'] == '{{ inventory_hostname }}'
     assert outer[1]['nodewright.bridge.node_drain']['timeout'] == '{{ nodewright_drain_timeout }}'
     assert outer[1]['nodewright.bridge.node_drain']['wait_for'] == {'matchLabels': {'workload': 'training'}}
     assert [t.get('when') for t in outer] == ['nw_needs_drain', 'nw_needs_drain', 'nw_needs_drain', None,

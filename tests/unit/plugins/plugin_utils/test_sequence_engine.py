@@ -169,10 +169,10 @@ def test_a_sequence_stops_before_its_next_step_when_its_worker_is_gone(engine_wi
 def test_the_step_runner_refuses_a_step_once_cancelled(monkeypatch):
     ran = []
     monkeypatch.setattr(sequence_engine.in_process, 'run', lambda *a, **k: ran.append(a) or {})
-    sequence_engine.step_runner(False, False, cancelled=lambda: False)('node_state', {'name': 'n1'})
+    sequence_engine.step_runner(False, False, cancelled=lambda: False)('node_state', {'node': 'n1'})
     assert len(ran) == 1
     with pytest.raises(sequence_engine.Cancelled):
-        sequence_engine.step_runner(False, False, cancelled=lambda: True)('node_state', {'name': 'n1'})
+        sequence_engine.step_runner(False, False, cancelled=lambda: True)('node_state', {'node': 'n1'})
     assert len(ran) == 1
 
 

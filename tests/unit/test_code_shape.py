@@ -1,0 +1,78 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""The shape the code keeps (issue 12): short functions, short Jinja, private module_utils.
+
+These are read from the files as text and ASTs; they fail with the place to fix.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import ast
+import os
+import re
+
+import pytest
+
+REPO_ROOT = os.path.realpath(os.path.join(os.path.dirname(__file__), '..', '..'))
+MAX_FUNCTION_LINES = 80
+MAX_JINJA_CHARS = 150
+PRIVATE_MARK = 'PRIVATE to the collection nodewright.bridge'
+JINJA = re.compile(r'\{\{.*?\}\}|\{%.*?%\}', re.S)
+
+
+def _files(top, suffixes):
+    for folder, _, names in os.walk(os.path.join(REPO_ROOT, top)):
+        for name in sorted(names):
+            if name.endswith(suffixes):
+                yield os.path.join(folder, name)
+
+
+def _functions(path):
+    with open(path) as handle:
+        tree = ast.parse(handle.read(), path)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield node.name, node.lineno, node.end_lineno - node.lineno + 1
+
+
+def test_every_function_of_the_plugins_is_shorter_than_the_limit():
+    long_ones = ['%s:%d %s (%d lines)' % (os.path.relpath(path, REPO_ROOT), line, name, length)
+                 for path in _files('plugins', ('.py',))
+                 for name, line, length in _functions(path) if length >= MAX_FUNCTION_LINES]
+    assert not long_ones, 'split these functions (under %d lines each): %s' % (MAX_FUNCTION_LINES, long_ones)
+
+
+@pytest.mark.parametrize('top', ['playbooks', 'roles'])
+def test_no_jinja_expression_is_longer_than_the_limit(top):
+    long_ones = []
+    for path in _files(top, ('.yml', '.yaml', '.j2')):
+        with open(path) as handle:
+            text = handle.read()
+        for match in JINJA.finditer(text):
+            flat = ' '.join(match.group(0).split())
+            if len(flat) > MAX_JINJA_CHARS:
+                line = text.count('\n', 0, match.start()) + 1
+                long_ones.append('%s:%d (%d characters)' % (os.path.relpath(path, REPO_ROOT), line, len(flat)))
+    assert not long_ones, 'move this logic into Python (a filter or a module result): %s' % long_ones
+
+
+def test_every_internal_python_file_says_it_is_private():
+    unmarked = []
+    for top in ('plugins/module_utils', 'plugins/plugin_utils'):
+        for path in _files(top, ('.py',)):
+            with open(path) as handle:
+                text = handle.read()
+            if text.strip() and PRIVATE_MARK not in text:
+                unmarked.append(os.path.relpath(path, REPO_ROOT))
+    assert not unmarked, 'add the PRIVATE note under the licence lines of: %s' % unmarked
+
+
+def test_the_limits_catch_what_they_are_for(tmp_path):
+    # the measures above must be able to fail: a long function and a long expression are seen
+    source = tmp_path / 'long.py'
+    source.write_text('def f():\n' + '    x = 1\n' * MAX_FUNCTION_LINES)
+    assert [length for _, _, length in _functions(str(source))] == [MAX_FUNCTION_LINES + 1]
+    assert len(' '.join(JINJA.search('a: "{{ %s }}"' % ('x' * MAX_JINJA_CHARS)).group(0).split())) > MAX_JINJA_CHARS
