@@ -675,4 +675,3 @@ def _lines(resp):
                 yield line.decode('utf-8')
     if pending.strip():
         yield pending.decode('utf-8')
-

@@ -18,10 +18,7 @@ import json
 import math
 import re
 
-try:
-    from collections.abc import Mapping
-except ImportError:  # pragma: no cover
-    from collections import Mapping
+from ansible.module_utils.six.moves.collections_abc import Mapping
 
 _PLAIN = re.compile(r'^[A-Za-z_/][A-Za-z0-9_./-]*$')
 _YAML_WORDS = ('true', 'false', 'yes', 'no', 'on', 'off', 'null', 'y', 'n')

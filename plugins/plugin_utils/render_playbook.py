@@ -139,9 +139,9 @@ def header(r):
     lines = ['---', '# %s: NodeWright CR %s as a playbook' % (base, name), '#',
              '# Rendered by nodewright.bridge.render on %s' % r['rendered_at'],
              '#   from:        %s' % ('the cluster (%s %s)' % (cr['kind'], name) if r['from_cluster'] else r['source']),
-             '#   CR:          %s %s (%s), priority %s%s%s' % (cr['kind'], name, cr['apiVersion'], cr['priority'],
-                                                             ', serial' if cr.get('serial') else '',
-                                                             ', runtimeRequired' if cr.get('runtimeRequired') else ''),
+             '#   CR:          %s %s (%s), priority %s%s%s' % (
+                 cr['kind'], name, cr['apiVersion'], cr['priority'], ', serial' if cr.get('serial') else '',
+                 ', runtimeRequired' if cr.get('runtimeRequired') else ''),
              '#   nodes:       %s' % ('labelled ' + selector_text(spec['nodeSelectors']) if spec.get('nodeSelectors')
                                       else 'all (no nodeSelectors)'),
              '#   protected:   %s' % (('pods matching %s (podNonInterruptLabels): the drain waits until none runs'
@@ -187,8 +187,8 @@ def _what_it_does(r):
     shown = [s + (' (or upgrade)' if s.endswith(':apply') and s[:-6] in r['upgrades'] else '')
              for s in r['playbook_steps'] if not s.endswith(':upgrade')]
     lines.append('#   ' + wordwrap(' -> '.join(shown), 92, '\n#   '))
-    lines.append('#   %srecord %s complete%s' % ('-> health check -> ' if drained else '', name,
-                                                ' -> uncordon' if drained else ''))
+    lines.append('#   %srecord %s complete%s' % (
+        '-> health check -> ' if drained else '', name, ' -> uncordon' if drained else ''))
     lines.extend([
         '#',
         "# Every step first asks the node's plan, made from its state annotations when its batch starts:",

@@ -24,7 +24,7 @@ JINJA = re.compile(r'\{\{.*?\}\}|\{%.*?%\}', re.S)
 
 
 def _files(top, suffixes):
-    for folder, _, names in os.walk(os.path.join(REPO_ROOT, top)):
+    for folder, _subfolders, names in os.walk(os.path.join(REPO_ROOT, top)):
         for name in sorted(names):
             if name.endswith(suffixes):
                 yield os.path.join(folder, name)
@@ -74,5 +74,5 @@ def test_the_limits_catch_what_they_are_for(tmp_path):
     # the measures above must be able to fail: a long function and a long expression are seen
     source = tmp_path / 'long.py'
     source.write_text('def f():\n' + '    x = 1\n' * MAX_FUNCTION_LINES)
-    assert [length for _, _, length in _functions(str(source))] == [MAX_FUNCTION_LINES + 1]
+    assert [length for _name, _line, length in _functions(str(source))] == [MAX_FUNCTION_LINES + 1]
     assert len(' '.join(JINJA.search('a: "{{ %s }}"' % ('x' * MAX_JINJA_CHARS)).group(0).split())) > MAX_JINJA_CHARS

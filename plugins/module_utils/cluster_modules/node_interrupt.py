@@ -24,6 +24,7 @@ from ansible_collections.nodewright.bridge.plugins.module_utils import pod_run
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules._runner import ModuleFailed
 
+
 def wait_for_reboot(kube, node_name, before, timeout):
     """By watch: the node's boot ID differs from ``before`` and it is Ready. Returns the node or raises WaitTimeout."""
     def back(objects):
@@ -153,8 +154,8 @@ def _why(done, timeout, after, before):
         return 'the interrupt pod did not finish within %ss' % timeout
     if done.outcome == pod_layout.MISSING:
         return 'the interrupt pod was deleted before it finished'
-    return 'container %s failed (exit code %s, reason %s)' % (verdict.get('container'), verdict.get('exit_code'),
-                                                            verdict.get('reason'))
+    return 'container %s failed (exit code %s, reason %s)' % (
+        verdict.get('container'), verdict.get('exit_code'), verdict.get('reason'))
 
 
 def module_args():

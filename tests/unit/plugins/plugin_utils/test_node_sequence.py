@@ -209,7 +209,8 @@ def test_the_dry_runs_run_once_per_package_pod_kind_on_a_node():
     pending = [{'package': 'driver', 'stage': 'apply', 'wave': 0}, {'package': 'tuning', 'stage': 'apply', 'wave': 0},
                {'package': 'driver', 'stage': 'config', 'wave': 0}, {'package': 'tuning', 'stage': 'config', 'wave': 0},
                # the plan's covers: the interrupt of tuning is merged into driver's
-    {'package': 'driver', 'stage': 'interrupt', 'wave': 0, 'interrupt': {'type': 'reboot'}, 'covers': ['tuning']},
+               {'package': 'driver', 'stage': 'interrupt', 'wave': 0, 'interrupt': {'type': 'reboot'},
+                'covers': ['tuning']},
                {'package': 'driver', 'stage': 'post-interrupt', 'wave': 0}]
     cluster = Cluster(_plan(pending=pending))
     NodeSequence(_params(), {}, cluster).run()

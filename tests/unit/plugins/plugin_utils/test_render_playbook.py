@@ -71,8 +71,8 @@ def _load(text):
 
 def test_the_playbook_steps_are_the_plan_ids_with_upgrades_beside_their_apply():
     old = {'name': 'old', 'labels': {'pool': 'a'}, 'annotations': {
-        'skyhook.nvidia.com/nodeState_demo': '{"nic-tuning|0.2.0": {"name": "nic-tuning", "version": "0.2.0", '
-                                              '"image": "x", "stage": "post-interrupt", "state": "complete"}}'}}
+        'skyhook.nvidia.com/nodeState_demo': ('{"nic-tuning|0.2.0": {"name": "nic-tuning", "version": "0.2.0", '
+                                              '"image": "x", "stage": "post-interrupt", "state": "complete"}}')}}
     r = render_input(nodes=[old])
     data = r['render']
     assert data['upgrades'] == ['nic-tuning']
