@@ -18,7 +18,7 @@ import json
 import math
 import re
 
-from ansible.module_utils.six.moves.collections_abc import Mapping
+from collections.abc import Mapping
 
 _PLAIN = re.compile(r'^[A-Za-z_/][A-Za-z0-9_./-]*$')
 _YAML_WORDS = ('true', 'false', 'yes', 'no', 'on', 'off', 'null', 'y', 'n')
