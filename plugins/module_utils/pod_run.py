@@ -95,6 +95,18 @@ def read_entry(kube, node_name, cr_name, key):
     return node, annotations, state.get(key)
 
 
+def skipped_if_complete(result, current, stage, force, started, what):
+    """``result`` as a skipped run when the entry ``current`` already has ``stage`` complete (and not ``force``), else None.
+
+    ``what`` names the step in the message, e.g. ``'gpu-driver|1.0 stage apply'``.
+    """
+    if not current or current['stage'] != stage or current['state'] != 'complete' or force:
+        return None
+    result.update(outcome='skipped', entry=current, duration=round(time.time() - started, 3),
+                  msg='%s is already complete on node %s' % (what, result['node']))
+    return result
+
+
 def set_entry(state, package, stage, value, restarts=0):
     """``state`` with ``package``'s entry (a cr_model package) at ``stage`` in state ``value``."""
     return node_state.upsert(state, package.name, package.version, package.image, value, stage, restarts,

@@ -40,10 +40,9 @@ def run(module, kube):
     result = dict(node=node_name, package=key, stage=stage, changed=False)
 
     node, dummy, current = pod_run.read_entry(kube, node_name, cr.name, key)
-    if current and current['stage'] == stage and current['state'] == 'complete' and not params['force']:
-        result.update(outcome='skipped', entry=current, duration=round(time.time() - started, 3),
-                      msg='%s stage %s is already complete on node %s' % (key, stage, node_name))
-        return result
+    skipped = pod_run.skipped_if_complete(result, current, stage, params['force'], started, '%s stage %s' % (key, stage))
+    if skipped:
+        return skipped
 
     uid, generation, status = pod_layout.cr_identity(doc)
     namespace = params['namespace']
