@@ -99,12 +99,12 @@ def main(argv=None):
         api, packages = _setup(info, node)
         modules = ModuleRunner(info.kubeconfig, state / 'modules')
         common = {'namespace': NAMESPACE, 'cr_name': CR}
-        steps = [('cordon', 'node_cordon', {'name': node, 'owner': CR})]
-        steps.append(('drain (10 pods)', 'node_drain', {'name': node, 'timeout': 120}))
+        steps = [('cordon', 'node_cordon', {'node': node, 'cr_name': CR})]
+        steps.append(('drain (10 pods)', 'node_drain', {'node': node, 'timeout': 120}))
         for pkg in packages:
             steps.append(('stage %s apply' % pkg, 'package_stage', dict(common, node=node, package=pkg, stage='apply')))
         steps.append(('interrupt gpu-driver reboot', 'node_interrupt', dict(common, node=node, package='gpu-driver')))
-        steps.append(('uncordon', 'node_cordon', {'name': node, 'owner': CR, 'state': 'uncordoned'}))
+        steps.append(('uncordon', 'node_cordon', {'node': node, 'cr_name': CR, 'state': 'uncordoned'}))
 
         windows = []
         for label, module, params in steps:

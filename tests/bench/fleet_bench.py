@@ -736,7 +736,7 @@ def run_profile(args):
                              'children': {'fleet': {'hosts': {name: {} for name in info.nodes},
                                                     'vars': {'ansible_connection': 'local'}}}}}
         (work / 'inventory.yml').write_text(yaml.safe_dump(inventory), encoding='utf-8')
-        task = {'name': 'node_state read', 'nodewright.bridge.node_state': {'name': '{{ inventory_hostname }}', 'cr': CR_NAME},
+        task = {'name': 'node_state read', 'nodewright.bridge.node_state': {'node': '{{ inventory_hostname }}', 'cr_name': CR_NAME},
                 'delegate_to': 'localhost'}
         for name, count in (('base', 0), ('tasks', tasks)):
             play = {'name': 'profile', 'hosts': 'fleet', 'gather_facts': False, 'tasks': [task] * count}
