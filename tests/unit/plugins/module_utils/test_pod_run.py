@@ -127,6 +127,16 @@ def node_state_of(stored):
     return node_state.decode(annotations[STATE_KEY]), annotations.get(STATUS_KEY)
 
 
+def script_a_run_that_succeeds(server, stored_node):
+    """After the preflight: every node write applied, ConfigMaps created, the pod created, runs, logs, deleted."""
+    server.reply('PATCH', NODE_PATH, body=stored_node.patch, repeat=True)
+    script_configmaps(server)
+    server.reply('POST', PODS, status=201, body=created)
+    script_watch(server, [terminated(name) for name in CONTAINERS])
+    script_logs(server)
+    server.reply('DELETE', POD_PATH, body={'kind': 'Status', 'status': 'Success'})
+
+
 def run(server, module):
     result = package_stage.run(module, server.kube())
     assert server.pending() == []
@@ -135,12 +145,7 @@ def run(server, module):
 
 def test_a_stage_that_succeeds_is_written_in_the_operators_order_and_recorded_complete(server, stored_node):
     script_preflight(server)
-    server.reply('PATCH', NODE_PATH, body=stored_node.patch, repeat=True)
-    script_configmaps(server)
-    server.reply('POST', PODS, status=201, body=created)
-    script_watch(server, [terminated(name) for name in CONTAINERS])
-    script_logs(server)
-    server.reply('DELETE', POD_PATH, body={'kind': 'Status', 'status': 'Success'})
+    script_a_run_that_succeeds(server, stored_node)
 
     result = run(server, FakeModule(diff=True))
 
@@ -276,12 +281,7 @@ def test_check_mode_sends_its_dry_runs_even_without_preflight(server, stored_nod
 
 def test_without_preflight_no_dry_run_is_sent(server, stored_node):
     server.reply('GET', POD_PATH, status=404, body=NOT_FOUND)  # it still looks for a pod to adopt
-    server.reply('PATCH', NODE_PATH, body=stored_node.patch, repeat=True)
-    script_configmaps(server)
-    server.reply('POST', PODS, status=201, body=created)
-    script_watch(server, [terminated(name) for name in CONTAINERS])
-    script_logs(server)
-    server.reply('DELETE', POD_PATH, body={'kind': 'Status', 'status': 'Success'})
+    script_a_run_that_succeeds(server, stored_node)
 
     result = run(server, FakeModule(preflight=False))
 
