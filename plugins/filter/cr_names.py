@@ -35,16 +35,11 @@ _value:
   elements: str
 '''
 
-CR_KINDS = ('Skyhook', 'NodeWright')
-
-
-def is_cr(doc):
-    """A CR document by its kind (rollout_plan checks its apiVersion and the rest)."""
-    return isinstance(doc, dict) and doc.get('kind') in CR_KINDS
+from ansible_collections.nodewright.bridge.plugins.module_utils.cr_model import has_cr_kind
 
 
 def cr_names(docs):
-    return [(doc.get('metadata') or {}).get('name') for doc in docs or [] if is_cr(doc)]
+    return [(doc.get('metadata') or {}).get('name') for doc in docs or [] if has_cr_kind(doc)]
 
 
 class FilterModule(object):

@@ -44,7 +44,7 @@ _value:
 
 import copy
 
-from ansible_collections.nodewright.bridge.plugins.filter.cr_names import is_cr
+from ansible_collections.nodewright.bridge.plugins.module_utils.cr_model import has_cr_kind
 
 
 def uninstall_apply(docs, packages):
@@ -52,7 +52,7 @@ def uninstall_apply(docs, packages):
     result = []
     for doc in docs or []:
         doc = copy.deepcopy(doc)
-        if is_cr(doc):
+        if has_cr_kind(doc):
             for key, pkg in ((doc.get('spec') or {}).get('packages') or {}).items():
                 if key in wanted and isinstance(pkg, dict):
                     uninstall = dict(pkg.get('uninstall') or {})

@@ -35,13 +35,13 @@ _value:
   elements: str
 '''
 
-from ansible_collections.nodewright.bridge.plugins.filter.cr_names import is_cr
+from ansible_collections.nodewright.bridge.plugins.module_utils.cr_model import has_cr_kind
 
 
 def uninstallable(docs):
     names = set()
     for doc in docs or []:
-        if is_cr(doc):
+        if has_cr_kind(doc):
             for key, pkg in ((doc.get('spec') or {}).get('packages') or {}).items():
                 if isinstance(pkg, dict) and (pkg.get('uninstall') or {}).get('enabled'):
                     names.add(key)

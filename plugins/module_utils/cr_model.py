@@ -78,6 +78,12 @@ def load_yaml_documents(text, source='<input>'):
     return docs
 
 
+def has_cr_kind(doc):
+    """A document whose kind is a CR's (Skyhook or NodeWright), whatever its apiVersion: the filters pick
+    CRs out of a file by kind, and rollout_plan then names a wrong apiVersion (``is_cr_document`` is the full check)."""
+    return isinstance(doc, dict) and doc.get('kind') in CR_KINDS.values()
+
+
 def is_cr_document(doc):
     return isinstance(doc, dict) and CR_KINDS.get(doc.get('apiVersion')) == doc.get('kind')
 
