@@ -6,6 +6,8 @@ CLI (run with python, no shebang on purpose):
     python tests/cluster/launcher.py build
     python tests/cluster/launcher.py up --nodes 8 --dir .cluster/state --kubeconfig .cluster/kubeconfig
     python tests/cluster/launcher.py down --dir .cluster/state
+    python tests/cluster/launcher.py stop kube-apiserver --dir .cluster/state   (one component; ports, data kept)
+    python tests/cluster/launcher.py start kube-apiserver --dir .cluster/state  (again, as first started)
 
 Importable: ``up()`` returns a ``ClusterInfo``; ``down()`` stops it again.
 
@@ -98,6 +100,8 @@ STATE_FILE = 'cluster.json'
 # reaped (no zombies) when `down` runs in the same process (pytest), and so
 # that Popen does not warn about children still running when it is dropped.
 _CHILDREN = {}
+# How each process was started, by pid (argv, environment overrides): ClusterInfo.components.
+_LAUNCHED = {}
 
 
 class ClusterError(RuntimeError):
@@ -262,6 +266,9 @@ class ClusterInfo:  # pylint: disable=too-many-instance-attributes
     # fake-reboots runs: node_restart interrupt pods reboot their nodes by themselves
     fake_reboots: bool = False
     fake_reboot_delay: float = 0.0
+    # How each component was started: {name: {"argv": [...], "env": {overrides of os.environ}}},
+    # so that stop_component/start_component bring one back with the same ports, flags and data.
+    components: dict = dataclasses.field(default_factory=dict)
 
     def save(self):
         """Persist to the state dir so that `down` (another process) can find everything."""
@@ -344,6 +351,9 @@ def _start(name, argv, state_dir, env=None):
             argv, stdin=subprocess.DEVNULL, stdout=logf, stderr=subprocess.STDOUT,
             start_new_session=True, env=env, cwd=state_dir, close_fds=True)
     _CHILDREN[proc.pid] = proc
+    # Only what differs from our own environment is kept (cluster.json need not copy the rest).
+    _LAUNCHED[proc.pid] = {'argv': [str(a) for a in argv],
+                           'env': {k: v for k, v in (env or {}).items() if os.environ.get(k) != v}}
     return proc
 
 
@@ -572,6 +582,7 @@ def _up(info, bins, started, nodes, crds, labels, label_spread, grace, timeout):
         started[name] = proc
         info.pids[name] = proc.pid
         info.starts[name] = _proc_start_time(proc.pid)
+        info.components[name] = _LAUNCHED.get(proc.pid, {'argv': list(proc.args), 'env': {}})
         info.save()
 
     etcd_client, etcd_peer, api_port, cm_port, sched_port, kubelet_port, kwok_port = free_ports(7)
@@ -734,6 +745,81 @@ def _up(info, bins, started, nodes, crds, labels, label_spread, grace, timeout):
         log(f'{len(names)} nodes Ready; cluster up in {time.monotonic() - t0:.1f}s')
     finally:
         api.close()
+
+
+# --------------------------------------------------------------------------
+# one component at a time (fault tests: an API server or etcd that goes away and comes back)
+
+def stop_component(info, name, timeout=15.0):
+    """Stop one component of a running cluster (SIGTERM to its process group, SIGKILL after timeout).
+
+    Its ports, flags and data dir stay recorded in info.components; start_component brings it back.
+    """
+    if name not in info.pids:
+        raise ClusterError(f'no component {name!r} in {info.state_dir} (have: {", ".join(info.pids)})')
+    _stop_pids({name: info.pids[name]}, {name: info.starts.get(name)}, timeout=timeout)
+    log(f'{name} stopped')
+
+
+def component_running(info, name):
+    """True while the recorded process of a component is alive (and is still the one we started)."""
+    return name in info.pids and _proc_matches(int(info.pids[name]), info.starts.get(name))
+
+
+def start_component(info, name, timeout=60.0):
+    """Start a stopped component again with the argv and environment it was first started with.
+
+    Waits until it is healthy (kube-apiserver /readyz, etcd /health, controller-manager and scheduler
+    /healthz; the others: alive for a moment). The new pid and start time go to cluster.json, so
+    that `down` stops the new process.
+    """
+    spec = info.components.get(name)
+    if not spec:
+        raise ClusterError(f'no recorded command line for {name!r} in {info.state_dir} (started by an older launcher?)')
+    if component_running(info, name):
+        raise ClusterError(f'{name} is already running (pid {info.pids[name]})')
+    env = dict(os.environ, **spec['env']) if spec.get('env') else None
+    proc = _start(name, spec['argv'], info.state_dir, env=env)
+    info.pids[name] = proc.pid
+    info.starts[name] = _proc_start_time(proc.pid)
+    info.save()
+
+    def alive():
+        if proc.poll() is not None:
+            raise ClusterError(f'{name} exited with code {proc.returncode}:\n'
+                               f'{_tail(Path(info.state_dir) / "logs" / f"{name}.log")}')
+    t0 = time.monotonic()
+    wait_until(f'{name} healthy', _health_check(info, name), timeout, proc_check=alive)
+    log(f'{name} started again, healthy after {time.monotonic() - t0:.1f}s')
+    return proc.pid
+
+
+def _health_check(info, name):
+    """A check() for wait_until that is true once the component serves again."""
+    port = info.ports.get(name)
+    if name == 'kube-apiserver':
+        def ready():
+            status, body = _https_get(f'{info.server}/readyz', info.token, info.ca_file)
+            return status == 200 and body.strip() == 'ok'
+        return ready
+    if name == 'etcd':
+        return lambda: '"health":"true"' in _http_get(f'http://127.0.0.1:{port}/health')[1].replace(' ', '')
+    if name in ('kube-controller-manager', 'kube-scheduler'):
+        return lambda: _https_get(f'https://127.0.0.1:{port}/healthz', None)[0] == 200
+    if name == 'kubelet-logs':
+        return lambda: _https_get(f'https://{ip_for_index(0)}:{info.ports["kubelet"]}/healthz', None)[0] == 200
+    started = time.monotonic()
+    # kwok, fake-reboots: no health endpoint; alive for a second is what is checked
+    return lambda: time.monotonic() - started > 1.0
+
+
+def restart_component(info, name, down_seconds=0.0, timeout=60.0):
+    """Stop a component, leave it down for down_seconds, start it again; returns the seconds it was away."""
+    t0 = time.monotonic()
+    stop_component(info, name)
+    time.sleep(max(0.0, down_seconds - (time.monotonic() - t0)))
+    start_component(info, name, timeout=timeout)
+    return time.monotonic() - t0
 
 
 def fake_reboots_holder(api):
@@ -932,6 +1018,11 @@ def main(argv=None):
                       help='do not reboot nodes for node_restart interrupt pods (tests then reboot them by hand)')
     p_up.add_argument('--fake-reboot-delay', type=float, default=1.0,
                       help='seconds between an interrupt pod appearing and its node rebooting (default 1)')
+    for verb, what in (('stop', 'stop one component (its ports, flags and data are kept)'),
+                       ('start', 'start a stopped component again, as it was started first; wait until healthy')):
+        p_one = sub.add_parser(verb, help=what)
+        p_one.add_argument('name', choices=COMPONENTS)
+        p_one.add_argument('--dir', required=True, help='state dir of the running cluster')
     p_down = sub.add_parser('down', help='stop the cluster and remove its state dir')
     p_down.add_argument('--dir', required=True)
     p_down.add_argument('--keep-state', action='store_true', help='keep the state dir (logs) after stopping')
@@ -955,6 +1046,10 @@ def main(argv=None):
                       node_monitor_grace_period=args.node_monitor_grace_period, timeout=args.timeout,
                       audit=args.audit, fake_reboots=not args.no_fake_reboots, fake_reboot_delay=args.fake_reboot_delay)
             print(args.kubeconfig or info.kubeconfig)
+        elif args.cmd == 'stop':
+            stop_component(ClusterInfo.load(Path(args.dir).resolve()), args.name)
+        elif args.cmd == 'start':
+            start_component(ClusterInfo.load(Path(args.dir).resolve()), args.name)
         else:
             down(args.dir, keep_state=args.keep_state)
     except ClusterError as exc:
