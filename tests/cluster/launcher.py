@@ -813,10 +813,14 @@ def _health_check(info, name):
     return lambda: time.monotonic() - started > 1.0
 
 
-def restart_component(info, name, down_seconds=0.0, timeout=60.0):
-    """Stop a component, leave it down for down_seconds, start it again; returns the seconds it was away."""
+def restart_component(info, name, down_seconds=0.0, timeout=60.0, stop_timeout=15.0):
+    """Stop a component, leave it down for down_seconds, start it again; returns the seconds it was away.
+
+    stop_timeout: how long it may take to exit after SIGTERM before it is killed (kube-apiserver
+    drains its long requests for up to a minute; a short one makes the stop a crash).
+    """
     t0 = time.monotonic()
-    stop_component(info, name)
+    stop_component(info, name, timeout=stop_timeout)
     time.sleep(max(0.0, down_seconds - (time.monotonic() - t0)))
     start_component(info, name, timeout=timeout)
     return time.monotonic() - t0

@@ -35,6 +35,7 @@ NODES = int(os.environ.get('NODEWRIGHT_TEST_NODES', '8'))
 def pytest_configure(config):
     """Register the marker so that `-m cluster` / `-m 'not cluster'` select these tests."""
     config.addinivalue_line('markers', 'cluster: needs the local Kubernetes test cluster (tests/cluster)')
+    config.addinivalue_line('markers', 'slow: a cluster test of a minute or more (still in make test; -m "not slow" leaves it out)')
 
 
 def pytest_collection_modifyitems(config, items):  # pylint: disable=unused-argument

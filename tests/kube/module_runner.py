@@ -15,6 +15,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -136,3 +137,51 @@ class PlaybookResult:
 
     def __repr__(self):
         return f'PlaybookResult(rc={self.rc})\n--- stdout (tail) ---\n{self.stdout[-6000:]}\n--- stderr ---\n{self.stderr[-3000:]}'
+
+
+class RunningPlaybook:
+    """An ``ansible-playbook`` run in the background whose output is read as it comes (a full pipe
+    would stall the run), for tests that act on the cluster or on the process while it runs.
+
+    ``pid`` is ansible-playbook's (and its process group's: it leads a session of its own);
+    ``finish()`` waits and returns the ``PlaybookResult``.
+    """
+
+    def __init__(self, runner, playbook, extra_vars=None, inventory=None, cwd=None):
+        # pylint: disable-next=import-outside-toplevel
+        import threading
+        cmd, env, self.stats, cwd = runner.command(playbook, extra_vars, inventory, False, (), cwd)
+        self.started = time.monotonic()
+        self.proc = subprocess.Popen(  # pylint: disable=consider-using-with
+            cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        self.pid = self.proc.pid
+        self.lines = []
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.lines.append(line)
+
+    @property
+    def output(self):
+        return ''.join(self.lines)
+
+    def running(self):
+        return self.proc.poll() is None
+
+    def finish(self, timeout=600):
+        """Wait for the run (killing its process group after timeout) and return its PlaybookResult."""
+        try:
+            self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.pid, 9)
+            self.proc.wait()
+        self.reader.join(timeout=10)
+        self.duration = time.monotonic() - self.started
+        return PlaybookResult(self.proc.returncode, self.output, '', self.stats)
+
+
+def launch(runner, playbook, extra_vars=None, inventory=None, cwd=None):
+    """``PlaybookRunner`` ``runner``'s ``playbook`` started in the background: a ``RunningPlaybook``."""
+    return RunningPlaybook(runner, playbook, extra_vars, inventory, cwd)

@@ -1,0 +1,216 @@
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""What the fault tests (test_faults.py) watch and count: pod creations from the audit log, the
+nodeState and cordons of the pool's nodes while a run goes on, and short-lived service-account
+tokens signed with the cluster's own key.
+"""
+
+from __future__ import annotations
+
+import base64
+import collections
+import json
+import subprocess
+import threading
+import time
+import uuid
+from pathlib import Path
+
+from kubernetes import client as kclient
+
+from test_e2e_apply import STATE, PodRecorder
+
+CORDON = 'skyhook.nvidia.com/cordon_'
+PACKAGE_ANNOTATION = 'skyhook.nvidia.com/package'
+# A stage never goes back to an earlier one within a run of the apply playbook (no uninstall here).
+STAGE_ORDER = {'apply': 0, 'config': 1, 'interrupt': 2, 'post-interrupt': 3}
+STATE_ORDER = {'in_progress': 0, 'erroring': 0, 'unknown': 0, 'skipped': 1, 'complete': 1}
+
+
+class SteadyRecorder(PodRecorder):
+    """PodRecorder that survives the API server going away: a failed watch lists the pods again."""
+
+    def _run(self):
+        while not self.stop.is_set():
+            try:
+                super()._run()
+            except Exception:  # pylint: disable=broad-exception-caught
+                pass
+            if self.stop.is_set():
+                return
+            try:
+                listing = self.core.list_namespaced_pod(self.namespace, _request_timeout=5)
+            except Exception:  # pylint: disable=broad-exception-caught
+                time.sleep(0.5)  # still down
+                continue
+            for pod in listing.items:
+                self.created.setdefault(pod.metadata.uid, (pod.metadata.name, pod.spec.node_name,
+                                                           dict(pod.metadata.labels or {}),
+                                                           dict(pod.metadata.annotations or {})))
+            self.rv = listing.metadata.resource_version
+
+    def stage_of(self):
+        """pod name -> (node, package, stage), of every package and interrupt pod seen."""
+        out = {}
+        for name, node, dummy, annotations in self.created.values():
+            info = json.loads(annotations.get(PACKAGE_ANNOTATION) or '{}')
+            if info:
+                out[name] = (node, info.get('name'), info.get('stage'))
+        return out
+
+
+def audit_pod_creates(audit_log, namespace):
+    """pod name -> how many times it was created for real (HTTP 201; dry runs and refusals left out)."""
+    counts = collections.Counter()
+    with open(audit_log, encoding='utf-8') as stream:
+        for line in stream:
+            if '"create"' not in line or '"pods"' not in line:
+                continue
+            event = json.loads(line)
+            ref = event.get('objectRef') or {}
+            if (event.get('verb') != 'create' or ref.get('resource') != 'pods' or ref.get('subresource')
+                    or ref.get('namespace') != namespace or 'dryRun' in event.get('requestURI', '')):
+                continue
+            if (event.get('responseStatus') or {}).get('code') == 201:
+                counts[ref.get('name')] += 1
+    return counts
+
+
+def stage_pod_counts(audit_log, namespace, recorder):
+    """(node, package, stage) -> pods created, from the audit log, named by what the recorder saw."""
+    names = recorder.stage_of()
+    counts = collections.Counter()
+    for name, count in audit_pod_creates(audit_log, namespace).items():
+        counts[names.get(name, ('?', name, '?'))] += count
+    return counts
+
+
+class NodeWatch:
+    """Samples the pool's nodes every 0.3 s while a run goes on (and through outages).
+
+    Records nodeState entries that vanished or went back to an earlier stage or state
+    (``rollbacks``) and nodes seen cordoned without the CR's ``cordon_`` ownership annotation
+    (``unowned_cordons``).
+    """
+
+    def __init__(self, core, names, cr):
+        self.core = core
+        self.names = list(names)
+        self.cr = cr
+        self.best = {}
+        self.rollbacks = []
+        self.unowned_cordons = []
+        self.samples = 0
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        while not self.stop.is_set():
+            try:
+                nodes = {n.metadata.name: n for n in self.core.list_node(_request_timeout=3).items}
+            except Exception:  # pylint: disable=broad-exception-caught
+                time.sleep(0.3)
+                continue
+            for name in self.names:
+                if name in nodes:
+                    self._check(nodes[name])
+            self.samples += 1
+            time.sleep(0.3)
+
+    def _check(self, node):
+        name = node.metadata.name
+        annotations = node.metadata.annotations or {}
+        if node.spec.unschedulable and annotations.get(CORDON + self.cr) != 'true':
+            self.unowned_cordons.append((time.time(), name))
+        state = json.loads(annotations.get(STATE + self.cr) or '{}')
+        for key, entry in state.items():
+            rank = (STAGE_ORDER.get(entry.get('stage'), -1), STATE_ORDER.get(entry.get('state'), 0))
+            old = self.best.get((name, key))
+            if old is not None and rank < old:
+                self.rollbacks.append((name, key, old, rank))
+            self.best[(name, key)] = max(rank, old or rank)
+        for (node_name, key) in list(self.best):
+            if node_name == name and key not in state:
+                self.rollbacks.append((name, key, self.best[(node_name, key)], 'gone'))
+
+    def finish(self):
+        self.stop.set()
+        self.thread.join(timeout=10)
+        return self
+
+
+def invalid_entries(node, cr):
+    """What is wrong with a node's nodeState for cr (every entry must be a whole record), as strings."""
+    text = (node.metadata.annotations or {}).get(STATE + cr)
+    if not text:
+        return []
+    try:
+        state = json.loads(text)
+    except ValueError as exc:
+        return [f'{node.metadata.name}: nodeState is not JSON: {exc}']
+    problems = []
+    for key, entry in state.items():
+        name, dummy, version = key.partition('|')
+        if not isinstance(entry, dict) or entry.get('name') != name or entry.get('version') != version:
+            problems.append(f'{node.metadata.name}: {key}: not a record of that package: {entry!r}')
+        elif entry.get('stage') not in STAGE_ORDER or entry.get('state') not in STATE_ORDER:
+            problems.append(f'{node.metadata.name}: {key}: stage/state {entry.get("stage")}/{entry.get("state")}')
+    return problems
+
+
+def unowned_cordon(node, cr):
+    annotations = node.metadata.annotations or {}
+    return bool(node.spec.unschedulable) and annotations.get(CORDON + cr) != 'true'
+
+
+# ---------------------------------------------------------------------- short-lived tokens
+
+ISSUER = 'https://kubernetes.default.svc.cluster.local'
+
+
+def _b64(data):
+    return base64.urlsafe_b64encode(data).rstrip(b'=').decode()
+
+
+def mint_sa_token(sa_key, namespace, name, uid, expires):
+    """An RS256 service-account JWT signed with the cluster's key (sa.key), valid until ``expires`` (epoch).
+
+    The TokenRequest API refuses lifetimes under 10 minutes; a token signed with the same key
+    the API server verifies with can expire whenever a test needs.
+    """
+    now = int(time.time())
+    header = {'alg': 'RS256', 'typ': 'JWT'}
+    claims = {'iss': ISSUER, 'aud': [ISSUER], 'sub': f'system:serviceaccount:{namespace}:{name}',
+              'iat': now - 300, 'nbf': now - 300, 'exp': int(expires), 'jti': str(uuid.uuid4()),
+              'kubernetes.io': {'namespace': namespace, 'serviceaccount': {'name': name, 'uid': uid}}}
+    signing_input = (_b64(json.dumps(header).encode()) + '.' + _b64(json.dumps(claims).encode())).encode()
+    signature = subprocess.run(['openssl', 'dgst', '-sha256', '-sign', str(sa_key)], input=signing_input,
+                               capture_output=True, check=True).stdout
+    return signing_input.decode() + '.' + _b64(signature)
+
+
+def token_kubeconfig(kubeconfig, token, path):
+    """A copy of kubeconfig that authenticates with token instead."""
+    # pylint: disable-next=import-outside-toplevel
+    import yaml
+    cfg = yaml.safe_load(Path(kubeconfig).read_text(encoding='utf-8'))
+    for user in cfg['users']:
+        user['user'] = {'token': token}
+    Path(path).write_text(yaml.safe_dump(cfg, sort_keys=False), encoding='utf-8')
+    Path(path).chmod(0o600)
+    return str(path)
+
+
+def token_works(server, ca_file, token):
+    """HTTP status of GET /api/v1/nodes with that token (200 accepted, 401 refused)."""
+    cfg = kclient.Configuration()
+    cfg.host = server
+    cfg.ssl_ca_cert = ca_file
+    cfg.api_key = {'authorization': 'Bearer ' + token}
+    with kclient.ApiClient(cfg) as api:
+        try:
+            kclient.CoreV1Api(api).list_node(limit=1, _request_timeout=5)
+            return 200
+        except kclient.ApiException as exc:
+            return exc.status
