@@ -77,6 +77,20 @@ options:
       - Seconds to wait for one API request (not for the operation as a whole, which has its own timeouts).
     type: int
     default: 30
+  api_outage_timeout:
+    description:
+      - Seconds a request keeps being retried, with backoff from 0.5 s to 5 s, while the API server does not
+        answer or answers that it cannot now (connection refused or reset, HTTP 429, 502, 503, 504, or a 500
+        that names etcd or a timeout): a control-plane restart or upgrade, an etcd restart, a managed
+        cluster's blip. A wait (a drain, a package pod, a reboot) keeps its own timeout across the outage
+        and its watch resumes where it stopped.
+      - After that long the task fails with a message that says the API server has not answered.
+        C(0) fails at the first refused request.
+      - Not an option of kubernetes.core. If not set, the E(NODEWRIGHT_API_OUTAGE_TIMEOUT) environment
+        variable is used.
+      - See docs/reliability.md for what each fault does to a rollout.
+    type: int
+    default: 60
 requirements:
   - kubernetes >= 24.2.0 (Python client)
   - PyYAML >= 3.11

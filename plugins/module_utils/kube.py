@@ -21,6 +21,7 @@ import contextlib
 import functools
 import json
 import os
+import re
 import threading
 import time
 
@@ -62,6 +63,7 @@ AUTH_ARG_SPEC = dict(
     proxy=dict(type='str', fallback=(env_fallback, ['K8S_AUTH_PROXY'])),
     no_proxy=dict(type='str', fallback=(env_fallback, ['K8S_AUTH_NO_PROXY'])),
     request_timeout=dict(type='int', default=30),
+    api_outage_timeout=dict(type='int', default=60, fallback=(env_fallback, ['NODEWRIGHT_API_OUTAGE_TIMEOUT'])),
 )
 
 GROUP_VERSIONS = {SKYHOOK_GROUP: VERSION, NODEWRIGHT_GROUP: VERSION}
@@ -86,6 +88,27 @@ class KubeError(Exception):
 
 class NotFound(KubeError):
     pass
+
+
+class NodeGone(NotFound):
+    """The node is not in the cluster (deleted, by an autoscaler or by hand, or never there)."""
+
+    def __init__(self, name, host, deleted=False, what=None):
+        if deleted:
+            message = 'node deleted: node %s was removed from the cluster at %s%s' % (
+                name, host, ' while waiting for %s' % what if what else '')
+        else:
+            message = 'node %s does not exist in the cluster at %s (node deleted, or never joined)' % (name, host)
+        super(NodeGone, self).__init__(message, 404)
+        self.node = name
+
+
+class Unauthorized(KubeError):
+    """HTTP 401: the credentials were refused (an expired or revoked token)."""
+
+
+class Unavailable(KubeError):
+    """The API server did not answer for ``api_outage_timeout`` seconds (an outage of it or of etcd)."""
 
 
 class Conflict(KubeError):
@@ -250,7 +273,21 @@ def _apply_overrides(configuration, params):
 # process share one (its connection pool and parsed kubeconfig). Keyed by process id as well,
 # so that a forked worker never uses a client (and its sockets) made before the fork.
 _CLIENTS = {}
-_CONNECTION_KEYS = tuple(sorted(k for k in AUTH_ARG_SPEC if k != 'request_timeout'))
+_CONNECTION_KEYS = tuple(sorted(k for k in AUTH_ARG_SPEC if k not in ('request_timeout', 'api_outage_timeout')))
+
+# Answers that mean "the server cannot answer now", not "the request is wrong": retried (with
+# backoff, for api_outage_timeout seconds) so that a rollout rides out an API server restart, a
+# control-plane upgrade or an etcd blip. A 500 only when its message blames storage or time (a 500
+# also says "more than one PodDisruptionBudget", which no retry mends).
+RETRIED_STATUSES = (429, 502, 503, 504)
+_TRANSIENT_500 = re.compile(r'etcd|timeout|timed out|deadline exceeded|unavailable|connection refused|try again later',
+                            re.IGNORECASE)
+RETRY_FIRST_DELAY = 0.5
+RETRY_MAX_DELAY = 5.0
+# A watch that receives no byte for this long is taken for silently cut (a dead NAT entry or proxy,
+# a half-open connection): it is abandoned and the objects are listed again. A healthy but quiet
+# watch costs a list every WATCH_IDLE_SECONDS.
+WATCH_IDLE_SECONDS = 30
 
 
 # Connections one client keeps open: a drain's concurrent evictions (node_drain takes this many at
@@ -285,6 +322,8 @@ def _node_lock(host, name):
 # Nodes as this process last read or wrote them (never dry-run answers), by process id, API server
 # and name: the starting point of a read-modify-write when the caller has no fresher copy.
 _NODES = {}
+# (API server, node) this process has read: a 404 for one of them is a node deleted since.
+_SEEN_NODES = set()
 
 
 class Kube(object):
@@ -295,6 +334,8 @@ class Kube(object):
             raise KubeError(missing_required_lib('kubernetes') + ' (%s)' % KUBERNETES_IMPORT_ERROR)
         self.params = params
         self.request_timeout = params.get('request_timeout') or 30
+        outage = params.get('api_outage_timeout')
+        self.outage_timeout = 60 if outage is None else max(0, outage)
         self.configuration, self.api_client = _client_for(params)
         self.core = kclient.CoreV1Api(self.api_client)
         self.policy = kclient.PolicyV1Api(self.api_client)
@@ -308,22 +349,53 @@ class Kube(object):
     # ------------------------------------------------------------------ plumbing
 
     def call(self, what, func, *args, **kwargs):
-        """Run one request and return its JSON body as a dict (or text for logs)."""
+        """Run one request and return its JSON body as a dict (or text for logs).
+
+        Retried while the server cannot answer (see RETRIED_STATUSES); ``retry_throttled=False``
+        when a 429 is an answer (an eviction that a PodDisruptionBudget refuses).
+        """
         kwargs.setdefault('_request_timeout', self.request_timeout)
         kwargs['_preload_content'] = False
         raw_text = kwargs.pop('raw_text', False)
-        try:
-            resp = unchecked(func)(*args, **kwargs)
-        except ApiException as exc:
-            raise self.error(what, exc)
-        except (urllib3.exceptions.HTTPError, OSError) as exc:
-            raise KubeError('%s: cannot reach the Kubernetes API server at %s: %s' % (what, self.host, _short(exc)))
+        retry_throttled = kwargs.pop('retry_throttled', True)
+        resp = self.retrying(what, lambda: unchecked(func)(*args, **kwargs), retry_throttled)
         data = resp.data
         if isinstance(data, bytes):
             data = data.decode('utf-8', 'replace')
         if raw_text:
             return data
         return json.loads(data) if data else {}
+
+    def retrying(self, what, send, retry_throttled=True, deadline=None):
+        """``send()``, again with backoff while the API server cannot answer, until ``api_outage_timeout``.
+
+        Every request the collection sends may be sent twice: reads, resourceVersion-guarded or
+        merge patches, deletes with a uid precondition and evictions are idempotent, and a create
+        that finds its object made by the first try is a conflict its callers adopt. ``deadline``
+        (a time.time() value) ends the retries earlier (a wait's own timeout).
+        """
+        started = time.time()
+        delay = RETRY_FIRST_DELAY
+        while True:
+            try:
+                return send()
+            except ApiException as exc:
+                error = self.error(what, exc)
+                if not _transient(exc, retry_throttled):
+                    raise error
+            except (urllib3.exceptions.HTTPError, OSError) as exc:
+                error = KubeError('%s: cannot reach the Kubernetes API server at %s: %s' % (what, self.host, _short(exc)))
+            stop = started + self.outage_timeout
+            if deadline is not None:
+                stop = min(stop, deadline)
+            if time.time() + delay > stop:
+                if not self.outage_timeout:
+                    raise error
+                raise Unavailable('%s: the Kubernetes API server at %s has not answered for %ds (an outage of the API '
+                                  'server or etcd?); last error: %s' % (what, self.host, round(time.time() - started),
+                                                                        error.message), error.status)
+            time.sleep(delay)
+            delay = min(delay * 2, RETRY_MAX_DELAY)
 
     def error(self, what, exc):
         message, body = _server_message(exc)
@@ -332,9 +404,12 @@ class Kube(object):
             return NotFound('%s: not found (%s)' % (what, message), status, exc.reason, body)
         if status == 409:
             return Conflict('%s: conflict (%s)' % (what, message), status, exc.reason, body)
-        if status in (401, 403):
-            return KubeError('%s: %s by the API server at %s (%s)'
-                             % (what, 'forbidden' if status == 403 else 'unauthorized', self.host, message),
+        if status == 401:
+            return Unauthorized('%s: authentication failed: the API server at %s refused the credentials (401 %s); '
+                                'the token may have expired or been revoked: give a valid one and run again'
+                                % (what, self.host, message), status, exc.reason, body)
+        if status == 403:
+            return KubeError('%s: forbidden by the API server at %s (%s)' % (what, self.host, message),
                              status, exc.reason, body)
         return KubeError('%s: HTTP %s %s (%s)' % (what, status, exc.reason or '', message), status, exc.reason, body)
 
@@ -344,10 +419,15 @@ class Kube(object):
         try:
             node = self.call(describe('get', 'node', name), self.core.read_node, name)
         except NotFound:
-            _NODES.pop((os.getpid(), self.host, name), None)
-            raise NotFound('node %s does not exist in the cluster at %s' % (name, self.host), 404)
+            raise self.node_gone(name)
         _NODES[(os.getpid(), self.host, name)] = node
+        _SEEN_NODES.add((self.host, name))
         return node
+
+    def node_gone(self, name, what=None):
+        """The NodeGone error for ``name``: "node deleted" if this process has seen it (or ``what`` waits on it)."""
+        _NODES.pop((os.getpid(), self.host, name), None)
+        return NodeGone(name, self.host, deleted=bool(what) or (self.host, name) in _SEEN_NODES, what=what)
 
     def list_nodes(self, label_selector=None):
         kwargs = {'label_selector': label_selector} if label_selector else {}
@@ -355,7 +435,10 @@ class Kube(object):
 
     def patch_node(self, name, patch, dry_run=False):
         kwargs = {'dry_run': 'All'} if dry_run else {}
-        node = self.call(describe('patch', 'node', name), self.core.patch_node, name, patch, **kwargs)
+        try:
+            node = self.call(describe('patch', 'node', name), self.core.patch_node, name, patch, **kwargs)
+        except NotFound:
+            raise self.node_gone(name)
         if not dry_run:
             _NODES[(os.getpid(), self.host, name)] = node
         return node
@@ -452,7 +535,7 @@ class Kube(object):
             body['deleteOptions'] = options
         try:
             self.call(describe('evict', 'pod', name, namespace), self.core.create_namespaced_pod_eviction,
-                      name, namespace, body)
+                      name, namespace, body, retry_throttled=False)
         except NotFound:
             return 'gone', None
         except KubeError as exc:
@@ -564,44 +647,53 @@ class Kube(object):
             remaining = deadline - time.time()
             if remaining <= 0:
                 raise WaitTimeout('timed out after %ss waiting for %s' % (timeout, what), last=objects)
-            resp = self._open_watch(kind, namespace, rv, remaining, selectors)
+            resp = self._open_watch(kind, namespace, rv, remaining, selectors, deadline)
             if resp is None:
-                expired = True
+                relist = True
             else:
                 try:
-                    rv, result, expired = self._follow(resp, kind, objects, rv, predicate, deadline, on_event)
+                    rv, result, relist = self._follow(resp, kind, objects, rv, predicate, deadline, on_event)
                 finally:
                     resp.close()
                     resp.release_conn()
-            if expired:
+            if relist and not result:
                 objects, rv = self._list_for_watch(kind, namespace, selectors)
                 result = predicate(objects)
         return result
 
-    def _open_watch(self, kind, namespace, rv, remaining, selectors):
+    def watch_node(self, name, predicate, timeout, what):
+        """``watch_until`` of one node: ``predicate(node)``; raises NodeGone ("node deleted") when it disappears."""
+        def check(objects):
+            if not objects:
+                raise self.node_gone(name, what=what)
+            return predicate(list(objects.values())[0])
+        return self.watch_until('nodes', check, timeout, field_selector='metadata.name=%s' % name, what=what)
+
+    def _open_watch(self, kind, namespace, rv, remaining, selectors, deadline):
         """The streamed response of a watch of ``kind`` from resourceVersion ``rv``, for ``remaining`` seconds.
 
         None when the server refuses ``rv`` as expired with the watch's own status (410) rather
         than with an ERROR event: both mean "list again", as client-go's reflector reads them.
+        Retried while the server cannot answer, until the wait's ``deadline`` at the latest.
         """
         func, args = self._list_func(kind, namespace)
         kwargs = dict(selectors, watch=True, resource_version=rv, timeout_seconds=max(1, int(remaining + 0.999)),
                       allow_watch_bookmarks=True, _preload_content=False,
-                      _request_timeout=(self.request_timeout, max(5, remaining + 5)))
+                      # the read timeout is per read: a stream silent for that long is taken for cut
+                      _request_timeout=(self.request_timeout, WATCH_IDLE_SECONDS))
         try:
-            return unchecked(func)(*args, **kwargs)
-        except ApiException as exc:
+            return self.retrying('watch %s' % kind, lambda: unchecked(func)(*args, **kwargs), deadline=deadline)
+        except KubeError as exc:
             if exc.status == 410:
                 return None
-            raise self.error('watch %s' % kind, exc)
-        except (urllib3.exceptions.HTTPError, OSError) as exc:
-            raise KubeError('watch %s: cannot reach the Kubernetes API server at %s: %s' % (kind, self.host, _short(exc)))
+            raise
 
     def _follow(self, resp, kind, objects, rv, predicate, deadline, on_event):
-        """Apply one watch stream's events to ``objects``: ``(resourceVersion, result, expired)``.
+        """Apply one watch stream's events to ``objects``: ``(resourceVersion, result, relist)``.
 
         Reads until ``predicate`` is satisfied, the deadline passes, the server ends the stream or
-        it is cut; ``expired``: the server said ``rv`` is too old (410), so the caller lists again.
+        it is cut. ``relist``: list again rather than resume from ``rv``, because the server said
+        ``rv`` is too old (410) or the stream went silent (events may be lost with it).
         """
         result = None
         try:
@@ -625,8 +717,10 @@ class Kube(object):
                 result = predicate(objects)
                 if result or time.time() >= deadline:
                     break
+        except urllib3.exceptions.ReadTimeoutError:
+            return rv, result, True
         except (urllib3.exceptions.HTTPError, OSError):
-            # The stream was cut (read timeout, server restart): carry on from the last version seen.
+            # The stream was cut (server restart, connection reset): carry on from the last version seen.
             pass
         return rv, result, False
 
@@ -657,6 +751,16 @@ def _replace_map(current, wanted):
         if key not in wanted:
             patch[key] = None
     return patch
+
+
+def _transient(exc, retry_throttled=True):
+    """Whether an ApiException says "not now" (retry) rather than "no" (fail)."""
+    status = exc.status or 0
+    if status == 429:
+        return retry_throttled
+    if status in RETRIED_STATUSES:
+        return True
+    return status == 500 and bool(_TRANSIENT_500.search(_server_message(exc)[0]))
 
 
 def _short(exc):

@@ -67,6 +67,10 @@ def assign_compartment(spec_compartments, labels, selector_counts):
     return best
 
 
+# How a node of a sliding window ended.
+OK, FAILED, REMOVED = 'ok', 'failed', 'removed'
+
+
 class CompartmentRollout(object):
     """The batch state of one compartment, advanced one batch at a time."""
 
@@ -84,6 +88,7 @@ class CompartmentRollout(object):
         self.queue = [n for n in self.nodes if n not in done]
         self.completed = len(self.already_complete)
         self.failed = 0
+        self.removed = []  # nodes deleted from the cluster while in a batch: out of the counts
         self.consecutive_failures = 0
         self.last_batch_size = 0
         self.last_batch_failed = False
@@ -156,44 +161,60 @@ class CompartmentRollout(object):
         self.current, self.queue = self.queue[:size], self.queue[size:]
         return list(self.current)
 
-    def record(self, ok, failed):
-        """Score the batch in flight. Every node of the batch must be in ``ok`` or ``failed``."""
+    def record(self, ok, failed, removed=()):
+        """Score the batch in flight. Every node of the batch must be in ``ok``, ``failed`` or ``removed``.
+
+        ``removed``: nodes deleted from the cluster while in the batch. As the operator drops a
+        deleted node from its compartment (its status and batch counts), they leave the compartment:
+        not counted ok or failed, not in its total, and the batch is judged on the nodes that stayed
+        (a batch of removed nodes only is no batch: the strategy's growth and streak do not move).
+        """
         if self.current is None:
             raise ValueError('compartment %s has no batch in flight' % self.name)
-        ok, failed = set(ok), set(failed)
+        ok, failed, removed = set(ok), set(failed), set(removed)
         batch = self.current
-        unknown = (ok | failed) - set(batch)
+        unknown = (ok | failed | removed) - set(batch)
         if unknown:
             raise ValueError('compartment %s: %s not in the current batch %s' % (self.name, sorted(unknown), batch))
-        missing = [n for n in batch if n not in ok and n not in failed]
+        missing = [n for n in batch if n not in ok and n not in failed and n not in removed]
         if missing:
             raise ValueError('compartment %s: no outcome for %s' % (self.name, missing))
-        ok_nodes = [n for n in batch if n in ok and n not in failed]
-        failed_nodes = [n for n in batch if n in failed]
+        removed_nodes = [n for n in batch if n in removed]
+        failed_nodes = [n for n in batch if n in failed and n not in removed]
+        ok_nodes = [n for n in batch if n in ok and n not in failed and n not in removed]
+        self.removed.extend(removed_nodes)
+        self.nodes = [n for n in self.nodes if n not in removed]
         self.completed += len(ok_nodes)
         self.failed += len(failed_nodes)
-        size = len(batch)
-        batch_failed = len(ok_nodes) * 100 // size < self.batch_threshold
+        scored = len(ok_nodes) + len(failed_nodes)
+        batch_failed = bool(scored) and len(ok_nodes) * 100 // scored < self.batch_threshold
         progress = self.progress
-        if batch_failed:
-            self.consecutive_failures += 1
-            threshold = self.failure_threshold
-            if threshold is not None and progress < self.safety_limit and self.consecutive_failures >= threshold:
-                self.stopped = True
-                self.stop_reason = ('%d consecutive failed batch%s (failureThreshold %d) at %d%% progress, below '
-                                    'safetyLimit %d%%' % (self.consecutive_failures,
-                                                          '' if self.consecutive_failures == 1 else 'es',
-                                                          threshold, progress, self.safety_limit))
-        else:
-            self.consecutive_failures = 0
-        self.last_batch_size = size
-        self.last_batch_failed = batch_failed
-        record = {'number': len(self.batches) + 1, 'size': size, 'hosts': list(batch), 'ok': ok_nodes,
+        if scored:
+            self._judge(batch_failed, progress)
+            self.last_batch_size = len(batch)
+            self.last_batch_failed = batch_failed
+        record = {'number': len(self.batches) + 1, 'size': len(batch), 'hosts': list(batch), 'ok': ok_nodes,
                   'failed': failed_nodes, 'failed_batch': batch_failed, 'progress': progress,
                   'stopped': self.stopped}
+        if removed_nodes:
+            record['removed'] = removed_nodes
         self.batches.append(record)
         self.current = None
         return record
+
+    def _judge(self, batch_failed, progress):
+        """The stop rule after a scored batch: failureThreshold consecutive failed batches below safetyLimit."""
+        if not batch_failed:
+            self.consecutive_failures = 0
+            return
+        self.consecutive_failures += 1
+        threshold = self.failure_threshold
+        if threshold is not None and progress < self.safety_limit and self.consecutive_failures >= threshold:
+            self.stopped = True
+            self.stop_reason = ('%d consecutive failed batch%s (failureThreshold %d) at %d%% progress, below '
+                                'safetyLimit %d%%' % (self.consecutive_failures,
+                                                      '' if self.consecutive_failures == 1 else 'es',
+                                                      threshold, progress, self.safety_limit))
 
     def not_attempted(self):
         """Nodes never put in a batch (what a stopped rollout leaves behind)."""
@@ -210,6 +231,7 @@ class CompartmentRollout(object):
             'batches': copy.deepcopy(self.batches),
             'completed': self.completed,
             'failed': self.failed,
+            'removed': list(self.removed),
             'progress': self.progress,
             'stopped': self.stopped,
             'stop_reason': self.stop_reason,
@@ -307,8 +329,8 @@ class RolloutScheduler(_CompartmentSet):
                 batches[comp.name] = batch
         return batches
 
-    def record(self, compartment, ok, failed):
-        return self._by_name[compartment].record(ok, failed)
+    def record(self, compartment, ok, failed, removed=()):
+        return self._by_name[compartment].record(ok, failed, removed)
 
     def not_attempted(self):
         return [n for c in self.compartments for n in c.not_attempted()]
@@ -385,7 +407,7 @@ class SlidingCompartment(object):
         self.rollout = rollout
         self.waiting = list(rollout.queue)
         self.in_flight = []
-        self.pending = []  # finished, not yet in a scored group: [(node, ok)]
+        self.pending = []  # finished, not yet in a scored group: [(node, outcome)], outcome OK / FAILED / REMOVED
         self.group_size = rollout.next_batch_size()
         self.max_in_flight = 0
 
@@ -416,12 +438,12 @@ class SlidingCompartment(object):
         self.max_in_flight = max(self.max_in_flight, len(self.in_flight))
         return take
 
-    def complete(self, node, ok):
-        """Record that ``node`` finished; returns the group records this scored (0 or 1)."""
+    def complete(self, node, ok, removed=False):
+        """Record that ``node`` finished (``removed``: deleted from the cluster); returns the group records this scored (0 or 1)."""
         if node not in self.in_flight:
             raise ValueError('compartment %s: %s is not in flight' % (self.name, node))
         self.in_flight.remove(node)
-        self.pending.append((node, bool(ok)))
+        self.pending.append((node, REMOVED if removed else OK if ok else FAILED))
         if not self.stopped and len(self.pending) >= self.group_size:
             group, self.pending = self.pending[:self.group_size], self.pending[self.group_size:]
             return [self._score(group)]
@@ -437,7 +459,8 @@ class SlidingCompartment(object):
         rollout.queue = [n for n in rollout.queue if n not in members]
         rollout.current = hosts
         drain, reason, streak = rollout.stopped, rollout.stop_reason, rollout.consecutive_failures
-        record = rollout.record([n for n, ok in group if ok], [n for n, ok in group if not ok])
+        record = rollout.record([n for n, o in group if o == OK], [n for n, o in group if o == FAILED],
+                                [n for n, o in group if o == REMOVED])
         if drain:
             # the nodes that were in flight when the compartment stopped: keep the reason
             rollout.stopped, rollout.stop_reason, rollout.consecutive_failures = True, reason, streak
@@ -483,12 +506,12 @@ class SlidingWindowScheduler(_CompartmentSet):
                 admitted[comp.name] = nodes
         return admitted
 
-    def complete(self, node, ok):
+    def complete(self, node, ok, removed=False):
         """Record a finished node; returns the group records this scored (a list, usually empty)."""
         name = self.scheduler.compartment_of(node)
         if name is None:
             raise ValueError('%s is not part of this rollout' % node)
-        return self._by_name[name].complete(node, ok)
+        return self._by_name[name].complete(node, ok, removed)
 
     def in_flight(self):
         return dict((c.name, list(c.in_flight)) for c in self.compartments if c.in_flight)

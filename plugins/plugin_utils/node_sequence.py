@@ -230,8 +230,9 @@ class NodeSequence(object):
 
     def failure(self, exc, where, cordon_held):
         reason = exc.result.get('msg') or 'failed'
-        released = False
-        for step in node_steps.RESCUE:
+        gone = bool(exc.result.get('node_deleted'))
+        released = gone  # a deleted node has no cordon left to release
+        for step in () if gone else node_steps.RESCUE:
             if not self.cr or not node_steps.applies(step.when, False, cordon_held, failed=True,
                                                      uncordon_on_failure=self.params['uncordon_on_failure']):
                 continue
@@ -248,6 +249,8 @@ class NodeSequence(object):
         if 'errors' in exc.result:
             result['errors'] = exc.result['errors']  # an invalid CR: every problem with its field path
         result['failed_step'] = where
+        if exc.result.get('node_deleted'):
+            result['node_deleted'] = True  # the strategy takes the node out of its compartment's counts
         return result
 
 

@@ -88,7 +88,7 @@ class Rollout(object):
             self.compartments[comp['name']] = {
                 'matched': comp['matched'], 'ceiling': comp['ceiling'], 'strategy': comp['strategy'],
                 'budget': comp['budget'], 'batches': [], 'running': {}, 'stopped': False, 'stop_reason': None,
-                'completed': 0, 'failed': 0, 'progress': 100 if not comp['matched'] else 0,
+                'completed': 0, 'failed': 0, 'removed': [], 'progress': 100 if not comp['matched'] else 0,
             }
 
     def eta(self, name):
@@ -146,6 +146,10 @@ def batch_finished(rollout, compartment, record, started=None):
         comp['batches'].append(entry)
         comp['completed'] += len(record['ok'])
         comp['failed'] += len(record['failed'])
+        if record.get('removed'):
+            # nodes deleted from the cluster mid-batch leave the compartment (its total too)
+            comp['removed'].extend(record['removed'])
+            comp['matched'] -= len(record['removed'])
         comp['progress'] = record.get('progress', comp['progress'])
         if record.get('stopped'):
             comp['stopped'] = True
@@ -167,6 +171,8 @@ def finish_rollout(rollout, compartments, not_attempted, ended=None):
             comp['stop_reason'] = summary['stop_reason']
             comp['completed'] = summary['completed']
             comp['failed'] = summary['failed']
+            comp['removed'] = list(summary.get('removed') or [])
+            comp['matched'] = summary.get('matched', comp['matched'])
             comp['progress'] = summary['progress']
             comp['running'] = {}
             for key in ('max_in_flight',):

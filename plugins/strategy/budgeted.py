@@ -85,6 +85,20 @@ display = Display()
 CUSTOM_STAT = 'nodewright_rollout'
 
 
+def _result_host(result):
+    """The host of a task result (``host`` from ansible-core 2.19, ``_host`` before)."""
+    host = getattr(result, 'host', None)
+    return host if host is not None else result._host  # pylint: disable=protected-access
+
+
+def _result_data(result):
+    """The return data of a task result (``_return_data`` from ansible-core 2.19, ``_result`` before)."""
+    data = getattr(result, '_return_data', None)
+    if data is None:
+        data = getattr(result, '_result', None)
+    return data if isinstance(data, dict) else {}
+
+
 class _Gate(object):
     """Per-play admission state (not the scheduler's rules, which live in module_utils)."""
 
@@ -111,6 +125,7 @@ class _Gate(object):
         self.admit_times = {}  # sliding mode: name -> admission time, kept after the host finishes
         self.admitted = []  # every admitted name, in order, once (free needs a list that only grows)
         self.last_task = {}  # name -> (task, task_vars) of the last task queued for it
+        self.removed = set()  # hosts whose node was deleted from the cluster (a result with node_deleted)
         self.fatal_reason = None
         self.ended = None
         self.forks_warned = False
@@ -357,6 +372,16 @@ class _BudgetedMixin(object):
             gate.last_task[host.name] = (task, task_vars)
         return super(_BudgetedMixin, self)._queue_task(host, task, task_vars, play_context)
 
+    def _process_pending_results(self, iterator, one_pass=False, max_passes=None):
+        results = super(_BudgetedMixin, self)._process_pending_results(iterator, one_pass=one_pass, max_passes=max_passes)
+        gate = self._nw
+        if gate is not None:
+            for result in results:
+                data = _result_data(result)
+                if data.get('failed') and data.get('node_deleted'):
+                    gate.removed.add(_result_host(result).name)
+        return results
+
     def _nw_is_fatal(self, task, task_vars):
         """Would linear treat a failure of this task as fatal for the batch (any_errors_fatal / run_once)?"""
         if task.ignore_errors:
@@ -432,13 +457,14 @@ class _BudgetedMixin(object):
     def _nw_score_batch(self, iterator, comp, names, interrupted):
         gate = self._nw
         ok = [n for n in names if self._nw_host_ok(iterator, n) and (not interrupted or self._nw_host_done(iterator, n))]
-        failed = [n for n in names if n not in ok]
+        removed = [n for n in names if n not in ok and n in gate.removed]
+        failed = [n for n in names if n not in ok and n not in removed]
         for name in names:
             if self._nw_host_done(iterator, name):
                 self._nw_retire(iterator, name)
         self._nw_compact(iterator)
-        record = gate.scheduler.record(comp, ok, failed)
-        gate.run_failed.update(failed)
+        record = gate.scheduler.record(comp, ok, failed, removed)
+        gate.run_failed.update(failed + removed)
         del gate.active[comp]
         gate.numbers.pop(comp, None)
         self._nw_note_fatal(comp, names, failed, 'batch %d' % record['number'])
@@ -509,7 +535,7 @@ class _BudgetedMixin(object):
                 gate.run_failed.add(name)
             # checked per host: in sliding mode any_errors_fatal stops admission at once
             self._nw_note_fatal(comp, [name], [] if ok else [name], 'sliding window')
-            for record in sched.complete(name, ok):
+            for record in sched.complete(name, ok, removed=not ok and name in gate.removed):
                 group_start = min([started] + [gate.admit_times.get(n, started) for n in record['hosts']])
                 self._nw_banner_end(comp, record)
                 rollout_state.batch_finished(gate.record, comp, record, started=group_start)
@@ -576,9 +602,10 @@ class _BudgetedMixin(object):
         status = 'FAILED BATCH' if record['failed_batch'] else 'ok'
         if record.get('drain'):
             status += ' (hosts in flight when the compartment stopped)'
-        line = 'NODEWRIGHT %s %d [%s] done: %d ok, %d failed, %s; progress %d%%' % (
+        removed = ', %d removed (node deleted)' % len(record['removed']) if record.get('removed') else ''
+        line = 'NODEWRIGHT %s %d [%s] done: %d ok, %d failed%s, %s; progress %d%%' % (
             'GROUP' if self._nw.sliding else 'BATCH', record['number'], self._nw.label(comp), len(record['ok']), len(record['failed']),
-            status, record['progress'])
+            removed, status, record['progress'])
         rollout = self._nw.scheduler.compartment(comp)
         rollout = getattr(rollout, 'rollout', rollout)
         if rollout.stopped and not record.get('drain'):
@@ -601,7 +628,7 @@ class _BudgetedMixin(object):
                 if not ok:
                     gate.run_failed.add(name)
                 self._nw_note_fatal(comp, [name], [] if ok else [name], 'sliding window')
-                for record in sched.complete(name, ok):
+                for record in sched.complete(name, ok, removed=not ok and name in gate.removed):
                     self._nw_banner_end(comp, record)
                     rollout_state.batch_finished(gate.record, comp, record)
         else:

@@ -365,3 +365,26 @@ def test_core_version_matches_the_interpreter():
     """Guard for run_matrix.sh: the ansible-playbook under test is the interpreter's own."""
     import ansible
     assert core_version() == tuple(int(p) for p in ansible.__version__.split('.')[:2])
+
+
+NODE_DELETED_MODULE = '''#!/usr/bin/python
+from ansible.module_utils.basic import AnsibleModule
+module = AnsibleModule(argument_spec={})
+module.fail_json(msg='node deleted: node x was removed from the cluster', node_deleted=True)
+'''
+
+
+def test_a_host_whose_node_was_deleted_leaves_its_compartment_uncounted(run_playbook):
+    # as the operator drops a deleted node from its batch counts: the batch is judged on the others
+    strategy = {'fixed': {'initialBatch': 2, 'failureThreshold': 1, 'batchThreshold': 100}}
+    tasks = [{'name': 'work', 'ansible.builtin.debug': {'msg': 'working'}},
+             {'name': 'node gone', 'node_deleted_test': {}, 'when': "inventory_hostname == 'n01'"}]
+    run = run_playbook([budgeted_play(tasks=tasks, nodewright_policy=policy({'count': 2}, strategy))],
+                       inventory(hosts(4)), files={'library/node_deleted_test.py': NODE_DELETED_MODULE})
+    assert run.rc == 2, run  # the host still failed
+    comp = run.compartment()
+    assert run.batches() == [['n01', 'n02'], ['n03', 'n04']]
+    assert comp['stopped'] is False and comp['removed'] == ['n01'] and comp['failed'] == 0
+    assert comp['completed'] == 3 and comp['matched'] == 3
+    assert comp['batches'][0]['removed'] == ['n01'] and comp['batches'][0]['failed_batch'] is False
+    assert '1 removed (node deleted)' in run.stdout

@@ -59,6 +59,9 @@ def failure(exc, context=None, label=''):
         return exc.msg, dict(exc.result)
     if isinstance(exc, cr_model.CRValidationError):
         return str(exc), dict(context, errors=exc.errors)
+    if isinstance(exc, kube_api.NodeGone):
+        # node_deleted: the budgeted strategy counts the node out of its compartment, as the operator does
+        return exc.message, dict(context, status=exc.status, node=exc.node, node_deleted=True)
     if isinstance(exc, kube_api.KubeError):
         return exc.message, dict(context, status=exc.status)
     if isinstance(exc, DOMAIN_ERRORS):

@@ -44,15 +44,13 @@ def run(module, kube):
 
 def _wait_for_node(kube, name, boot_id_not, timeout):
     """By watch: the node Ready (and, with ``boot_id_not``, with another boot ID); raises ModuleFailed."""
-    def node_ok(objects):
-        for node in objects.values():
-            if node_conditions.rebooted(node, boot_id_not) if boot_id_not else node_conditions.is_ready(node):
-                return node
-        return None
+    def node_ok(node):
+        healthy = node_conditions.rebooted(node, boot_id_not) if boot_id_not else node_conditions.is_ready(node)
+        return node if healthy else None
 
     try:
-        return kube.watch_until('nodes', node_ok, timeout, field_selector='metadata.name=%s' % name,
-                                what='node %s to be Ready%s' % (name, ' with a new boot ID' if boot_id_not else ''))
+        return kube.watch_node(name, node_ok, timeout,
+                               what='node %s to be Ready%s' % (name, ' with a new boot ID' if boot_id_not else ''))
     except kube_api.WaitTimeout as exc:
         last = list((exc.last or {}).values())
         raise ModuleFailed('node %s is not healthy after %ss: Ready=%s, boot ID %s%s' % (

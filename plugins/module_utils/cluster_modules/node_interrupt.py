@@ -27,13 +27,9 @@ from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules.
 
 def wait_for_reboot(kube, node_name, before, timeout):
     """By watch: the node's boot ID differs from ``before`` and it is Ready. Returns the node or raises WaitTimeout."""
-    def back(objects):
-        for node in objects.values():
-            if node_conditions.rebooted(node, before):
-                return node
-        return None
-    return kube.watch_until('nodes', back, timeout, field_selector='metadata.name=%s' % node_name,
-                            what='node %s to come back Ready with a new boot ID' % node_name)
+    def back(node):
+        return node if node_conditions.rebooted(node, before) else None
+    return kube.watch_node(node_name, back, timeout, what='node %s to come back Ready with a new boot ID' % node_name)
 
 
 def _interrupt(params, cr):

@@ -115,9 +115,10 @@ def test_update_node_dry_run_asks_the_server_for_a_dry_run(server, kube):
 
 def test_a_missing_node_is_not_found_naming_it(server, kube):
     server.reply('GET', NODE_PATH, status=404, body=status_body(404, 'NotFound', 'nodes "n1" not found'))
-    with pytest.raises(kube_api.NotFound) as exc:
+    with pytest.raises(kube_api.NodeGone) as exc:
         kube.update_node('n1', lambda current: None)
-    assert exc.value.status == 404 and 'node n1 does not exist' in exc.value.message
+    assert exc.value.status == 404 and exc.value.message == (
+        'node n1 does not exist in the cluster at %s (node deleted, or never joined)' % server.host)
 
 
 # --------------------------------------------------------------------------- apply_configmap
@@ -273,11 +274,9 @@ def test_watch_until_sees_the_new_list_when_the_watch_expires(server, kube):
     assert len(watches(server)) == 1
 
 
-@pytest.mark.parametrize('failure', [ConnectionResetError(104, 'Connection reset by peer'), socket.timeout('timed out')],
-                         ids=['reset', 'read-timeout'])
-def test_watch_until_reconnects_from_the_last_version_when_the_stream_is_cut(server, kube, failure):
+def test_watch_until_reconnects_from_the_last_version_when_the_stream_is_cut(server, kube):
     server.reply('GET', NODES, body=node_list(10, node('n1', 9, ready=False), node('n2', 9, ready=False)))
-    server.stream('GET', NODES, [failure])  # cut before any event
+    server.stream('GET', NODES, [ConnectionResetError(104, 'Connection reset by peer')])  # cut before any event
     server.stream('GET', NODES, [event('MODIFIED', node('n2', 14, ready=False))], cut=True)  # cut after one
     server.stream('GET', NODES, [event('MODIFIED', node('n1', 15))])
 
@@ -285,6 +284,20 @@ def test_watch_until_reconnects_from_the_last_version_when_the_stream_is_cut(ser
 
     assert [r.query['resourceVersion'] for r in watches(server)] == ['10', '10', '14']
     assert len(server.of('GET', NODES, watch=False)) == 1  # a cut stream is no reason to list again
+
+
+def test_watch_until_lists_again_when_the_stream_goes_silent(server, kube):
+    # a silently cut watch (no byte for WATCH_IDLE_SECONDS): events may be lost with it, so list again
+    server.reply('GET', NODES, body=node_list(10, node('n1', 9, ready=False)))
+    server.stream('GET', NODES, [event('MODIFIED', node('n1', 11, ready=False)), socket.timeout('timed out')])
+    server.reply('GET', NODES, body=node_list(20, node('n1', 19, ready=False)))
+    server.stream('GET', NODES, [event('MODIFIED', node('n1', 21))])
+
+    assert kube.watch_until('nodes', ready_names, 5) == ['n1']
+
+    assert len(server.of('GET', NODES, watch=False)) == 2
+    assert [r.query['resourceVersion'] for r in watches(server)] == ['10', '20']
+    assert watches(server)[0].timeout.read_timeout == kube_api.WATCH_IDLE_SECONDS
 
 
 def test_watch_until_reconnects_when_the_server_ends_the_watch_and_resumes_at_a_bookmark(server, kube):
@@ -316,9 +329,10 @@ def test_watch_until_times_out_with_the_objects_it_saw_last(server, kube):
     assert exc.value.message == 'timed out after 0.3s waiting for n1 to be Ready'
     assert list(exc.value.last.values())[0]['metadata']['name'] == 'n1'
     first = watches(server)[0]
-    # the server is asked to end the watch by the deadline (whole seconds, at least 1), the read waits a little longer
+    # the server is asked to end the watch by the deadline (whole seconds, at least 1); a read waits for
+    # WATCH_IDLE_SECONDS at most
     assert first.query['timeoutSeconds'] == '1'
-    assert first.timeout.read_timeout <= 0.3 + 5
+    assert first.timeout.read_timeout == kube_api.WATCH_IDLE_SECONDS
 
 
 def test_watch_until_stops_at_the_deadline_while_events_keep_coming(server, kube):
@@ -346,8 +360,8 @@ def test_watch_until_of_pods_in_a_namespace_watches_that_namespace(server, kube)
     assert server.of('GET', path, watch=True)[0].query['fieldSelector'] == 'spec.nodeName=n1'
 
 
-def test_an_unreachable_server_is_named(server, kube):
-    server.reply('GET', NODES, body=node_list(10, node('n1', 9, ready=False)))
+def test_an_unreachable_server_is_named(server):
+    kube = server.kube(api_outage_timeout=0)
 
     def refuse(*args, **kwargs):
         raise ConnectionRefusedError(111, 'Connection refused')
@@ -357,3 +371,114 @@ def test_an_unreachable_server_is_named(server, kube):
         kube.list_nodes()
     assert exc.value.status == 0
     assert exc.value.message.startswith('list nodes: cannot reach the Kubernetes API server at %s' % server.host)
+
+
+# --------------------------------------------------------------------------- outages, credentials
+
+
+@pytest.fixture
+def quick_retries(monkeypatch):
+    monkeypatch.setattr(kube_api, 'RETRY_FIRST_DELAY', 0.01)
+    monkeypatch.setattr(kube_api, 'RETRY_MAX_DELAY', 0.02)
+
+
+def refusing(server, times):
+    """The server refuses the first ``times`` connections (an API server that is restarting), then answers."""
+    answer = server.request
+    refused = []
+
+    def request(*args, **kwargs):
+        if len(refused) < times:
+            refused.append(1)
+            raise ConnectionRefusedError(111, 'Connection refused')
+        return answer(*args, **kwargs)
+    server.request = request
+    return refused
+
+
+def test_a_request_rides_out_an_api_server_restart(server, kube, quick_retries):
+    server.reply('GET', NODE_PATH, body=node('n1', 3))
+    refused = refusing(server, 3)
+    assert kube.get_node('n1')['metadata']['resourceVersion'] == '3'
+    assert len(refused) == 3
+
+
+def test_an_outage_longer_than_api_outage_timeout_fails_naming_the_outage(server, quick_retries):
+    kube = server.kube(api_outage_timeout=1)
+    refusing(server, 10 ** 6)
+    started = time.time()
+    with pytest.raises(kube_api.Unavailable) as exc:
+        kube.list_nodes()
+    assert 0.9 <= time.time() - started < 3
+    assert exc.value.message.startswith('list nodes: the Kubernetes API server at %s has not answered for 1s '
+                                        '(an outage of the API server or etcd?); last error: list nodes: cannot reach'
+                                        % server.host)
+
+
+@pytest.mark.parametrize('status,message', [
+    (503, 'the server is currently unable to handle the request'),
+    (504, 'the server was unable to return a response in the time allotted'),
+    (500, 'etcdserver: request timed out'),
+    (429, 'too many requests, please try again later'),
+])
+def test_answers_that_mean_not_now_are_retried(server, kube, quick_retries, status, message):
+    server.reply('GET', NODE_PATH, status=status, body=status_body(status, 'Unavailable', message))
+    server.reply('GET', NODE_PATH, body=node('n1', 4))
+    assert kube.get_node('n1')['metadata']['resourceVersion'] == '4'
+    assert len(server.of('GET', NODE_PATH)) == 2
+
+
+def test_an_internal_error_that_no_retry_mends_fails_at_once(server, kube, quick_retries):
+    path = '/api/v1/namespaces/ns/pods/p/eviction'
+    server.reply('POST', path, status=500, body=status_body(
+        500, 'InternalError', 'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.'))
+    with pytest.raises(kube_api.KubeError) as exc:
+        kube.evict_pod('ns', 'p')
+    assert exc.value.status == 500 and 'more than one PodDisruptionBudget' in exc.value.message
+    assert len(server.requests) == 1
+
+
+def test_an_eviction_a_pdb_refuses_is_an_answer_not_a_retry(server, kube, quick_retries):
+    path = '/api/v1/namespaces/ns/pods/p/eviction'
+    server.reply('POST', path, status=429, body=status_body(429, 'TooManyRequests', 'Cannot evict pod as it would violate the pod\'s disruption budget.'))
+    assert kube.evict_pod('ns', 'p') == ('blocked', "Cannot evict pod as it would violate the pod's disruption budget.")
+    assert len(server.requests) == 1
+
+
+def test_a_watch_rides_out_an_api_server_restart(server, kube, quick_retries):
+    server.reply('GET', NODES, body=node_list(10, node('n1', 9, ready=False)))
+    server.stream('GET', NODES, [ConnectionResetError(104, 'Connection reset by peer')])  # the server stops
+    server.stream('GET', NODES, [event('MODIFIED', node('n1', 12))])
+    refused = []
+    answer = server.request
+
+    def request(method, url, *args, **kwargs):
+        if 'watch=true' in url and len(server.of('GET', NODES, watch=True)) == 1 and len(refused) < 4:
+            refused.append(1)
+            raise ConnectionRefusedError(111, 'Connection refused')
+        return answer(method, url, *args, **kwargs)
+    server.request = request
+    assert kube.watch_until('nodes', ready_names, 5) == ['n1']
+    assert len(refused) == 4
+    assert [r.query['resourceVersion'] for r in watches(server)] == ['10', '10']
+
+
+def test_refused_credentials_name_authentication_and_are_not_retried(server, kube, quick_retries):
+    server.reply('GET', NODE_PATH, status=401, body=status_body(401, 'Unauthorized', 'Unauthorized'))
+    with pytest.raises(kube_api.Unauthorized) as exc:
+        kube.get_node('n1')
+    assert exc.value.status == 401
+    assert exc.value.message == ('get node n1: authentication failed: the API server at %s refused the credentials '
+                                 '(401 Unauthorized); the token may have expired or been revoked: give a valid one '
+                                 'and run again' % server.host)
+    assert len(server.requests) == 1
+
+
+def test_a_node_read_before_and_gone_now_was_deleted(server, kube):
+    server.reply('GET', NODE_PATH, body=node('n1', 3))
+    server.reply('PATCH', NODE_PATH, status=404, body=status_body(404, 'NotFound', 'nodes "n1" not found'))
+    kube.get_node('n1')
+    with pytest.raises(kube_api.NodeGone) as exc:
+        kube.patch_node('n1', {'spec': {'unschedulable': True}})
+    assert exc.value.message == 'node deleted: node n1 was removed from the cluster at %s' % server.host
+    assert exc.value.node == 'n1'

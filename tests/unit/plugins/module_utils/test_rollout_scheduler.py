@@ -391,3 +391,39 @@ def test_compartment_rollout_direct():
     direct = CompartmentRollout('x', ['a', 'b', 'c'], 2, cr_model.Strategy('linear', {}))
     assert drive(direct, []) == [1, 2]
     assert direct.summary()['completed'] == 3
+
+
+# --------------------------------------------------------------------------- nodes deleted mid-batch
+
+
+def test_a_node_deleted_in_a_batch_leaves_the_compartment_uncounted():
+    # like the operator, which drops a deleted node from its status and batch counts
+    comp_rollout = rollout({'linear': {'initialBatch': 2, 'delta': 1, 'failureThreshold': 1}}, count=6)
+    batch = comp_rollout.next_batch()
+    record = comp_rollout.record(batch[1:], [], removed=batch[:1])
+    assert record['removed'] == batch[:1] and record['ok'] == batch[1:] and record['failed'] == []
+    assert record['failed_batch'] is False and comp_rollout.stopped is False
+    assert comp_rollout.total == 5 and comp_rollout.completed == 1 and comp_rollout.failed == 0
+    assert comp_rollout.progress == 20  # 1 of the 5 nodes left
+    assert comp_rollout.next_batch_size() == 3  # the batch counted as a good batch of 2
+    summary = comp_rollout.summary()
+    assert summary['removed'] == batch[:1] and summary['matched'] == 5
+
+
+def test_a_batch_of_deleted_nodes_only_does_not_move_the_strategy():
+    comp_rollout = rollout({'linear': {'initialBatch': 1, 'delta': 1, 'failureThreshold': 1}}, count=4)
+    first = comp_rollout.next_batch()
+    comp_rollout.record([], [], removed=first)
+    assert comp_rollout.stopped is False and comp_rollout.consecutive_failures == 0
+    assert comp_rollout.next_batch_size() == 1  # still the initial batch: nothing was judged
+    second = comp_rollout.next_batch()
+    comp_rollout.record([], second)  # a real failure still stops it (failureThreshold 1)
+    assert comp_rollout.stopped is True and comp_rollout.failed == 1 and comp_rollout.removed == first
+
+
+def test_the_remaining_nodes_of_a_batch_are_judged_without_the_deleted_one():
+    comp_rollout = rollout({'fixed': {'initialBatch': 2, 'failureThreshold': 1, 'batchThreshold': 100}}, count=6)
+    batch = comp_rollout.next_batch()
+    record = comp_rollout.record([], [batch[1]], removed=[batch[0]])
+    assert record['failed_batch'] is True and comp_rollout.stopped is True
+    assert comp_rollout.failed == 1 and comp_rollout.total == 5

@@ -244,3 +244,14 @@ def test_halt_on_the_batch_scheduler_marks_only_compartments_with_work_left():
     sched.record(DEFAULT, batches[DEFAULT], [])
     assert sched.next_batches() == {} and sched.not_attempted() == ['c02', 'c03']
     assert halt(sched, 'again') == []
+
+
+def test_a_node_deleted_while_in_flight_is_scored_removed():
+    sched = sliding(4, {'count': 2}, {'fixed': {'initialBatch': 2, 'failureThreshold': 1}})
+    admitted = sched.admit()[DEFAULT]
+    assert sched.complete(admitted[0], False, removed=True) == []
+    [record] = sched.complete(admitted[1], True)
+    assert record['removed'] == [admitted[0]] and record['ok'] == [admitted[1]] and record['failed'] == []
+    assert record['failed_batch'] is False
+    summary = sched.summary()['compartments'][0]
+    assert summary['removed'] == [admitted[0]] and summary['matched'] == 3 and not summary['stopped']
