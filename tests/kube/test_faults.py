@@ -203,8 +203,9 @@ class Scene:
         missing = expected - set(counts)
         assert not missing, f'stage pods never created: {sorted(missing)}'
         assert not (set(again) - set(allow)), f'created more than once: {again}'
+        others = {k: v for k, v in counts.items() if k not in expected}
         return f'{sum(counts.values())} stage pods created for {len(nodes)} nodes x {len(STAGES)} stages, ' \
-               f're-created: {again or "none"}'
+               f're-created: {again or "none"}' + (f', other pods: {others}' if others else '')
 
 
 @pytest.fixture
@@ -222,6 +223,15 @@ def scene(fcluster, tmp_path):  # pylint: disable=redefined-outer-name
 def _failures(result):
     """The 'fatal:' / 'failed:' lines of a run's output."""
     return [line for line in result.stdout.splitlines() if line.startswith(('fatal:', 'failed:'))]
+
+
+def _message(line):
+    """The "message" of a fatal: line of a run's output (or the line)."""
+    text = line.partition('=> ')[2]
+    try:
+        return fs.json.loads(text).get('message') or line
+    except ValueError:
+        return line
 
 
 def _rerun(fplaybooks, sc):  # pylint: disable=redefined-outer-name
@@ -367,8 +377,12 @@ def test_token_expiring_mid_run(fcluster, fplaybooks, scene, tmp_path):  # pylin
         'metadata': {'name': account},
         'roleRef': {'apiGroup': 'rbac.authorization.k8s.io', 'kind': 'ClusterRole', 'name': 'cluster-admin'},
         'subjects': [{'kind': 'ServiceAccount', 'name': account, 'namespace': sc.namespace}]})
+    # a drain that waits 40 s keeps the run going well past the token's end
+    dummy, pdb = sc.block_drain(sc.names[0])
+    unblock = threading.Timer(40, sc.unblock_drain, (pdb,))
+    unblock.start()
     try:
-        valid_for = 15  # seconds into the run: past the plan, inside the first batch
+        valid_for = 12  # seconds into the run: past the plan, inside the first batch
         expires = time.time() - JWT_LEEWAY + valid_for
         token = fs.mint_sa_token(os.path.join(info.state_dir, 'sa.key'), sc.namespace, account, sa.metadata.uid, expires)
         assert fs.token_works(info.server, info.ca_file, token) == 200, 'the minted token is not accepted'
@@ -377,9 +391,14 @@ def test_token_expiring_mid_run(fcluster, fplaybooks, scene, tmp_path):  # pylin
         (tmp_path / 'token-playbooks').mkdir(exist_ok=True)
         run = launch(limited, 'nodewright.bridge.apply', extra_vars=sc.variables())
         result = run.finish(timeout=600)
-        assert fs.token_works(info.server, info.ca_file, token) == 401, 'the token did not expire'
+        # refused from exp + leeway on, once the API server's 10 s cache of the last success runs out
+        refused_at = expires + JWT_LEEWAY
+        assert time.time() > refused_at, f'the run ended before the token expired: {result!r}'
+        helpers.wait_for(lambda: fs.token_works(info.server, info.ca_file, token) == 401, 15, interval=1,
+                         what='the token to be refused')
     finally:
         rbac.delete_cluster_role_binding(account)
+        unblock.join()
     assert result.rc != 0, result
     failed = _failures(result)
     assert failed and all('authentication' in line.lower() for line in failed), result
@@ -390,7 +409,7 @@ def test_token_expiring_mid_run(fcluster, fplaybooks, scene, tmp_path):  # pylin
     sc.assert_all_complete()
     summary = sc.assert_each_stage_once()
     print(f'\nFAULT token-expired: refused {valid_for}s into the run; run rc {result.rc} after {run.duration:.0f}s, '
-          f'{len(failed)} failed tasks, e.g. {failed[0][:160]!r}; nodes touched {len(touched)}; re-run rc {again.rc} '
+          f'{len(failed)} failed tasks, e.g. {_message(failed[0])!r}; nodes touched {len(touched)}; re-run rc {again.rc} '
           f'in {rerun_seconds:.0f}s; {summary}')
 
 
