@@ -106,7 +106,8 @@ class Scene:
         for index in hand_reboot:
             cluster.opt_out_of_fake_reboots(self.names[index])
         self.namespace = f'f-{self.pool.id}'
-        cluster.create_namespace(self.namespace)
+        # after an API server restart the controllers (the namespace's service account) take a while
+        cluster.create_namespace(self.namespace, timeout=120)
         self.recorder = fs.SteadyRecorder(cluster, self.namespace)
         self.watch = fs.NodeWatch(cluster.core, self.names, self.cr)
 
