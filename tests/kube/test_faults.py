@@ -205,7 +205,7 @@ class Scene:
         assert not missing, f'stage pods never created: {sorted(missing)}'
         assert not (set(again) - set(allow)), f'created more than once: {again}'
         others = {k: v for k, v in counts.items() if k not in expected}
-        return f'{sum(counts.values())} stage pods created for {len(nodes)} nodes x {len(STAGES)} stages, ' \
+        return f'{sum(v for k, v in counts.items() if k in expected)} stage pods created for {len(nodes)} nodes x {len(STAGES)} stages, ' \
                f're-created: {again or "none"}' + (f', other pods: {others}' if others else '')
 
 
