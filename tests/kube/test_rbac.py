@@ -29,9 +29,6 @@ RARE = {
     # node_update reads a stage's logs only when it fails (collect_logs: on_failure); package_stage
     # and node_interrupt read them always by default, which test_modules_under_the_apply_identity does.
     ('', 'pods/log', 'get'): 'read only when a package pod fails in a rollout',
-    # The node-metadata / package ConfigMap is patched only when it differs from what the CR and
-    # node give now: a CR whose configMap changed since the last run.
-    ('', 'configmaps', 'patch'): 'only when a CR\'s configMap changed since an earlier run',
 }
 
 
@@ -132,7 +129,9 @@ def test_the_plan_identity_cannot_write(audited):
     result = audited.modules['plan'].run('node_cordon', node=node, cr_name='rbac-test')
     assert result['failed'] is True and 'forbidden' in result['msg'] and 'patch node' in result['msg'], result
     after = audited.cluster.core.read_node(node)
-    assert after.metadata.resource_version == before.metadata.resource_version
+    # (kwok's heartbeats change the node's status and resourceVersion: compare what a cordon writes)
+    assert (after.metadata.annotations or {}) == (before.metadata.annotations or {})
+    assert (after.metadata.labels or {}) == (before.metadata.labels or {})
     assert not after.spec.unschedulable
     # Reads work: the plan identity may see the node.
     assert _ok(audited.modules['plan'].run('node_state', node=node))['changed'] is False
@@ -155,7 +154,8 @@ def _rollout_objects(audited, pool):
     kclient.PolicyV1Api(cluster.api).create_namespaced_pod_disruption_budget('default', {
         'metadata': {'name': f'work-{pool.id}'},
         'spec': {'minAvailable': len(pool.names), 'selector': {'matchLabels': {'app': f'work-{pool.id}'}}}})
-    return cr['metadata']['name'], policy['metadata']['name']
+    pool.cr = cr['metadata']['name']  # Pool.state reads this CR's nodeState
+    return pool.cr, policy['metadata']['name']
 
 
 def _plan_identity_reads(audited, cr_name):
@@ -211,5 +211,7 @@ def _check_minimal(ids, seen):
     assert not unused_plan and not unused_apply, (
         f'granted but never used: plan {sorted(unused_plan)}, apply {sorted(unused_apply)}; '
         f'used: plan {sorted(used[ids.plan_user])}, apply {sorted(used[ids.apply_user])}')
+    print('used by the plan identity:', sorted(used[ids.plan_user]))
+    print('used by the apply identity:', sorted(used[ids.apply_user]))
     # A RARE entry that the rollout did use is not rare: keep the list honest.
     assert not set(RARE) & used[ids.apply_user], sorted(set(RARE) & used[ids.apply_user])
