@@ -24,7 +24,7 @@ FILES = ('nodewright-bridge-plan.yaml', 'nodewright-bridge-apply.yaml', 'service
 SA_NAMESPACE = 'skyhook'
 APPLY_SA, PLAN_SA = 'nodewright-bridge', 'nodewright-bridge-plan'
 NAMESPACED_ROLE = 'nodewright-bridge-apply-namespaced'
-TOKEN_SECONDS = 7200
+TOKEN_SECONDS = 86400
 
 
 @dataclass
