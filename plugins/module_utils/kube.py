@@ -236,6 +236,9 @@ def _build_configuration(params):
     if hook is not None:
         def refresh_then_override(config):
             hook(config)
+            # The loader's hook installs itself again on every call (kube_config._set_config):
+            # without this, only the first request would keep the explicit options.
+            config.refresh_api_key_hook = refresh_then_override
             _apply_overrides(config, params)
         configuration.refresh_api_key_hook = refresh_then_override
     # An unreachable server must fail in seconds, not after urllib3's default retries.
@@ -388,13 +391,14 @@ class Kube(object):
             stop = started + self.outage_timeout
             if deadline is not None:
                 stop = min(stop, deadline)
-            if time.time() + delay > stop:
+            now = time.time()
+            if now >= stop:
                 if not self.outage_timeout:
                     raise error
                 raise Unavailable('%s: the Kubernetes API server at %s has not answered for %ds (an outage of the API '
-                                  'server or etcd?); last error: %s' % (what, self.host, round(time.time() - started),
+                                  'server or etcd?); last error: %s' % (what, self.host, round(now - started),
                                                                         error.message), error.status)
-            time.sleep(delay)
+            time.sleep(min(delay, stop - now))
             delay = min(delay * 2, RETRY_MAX_DELAY)
 
     def error(self, what, exc):

@@ -9,7 +9,13 @@ cluster (e.g. from `make cluster-up`) is used instead and left running.
 If the cluster cannot be built or started the fixture fails: tests that
 need it must not pass or skip silently without it.
 
-`namespace` (function): a fresh namespace per test, deleted afterwards.
+`namespace` (function): a fresh namespace per test, deleted afterwards; the apply identity may run
+package pods there (a RoleBinding of the namespaced role, as a user makes for the operator namespace).
+
+`rbac` (session): the shipped examples/rbac/*.yaml applied, with a kubeconfig per identity
+(tests/kube/rbac_identity.py). `playbooks` runs every playbook under those tokens, never as the
+admin: a permission the roles lack fails the end-to-end tests with "forbidden". Tests set objects
+up, and `modules` runs single modules, with the admin's kubeconfig.
 """
 
 from __future__ import annotations
@@ -74,12 +80,24 @@ def cluster(tmp_path_factory):
         launcher.down(state, keep_state=bool(os.environ.get('NODEWRIGHT_KEEP_CLUSTER_LOGS')))
 
 
+@pytest.fixture(scope='session')
+def rbac(cluster, tmp_path_factory):  # pylint: disable=redefined-outer-name
+    """The shipped RBAC on the test cluster: ``rbac.apply`` / ``rbac.plan`` are the identities' kubeconfigs."""
+    # pylint: disable-next=import-outside-toplevel
+    import rbac_identity
+    return rbac_identity.install(cluster.api, cluster.kubeconfig, tmp_path_factory.mktemp('rbac'))
+
+
 @pytest.fixture
-def namespace(cluster, request):  # pylint: disable=redefined-outer-name
-    """A namespace of its own for one test (name derived from the test name)."""
+def namespace(cluster, rbac, request):  # pylint: disable=redefined-outer-name,unused-argument
+    """A namespace of its own for one test (name derived from the test name), where the apply identity may run pods."""
+    # pylint: disable-next=import-outside-toplevel
+    import rbac_identity
     base = re.sub(r'[^a-z0-9-]+', '-', request.node.name.lower()).strip('-')[:40].strip('-')
     name = f't-{base}-{uuid.uuid4().hex[:5]}'
     cluster.create_namespace(name)
+    # What a user does for an operator namespace other than skyhook (docs/rbac.md).
+    rbac_identity.bind_namespace(cluster.api, name)
     yield name
     cluster.delete_namespace(name)
 
@@ -170,8 +188,13 @@ def crs(cluster):  # pylint: disable=redefined-outer-name
 
 
 @pytest.fixture(scope='session')
-def playbooks(cluster, tmp_path_factory):  # pylint: disable=redefined-outer-name
-    """Runs ansible-playbook against the test cluster: ``playbooks.run('nodewright.bridge.apply', extra_vars=...)``."""
+def playbooks(cluster, rbac, tmp_path_factory):  # pylint: disable=redefined-outer-name
+    """Runs ansible-playbook against the test cluster: ``playbooks.run('nodewright.bridge.apply', extra_vars=...)``.
+
+    As the shipped identities: plan and render as the read-only one, everything else as the apply one
+    (``identity=`` chooses; module_runner.PlaybookRunner).
+    """
     # pylint: disable-next=import-outside-toplevel
     from module_runner import PlaybookRunner
-    return PlaybookRunner(cluster.kubeconfig, tmp_path_factory.mktemp('playbooks'))
+    return PlaybookRunner(rbac.apply, tmp_path_factory.mktemp('playbooks'), plan_kubeconfig=rbac.plan,
+                          admin_kubeconfig=cluster.kubeconfig)

@@ -82,10 +82,19 @@ class PlaybookRunner:
 
     ``run('nodewright.bridge.apply', extra_vars={...})`` -> ``PlaybookResult`` with rc, stdout and
     the ``set_stats`` data; ``start(...)`` returns the process for tests that kill a run midway.
+
+    ``kubeconfig`` is the identity playbooks run as; ``plan_kubeconfig`` the one of the read-only
+    playbooks (PLAN_PLAYBOOKS), unless a call says ``identity='apply'`` / ``'plan'``. The user's own
+    steps (a maintenance role's scripts) find the admin's in NODEWRIGHT_ADMIN_KUBECONFIG.
     """
 
-    def __init__(self, kubeconfig, workdir):
+    # The playbooks that only read (nodewright-bridge-plan is enough for them).
+    PLAN_PLAYBOOKS = ('nodewright.bridge.plan', 'nodewright.bridge.render')
+
+    def __init__(self, kubeconfig, workdir, plan_kubeconfig=None, admin_kubeconfig=None):
         self.kubeconfig = str(kubeconfig)
+        self.plan_kubeconfig = str(plan_kubeconfig or kubeconfig)
+        self.admin_kubeconfig = str(admin_kubeconfig or kubeconfig)
         self.root = Path(workdir)
         link = self.root / 'ansible_collections' / 'nodewright' / 'bridge'
         link.parent.mkdir(parents=True, exist_ok=True)
@@ -93,9 +102,16 @@ class PlaybookRunner:
             link.symlink_to(REPO_ROOT)
         self.calls = 0
 
-    def command(self, playbook, extra_vars=None, inventory=None, check=False, extra_args=(), cwd=None):
+    def kubeconfig_for(self, playbook, identity=None):
+        if identity is None:
+            identity = 'plan' if playbook in self.PLAN_PLAYBOOKS else 'apply'
+        return {'apply': self.kubeconfig, 'plan': self.plan_kubeconfig, 'admin': self.admin_kubeconfig}[identity]
+
+    # pylint: disable-next=too-many-arguments,too-many-positional-arguments
+    def command(self, playbook, extra_vars=None, inventory=None, check=False, extra_args=(), cwd=None, identity=None):
         self.calls += 1
-        variables = {'nodewright_kubeconfig': self.kubeconfig}
+        kubeconfig = self.kubeconfig_for(playbook, identity)
+        variables = {'nodewright_kubeconfig': kubeconfig}
         variables.update(extra_vars or {})
         stats = self.root / f'stats-{os.getpid()}-{self.calls}.json'
         cmd = [str(Path(sys.executable).with_name('ansible-playbook')), playbook, '-e', json.dumps(variables)]
@@ -108,19 +124,21 @@ class PlaybookRunner:
                    ANSIBLE_CALLBACKS_ENABLED='nodewright.bridge.rollout', NODEWRIGHT_REPORT=str(stats),
                    ANSIBLE_HOST_KEY_CHECKING='False', ANSIBLE_RETRY_FILES_ENABLED='False', ANSIBLE_FORKS='20',
                    ANSIBLE_LOCALHOST_WARNING='False', ANSIBLE_INVENTORY_UNPARSED_WARNING='False',
-                   K8S_AUTH_KUBECONFIG=self.kubeconfig)
+                   K8S_AUTH_KUBECONFIG=kubeconfig, NODEWRIGHT_ADMIN_KUBECONFIG=self.admin_kubeconfig)
         cwd = cwd or str(self.root)
         # Relative nodewright_cr paths are resolved from $PWD, as a shell would have set it.
         env['PWD'] = cwd
         return cmd, env, stats, cwd
 
-    def run(self, playbook, extra_vars=None, inventory=None, check=False, extra_args=(), cwd=None, run_timeout=1200):
-        cmd, env, stats, cwd = self.command(playbook, extra_vars, inventory, check, extra_args, cwd)
+    # pylint: disable-next=too-many-arguments,too-many-positional-arguments
+    def run(self, playbook, extra_vars=None, inventory=None, check=False, extra_args=(), cwd=None, run_timeout=1200,
+            identity=None):
+        cmd, env, stats, cwd = self.command(playbook, extra_vars, inventory, check, extra_args, cwd, identity)
         proc = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, timeout=run_timeout, check=False)
         return PlaybookResult(proc.returncode, proc.stdout, proc.stderr, stats)
 
-    def start(self, playbook, extra_vars=None, inventory=None, cwd=None):
-        cmd, env, stats, cwd = self.command(playbook, extra_vars, inventory, False, (), cwd)
+    def start(self, playbook, extra_vars=None, inventory=None, cwd=None, identity=None):
+        cmd, env, stats, cwd = self.command(playbook, extra_vars, inventory, False, (), cwd, identity)
         # A process group of its own, so a test can kill ansible-playbook and its workers at once.
         return subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                 start_new_session=True)

@@ -31,7 +31,7 @@ RECORD_SCRIPT = '''
 import json, os, sys, time
 from kubernetes import client, config
 node, log, stage, pool = sys.argv[1:5]
-config.load_kube_config(os.environ['K8S_AUTH_KUBECONFIG'])
+config.load_kube_config(os.environ['NODEWRIGHT_ADMIN_KUBECONFIG'])
 core = client.CoreV1Api()
 me = core.read_node(node)
 pods = core.list_pod_for_all_namespaces(field_selector='spec.nodeName=' + node).items
@@ -57,7 +57,7 @@ sys.path.insert(0, {str(CLUSTER_DIR)!r})
 import helpers
 node, delay, log = sys.argv[1], float(sys.argv[2]), sys.argv[3]
 time.sleep(delay)
-api = helpers.launcher.api_client_from_kubeconfig(os.environ['K8S_AUTH_KUBECONFIG'])
+api = helpers.launcher.api_client_from_kubeconfig(os.environ['NODEWRIGHT_ADMIN_KUBECONFIG'])
 new = helpers.reboot_node(api, node, timeout=60)
 with open(log, 'a') as out:
     out.write('%s %s %f\\n' % (node, new, time.time()))

@@ -100,10 +100,14 @@ def test_the_old_option_names_work_and_are_deprecated(modules, node):
     assert "Alias 'name' is deprecated" in text and "Alias 'owner' is deprecated" in text
 
 
-def test_unreachable_api_server_fails_clearly(modules, node):
-    result = modules.run('node_cordon', name=node, owner='gpu-tuning', host='https://127.0.0.1:1')
+def test_unreachable_api_server_fails_clearly(cluster, modules, node):
+    # host overrides the kubeconfig's server for every request, retries included
+    result = modules.run('node_cordon', node=node, cr_name='gpu-tuning', host='https://127.0.0.1:1', api_outage_timeout=2)
     assert result['failed'] is True
+    assert result['msg'].startswith(f'get node {node}: the Kubernetes API server at https://127.0.0.1:1 has not answered for 2s')
     assert 'cannot reach the Kubernetes API server at https://127.0.0.1:1' in result['msg']
+    unschedulable, annotations = _node(cluster, node)
+    assert unschedulable is False and CORDON + 'gpu-tuning' not in annotations
 
 
 def test_rbac_denied_patch_fails_and_leaves_the_node_alone(cluster, modules, node, identity):

@@ -27,6 +27,7 @@ import pytest
 import yaml
 
 import launcher  # tests/cluster, put on the path by conftest
+import rbac_identity  # tests/kube
 
 GROUP, VERSION = 'skyhook.nvidia.com', 'v1alpha1'
 POOL_LABEL = 'nodewright.bridge/render-pool'
@@ -192,6 +193,8 @@ def scenario(cluster, playbooks, tmp_path_factory):  # pylint: disable=redefined
     tag = uuid.uuid4().hex[:5]
     namespace = f't-render-{tag}'
     cluster.create_namespace(namespace)
+    # The package pods' namespace: the apply identity's RoleBinding there, as a user makes (docs/rbac.md).
+    rbac_identity.bind_namespace(cluster.api, namespace)
     pools = {}
     for pool in ('a', 'b'):
         names = [f'r-{tag}-{pool}{i}' for i in range(2)]

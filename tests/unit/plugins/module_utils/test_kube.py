@@ -482,3 +482,20 @@ def test_a_node_read_before_and_gone_now_was_deleted(server, kube):
         kube.patch_node('n1', {'spec': {'unschedulable': True}})
     assert exc.value.message == 'node deleted: node n1 was removed from the cluster at %s' % server.host
     assert exc.value.node == 'n1'
+
+
+def test_explicit_connection_options_beat_the_kubeconfig_on_every_request(server, tmp_path):
+    # the kubeconfig loader re-installs its refresh hook (which sets its own server and token) on
+    # every request; host and api_key must still win on the second request and after
+    kubeconfig = tmp_path / 'kubeconfig'
+    kubeconfig.write_text(
+        'apiVersion: v1\nkind: Config\ncurrent-context: c\n'
+        'clusters: [{name: c, cluster: {server: "https://kubeconfig-server.invalid:6443"}}]\n'
+        'users: [{name: u, user: {token: kubeconfig-token}}]\n'
+        'contexts: [{name: c, context: {cluster: c, user: u}}]\n')
+    kube = server.kube(kubeconfig=str(kubeconfig), api_key='explicit-token')
+    server.reply('GET', NODE_PATH, body=node('n1', 3), repeat=True)
+    for dummy in range(3):
+        kube.get_node('n1')
+    assert [r.url.split('/api/')[0] for r in server.requests] == [server.host] * 3
+    assert [r.headers.get('authorization') for r in server.requests] == ['Bearer explicit-token'] * 3
