@@ -258,7 +258,8 @@ def test_api_server_stopped_during_drain_package_pod_and_reboot_wait(fcluster, f
         away['pod'] = sc.outage()
         sc.wait_pod(node, 'driver', 'interrupt', phase=None)
         away['reboot'] = sc.outage()
-        fcluster.reboot_node(node)
+        # kwok, like the controllers, takes a while to watch again after three restarts
+        fcluster.reboot_node(node, timeout=90)
     finally:
         result = run.finish(timeout=600)
     failed = _failures(result)
