@@ -122,6 +122,10 @@ def test_modules_under_the_apply_identity(audited):
     assert _ok(run('node_cordon', node=node, cr_name=name, state='uncordoned'))['unschedulable'] is False
 
 
+def _own_labels(node):
+    return dict((k, v) for k, v in (node.metadata.labels or {}).items() if 'nodewright' in k or 'skyhook' in k)
+
+
 def test_the_plan_identity_cannot_write(audited):
     """node_cordon as nodewright-bridge-plan: refused by the API server, the node untouched."""
     node = audited.fresh_node()
@@ -132,8 +136,7 @@ def test_the_plan_identity_cannot_write(audited):
     # (kwok's heartbeats change the node's status and resourceVersion, and a fresh node still gets
     # labels from the node controller: compare what a cordon writes)
     assert (after.metadata.annotations or {}) == (before.metadata.annotations or {})
-    ours = lambda labels: dict((k, v) for k, v in (labels or {}).items() if 'nodewright' in k or 'skyhook' in k)  # noqa: E731
-    assert ours(after.metadata.labels) == ours(before.metadata.labels)
+    assert _own_labels(after) == _own_labels(before)
     assert not after.spec.unschedulable
     # Reads work: the plan identity may see the node.
     assert _ok(audited.modules['plan'].run('node_state', node=node))['changed'] is False
