@@ -322,6 +322,8 @@ def test_node_deleted_while_its_package_pod_runs(fcluster, fplaybooks, scene):  
     batch = comp['batches'][-1]
     # removed from its compartment, as the operator drops deleted nodes: neither ok nor failed
     assert stays in batch['ok'] and gone not in batch['ok'] and gone not in batch['failed'], comp
+    assert batch.get('removed') == [gone] and comp.get('removed') == [gone] and comp.get('failed') == 0, comp
+    assert '1 removed (node deleted)' in result.stdout, result
     print(f'\nFAULT node-deleted: run rc {result.rc} in {run.duration:.0f}s ({run.duration - (deleted_at - run.started):.0f}s '
           f'after the delete); compartment rack-a: matched {comp.get("matched")}, completed {comp.get("completed")}, '
           f'failed {comp.get("failed")}, batch ok {batch["ok"]} failed {batch["failed"]}; {summary}')
