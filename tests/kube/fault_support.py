@@ -63,8 +63,8 @@ class SteadyRecorder(PodRecorder):
     def stage_of(self):
         """pod name -> (node, package, stage), of every package and interrupt pod seen."""
         out = {}
-        for name, node, dummy, annotations in self.created.values():
-            info = json.loads(annotations.get(PACKAGE_ANNOTATION) or '{}')
+        for name, node, dummy, pod_annotations in self.created.values():
+            info = json.loads(pod_annotations.get(PACKAGE_ANNOTATION) or '{}')
             if info:
                 out[name] = (node, info.get('name'), info.get('stage'))
         return out

@@ -146,9 +146,9 @@ class PodRecorder:
     def stage_pods(self):
         """(node, package, stage) -> number of pods created, from the operator's package annotation."""
         counts = {}
-        for name, node, labels, annotations in self.created.values():
+        for name, node, labels, pod_annotations in self.created.values():
             del name
-            info = json.loads(annotations.get('skyhook.nvidia.com/package') or '{}')
+            info = json.loads(pod_annotations.get('skyhook.nvidia.com/package') or '{}')
             if not info:
                 continue
             key = (node, info.get('name'), info.get('stage'))
