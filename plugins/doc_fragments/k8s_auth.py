@@ -81,8 +81,8 @@ options:
     description:
       - Seconds a request keeps being retried, with backoff from 0.5 s to 5 s, while the API server does not
         answer or answers that it cannot now (connection refused or reset, HTTP 429, 502, 503, 504, or a 500
-        that names etcd or a timeout): a control-plane restart or upgrade, an etcd restart, a managed
-        cluster's blip. A wait (a drain, a package pod, a reboot) keeps its own timeout across the outage
+        that names etcd or a timeout), as during a control-plane restart or upgrade, an etcd restart or a
+        managed cluster's blip. A wait (a drain, a package pod, a reboot) keeps its own timeout across the outage
         and its watch resumes where it stopped.
       - After that long the task fails with a message that says the API server has not answered.
         C(0) fails at the first refused request.
