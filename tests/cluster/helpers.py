@@ -30,7 +30,9 @@ expect, e.g. a failed init container ends with "stage failed: exit 1".
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import time
 import uuid
 
@@ -446,3 +448,23 @@ class Cluster:
         except kclient.ApiException as exc:
             if exc.status != 404:
                 raise
+
+
+@contextlib.contextmanager
+def own_cluster(state_dir, what='the test cluster', **up_args):
+    """A cluster started in ``state_dir`` (``launcher.up(**up_args)``) as a Cluster, stopped afterwards.
+
+    For the fixtures that need a cluster of their own (an audit log, restarts). A cluster that cannot
+    start fails the test (never a skip); NODEWRIGHT_KEEP_CLUSTER_LOGS keeps the component logs.
+    """
+    try:
+        info = launcher.up(state_dir=state_dir, **up_args)
+    except Exception as exc:  # pylint: disable=broad-exception-caught
+        import pytest  # pylint: disable=import-outside-toplevel
+        pytest.fail(f'{what} could not be started: {exc}', pytrace=False)
+    handle = Cluster(info.kubeconfig, node_names=info.nodes, info=info)
+    try:
+        yield handle
+    finally:
+        handle.close()
+        launcher.down(state_dir, keep_state=bool(os.environ.get('NODEWRIGHT_KEEP_CLUSTER_LOGS')))

@@ -46,7 +46,6 @@ _collection_on_path()
 
 # pylint: disable=wrong-import-position
 import helpers  # noqa: E402
-import launcher  # noqa: E402
 import interop_support as support  # noqa: E402
 
 
@@ -81,18 +80,9 @@ def operator_binary():
 
 @pytest.fixture(scope='session')
 def cluster(tmp_path_factory):
-    state = tmp_path_factory.mktemp('interop-cluster')
-    try:
-        info = launcher.up(nodes=1, state_dir=state, audit=True)
-    except Exception as exc:  # pylint: disable=broad-exception-caught
-        pytest.fail(f'the test cluster could not be started: {exc}', pytrace=False)
-    handle = helpers.Cluster(info.kubeconfig, node_names=info.nodes, info=info)
-    handle.create_namespace(support.NAMESPACE)
-    try:
+    with helpers.own_cluster(tmp_path_factory.mktemp('interop-cluster'), nodes=1, audit=True) as handle:
+        handle.create_namespace(support.NAMESPACE)
         yield handle
-    finally:
-        handle.close()
-        launcher.down(state, keep_state=bool(os.environ.get('NODEWRIGHT_KEEP_CLUSTER_LOGS')))
 
 
 @pytest.fixture

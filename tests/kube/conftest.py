@@ -64,20 +64,8 @@ def cluster(tmp_path_factory):
         handle.close()
         return
 
-    state = tmp_path_factory.mktemp('cluster')
-    try:
-        info = launcher.up(nodes=NODES, state_dir=state)
-    except Exception as exc:  # pylint: disable=broad-exception-caught
-        # pytest.fail, not skip: a missing cluster must fail these tests.
-        pytest.fail(f'the test cluster could not be started: {exc}', pytrace=False)
-    handle = helpers.Cluster(info.kubeconfig, node_names=info.nodes, info=info)
-    try:
+    with helpers.own_cluster(tmp_path_factory.mktemp('cluster'), nodes=NODES) as handle:
         yield handle
-    finally:
-        handle.close()
-        # Keep the component logs when NODEWRIGHT_KEEP_CLUSTER_LOGS is set
-        # (for CI artifacts); the processes are stopped either way.
-        launcher.down(state, keep_state=bool(os.environ.get('NODEWRIGHT_KEEP_CLUSTER_LOGS')))
 
 
 @pytest.fixture(scope='session')

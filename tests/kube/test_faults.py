@@ -76,17 +76,8 @@ class FaultPool(Pool):
 @pytest.fixture(scope='module')
 def fcluster(tmp_path_factory):
     """A cluster of this module's own, with an audit log; stopped after the module."""
-    state = tmp_path_factory.mktemp('fault-cluster')
-    try:
-        info = launcher.up(nodes=1, state_dir=state, audit=True)
-    except Exception as exc:  # pylint: disable=broad-exception-caught
-        pytest.fail(f'the fault test cluster could not be started: {exc}', pytrace=False)
-    handle = helpers.Cluster(info.kubeconfig, node_names=info.nodes, info=info)
-    try:
+    with helpers.own_cluster(tmp_path_factory.mktemp('fault-cluster'), 'the fault test cluster', nodes=1, audit=True) as handle:
         yield handle
-    finally:
-        handle.close()
-        launcher.down(state, keep_state=bool(os.environ.get('NODEWRIGHT_KEEP_CLUSTER_LOGS')))
 
 
 @pytest.fixture(scope='module')
@@ -192,6 +183,16 @@ class Scene:
             assert not fs.invalid_entries(node, self.cr)
             assert not fs.unowned_cordon(node, self.cr), name
 
+    def rerun_and_check(self, playbooks):
+        """Run the apply again; it must finish every node with nothing lost or run twice: ``(result, seconds, summary)``."""
+        t0 = time.monotonic()
+        again = playbooks.run('nodewright.bridge.apply', extra_vars=self.variables())
+        seconds = time.monotonic() - t0
+        assert again.rc == 0, again
+        self.assert_all_complete()
+        self.assert_nothing_lost()
+        return again, seconds, self.assert_each_stage_once()
+
     def counts(self):
         """(node, package, stage) -> pods created, over every run of this scene (audit log)."""
         return fs.stage_pod_counts(self.info.audit_log, self.namespace, self.recorder)
@@ -236,12 +237,6 @@ def _message(line):
         return line
 
 
-def _rerun(fplaybooks, sc):  # pylint: disable=redefined-outer-name
-    t0 = time.monotonic()
-    result = fplaybooks.run('nodewright.bridge.apply', extra_vars=sc.variables())
-    return result, time.monotonic() - t0
-
-
 # ------------------------------------------------------------------ a. the API server away for 20 s
 
 @pytest.mark.slow
@@ -272,11 +267,7 @@ def test_api_server_stopped_during_drain_package_pod_and_reboot_wait(fcluster, f
         # only an outage may be the reason
         assert failed and all('API server' in line or 'apiserver' in line.lower() for line in failed), (
             f'{result}\n--- kwok log (tail) ---\n{launcher._tail(Path(fcluster.info.state_dir) / "logs" / "kwok.log", 40)}')  # pylint: disable=protected-access
-    again, rerun_seconds = _rerun(fplaybooks, sc)
-    assert again.rc == 0, again
-    sc.assert_all_complete()
-    sc.assert_nothing_lost()
-    summary = sc.assert_each_stage_once()
+    again, rerun_seconds, summary = sc.rerun_and_check(fplaybooks)
     print(f'\nFAULT apiserver-down: outages {", ".join(f"{k} {v:.1f}s" for k, v in away.items())}; '
           f'run rc {result.rc} in {run.duration:.0f}s ({len(failed)} failed tasks), re-run rc {again.rc} '
           f'in {rerun_seconds:.0f}s; {summary}')
@@ -296,11 +287,7 @@ def test_etcd_restarted_mid_batch(fcluster, fplaybooks, scene):  # pylint: disab
     failed = _failures(result)
     if result.rc != 0:
         assert failed and all('etcd' in line or 'API server' in line for line in failed), result
-    again, rerun_seconds = _rerun(fplaybooks, sc)
-    assert again.rc == 0, again
-    sc.assert_all_complete()
-    sc.assert_nothing_lost()
-    summary = sc.assert_each_stage_once()
+    again, rerun_seconds, summary = sc.rerun_and_check(fplaybooks)
     print(f'\nFAULT etcd-restart: away {away:.1f}s; run rc {result.rc} in {run.duration:.0f}s '
           f'({len(failed)} failed tasks), re-run rc {again.rc} in {rerun_seconds:.0f}s; {summary}')
 
@@ -414,10 +401,7 @@ def test_token_expiring_mid_run(fcluster, fplaybooks, scene, tmp_path):  # pylin
     assert failed and all('authentication' in line.lower() for line in failed), result
     sc.assert_nothing_lost()
     touched = [n for n in sc.names if sc.pool.state(n)]
-    again, rerun_seconds = _rerun(fplaybooks, sc)
-    assert again.rc == 0, again
-    sc.assert_all_complete()
-    summary = sc.assert_each_stage_once()
+    again, rerun_seconds, summary = sc.rerun_and_check(fplaybooks)
     print(f'\nFAULT token-expired: refused {valid_for}s into the run; run rc {result.rc} after {run.duration:.0f}s, '
           f'{len(failed)} failed tasks, e.g. {_message(failed[0])!r}; nodes touched {len(touched)}; re-run rc {again.rc} '
           f'in {rerun_seconds:.0f}s; {summary}')
@@ -473,12 +457,8 @@ def test_sigterm_during_drain_package_pod_and_reboot_wait(fcluster, fplaybooks, 
     time.sleep(1)  # the interrupt pod done, the reboot awaited
     kills['reboot wait (pid)'] = _terminate(run, whole_group=False)
     fcluster.reboot_node(node)  # the reboot happens while no run watches
-    again, rerun_seconds = _rerun(fplaybooks, sc)
-    assert again.rc == 0, again
     assert not [k for k, v in kills.items() if v['orphans']], f'workers outlived ansible-playbook: {kills}'
-    sc.assert_all_complete()
-    sc.assert_nothing_lost()
-    summary = sc.assert_each_stage_once()
+    again, rerun_seconds, summary = sc.rerun_and_check(fplaybooks)
     print(f'\nFAULT sigterm: {kills}; final re-run rc {again.rc} in {rerun_seconds:.0f}s; {summary}')
 
 

@@ -35,22 +35,13 @@ RARE = {
 @pytest.fixture(scope='module')
 def audited(tmp_path_factory):
     """A cluster of its own (2 nodes) with the API audit log, the shipped RBAC and a package namespace."""
-    state = tmp_path_factory.mktemp('rbac-cluster')
-    try:
-        info = launcher.up(nodes=2, state_dir=state, audit=True)
-    except Exception as exc:  # pylint: disable=broad-exception-caught
-        pytest.fail(f'the audited test cluster could not be started: {exc}', pytrace=False)
-    cluster = helpers.Cluster(info.kubeconfig, node_names=info.nodes, info=info)
-    try:
+    with helpers.own_cluster(tmp_path_factory.mktemp('rbac-cluster'), 'the audited test cluster', nodes=2, audit=True) as cluster:
         work = tmp_path_factory.mktemp('rbac-work')
-        ids = rbac_identity.install(cluster.api, info.kubeconfig, work)
+        ids = rbac_identity.install(cluster.api, cluster.info.kubeconfig, work)
         namespace = f'rbac-{uuid.uuid4().hex[:5]}'
         cluster.create_namespace(namespace)
         rbac_identity.bind_namespace(cluster.api, namespace)
-        yield Audited(cluster, info, ids, namespace, work)
-    finally:
-        cluster.close()
-        launcher.down(state)
+        yield Audited(cluster, cluster.info, ids, namespace, work)
 
 
 class Audited:
