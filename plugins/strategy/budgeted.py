@@ -85,18 +85,19 @@ display = Display()
 CUSTOM_STAT = 'nodewright_rollout'
 
 
-def _result_host(result):
-    """The host of a task result (``host`` from ansible-core 2.19, ``_host`` before)."""
+def _deleted_node_host(result):
+    """The name of the host of a failed task result that says its node was deleted (``node_deleted``), else None."""
+    utr = getattr(result, 'utr', None)
+    if utr is not None:  # ansible-core 2.21: a HostTaskResult around the unified task result
+        data = utr.as_result_dict() if utr.failed else {}
+    else:  # ``_return_data`` from ansible-core 2.19, ``_result`` before
+        data = getattr(result, '_return_data', None)
+        if data is None:
+            data = getattr(result, '_result', None)
+    if not isinstance(data, dict) or not (data.get('failed') and data.get('node_deleted')):
+        return None
     host = getattr(result, 'host', None)
-    return host if host is not None else result._host  # pylint: disable=protected-access
-
-
-def _result_data(result):
-    """The return data of a task result (``_return_data`` from ansible-core 2.19, ``_result`` before)."""
-    data = getattr(result, '_return_data', None)
-    if data is None:
-        data = getattr(result, '_result', None)
-    return data if isinstance(data, dict) else {}
+    return (host if host is not None else result._host).name  # pylint: disable=protected-access
 
 
 class _Gate(object):
@@ -377,9 +378,9 @@ class _BudgetedMixin(object):
         gate = self._nw
         if gate is not None:
             for result in results:
-                data = _result_data(result)
-                if data.get('failed') and data.get('node_deleted'):
-                    gate.removed.add(_result_host(result).name)
+                name = _deleted_node_host(result)
+                if name is not None:
+                    gate.removed.add(name)
         return results
 
     def _nw_is_fatal(self, task, task_vars):
