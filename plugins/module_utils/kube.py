@@ -325,8 +325,6 @@ def _node_lock(host, name):
 # Nodes as this process last read or wrote them (never dry-run answers), by process id, API server
 # and name: the starting point of a read-modify-write when the caller has no fresher copy.
 _NODES = {}
-# (API server, node) this process has read: a 404 for one of them is a node deleted since.
-_SEEN_NODES = set()
 
 
 class Kube(object):
@@ -425,13 +423,12 @@ class Kube(object):
         except NotFound:
             raise self.node_gone(name)
         _NODES[(os.getpid(), self.host, name)] = node
-        _SEEN_NODES.add((self.host, name))
         return node
 
     def node_gone(self, name, what=None):
-        """The NodeGone error for ``name``: "node deleted" if this process has seen it (or ``what`` waits on it)."""
-        _NODES.pop((os.getpid(), self.host, name), None)
-        return NodeGone(name, self.host, deleted=bool(what) or (self.host, name) in _SEEN_NODES, what=what)
+        """The NodeGone error for ``name``: "node deleted" if this process had read or written it (or ``what`` waits on it)."""
+        known = _NODES.pop((os.getpid(), self.host, name), None) is not None
+        return NodeGone(name, self.host, deleted=bool(what) or known, what=what)
 
     def list_nodes(self, label_selector=None):
         kwargs = {'label_selector': label_selector} if label_selector else {}

@@ -249,7 +249,7 @@ class NodeSequence(object):
         if 'errors' in exc.result:
             result['errors'] = exc.result['errors']  # an invalid CR: every problem with its field path
         result['failed_step'] = where
-        if exc.result.get('node_deleted'):
+        if gone:
             result['node_deleted'] = True  # the strategy takes the node out of its compartment's counts
         return result
 

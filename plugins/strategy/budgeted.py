@@ -383,6 +383,10 @@ class _BudgetedMixin(object):
                     gate.removed.add(name)
         return results
 
+    def _nw_removed(self, name, ok):
+        """Whether a finished host is scored removed: it failed because its node was deleted."""
+        return not ok and name in self._nw.removed
+
     def _nw_is_fatal(self, task, task_vars):
         """Would linear treat a failure of this task as fatal for the batch (any_errors_fatal / run_once)?"""
         if task.ignore_errors:
@@ -458,7 +462,7 @@ class _BudgetedMixin(object):
     def _nw_score_batch(self, iterator, comp, names, interrupted):
         gate = self._nw
         ok = [n for n in names if self._nw_host_ok(iterator, n) and (not interrupted or self._nw_host_done(iterator, n))]
-        removed = [n for n in names if n not in ok and n in gate.removed]
+        removed = [n for n in names if n not in ok and self._nw_removed(n, False)]
         failed = [n for n in names if n not in ok and n not in removed]
         for name in names:
             if self._nw_host_done(iterator, name):
@@ -536,7 +540,7 @@ class _BudgetedMixin(object):
                 gate.run_failed.add(name)
             # checked per host: in sliding mode any_errors_fatal stops admission at once
             self._nw_note_fatal(comp, [name], [] if ok else [name], 'sliding window')
-            for record in sched.complete(name, ok, removed=not ok and name in gate.removed):
+            for record in sched.complete(name, ok, removed=self._nw_removed(name, ok)):
                 group_start = min([started] + [gate.admit_times.get(n, started) for n in record['hosts']])
                 self._nw_banner_end(comp, record)
                 rollout_state.batch_finished(gate.record, comp, record, started=group_start)
@@ -629,7 +633,7 @@ class _BudgetedMixin(object):
                 if not ok:
                     gate.run_failed.add(name)
                 self._nw_note_fatal(comp, [name], [] if ok else [name], 'sliding window')
-                for record in sched.complete(name, ok, removed=not ok and name in gate.removed):
+                for record in sched.complete(name, ok, removed=self._nw_removed(name, ok)):
                     self._nw_banner_end(comp, record)
                     rollout_state.batch_finished(gate.record, comp, record)
         else:

@@ -17,57 +17,14 @@ import uuid
 from pathlib import Path
 
 from kubernetes import client as kclient
-from kubernetes import watch as kwatch
 
-from test_e2e_apply import STATE, PodRecorder
+from test_e2e_apply import STATE
 
 CORDON = 'skyhook.nvidia.com/cordon_'
 PACKAGE_ANNOTATION = 'skyhook.nvidia.com/package'
 # A stage never goes back to an earlier one within a run of the apply playbook (no uninstall here).
 STAGE_ORDER = {'apply': 0, 'config': 1, 'interrupt': 2, 'post-interrupt': 3}
 STATE_ORDER = {'in_progress': 0, 'erroring': 0, 'unknown': 0, 'skipped': 1, 'complete': 1}
-
-
-class SteadyRecorder(PodRecorder):
-    """PodRecorder that survives the API server going away: a failed watch lists the pods again.
-
-    (PodRecorder resumes from its last resourceVersion forever, which a restarted API server's
-    empty watch cache refuses as too old.)
-    """
-
-    def _run(self):
-        while not self.stop.is_set():
-            try:
-                for event in kwatch.Watch().stream(self.core.list_namespaced_pod, self.namespace, resource_version=self.rv,
-                                                   timeout_seconds=5, _request_timeout=(3, 10)):
-                    self._seen(event['object'])
-                    self.rv = event['object'].metadata.resource_version
-                    if self.stop.is_set():
-                        return
-                continue
-            except Exception:  # pylint: disable=broad-exception-caught
-                pass
-            try:
-                listing = self.core.list_namespaced_pod(self.namespace, _request_timeout=5)
-            except Exception:  # pylint: disable=broad-exception-caught
-                time.sleep(0.5)  # still down
-                continue
-            for pod in listing.items:
-                self._seen(pod)
-            self.rv = listing.metadata.resource_version
-
-    def _seen(self, pod):
-        self.created.setdefault(pod.metadata.uid, (pod.metadata.name, pod.spec.node_name, dict(pod.metadata.labels or {}),
-                                                   dict(pod.metadata.annotations or {})))
-
-    def stage_of(self):
-        """pod name -> (node, package, stage), of every package and interrupt pod seen."""
-        out = {}
-        for name, node, dummy, pod_annotations in self.created.values():
-            info = json.loads(pod_annotations.get(PACKAGE_ANNOTATION) or '{}')
-            if info:
-                out[name] = (node, info.get('name'), info.get('stage'))
-        return out
 
 
 def audit_pod_creates(audit_log, namespace):

@@ -123,25 +123,46 @@ class PodRecorder:
         self.thread.start()
 
     def _run(self):
+        # A failed watch lists the pods again: resuming from the last resourceVersion would be
+        # refused forever by an API server restarted with an empty watch cache (the fault tests).
         while not self.stop.is_set():
             try:
                 for event in kwatch.Watch().stream(self.core.list_namespaced_pod, self.namespace, resource_version=self.rv,
-                                                   timeout_seconds=5):
-                    pod = event['object']
-                    self.rv = pod.metadata.resource_version
-                    self.created.setdefault(pod.metadata.uid, (pod.metadata.name, pod.spec.node_name,
-                                                               dict(pod.metadata.labels or {}),
-                                                               dict(pod.metadata.annotations or {})))
+                                                   timeout_seconds=5, _request_timeout=(3, 10)):
+                    self._seen(event['object'])
+                    self.rv = event['object'].metadata.resource_version
                     if self.stop.is_set():
                         return
+                continue
             except Exception:  # pylint: disable=broad-exception-caught
-                time.sleep(0.5)  # an expired watch: carry on
+                pass
+            try:
+                listing = self.core.list_namespaced_pod(self.namespace, _request_timeout=5)
+            except Exception:  # pylint: disable=broad-exception-caught
+                time.sleep(0.5)  # still down
+                continue
+            for pod in listing.items:
+                self._seen(pod)
+            self.rv = listing.metadata.resource_version
+
+    def _seen(self, pod):
+        self.created.setdefault(pod.metadata.uid, (pod.metadata.name, pod.spec.node_name, dict(pod.metadata.labels or {}),
+                                                   dict(pod.metadata.annotations or {})))
 
     def finish(self):
         self.stop.set()
         self.thread.join(timeout=15)
         assert not self.thread.is_alive(), 'the pod recorder did not stop'
         return self.created
+
+    def stage_of(self):
+        """pod name -> (node, package, stage), of every package and interrupt pod seen."""
+        out = {}
+        for name, node, dummy, pod_annotations in self.created.values():
+            info = json.loads(pod_annotations.get('skyhook.nvidia.com/package') or '{}')
+            if info:
+                out[name] = (node, info.get('name'), info.get('stage'))
+        return out
 
     def stage_pods(self):
         """(node, package, stage) -> number of pods created, from the operator's package annotation."""

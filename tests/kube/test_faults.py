@@ -34,7 +34,7 @@ import helpers
 import launcher
 import stall_proxy
 from module_runner import PlaybookRunner, launch
-from test_e2e_apply import STATUS, Pool, _apply
+from test_e2e_apply import STATUS, PodRecorder, Pool, _apply
 
 SLOW = '5s'
 STAGES = [('prep', 'apply'), ('prep', 'config'), ('driver', 'apply'), ('driver', 'config'),
@@ -100,7 +100,7 @@ class Scene:
         self.namespace = f'f-{self.pool.id}'
         # after an API server restart the controllers (the namespace's service account) take a while
         cluster.create_namespace(self.namespace, timeout=120)
-        self.recorder = fs.SteadyRecorder(cluster, self.namespace)
+        self.recorder = PodRecorder(cluster, self.namespace)
         self.watch = fs.NodeWatch(cluster.core, self.names, self.cr)
 
     def variables(self, **extra):
