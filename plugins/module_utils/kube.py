@@ -604,6 +604,22 @@ class Kube(object):
                 continue
         raise Conflict('configmap %s/%s: still conflicting after %d attempts' % (namespace, name, attempts), 409)
 
+    # ------------------------------------------------------------------ leases (the shared budget)
+
+    def get_lease(self, namespace, name):
+        return self.call(describe('get', 'lease', name, namespace), self.coordination.read_namespaced_lease, name, namespace)
+
+    def create_lease(self, namespace, body):
+        """Create a Lease; Conflict when it exists (another run made it first: read it and go on)."""
+        return self.call(describe('create', 'lease', body['metadata']['name'], namespace),
+                         self.coordination.create_namespaced_lease, namespace, body)
+
+    def replace_lease(self, namespace, body):
+        """Replace a Lease; ``body`` carries the resourceVersion read, so a write in between is a Conflict (409)."""
+        name = body['metadata']['name']
+        return self.call(describe('update', 'lease', name, namespace), self.coordination.replace_namespaced_lease,
+                         name, namespace, body)
+
     # ------------------------------------------------------------------ NodeWright resources
 
     def _get_first(self, what, name, places):

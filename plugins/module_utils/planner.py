@@ -12,6 +12,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import gc
+import hashlib
 import json
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
@@ -403,9 +404,15 @@ def _waiting(decision):
     return None
 
 
+def _spec_digest(plan):
+    docs = [(plan.get('cr_document') or {}).get('spec'), (plan.get('policy_document') or {}).get('spec')]
+    return hashlib.sha256(json.dumps(docs, sort_keys=True, default=str).encode('utf-8')).hexdigest()[:16]
+
+
 def _phase(plan, runs, after_all):
     """The strategy's phase for a CR: its policy (hosts pinned to the planned compartments) or budget."""
-    phase = {'name': plan['cr']['name']}
+    # what the CR rolls out: runs of one CR share a budget only while they roll out the same spec
+    phase = {'name': plan['cr']['name'], 'budget_key': _spec_digest(plan)}
     if plan.get('policy_document'):
         phase['policy'] = plan['policy_document']
         phase['hosts'] = dict((n, plan['nodes'][n].get('compartment')) for n in runs)

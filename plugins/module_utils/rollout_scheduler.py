@@ -96,6 +96,9 @@ class CompartmentRollout(object):
         self.stop_reason = None
         self.current = None
         self.batches = []  # history: {'number', 'size', 'hosts', 'ok', 'failed', 'failed_batch', 'progress'}
+        # False when a shared budget runs the compartment for the fleet (module_utils/shared_budget.py):
+        # the fleet's batches, not this run's share of them, decide when it stops
+        self.judged = True
 
     # -- strategy parameters with defaults for a compartment without a strategy
     @property
@@ -189,7 +192,7 @@ class CompartmentRollout(object):
         scored = len(ok_nodes) + len(failed_nodes)
         batch_failed = bool(scored) and len(ok_nodes) * 100 // scored < self.batch_threshold
         progress = self.progress
-        if scored:
+        if scored and self.judged:
             self._judge(batch_failed, progress)
             self.last_batch_size = len(batch)
             self.last_batch_failed = batch_failed

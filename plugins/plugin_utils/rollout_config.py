@@ -17,6 +17,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils.constants import NODEWRIGHT_API_VERSION
 from ansible_collections.nodewright.bridge.plugins.module_utils.rollout_scheduler import (
     RolloutScheduler, SlidingWindowScheduler)
@@ -30,7 +31,10 @@ HOSTVAR_COMPARTMENT = 'nodewright_compartment'
 HOSTVAR_LABELS = 'nodewright_labels'
 # Set by the strategy on every host of a phase when the phase starts (the tasks read it).
 HOSTVAR_PHASE = 'nodewright_phase'
-PLAY_VARS = (VAR_POLICY, VAR_BUDGET, VAR_WINDOW, VAR_ORDER, VAR_PHASES)
+VAR_SHARED = 'nodewright_shared_budget'
+PLAY_VARS = (VAR_POLICY, VAR_BUDGET, VAR_WINDOW, VAR_ORDER, VAR_PHASES, VAR_SHARED)
+# nodewright_shared_budget: where the Lease lives, how long a dead run's slots last, how to reach the API
+SHARED_KEYS = ('name', 'namespace', 'slot_expiry')
 HOST_VARS = (HOSTVAR_COMPARTMENT, HOSTVAR_LABELS)
 WINDOWS = ('batch', 'sliding')
 ORDERS = ('inventory', 'name')
@@ -70,12 +74,13 @@ def plain(value):
 class Settings(object):
     """What the play asked for: a policy or a plain budget, the window mode and the node order."""
 
-    def __init__(self, policy=None, budget=None, window='batch', order='inventory', source=None):
+    def __init__(self, policy=None, budget=None, window='batch', order='inventory', source=None, shared=None):
         self.policy = policy  # cr_model.DeploymentPolicy or None
         self.budget = budget  # {'percent': N} / {'count': N} or None
         self.window = window
         self.order = order
         self.source = source
+        self.shared = shared  # the shared budget's settings (parse_shared), or None: this run's budget only
 
     @property
     def has_compartments(self):
@@ -148,9 +153,46 @@ def budget_cr(budget):
             'metadata': {'name': 'ansible-play'}, 'spec': {'interruptionBudget': dict(budget)}}
 
 
+def parse_shared(value, errors):
+    """``nodewright_shared_budget``: None / false (off), true (the defaults) or a mapping; the settings or None."""
+    value = plain(value)
+    if value is None or value is False:
+        return None
+    if value is True:
+        value = {}
+    if not isinstance(value, dict):
+        errors.append('%s: must be true, false or a mapping (%s and the connection options), got %s'
+                      % (VAR_SHARED, ', '.join(SHARED_KEYS), type(value).__name__))
+        return None
+    auth = tuple(kube_api.AUTH_ARG_SPEC)
+    unknown = sorted(k for k in value if k not in SHARED_KEYS + auth + ('enabled',))
+    if unknown:
+        errors.append('%s: unknown keys %s (known: %s and the connection options %s)'
+                      % (VAR_SHARED, ', '.join(unknown), ', '.join(SHARED_KEYS), ', '.join(auth)))
+    value = dict((k, v) for k, v in value.items() if v not in (None, '', 'None'))  # unset in a templated mapping
+    enabled = value.get('enabled', True)
+    if isinstance(enabled, str):
+        enabled = enabled.lower() in ('1', 'true', 'yes', 'on')
+    if not enabled:
+        return None
+    expiry = value.get('slot_expiry', 120)
+    if isinstance(expiry, str) and expiry.isdigit():
+        expiry = value['slot_expiry'] = int(expiry)
+    if isinstance(expiry, bool) or not isinstance(expiry, int) or expiry < 10:
+        errors.append('%s.slot_expiry: must be an integer of at least 10 (seconds), got %r' % (VAR_SHARED, expiry))
+    for key in ('name', 'namespace'):
+        if value.get(key) is not None and (not isinstance(value[key], str) or not value[key]):
+            errors.append('%s.%s: must be a non-empty string, got %r' % (VAR_SHARED, key, value[key]))
+    shared = dict((k, v) for k, v in value.items() if k != 'enabled' and v is not None)
+    shared.setdefault('namespace', 'skyhook')
+    shared.setdefault('slot_expiry', 120)
+    return shared
+
+
 def parse_settings(play_vars, read_file=None):
     """Settings from the (templated) play variables; RolloutConfigError lists every problem."""
     errors = []
+    shared = parse_shared(play_vars.get(VAR_SHARED), errors)
     policy_value, budget_value = play_vars.get(VAR_POLICY), play_vars.get(VAR_BUDGET)
     window = plain(play_vars.get(VAR_WINDOW)) or 'batch'
     order = plain(play_vars.get(VAR_ORDER)) or 'inventory'
@@ -178,7 +220,7 @@ def parse_settings(play_vars, read_file=None):
                       % (VAR_POLICY, VAR_BUDGET))
     if errors:
         raise RolloutConfigError(errors)
-    return Settings(policy=policy, budget=budget, window=window, order=order, source=source)
+    return Settings(policy=policy, budget=budget, window=window, order=order, source=source, shared=shared)
 
 
 class Phase(object):
@@ -189,8 +231,9 @@ class Phase(object):
     must have succeeded before this one starts.
     """
 
-    def __init__(self, name, settings, hosts=None, compartments=None, after_all=()):
+    def __init__(self, name, settings, hosts=None, compartments=None, after_all=(), budget_key=None):
         self.name = name
+        self.budget_key = budget_key  # what the phase rolls out (a CR's version): the shared budget's fingerprint
         self.settings = settings
         self.hosts = hosts
         self.compartments = compartments or {}
@@ -226,7 +269,7 @@ def parse_phases(play_vars, read_file=None):
         where = '%s[%d] (%s)' % (VAR_PHASES, index, name)
         if name in seen:
             errors.append('%s: the name is used twice' % where)
-        unknown = sorted(set(entry) - set(('name', 'policy', 'interruption_budget', 'hosts', 'after_all')))
+        unknown = sorted(set(entry) - set(('name', 'policy', 'interruption_budget', 'hosts', 'after_all', 'budget_key')))
         if unknown:
             errors.append('%s: unknown keys %s' % (where, ', '.join(unknown)))
         hosts = entry.get('hosts')
@@ -244,12 +287,13 @@ def parse_phases(play_vars, read_file=None):
         seen.add(name)
         try:
             settings = parse_settings({VAR_POLICY: entry.get('policy'), VAR_BUDGET: entry.get('interruption_budget'),
-                                       VAR_WINDOW: play_vars.get(VAR_WINDOW), VAR_ORDER: play_vars.get(VAR_ORDER)},
+                                       VAR_WINDOW: play_vars.get(VAR_WINDOW), VAR_ORDER: play_vars.get(VAR_ORDER),
+                                       VAR_SHARED: play_vars.get(VAR_SHARED)},
                                       read_file)
         except RolloutConfigError as exc:
             errors.extend('%s: %s' % (where, err) for err in exc.errors)
             continue
-        phases.append(Phase(name, settings, hosts, compartments, after_all))
+        phases.append(Phase(name, settings, hosts, compartments, after_all, entry.get('budget_key')))
     if errors:
         raise RolloutConfigError(errors)
     return phases

@@ -81,6 +81,7 @@ class Rollout(object):
         self.stopped = False
         self.not_attempted = []
         self.excluded = dict(excluded or {})
+        self.shared_budget = None  # the run's part in a shared budget (Leases, writes, most in flight), if any
         self.compartments = {}
         self.order = []
         for comp in compartments:
@@ -112,7 +113,7 @@ class Rollout(object):
         return {'play': self.play, 'mode': self.mode, 'compartments': compartments,
                 'not_attempted': list(self.not_attempted), 'stopped': self.stopped, 'ended': self.ended,
                 'excluded': dict(self.excluded), 'elapsed': round(finished - self.started, 3),
-                'finished': self.finished is not None}
+                'finished': self.finished is not None, 'shared_budget': copy.deepcopy(self.shared_budget)}
 
 
 def start_rollout(play, mode, compartments, excluded=None):
@@ -157,6 +158,12 @@ def batch_finished(rollout, compartment, record, started=None):
         payload = dict(entry, play=rollout.play, mode=rollout.mode, compartment=compartment,
                        matched=comp['matched'], eta=eta, stopped=comp['stopped'])
     _publish('batch_end', payload)
+
+
+def shared_budget(rollout, info):
+    """Record the run's part in a shared budget (a dict: run, leases, writes, max_in_flight, elsewhere)."""
+    with _LOCK:
+        rollout.shared_budget = dict(info)
 
 
 def finish_rollout(rollout, compartments, not_attempted, ended=None):

@@ -75,8 +75,11 @@ from ansible.plugins.strategy.linear import StrategyModule as LinearStrategyModu
 from ansible.template import Templar
 from ansible.utils.display import Display
 
+from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils import shared_budget as budget_rules
 from ansible_collections.nodewright.bridge.plugins.module_utils.rollout_scheduler import halt
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_config
+from ansible_collections.nodewright.bridge.plugins.plugin_utils import shared_budget
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_state
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import sequence_engine
 
@@ -133,6 +136,11 @@ class _Gate(object):
         self.record = None
         self.parked = {}  # host states moved out of the iterator while not in flight
         self.parking = True
+        self.budget = None  # the current phase's shared budget (plugin_utils/shared_budget.py), or None
+        self.released = set()  # hosts whose slot in the shared budget was given back
+        self.elsewhere = {}  # the current phase's hosts that other runs of the shared budget finished: name -> outcome
+        self.budget_polled = 0.0  # sliding mode: when the budget was last asked without waiting
+        self.budget_waiting = set()  # compartments whose wait for the shared budget was announced
 
     def label(self, comp):
         """A compartment as banners show it: with its phase when the play has phases."""
@@ -313,6 +321,7 @@ class _BudgetedMixin(object):
         nodes, pinned = rollout_config.node_inputs(phase.settings, [i for i in inputs if i[0] not in excluded])
         gate.scheduler = rollout_config.build_scheduler(phase.settings, nodes, pinned)
         gate.excluded = excluded
+        gate.budget, gate.elsewhere, gate.released, gate.budget_waiting = None, {}, set(), set()
         title = gate.play if phase.name is None else '%s: %s' % (gate.play, phase.name)
         gate.record = rollout_state.start_rollout(title, phase.settings.window,
                                                   rollout_config.compartment_summaries(gate.scheduler), excluded)
@@ -323,6 +332,8 @@ class _BudgetedMixin(object):
             display.warning('nodewright.bridge.budgeted: %d host(s) left out of the rollout of %r: %s'
                             % (len(excluded), title, ', '.join('%s (%s)' % item for item in sorted(excluded.items()))))
         gate.ran.update(h.name for h in eligible)
+        if phase.settings.shared is not None:
+            self._nw_join_budget(phase)
 
     @staticmethod
     def _nw_forget_roles(play, host_name):
@@ -381,6 +392,11 @@ class _BudgetedMixin(object):
                 name = _deleted_node_host(result)
                 if name is not None:
                     gate.removed.add(name)
+            if gate.budget is not None:
+                try:
+                    gate.budget.renew_if_due()
+                except shared_budget.BudgetError as exc:
+                    self._nw_budget_failed(exc)
         return results
 
     def _nw_removed(self, name, ok):
@@ -445,6 +461,10 @@ class _BudgetedMixin(object):
     def _nw_advance_batches(self, iterator):
         gate = self._nw
         while True:
+            if gate.budget is not None:
+                # a finished host gives its slot back at once: other runs need not wait for this batch
+                self._nw_release(iterator, [n for names in gate.active.values() for n in names
+                                            if n not in gate.released and self._nw_host_done(iterator, n)])
             changed = False
             for comp, names in list(gate.active.items()):
                 if all(self._nw_host_done(iterator, n) for n in names):
@@ -468,7 +488,10 @@ class _BudgetedMixin(object):
             if self._nw_host_done(iterator, name):
                 self._nw_retire(iterator, name)
         self._nw_compact(iterator)
+        if gate.budget is not None:
+            self._nw_release(iterator, [n for n in names if n not in gate.released])
         record = gate.scheduler.record(comp, ok, failed, removed)
+        self._nw_sync_stop(comp)
         gate.run_failed.update(failed + removed)
         del gate.active[comp]
         gate.numbers.pop(comp, None)
@@ -495,10 +518,10 @@ class _BudgetedMixin(object):
             self._nw_halt(gate.fatal_reason)
         batches = {}
         if not self._nw_ending(iterator):
-            batches = gate.scheduler.next_batches()
+            batches = self._nw_next_batches(iterator)
             # a phase is over when it has nothing in flight and nothing to admit: the next one starts
             while not batches and not gate.active and self._nw_next_phase(iterator):
-                batches = gate.scheduler.next_batches()
+                batches = self._nw_next_batches(iterator)
             for comp in sorted(batches, key=self._nw_comp_index):
                 names = batches[comp]
                 gate.active[comp] = names
@@ -540,18 +563,21 @@ class _BudgetedMixin(object):
                 gate.run_failed.add(name)
             # checked per host: in sliding mode any_errors_fatal stops admission at once
             self._nw_note_fatal(comp, [name], [] if ok else [name], 'sliding window')
+            if gate.budget is not None:
+                self._nw_release(iterator, [name])
             for record in sched.complete(name, ok, removed=self._nw_removed(name, ok)):
                 group_start = min([started] + [gate.admit_times.get(n, started) for n in record['hosts']])
                 self._nw_banner_end(comp, record)
                 rollout_state.batch_finished(gate.record, comp, record, started=group_start)
+            self._nw_sync_stop(comp)
         if gate.fatal_reason:
             self._nw_halt(gate.fatal_reason)
         if not self._nw_ending(iterator):
-            admitted = sched.admit()
+            admitted = self._nw_sliding_admit(iterator)
             # a phase is over when it has nothing in flight and nothing to admit: the next one starts
             while not admitted and not gate.in_flight and self._nw_next_phase(iterator):
                 sched = gate.scheduler
-                admitted = sched.admit()
+                admitted = self._nw_sliding_admit(iterator)
             now = time.time()
             for comp in sorted(admitted, key=self._nw_comp_index):
                 for name in admitted[comp]:
@@ -568,6 +594,191 @@ class _BudgetedMixin(object):
             self._nw_restrict(iterator)
             self._nw_check_forks(len(gate.in_flight))
         return admitted_any
+
+    # ------------------------------------------------------------------ the shared budget
+
+    def _nw_join_budget(self, phase):
+        """Register this run in the shared budget of the phase (a Lease per compartment); a failure stops the phase."""
+        gate = self._nw
+        shared = phase.settings.shared
+        rollouts = [getattr(c, 'rollout', c) for c in gate.scheduler.compartments]
+        for rollout in rollouts:
+            rollout.judged = False  # the fleet's batches decide the stop (module_utils/shared_budget.py)
+        rules = dict((r.name, budget_rules.Rules.of(r)) for r in rollouts)
+        key = phase.budget_key if phase.budget_key is not None else phase.name
+        try:
+            client = kube_api.Kube(shared_budget.connection_params(shared))
+            gate.budget = shared_budget.SharedBudget(client, shared['namespace'], shared.get('name') or phase.name, gate.settings.window,
+                                                     rules, key=key, expiry=shared['slot_expiry'])
+            gate.budget.join(dict((r.name, list(r.queue)) for r in rollouts))
+        except (kube_api.KubeError, shared_budget.BudgetError) as exc:
+            self._nw_budget_failed(exc)
+            return
+        display.display('NODEWRIGHT SHARED BUDGET %s: run %s joined %s' % (
+            gate.label(gate.budget.scope), gate.budget.run, ', '.join(gate.budget.where(c) for c in sorted(gate.budget.joined))))
+
+    def _nw_budget_failed(self, exc):
+        """The shared budget cannot be used: stop admitting (hosts in flight finish) and say why."""
+        gate = self._nw
+        reason = 'shared budget: %s' % (getattr(exc, 'message', None) or exc)
+        display.error('nodewright.bridge.budgeted: %s' % reason)
+        if gate.budget is not None:
+            gate.budget.joined = set()  # nothing more is written: the slots expire (or the next run clears them)
+        gate.budget = None
+        self._nw_halt(reason)
+        gate.any_stopped = True
+
+    def _nw_leave_budget(self):
+        gate = self._nw
+        if gate.budget is None:
+            return
+        budget, gate.budget = gate.budget, None
+        budget.leave()
+        done_elsewhere = sorted(gate.elsewhere)
+        if done_elsewhere:
+            failed = [n for n in done_elsewhere if gate.elsewhere[n] == 'failed']
+            display.display('NODEWRIGHT SHARED BUDGET: %d host(s) finished by other runs: %s%s' % (
+                len(done_elsewhere), ', '.join(done_elsewhere), ' (failed there: %s)' % ', '.join(failed) if failed else ''))
+            for name in failed:
+                # the fleet's rollout failed on it: this run's result says so too
+                self._tqm._failed_hosts[name] = True
+                gate.run_failed.add(name)
+        rollout_state.shared_budget(gate.record, {
+            'run': budget.run, 'leases': [budget.where(c) for c in sorted(budget.names)], 'writes': budget.writes,
+            'max_in_flight': dict(budget.max_in_flight), 'elsewhere': dict(gate.elsewhere)})
+
+    def _nw_outcome(self, iterator, name):
+        ok = self._nw_host_ok(iterator, name)
+        return 'removed' if self._nw_removed(name, ok) else 'ok' if ok else 'failed'
+
+    def _nw_release(self, iterator, names):
+        """Give the slots of finished hosts back, with their outcomes (one write per compartment)."""
+        gate = self._nw
+        by_comp = {}
+        for name in names:
+            if name in gate.released or not self._nw_host_done(iterator, name):
+                continue  # a host that did not finish keeps its slot until the run leaves (then it is freed, not scored)
+            gate.released.add(name)
+            by_comp.setdefault(gate.scheduler.compartment_of(name), {})[name] = self._nw_outcome(iterator, name)
+        for comp, outcomes in sorted(by_comp.items()):
+            if gate.budget is None:
+                return
+            try:
+                records = gate.budget.finish(comp, outcomes)
+            except shared_budget.BudgetError as exc:
+                self._nw_budget_failed(exc)
+                return
+            for record in records:
+                display.banner('NODEWRIGHT FLEET %s %d [%s] scored: %d nodes over every run, %d ok, %d failed, %s; fleet '
+                               'progress %d%%%s' % (
+                                   'GROUP' if gate.sliding else 'BATCH', record['number'], gate.label(comp), record['size'],
+                                   len(record['ok']), len(record['failed']), 'FAILED BATCH' if record['failed_batch'] else 'ok',
+                                   record['progress'], '; STOPPED' if record['stopped'] else ''), cows=False)
+            self._nw_sync_stop(comp)
+
+    def _nw_sync_stop(self, comp):
+        """A fleet compartment stopped (by any run's batch): this run's compartment stops with the same reason."""
+        gate = self._nw
+        reason = gate.budget.stopped(comp) if gate.budget is not None else None
+        if reason is None:
+            return
+        rollout = gate.scheduler.compartment(comp)
+        rollout = getattr(rollout, 'rollout', rollout)
+        if not rollout.stopped:
+            rollout.stopped, rollout.stop_reason = True, 'the fleet (shared budget): %s' % reason
+
+    def _nw_drop_elsewhere(self, rollout, waiting, finished, busy):
+        """Take hosts other runs finished out of this run's queue; move the ones they run to its back. The new waiting list."""
+        gate = self._nw
+        state = gate.budget.states.get(rollout.name) or {'done': {}}
+        for name in finished:
+            gate.elsewhere[name] = state['done'].get(name, 'ok')
+        gone = set(finished) | set(busy)
+        rollout.queue = [n for n in rollout.queue if n not in finished]
+        return [n for n in waiting if n not in gone] + [n for n in waiting if n in busy]
+
+    def _nw_budget_wait(self, iterator, comps):
+        """Wait for the shared budget between two polls; False when the run is ending."""
+        gate = self._nw
+        for comp in comps:
+            if comp not in gate.budget_waiting:
+                gate.budget_waiting.add(comp)
+                state = gate.budget.states.get(comp) or {'slots': {}}
+                others = sorted(set(s['run'] for s in state['slots'].values() if s['run'] != gate.budget.run))
+                display.display('NODEWRIGHT WAIT [%s]: the shared budget is in use (%d in flight, runs %s); polling every %.0f s' % (
+                    gate.label(comp), len(state['slots']), ', '.join(others) or 'none', shared_budget.POLL_SECONDS))
+        try:
+            gate.budget.wait()
+        except shared_budget.BudgetError as exc:
+            self._nw_budget_failed(exc)
+            return False
+        return not self._nw_ending(iterator)
+
+    def _nw_next_batches(self, iterator):
+        """Batch mode: the next wave, from this run's scheduler or (shared) what the fleet's batch has room for."""
+        gate = self._nw
+        if gate.budget is None:
+            return gate.scheduler.next_batches()
+        while gate.budget is not None:
+            batches, waiting = {}, []
+            for comp in gate.scheduler.compartments:
+                if comp.stopped or not comp.queue:
+                    continue
+                try:
+                    granted, finished, busy = gate.budget.take(comp.name, list(comp.queue))
+                except shared_budget.BudgetError as exc:
+                    self._nw_budget_failed(exc)
+                    return {}
+                comp.queue = self._nw_drop_elsewhere(comp, comp.queue, finished, busy)
+                self._nw_sync_stop(comp.name)
+                if granted:
+                    comp.queue = [n for n in comp.queue if n not in granted]
+                    comp.current = granted
+                    batches[comp.name] = granted
+                    gate.budget_waiting.discard(comp.name)
+                elif comp.queue and not comp.stopped:
+                    waiting.append(comp.name)
+            if batches or not waiting or not self._nw_budget_wait(iterator, waiting):
+                return batches
+        return gate.scheduler.next_batches()
+
+    def _nw_sliding_admit(self, iterator):
+        """Sliding mode: nodes to start now (this run's windows, or the fleet's when the budget is shared)."""
+        gate = self._nw
+        if gate.budget is None:
+            return gate.scheduler.admit()
+        while gate.budget is not None:
+            if gate.in_flight and time.time() - gate.budget_polled < shared_budget.POLL_SECONDS:
+                return {}  # hosts are running: ask again on a later pass, not on every one
+            gate.budget_polled = time.time()
+            admitted, waiting = {}, []
+            for comp in gate.scheduler.compartments:
+                if comp.stopped or not comp.waiting:
+                    continue
+                try:
+                    granted, finished, busy = gate.budget.take(comp.name, list(comp.waiting))
+                except shared_budget.BudgetError as exc:
+                    self._nw_budget_failed(exc)
+                    return {}
+                comp.waiting = self._nw_drop_elsewhere(comp.rollout, comp.waiting, finished, busy)
+                self._nw_sync_stop(comp.name)
+                if comp.pending and not comp.in_flight and not comp.waiting:
+                    # the rest went to other runs: what this run finished is its last group
+                    group, comp.pending = comp.pending, []
+                    record = comp._score(group)  # pylint: disable=protected-access
+                    self._nw_banner_end(comp.name, record)
+                    rollout_state.batch_finished(gate.record, comp.name, record)
+                if granted:
+                    comp.waiting = [n for n in comp.waiting if n not in granted]
+                    comp.in_flight.extend(granted)
+                    comp.max_in_flight = max(comp.max_in_flight, len(comp.in_flight))
+                    admitted[comp.name] = granted
+                    gate.budget_waiting.discard(comp.name)
+                elif comp.waiting and not comp.stopped:
+                    waiting.append(comp.name)
+            if admitted or not waiting or gate.in_flight or not self._nw_budget_wait(iterator, waiting):
+                return admitted
+        return gate.scheduler.admit()
 
     def _nw_halt(self, reason):
         sched = self._nw.scheduler
@@ -632,6 +843,8 @@ class _BudgetedMixin(object):
                 comp = sched.compartment_of(name)
                 if not ok:
                     gate.run_failed.add(name)
+                if gate.budget is not None:
+                    self._nw_release(iterator, [name])
                 self._nw_note_fatal(comp, [name], [] if ok else [name], 'sliding window')
                 for record in sched.complete(name, ok, removed=self._nw_removed(name, ok)):
                     self._nw_banner_end(comp, record)
@@ -675,6 +888,7 @@ class _BudgetedMixin(object):
             return
         gate.phase_closed = True
         sched = gate.scheduler
+        self._nw_leave_budget()
         not_attempted = sched.not_attempted()
         stopped = sched.stopped
         stats = self._tqm._stats

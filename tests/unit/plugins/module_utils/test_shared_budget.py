@@ -1,0 +1,203 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""shared_budget: the fleet rollout kept in a Lease, taken from by several runs (no I/O)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import random
+
+import pytest
+
+from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils import shared_budget as sb
+from ansible_collections.nodewright.bridge.plugins.module_utils.rollout_scheduler import RolloutScheduler
+
+DEFAULT = cr_model.DEFAULT_COMPARTMENT
+NODES = ['n%02d' % i for i in range(12)]
+EXPIRY = 60
+
+
+def rules(strategy, budget, count=12):
+    policy = cr_model.build_policy({'default': {'budget': budget, 'strategy': strategy}, 'compartments': []})
+    sched = RolloutScheduler.build([(n, {}) for n in NODES[:count]], policy=policy)
+    return sb.Rules.of(sched.compartment(DEFAULT))
+
+
+FIXED_2 = ({'fixed': {'initialBatch': 2}}, {'count': 2})
+
+
+def joined(mode, runs, nodes=NODES, now=0.0):
+    state = sb.new_state(mode)
+    for run in runs:
+        sb.join(state, run, 'print', nodes, now, EXPIRY)
+    return state
+
+
+def test_lease_name_is_short_stable_and_distinct():
+    long_name = 'gpu-driver-' * 10
+    a = sb.lease_name(long_name, DEFAULT)
+    assert len(a) <= 63 and a == sb.lease_name(long_name, DEFAULT)
+    assert a != sb.lease_name(long_name, 'rack-a')
+    assert sb.lease_name('Fleet.Driver', 'rack_a').startswith('nodewright-budget-fleet-driver-rack-a-')
+
+
+def test_three_runs_never_exceed_the_batch_and_run_each_node_once():
+    """Three runs over the same 12 nodes, in a random interleaving: never more than 2 in flight."""
+    rule = rules(*FIXED_2)
+    state = joined('batch', ['a', 'b', 'c'])
+    rng = random.Random(7)
+    running = {'a': [], 'b': [], 'c': []}
+    queues = dict((r, list(NODES)) for r in running)
+    ran, most, now = [], 0, 0.0
+    while any(queues.values()) or any(running.values()):
+        now += 0.1
+        run = rng.choice(sorted(running))
+        if running[run] and rng.random() < 0.5:
+            node = running[run].pop(0)
+            sb.finish(state, rule, run, {node: 'ok'})
+            continue
+        granted, finished, busy = sb.take(state, rule, run, queues[run], now, EXPIRY)
+        queues[run] = [n for n in queues[run] if n not in finished and n not in granted]
+        running[run].extend(granted)
+        ran.extend(granted)
+        most = max(most, len(state['slots']))
+        assert len(state['slots']) <= 2
+    assert sorted(ran) == NODES  # every node once, over all runs
+    assert most == 2
+    assert state['counters']['completed'] == 12 and state['counters']['scored'] == 6
+
+
+def test_a_full_batch_takes_nothing_more_until_every_node_of_it_finished():
+    rule = rules(*FIXED_2)
+    state = joined('batch', ['a', 'b'])
+    assert sb.take(state, rule, 'a', ['n00'], 1, EXPIRY)[0] == ['n00']
+    assert sb.take(state, rule, 'b', ['n00', 'n01', 'n02'], 1, EXPIRY) == (['n01'], [], ['n00'])
+    sb.finish(state, rule, 'b', {'n01': 'ok'})
+    # n01's slot is free, but batch 1 (n00, n01) is not finished: the barrier holds for every run
+    assert sb.take(state, rule, 'b', ['n02'], 2, EXPIRY)[0] == []
+    records = sb.finish(state, rule, 'a', {'n00': 'ok'})
+    assert [(r['number'], r['size'], sorted(r['ok'])) for r in records] == [(1, 2, ['n00', 'n01'])]
+    assert sb.take(state, rule, 'b', ['n00', 'n02'], 3, EXPIRY) == (['n02'], ['n00'], [])
+    assert state['batch']['number'] == 2
+
+
+def test_the_stop_rule_is_the_fleets():
+    """failureThreshold over the fleet's batches: one failure in a 2-node batch at batchThreshold 100."""
+    strategy = {'fixed': {'initialBatch': 2, 'batchThreshold': 100, 'failureThreshold': 1, 'safetyLimit': 100}}
+    rule = rules(strategy, {'count': 2})
+    state = joined('batch', ['a', 'b'])
+    sb.take(state, rule, 'a', ['n00'], 1, EXPIRY)
+    sb.take(state, rule, 'b', ['n01'], 1, EXPIRY)
+    sb.finish(state, rule, 'a', {'n00': 'failed'})
+    records = sb.finish(state, rule, 'b', {'n01': 'ok'})
+    assert records[0]['failed_batch'] and records[0]['stopped']
+    assert 'failureThreshold 1' in state['counters']['stopped']
+    assert sb.take(state, rule, 'a', ['n02'], 2, EXPIRY)[0] == []
+
+
+def test_linear_growth_follows_the_fleets_batches():
+    rule = rules({'linear': {'initialBatch': 1, 'delta': 1}}, {'count': 3})
+    state = joined('batch', ['a', 'b'])
+    sizes = []
+    for now in range(1, 6):
+        of_a = sb.take(state, rule, 'a', [n for n in NODES if n not in state['done']][:1], now, EXPIRY)[0]
+        of_b = sb.take(state, rule, 'b', [n for n in NODES if n not in state['done'] and n not in of_a], now, EXPIRY)[0]
+        sizes.append(len(of_a) + len(of_b))
+        sb.finish(state, rule, 'a', dict((n, 'ok') for n in of_a))
+        sb.finish(state, rule, 'b', dict((n, 'ok') for n in of_b))
+    assert sizes[:3] == [1, 2, 3] and max(sizes) == 3  # 1, 2, then the ceiling, over both runs together
+
+
+def test_a_dead_runs_slots_expire_and_its_node_is_taken_again():
+    rule = rules(*FIXED_2)
+    state = joined('batch', ['a', 'b'], now=0)
+    assert sb.take(state, rule, 'a', ['n00', 'n01'], 1, EXPIRY)[0] == ['n00', 'n01']
+    sb.renew(state, 'b', 50, EXPIRY)
+    assert sb.take(state, rule, 'b', ['n00', 'n01'], 50, EXPIRY) == ([], [], ['n00', 'n01'])
+    # a's heartbeat (until 61) passes; b renewed at 50 (until 110)
+    assert sb.take(state, rule, 'b', ['n00', 'n01'], 62, EXPIRY) == (['n00', 'n01'], [], [])
+    assert sorted(state['runs']) == ['b']
+    # a comes back after its expiry: it is told, it does not silently go on
+    with pytest.raises(sb.BudgetStateError, match='heartbeat expired'):
+        sb.take(state, rule, 'a', ['n02'], 63, EXPIRY)
+    assert sb.renew(state, 'a', 63, EXPIRY) is False
+
+
+def test_the_outcome_of_a_run_that_lost_its_slot_is_not_counted():
+    rule = rules(*FIXED_2)
+    state = joined('batch', ['a', 'b'])
+    sb.take(state, rule, 'a', ['n00'], 1, EXPIRY)
+    sb.leave(state, 'a')
+    sb.take(state, rule, 'b', ['n00'], 2, EXPIRY)
+    sb.finish(state, rule, 'a', {'n00': 'failed'})
+    assert state['done'] == {} and state['slots']['n00']['run'] == 'b'
+
+
+def test_a_fresh_rollout_starts_when_the_last_run_is_gone_and_a_live_one_must_match():
+    rule = rules(*FIXED_2)
+    state = joined('batch', ['a'])
+    sb.take(state, rule, 'a', ['n00', 'n01'], 1, EXPIRY)
+    sb.finish(state, rule, 'a', {'n00': 'ok', 'n01': 'ok'})
+    with pytest.raises(sb.BudgetMismatch, match='another version of the CR'):
+        sb.join(state, 'b', 'other-print', NODES, 2, EXPIRY)
+    sb.leave(state, 'a')
+    assert sb.join(state, 'b', 'other-print', NODES, 3, EXPIRY) is True
+    assert state['done'] == {} and state['counters']['scored'] == 0 and state['fingerprint'] == 'other-print'
+
+
+def test_removed_nodes_leave_the_fleet_and_the_batch_is_judged_on_the_rest():
+    strategy = {'fixed': {'initialBatch': 2, 'batchThreshold': 100, 'failureThreshold': 1, 'safetyLimit': 100}}
+    rule = rules(strategy, {'count': 2})
+    state = joined('batch', ['a'])
+    sb.take(state, rule, 'a', ['n00', 'n01'], 1, EXPIRY)
+    record = sb.finish(state, rule, 'a', {'n00': 'removed', 'n01': 'ok'})[0]
+    assert record['removed'] == ['n00'] and not record['failed_batch'] and record['total'] == 11
+    assert 'n00' not in sb.members(state)
+
+
+def test_sliding_window_over_two_runs():
+    rule = rules({'fixed': {'initialBatch': 3}}, {'count': 3})
+    state = joined('sliding', ['a', 'b'])
+    assert sb.take(state, rule, 'a', NODES[:2], 1, EXPIRY)[0] == ['n00', 'n01']
+    assert sb.take(state, rule, 'b', NODES, 1, EXPIRY)[0] == ['n02']
+    assert sb.take(state, rule, 'b', NODES[3:], 1, EXPIRY)[0] == []
+    sb.finish(state, rule, 'a', {'n00': 'ok'})
+    # no barrier: the freed slot is taken at once
+    assert sb.take(state, rule, 'b', NODES[3:], 2, EXPIRY)[0] == ['n03']
+    sb.finish(state, rule, 'a', {'n01': 'ok'})
+    records = sb.finish(state, rule, 'b', {'n02': 'ok'})
+    assert [r['hosts'] for r in records] == [['n00', 'n01', 'n02']]
+
+
+def test_stop_from_outside_the_policy():
+    rule = rules(*FIXED_2)
+    state = joined('batch', ['a'])
+    sb.stop(state, 'gate prometheus: alert GPUHot firing')
+    assert sb.take(state, rule, 'a', NODES, 1, EXPIRY)[0] == []
+    assert sb.holder_summary(state, rule) == '0 in flight (stopped), 1 run'
+
+
+def test_the_state_round_trips_and_hand_edits_are_named():
+    rule = rules(*FIXED_2)
+    state = joined('batch', ['a'])
+    sb.take(state, rule, 'a', ['n00'], 1, EXPIRY)
+    assert sb.parse_state(sb.dump_state(state), 'lease x') == state
+    assert sb.holder_summary(state, rule) == '1 in flight (batch 1 of 2), 1 run'
+    bad = json.loads(sb.dump_state(state))
+    bad['slots']['n00'] = 'all of them'
+    with pytest.raises(sb.BudgetStateError, match=r'lease x\.slots\[n00\]: must be \{run, until\}'):
+        sb.parse_state(json.dumps(bad), 'lease x')
+    with pytest.raises(sb.BudgetStateError, match='is not JSON'):
+        sb.parse_state('nonsense{', 'lease x')
+    bad = json.loads(sb.dump_state(state))
+    bad['counters']['streak'] = -1
+    with pytest.raises(sb.BudgetStateError, match=r'counters\.streak: must be a non-negative integer'):
+        sb.parse_state(json.dumps(bad), 'lease x')
+    bad = json.loads(sb.dump_state(state))
+    bad['done'] = {'n01': 'maybe'}
+    with pytest.raises(sb.BudgetStateError, match=r'done\[n01\]'):
+        sb.parse_state(json.dumps(bad), 'lease x')
