@@ -84,7 +84,7 @@ def fingerprint(*parts):
 
 def new_state(mode):
     return {'format': FORMAT, 'mode': mode, 'fingerprint': None, 'runs': {}, 'slots': {}, 'done': {},
-            'batch': None, 'pending': [], 'counters': _fresh_counters()}
+            'orphans': [], 'batch': None, 'pending': [], 'counters': _fresh_counters()}
 
 
 def _fresh_counters():
@@ -134,6 +134,8 @@ def parse_state(text, where):
             _check(isinstance(batch.get(key), int) and batch[key] > 0, '%s.batch.%s' % (where, key), 'must be a positive integer')
         for node, outcome in batch['nodes'].items():
             _check(outcome is None or outcome in OUTCOMES, '%s.batch.nodes[%s]' % (where, node), 'bad outcome %r' % (outcome,))
+    _check(isinstance(state.get('orphans'), list) and all(isinstance(n, str) for n in state['orphans']),
+           where + '.orphans', 'must be a list of node names')
     pending = state.get('pending')
     _check(isinstance(pending, list) and all(isinstance(p, list) and len(p) == 2 and p[1] in OUTCOMES for p in pending),
            where + '.pending', 'must be a list of [node, outcome]')
@@ -187,9 +189,10 @@ def members(state):
 
 
 def untaken(state):
-    """Members not finished, not in flight and not in the open batch."""
+    """Members not finished, not in flight, not orphaned and not in the open batch."""
     batch = (state.get('batch') or {}).get('nodes') or {}
-    return [n for n in members(state) if n not in state['done'] and n not in state['slots'] and n not in batch]
+    return [n for n in members(state) if n not in state['done'] and n not in state['slots'] and n not in batch
+            and n not in state['orphans']]
 
 
 def _scratch(state, rules):
@@ -198,7 +201,7 @@ def _scratch(state, rules):
     counters = state['counters']
     rollout = CompartmentRollout(rules.name, nodes, rules.ceiling(len(nodes)), rules.strategy,
                                  cap_to_ceiling=rules.cap_to_ceiling, budget=rules.budget)
-    rollout.queue = untaken(state) + [n for n in state['slots'] if n not in state['done']]
+    rollout.queue = untaken(state) + [n for n in state['slots'] if n not in state['done']] + list(state['orphans'])
     rollout.completed = counters['completed']
     rollout.failed = counters['failed']
     rollout.consecutive_failures = counters['streak']
@@ -241,19 +244,39 @@ def _score(state, rules, nodes, outcomes):
 # --------------------------------------------------------------------------- what a run does
 
 def expire(state, now):
-    """Drop runs whose heartbeat passed and slots whose expiry passed; the (node, run) pairs freed."""
+    """Drop runs whose heartbeat passed and slots whose expiry passed; the (node, run) pairs freed.
+
+    A freed node is an **orphan**: its run died mid-update (it may be cordoned, a package pod may
+    run). It keeps its place in the batch (or window), so the budget still counts it, and the next
+    run that has it takes it before any fresh node (its update resumes from its annotations). An
+    orphan no live run has goes: nobody can finish it in this rollout.
+    """
     for run in [r for r, e in state['runs'].items() if e['until'] < now]:
         del state['runs'][run]
     freed = []
     for node, slot in list(state['slots'].items()):
         if slot['until'] < now or slot['run'] not in state['runs']:
-            del state['slots'][node]
             freed.append((node, slot['run']))
-            batch = state.get('batch')
-            if batch is not None and node in batch['nodes'] and batch['nodes'][node] is None:
-                # the node goes back to be taken again (its update resumes): the batch has room for it
-                del batch['nodes'][node]
+            _orphan(state, node)
+    _drop_unwanted_orphans(state)
     return freed
+
+
+def _orphan(state, node):
+    del state['slots'][node]
+    if node not in state['done'] and node not in state['orphans']:
+        state['orphans'].append(node)
+
+
+def _drop_unwanted_orphans(state):
+    wanted = set()
+    for entry in state['runs'].values():
+        wanted.update(entry['nodes'])
+    batch = state.get('batch')
+    for node in [n for n in state['orphans'] if n not in wanted]:
+        state['orphans'].remove(node)
+        if batch is not None and batch['nodes'].get(node, 'x') is None:
+            del batch['nodes'][node]
 
 
 def join(state, run, print_, nodes, now, expiry):
@@ -294,10 +317,8 @@ def leave(state, run):
     state['runs'].pop(run, None)
     for node, slot in list(state['slots'].items()):
         if slot['run'] == run:
-            del state['slots'][node]
-            batch = state.get('batch')
-            if batch is not None and batch['nodes'].get(node, 'x') is None:
-                del batch['nodes'][node]
+            _orphan(state, node)  # a node the run did not finish (it was stopped): another run may resume it
+    _drop_unwanted_orphans(state)
 
 
 def take(state, rules, run, wanted, now, expiry, room_limit=None):
@@ -313,15 +334,20 @@ def take(state, rules, run, wanted, now, expiry, room_limit=None):
                                'controller suspended?) and its slots were given up' % run)
     finished = [n for n in wanted if n in state['done']]
     busy = [n for n in wanted if n not in state['done'] and n in state['slots'] and state['slots'][n]['run'] != run]
-    skip = set(finished) | set(state['slots'])
-    candidates = [n for n in wanted if n not in skip]
+    # an orphan already has its place in the batch or window: taking it needs no room
+    orphans = [n for n in wanted if n in state['orphans']]
+    skip = set(finished) | set(state['slots']) | set(state['orphans'])
+    batch = state.get('batch') or {'nodes': {}}
+    candidates = [n for n in wanted if n not in skip and n not in batch['nodes']]
     room = _room(state, rules)
     if room_limit is not None:
         room = min(room, room_limit)
-    granted = candidates[:max(0, room)]
+    granted = orphans + candidates[:max(0, room)]
     for node in granted:
         state['slots'][node] = {'run': run, 'until': now + expiry}
-        if state['mode'] == 'batch':
+        if node in state['orphans']:
+            state['orphans'].remove(node)
+        elif state['mode'] == 'batch':
             state['batch']['nodes'][node] = None
     return granted, finished, busy
 
@@ -333,7 +359,7 @@ def _room(state, rules):
     if state['mode'] == 'sliding':
         if not counters['group_size']:
             counters['group_size'] = next_size(state, rules)
-        return counters['group_size'] - len(state['slots'])
+        return counters['group_size'] - len(state['slots']) - len(state['orphans'])
     if state['batch'] is None:
         size = next_size(state, rules)
         if not size:
@@ -382,7 +408,7 @@ def settle(state, rules):
     counters = state['counters']
     while state['pending']:
         size = counters['group_size'] or next_size(state, rules) or len(state['pending'])
-        last = not state['slots'] and (not untaken(state) or counters['stopped'] is not None)
+        last = not state['slots'] and not state['orphans'] and (not untaken(state) or counters['stopped'] is not None)
         if len(state['pending']) < size and not last:
             break
         group, state['pending'] = state['pending'][:size], state['pending'][size:]

@@ -118,9 +118,12 @@ def test_a_dead_runs_slots_expire_and_its_node_is_taken_again():
     assert sb.take(state, rule, 'a', ['n00', 'n01'], 1, EXPIRY)[0] == ['n00', 'n01']
     sb.renew(state, 'b', 50, EXPIRY)
     assert sb.take(state, rule, 'b', ['n00', 'n01'], 50, EXPIRY) == ([], [], ['n00', 'n01'])
-    # a's heartbeat (until 61) passes; b renewed at 50 (until 110)
-    assert sb.take(state, rule, 'b', ['n00', 'n01'], 62, EXPIRY) == (['n00', 'n01'], [], [])
-    assert sorted(state['runs']) == ['b']
+    # a's heartbeat (until 61) passes; b renewed at 50 (until 110). a's nodes are orphans: still
+    # counted in the batch (they may be cordoned), taken before any fresh node, wherever b has them
+    sb.expire(state, 62)
+    assert state['orphans'] == ['n00', 'n01'] and sorted(state['batch']['nodes']) == ['n00', 'n01']
+    assert sb.take(state, rule, 'b', ['n02', 'n03', 'n00', 'n01'], 62, EXPIRY) == (['n00', 'n01'], [], [])
+    assert sorted(state['runs']) == ['b'] and state['orphans'] == []
     # a comes back after its expiry: it is told, it does not silently go on
     with pytest.raises(sb.BudgetStateError, match='heartbeat expired'):
         sb.take(state, rule, 'a', ['n02'], 63, EXPIRY)
@@ -201,3 +204,28 @@ def test_the_state_round_trips_and_hand_edits_are_named():
     bad['done'] = {'n01': 'maybe'}
     with pytest.raises(sb.BudgetStateError, match=r'done\[n01\]'):
         sb.parse_state(json.dumps(bad), 'lease x')
+
+
+def test_an_orphan_no_live_run_has_leaves_the_batch():
+    rule = rules(*FIXED_2)
+    state = sb.new_state('batch')
+    sb.join(state, 'a', 'print', ['n00', 'n01'], 0, EXPIRY)
+    sb.join(state, 'b', 'print', ['n02', 'n03'], 0, EXPIRY)
+    sb.take(state, rule, 'a', ['n00'], 1, EXPIRY)
+    sb.take(state, rule, 'b', ['n02'], 1, EXPIRY)
+    sb.renew(state, 'b', 55, EXPIRY)
+    sb.expire(state, 62)  # a is gone, and nobody else has n00: the batch no longer waits for it
+    assert state['orphans'] == [] and list(state['batch']['nodes']) == ['n02']
+    assert sb.take(state, rule, 'b', ['n03'], 62, EXPIRY)[0] == ['n03']  # its place is free again
+    assert sb.finish(state, rule, 'b', {'n02': 'ok'}) == []
+    records = sb.finish(state, rule, 'b', {'n03': 'ok'})
+    assert [r['hosts'] for r in records] == [['n02', 'n03']]
+
+
+def test_sliding_orphans_hold_their_place_in_the_window():
+    rule = rules({'fixed': {'initialBatch': 2}}, {'count': 2})
+    state = joined('sliding', ['a', 'b'])
+    sb.take(state, rule, 'a', ['n00', 'n01'], 1, EXPIRY)
+    sb.leave(state, 'a')  # stopped mid-update: its nodes may still be cordoned
+    assert sb.take(state, rule, 'b', ['n05', 'n06', 'n00'], 2, EXPIRY)[0] == ['n00']
+    assert sb.take(state, rule, 'b', ['n05', 'n06'], 2, EXPIRY)[0] == []  # n01 still holds the other place

@@ -1,0 +1,232 @@
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""The shared budget: several `nodewright.bridge.apply` runs of one CR at once, on the test cluster.
+
+Three runs over 12 nodes with an interruptionBudget of 2: the nodes in flight (cordoned, and
+holding a slot in the CR's Lease) are sampled all along and never exceed 2; every node ends
+complete; every stage pod is created once over all runs. A run killed with SIGKILL frees its
+slots after their expiry and the others finish its nodes. A Lease edited by hand to nonsense
+stops the run with a clear message before any node is touched.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import threading
+import time
+import uuid
+
+import pytest
+import yaml
+from kubernetes import client as kclient
+
+import helpers
+import launcher
+from module_runner import RunningPlaybook
+from test_e2e_apply import PodRecorder, pod_recorder  # noqa: F401  pylint: disable=unused-import
+
+STATE = 'skyhook.nvidia.com/nodeState_'
+STATUS = 'skyhook.nvidia.com/status_'
+CORDON = 'skyhook.nvidia.com/cordon_'
+ANNOTATION = 'nodewright.bridge/budget'
+_INDEX = [3000]
+
+
+class Fleet:
+    """12 fresh nodes with a pool label and a CR (interruptionBudget count 2) for them."""
+
+    def __init__(self, cluster, tmp_path, count=12, version='1.0.0'):
+        self.cluster = cluster
+        self.id = uuid.uuid4().hex[:6]
+        self.cr = f'fleet-{self.id}'
+        self.names = [f'fleet-{self.id}-{i:02d}' for i in range(count)]
+        _INDEX[0] += 20
+        launcher.create_nodes(cluster.api, self.names, labels={'nodewright.bridge/pool': self.id}, start_index=_INDEX[0])
+        launcher.wait_nodes_ready(cluster.api, self.names, timeout=60)
+        self.tmp_path = tmp_path
+        self.path = self.write(version)
+
+    def write(self, version):
+        # a package pod takes about 2 s, so that the runs overlap for most of the rollout; the
+        # service interrupt makes every node cordoned and drained while it is in flight
+        cr = {'apiVersion': 'skyhook.nvidia.com/v1alpha1', 'kind': 'Skyhook', 'metadata': {'name': self.cr},
+              'spec': {'nodeSelectors': {'matchLabels': {'nodewright.bridge/pool': self.id}},
+                       'interruptionBudget': {'count': 2},
+                       'packages': {'tuning': {'version': version, 'image': 'registry.local/slow-2s/tuning',
+                                               'configMap': {'sysctl.conf': 'vm.swappiness=1\n'},
+                                               'interrupt': {'type': 'service', 'services': ['containerd']}}}}}
+        path = self.tmp_path / f'{self.cr}.yaml'
+        path.write_text(yaml.safe_dump(cr, sort_keys=False))
+        return path
+
+    def node(self, name):
+        return self.cluster.core.read_node(name)
+
+    def complete(self, name):
+        return (self.node(name).metadata.labels or {}).get(STATUS + self.cr) == 'complete'
+
+    def close(self):
+        for name in self.names:
+            try:
+                self.cluster.core.delete_node(name)
+            except kclient.ApiException:
+                pass
+
+
+class InFlight:
+    """Samples, every 0.2 s, the fleet's cordoned nodes and the slots in the namespace's budget Leases."""
+
+    def __init__(self, cluster, fleet, namespace):
+        self.core = cluster.core
+        self.coordination = kclient.CoordinationV1Api(cluster.api)
+        self.fleet, self.namespace = fleet, namespace
+        self.most_cordoned = self.most_slots = 0
+        self.runs_seen = set()
+        self.samples = 0
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        names = set(self.fleet.names)
+        while not self.stop.is_set():
+            try:
+                nodes = self.core.list_node(label_selector=f'nodewright.bridge/pool={self.fleet.id}', _request_timeout=3).items
+                leases = self.coordination.list_namespaced_lease(self.namespace, _request_timeout=3).items
+            except Exception:  # pylint: disable=broad-exception-caught
+                time.sleep(0.2)
+                continue
+            cordoned = [n for n in nodes if n.metadata.name in names and n.spec.unschedulable]
+            slots = 0
+            for lease in leases:
+                text = (lease.metadata.annotations or {}).get(ANNOTATION)
+                if text:
+                    state = json.loads(text)
+                    slots += len(state['slots'])
+                    self.runs_seen.update(state['runs'])
+            self.most_cordoned = max(self.most_cordoned, len(cordoned))
+            self.most_slots = max(self.most_slots, slots)
+            self.samples += 1
+            time.sleep(0.2)
+
+    def finish(self):
+        self.stop.set()
+        self.thread.join(timeout=10)
+        return self
+
+
+@pytest.fixture
+def fleet(cluster, tmp_path):
+    made = Fleet(cluster, tmp_path)
+    yield made
+    made.close()
+
+
+def _vars(fleet, namespace, **extra):
+    variables = {'nodewright_cr': str(fleet.path), 'nodewright_namespace': namespace, 'nodewright_stage_timeout': 120,
+                 'nodewright_interrupt_timeout': 120, 'nodewright_drain_timeout': 120}
+    variables.update(extra)
+    return variables
+
+
+def _stages_once(counts, fleet):
+    """Every node ran the same stages (apply, config, interrupt, post-interrupt), each pod exactly once."""
+    per_node = dict((n, sorted(k[1:] for k in counts if k[0] == n)) for n in fleet.names)
+    assert len(per_node[fleet.names[0]]) >= 3, per_node
+    assert all(stages == per_node[fleet.names[0]] for stages in per_node.values()), per_node
+    assert set(counts.values()) == {1}, counts
+    return True
+
+
+def _leases(cluster, namespace):
+    return kclient.CoordinationV1Api(cluster.api).list_namespaced_lease(namespace).items
+
+
+def test_three_concurrent_runs_never_have_more_than_the_budget_in_flight(cluster, playbooks, fleet, namespace, pod_recorder):
+    recorder = pod_recorder(namespace)
+    watch = InFlight(cluster, fleet, namespace)
+    runs = [RunningPlaybook(playbooks, 'nodewright.bridge.apply', extra_vars=_vars(fleet, namespace)) for dummy in range(3)]
+    results = [run.finish(timeout=900) for run in runs]
+    watch.finish()
+    recorder.finish()
+    for result in results:
+        assert result.rc == 0, result
+    print(f'most in flight: {watch.most_cordoned} cordoned, {watch.most_slots} slots; {watch.samples} samples; '
+          f'runs {sorted(watch.runs_seen)}; durations {[round(r.duration, 1) for r in runs]}')
+    assert watch.samples > 20
+    assert len(watch.runs_seen) == 3, 'every run took part in the one budget'
+    assert watch.most_cordoned <= 2 and watch.most_slots <= 2
+    assert watch.most_cordoned == 2, 'the budget was used (2 nodes at once)'
+    for name in fleet.names:
+        node = fleet.node(name)
+        assert (node.metadata.labels or {}).get(STATUS + fleet.cr) == 'complete', name
+        assert not node.spec.unschedulable, f'{name} was left cordoned'
+    counts = recorder.stage_pods()
+    assert _stages_once(counts, fleet)
+    # the work was shared: more than one run rolled nodes out, and each says which it left to the others
+    ran = [r.report['shared_budget'] for r in results]
+    assert all(info and info['max_in_flight'] for info in ran)
+    elsewhere = [len(info['elsewhere']) for info in ran]
+    assert sum(elsewhere) >= 12, elsewhere
+    # the Lease after the runs: no slot held, no run registered
+    leases = [lease for lease in _leases(cluster, namespace) if ANNOTATION in (lease.metadata.annotations or {})]
+    assert len(leases) == 1
+    state = json.loads(leases[0].metadata.annotations[ANNOTATION])
+    assert state['slots'] == {} and state['runs'] == {} and len(state['done']) == 12
+    assert leases[0].spec.holder_identity == '0 in flight (between batches), 0 runs'
+
+
+def test_a_killed_run_frees_its_slots_after_the_expiry_and_the_others_finish(cluster, playbooks, fleet, namespace,
+                                                                           pod_recorder):
+    recorder = pod_recorder(namespace)
+    watch = InFlight(cluster, fleet, namespace)
+    extra = {'nodewright_slot_expiry': 15}
+    victim = RunningPlaybook(playbooks, 'nodewright.bridge.apply', extra_vars=_vars(fleet, namespace, **extra))
+    # the victim holds slots (one of its nodes cordoned) before the others start
+    helpers.wait_for(lambda: 'NODEWRIGHT BATCH 1' in victim.output and any(fleet.node(n).spec.unschedulable for n in fleet.names),
+                     240, interval=0.3, what='the first run in its first batch')
+    others = [RunningPlaybook(playbooks, 'nodewright.bridge.apply', extra_vars=_vars(fleet, namespace, **extra))
+              for dummy in range(2)]
+    time.sleep(2)
+    os.killpg(victim.pid, signal.SIGKILL)
+    killed_at = time.time()
+    victim.finish(timeout=30)
+    results = [run.finish(timeout=900) for run in others]
+    watch.finish()
+    recorder.finish()
+    for result in results:
+        assert result.rc == 0, result
+    print(f'killed run freed after expiry; others done {round(time.time() - killed_at, 1)} s after the kill; '
+          f'most in flight {watch.most_cordoned} cordoned / {watch.most_slots} slots')
+    assert watch.most_cordoned <= 2 and watch.most_slots <= 2
+    for name in fleet.names:
+        assert fleet.complete(name), name
+        assert not fleet.node(name).spec.unschedulable, name
+    # the killed run's nodes were finished by the others, resumed, not re-run: every stage pod once
+    assert _stages_once(recorder.stage_pods(), fleet)
+    assert any('WAIT' in r.stdout for r in results), 'the others waited for the killed run\'s slots'
+
+
+def test_a_lease_edited_by_hand_stops_the_run_clearly_and_touches_no_node(cluster, playbooks, fleet, namespace):
+    sys.path.insert(0, str(playbooks.root))
+    # pylint: disable-next=import-outside-toplevel,import-error
+    from ansible_collections.nodewright.bridge.plugins.module_utils.shared_budget import lease_name
+    name = lease_name(fleet.cr, '__default__')
+    kclient.CoordinationV1Api(cluster.api).create_namespaced_lease(namespace, {
+        'metadata': {'name': name, 'annotations': {ANNOTATION: '{"slots": "all of them"'}}, 'spec': {}})
+    result = playbooks.run('nodewright.bridge.apply', extra_vars=_vars(fleet, namespace))
+    assert result.rc != 0, result
+    assert f'lease {namespace}/{name}: annotation {ANNOTATION} is not JSON' in result.stdout + result.stderr, result
+    assert f'kubectl delete lease -n {namespace} {name}' in result.stdout + result.stderr
+    assert 'Traceback' not in result.stdout + result.stderr
+    for node_name in fleet.names:
+        node = fleet.node(node_name)
+        assert not node.spec.unschedulable and STATE + fleet.cr not in (node.metadata.annotations or {}), node_name
+    # with the Lease deleted, the same run goes through
+    kclient.CoordinationV1Api(cluster.api).delete_namespaced_lease(name, namespace)
+    result = playbooks.run('nodewright.bridge.apply', extra_vars=_vars(fleet, namespace))
+    assert result.rc == 0, result
+    assert all(fleet.complete(n) for n in fleet.names)
