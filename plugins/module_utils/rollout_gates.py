@@ -102,6 +102,12 @@ def _names(names):
     return text
 
 
+def _unknown_keys(value, known, where, errors):
+    unknown = sorted(set(value) - set(known), key=str)
+    if unknown:
+        errors.append('%s: unknown keys %s (known: %s)' % (where, ', '.join(str(k) for k in unknown), ', '.join(known)))
+
+
 def _seconds(value, where, default, errors, minimum=1):
     """An int >= ``minimum`` of seconds (``default`` when unset)."""
     if value is None:
@@ -240,10 +246,7 @@ def _parse_window(value, where, errors):
                       % (where, type(value).__name__))
         return None
     before = len(errors)
-    unknown = sorted(set(value) - set(WINDOW_KEYS), key=str)
-    if unknown:
-        errors.append('%s: unknown keys %s (known: %s)' % (where, ', '.join(str(k) for k in unknown),
-                                                          ', '.join(WINDOW_KEYS)))
+    _unknown_keys(value, WINDOW_KEYS, where, errors)
     days = _parse_days(value.get('days'), where + '.days', errors)
     start = end = None
     for key in ('start', 'end'):
@@ -498,10 +501,7 @@ def _parse_prometheus(value, where, errors):
         errors.append('%s: must be a mapping with url and alert_regex, got %s' % (where, type(value).__name__))
         return None
     before = len(errors)
-    unknown = sorted(set(value) - set(PROMETHEUS_KEYS), key=str)
-    if unknown:
-        errors.append('%s: unknown keys %s (known: %s)' % (where, ', '.join(str(k) for k in unknown),
-                                                          ', '.join(PROMETHEUS_KEYS)))
+    _unknown_keys(value, PROMETHEUS_KEYS, where, errors)
     url = value.get('url')
     if not isinstance(url, str) or not _URL.match(url):
         errors.append('%s.url: must be an http:// or https:// URL of Prometheus (e.g. https://prometheus.example:9090), '
@@ -532,10 +532,7 @@ def parse_gates(value):
         raise GateConfigError(['%s: must be a mapping ({max_not_ready, prometheus, timeout, poll_interval}), got %s'
                                % (VAR_GATES, type(value).__name__)])
     errors = []
-    unknown = sorted(set(value) - set(GATE_KEYS), key=str)
-    if unknown:
-        errors.append('%s: unknown keys %s (known: %s)' % (VAR_GATES, ', '.join(str(k) for k in unknown),
-                                                          ', '.join(GATE_KEYS)))
+    _unknown_keys(value, GATE_KEYS, VAR_GATES, errors)
     max_not_ready = value.get('max_not_ready')
     if max_not_ready is not None and (isinstance(max_not_ready, bool) or not isinstance(max_not_ready, int)
                                       or max_not_ready < 0):
