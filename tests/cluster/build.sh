@@ -5,6 +5,9 @@
 # Build (or reuse) the test control plane binaries:
 #   ${CACHE}/k8s-${K8S_VERSION}/k8s    multi-call: etcd, kube-apiserver, kube-controller-manager, kube-scheduler
 #   ${CACHE}/kwok-${KWOK_VERSION}/kwok
+#   ${CACHE}/prometheus-${PROMETHEUS_VERSION}/prometheus   only with the argument `prometheus`
+# Usage: build.sh             the control plane (k8s, kwok, kwok's stock stages)
+#        build.sh prometheus  Prometheus only (the alert gate tests build it on first use)
 # CACHE defaults to ~/.cache/nodewright-bridge (override: NODEWRIGHT_CACHE_DIR).
 # The outputs are keyed by version only: once a binary exists nothing is rebuilt
 # until versions.env changes (or FORCE=1 is set), so a cold build is paid once per machine.
@@ -15,9 +18,11 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 K8S_VERSION="$(sed -n 's/^K8S_VERSION=//p' "${here}/versions.env")"
 KWOK_VERSION="$(sed -n 's/^KWOK_VERSION=//p' "${here}/versions.env")"
 : "${K8S_VERSION:?missing in versions.env}" "${KWOK_VERSION:?missing in versions.env}"
+PROMETHEUS_VERSION="$(sed -n 's/^PROMETHEUS_VERSION=//p' "${here}/versions.env")"
 cache="${NODEWRIGHT_CACHE_DIR:-${HOME}/.cache/nodewright-bridge}"
 k8s_out="${cache}/k8s-${K8S_VERSION}/k8s"
 kwok_out="${cache}/kwok-${KWOK_VERSION}/kwok"
+prometheus_out="${cache}/prometheus-${PROMETHEUS_VERSION}/prometheus"
 
 # Flags as upstream's hack/lib/golang.sh uses for release binaries: static,
 # no debug info, SELinux support, no test-only code, no grpc tracing.
@@ -90,6 +95,37 @@ stock_stages() {
   log "stock kwok stages -> ${dst}"
 }
 
+# Prometheus' go.mod has no replace directives, so `go install pkg@version` builds it with its
+# own go.mod and go.sum, as released; no module directory of ours is needed.
+# remove_all_sd drops the cloud service discovery SDKs (AWS, Azure, GCE, Kubernetes, ...):
+# the tests use static targets only, and it roughly halves the cold build. netgo as upstream's
+# .promu.yml; no builtinassets: the web UI is not needed (its API is what the tests query).
+build_prometheus() {
+  : "${PROMETHEUS_VERSION:?missing in versions.env}"
+  local release="${PROMETHEUS_VERSION#v0.}"
+  # module v0.316.0 is Prometheus 3.16.0: the version the binary reports.
+  release="${release:0:1}.$((10#${release:1:2})).${release#*.}"
+  local ld="-s -w -X github.com/prometheus/common/version.Version=${release}"
+  ld+=" -X github.com/prometheus/common/version.Revision=unknown -X github.com/prometheus/common/version.Branch=HEAD"
+  local tmp="${prometheus_out}.tmpdir"
+  rm -rf "${tmp}"
+  mkdir -p "${tmp}"
+  log "building prometheus ${release} (module ${PROMETHEUS_VERSION}) -> ${prometheus_out}"
+  (cd "${tmp}" && GOBIN="${tmp}" go install -trimpath -buildvcs=false -tags netgo,remove_all_sd \
+    -ldflags "${ld}" "github.com/prometheus/prometheus/cmd/prometheus@${PROMETHEUS_VERSION}")
+  mv -f "${tmp}/prometheus" "${prometheus_out}"
+  rm -rf "${tmp}"
+}
+
+if [ "${1:-}" = prometheus ]; then
+  if [ "${FORCE:-0}" = 1 ] || [ ! -x "${prometheus_out}" ]; then build_prometheus; else log "reusing ${prometheus_out}"; fi
+  echo "${prometheus_out}"
+  exit 0
+fi
+if [ -n "${1:-}" ]; then
+  log "unknown target ${1} (known: prometheus; none for the control plane)"
+  exit 2
+fi
 if [ "${FORCE:-0}" = 1 ] || [ ! -x "${k8s_out}" ]; then build_k8s; else log "reusing ${k8s_out}"; fi
 if [ "${FORCE:-0}" = 1 ] || [ ! -x "${kwok_out}" ]; then build_kwok; else log "reusing ${kwok_out}"; fi
 if [ "${FORCE:-0}" = 1 ] || [ ! -f "${cache}/kwok-${KWOK_VERSION}/stages/node/fast/node-initialize.yaml" ]; then
