@@ -412,7 +412,7 @@ def _spec_digest(plan):
 def _phase(plan, runs, after_all):
     """The strategy's phase for a CR: its policy (hosts pinned to the planned compartments) or budget."""
     # what the CR rolls out: runs of one CR share a budget only while they roll out the same spec
-    phase = {'name': plan['cr']['name'], 'budget_key': _spec_digest(plan)}
+    phase = {'name': plan['cr']['name'], 'budget_key': _spec_digest(plan), 'selector': plan['cr'].get('nodeSelectors')}
     if plan.get('policy_document'):
         phase['policy'] = plan['policy_document']
         phase['hosts'] = dict((n, plan['nodes'][n].get('compartment')) for n in runs)

@@ -9,8 +9,8 @@ Play variables (values arrive templated):
 
 * ``nodewright_maintenance_windows``: a list of ``{days, start, end, timezone}``; a batch starts only
   while one of them is open (unset or ``[]``: always open). A batch that has started finishes.
-* ``nodewright_window_action``: ``wait`` (default) or ``stop`` when a batch is due outside every window.
-* ``nodewright_window_timeout``: the longest wait for a window, in seconds (default 86400).
+* ``nodewright_maintenance_action``: ``wait`` (default) or ``stop`` when a batch is due outside every window.
+* ``nodewright_maintenance_timeout``: the longest wait for a window, in seconds (default 86400).
 * ``nodewright_gates``: ``{max_not_ready, prometheus: {...}, timeout, poll_interval}``.
 
 Every problem is collected and raised together as GateConfigError, each prefixed with the variable
@@ -38,8 +38,8 @@ except ImportError:  # Python < 3.9: only UTC windows work (ansible-test sanity 
     HAS_ZONEINFO = False
 
 VAR_WINDOWS = 'nodewright_maintenance_windows'
-VAR_WINDOW_ACTION = 'nodewright_window_action'
-VAR_WINDOW_TIMEOUT = 'nodewright_window_timeout'
+VAR_WINDOW_ACTION = 'nodewright_maintenance_action'
+VAR_WINDOW_TIMEOUT = 'nodewright_maintenance_timeout'
 VAR_GATES = 'nodewright_gates'
 PLAY_VARS = (VAR_WINDOWS, VAR_WINDOW_ACTION, VAR_WINDOW_TIMEOUT, VAR_GATES)
 

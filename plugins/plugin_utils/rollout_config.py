@@ -18,6 +18,7 @@ __metaclass__ = type
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils import rollout_gates
 from ansible_collections.nodewright.bridge.plugins.module_utils.constants import NODEWRIGHT_API_VERSION
 from ansible_collections.nodewright.bridge.plugins.module_utils.rollout_scheduler import (
     RolloutScheduler, SlidingWindowScheduler)
@@ -32,7 +33,7 @@ HOSTVAR_LABELS = 'nodewright_labels'
 # Set by the strategy on every host of a phase when the phase starts (the tasks read it).
 HOSTVAR_PHASE = 'nodewright_phase'
 VAR_SHARED = 'nodewright_shared_budget'
-PLAY_VARS = (VAR_POLICY, VAR_BUDGET, VAR_WINDOW, VAR_ORDER, VAR_PHASES, VAR_SHARED)
+PLAY_VARS = (VAR_POLICY, VAR_BUDGET, VAR_WINDOW, VAR_ORDER, VAR_PHASES, VAR_SHARED) + rollout_gates.PLAY_VARS
 # nodewright_shared_budget: where the Lease lives, how long a dead run's slots last, how to reach the API
 SHARED_KEYS = ('name', 'namespace', 'slot_expiry')
 HOST_VARS = (HOSTVAR_COMPARTMENT, HOSTVAR_LABELS)
@@ -74,13 +75,16 @@ def plain(value):
 class Settings(object):
     """What the play asked for: a policy or a plain budget, the window mode and the node order."""
 
-    def __init__(self, policy=None, budget=None, window='batch', order='inventory', source=None, shared=None):
+    def __init__(self, policy=None, budget=None, window='batch', order='inventory', source=None, shared=None,
+                 windows=None, gates=None):
         self.policy = policy  # cr_model.DeploymentPolicy or None
         self.budget = budget  # {'percent': N} / {'count': N} or None
         self.window = window
         self.order = order
         self.source = source
         self.shared = shared  # the shared budget's settings (parse_shared), or None: this run's budget only
+        self.windows = windows  # module_utils.rollout_gates.WindowSettings (maintenance windows), or None
+        self.gates = gates  # module_utils.rollout_gates.GateSettings (checked before each batch), or None
 
     @property
     def has_compartments(self):
@@ -189,10 +193,20 @@ def parse_shared(value, errors):
     return shared
 
 
-def parse_settings(play_vars, read_file=None):
-    """Settings from the (templated) play variables; RolloutConfigError lists every problem."""
+def parse_settings(play_vars, read_file=None, play_level=None):
+    """Settings from the (templated) play variables; RolloutConfigError lists every problem.
+
+    ``play_level``: the play's variables when ``play_vars`` are a phase's (windows and gates are the play's).
+    """
+    if play_level is not None:
+        play_vars = dict(play_vars, **dict((k, play_level.get(k)) for k in rollout_gates.PLAY_VARS))
     errors = []
     shared = parse_shared(play_vars.get(VAR_SHARED), errors)
+    windows = gates = None
+    try:
+        windows, gates = rollout_gates.parse_play_vars(dict((k, plain(play_vars.get(k))) for k in rollout_gates.PLAY_VARS))
+    except rollout_gates.GateConfigError as exc:
+        errors.extend(exc.errors)
     policy_value, budget_value = play_vars.get(VAR_POLICY), play_vars.get(VAR_BUDGET)
     window = plain(play_vars.get(VAR_WINDOW)) or 'batch'
     order = plain(play_vars.get(VAR_ORDER)) or 'inventory'
@@ -220,7 +234,8 @@ def parse_settings(play_vars, read_file=None):
                       % (VAR_POLICY, VAR_BUDGET))
     if errors:
         raise RolloutConfigError(errors)
-    return Settings(policy=policy, budget=budget, window=window, order=order, source=source, shared=shared)
+    return Settings(policy=policy, budget=budget, window=window, order=order, source=source, shared=shared,
+                    windows=windows, gates=gates)
 
 
 class Phase(object):
@@ -231,8 +246,9 @@ class Phase(object):
     must have succeeded before this one starts.
     """
 
-    def __init__(self, name, settings, hosts=None, compartments=None, after_all=(), budget_key=None):
+    def __init__(self, name, settings, hosts=None, compartments=None, after_all=(), budget_key=None, selector=None):
         self.name = name
+        self.selector = selector  # the CR's node selection (the NotReady gate counts in it), or None: the hosts
         self.budget_key = budget_key  # what the phase rolls out (a CR's version): the shared budget's fingerprint
         self.settings = settings
         self.hosts = hosts
@@ -269,7 +285,8 @@ def parse_phases(play_vars, read_file=None):
         where = '%s[%d] (%s)' % (VAR_PHASES, index, name)
         if name in seen:
             errors.append('%s: the name is used twice' % where)
-        unknown = sorted(set(entry) - set(('name', 'policy', 'interruption_budget', 'hosts', 'after_all', 'budget_key')))
+        unknown = sorted(set(entry) - set(('name', 'policy', 'interruption_budget', 'hosts', 'after_all', 'budget_key',
+                                          'selector')))
         if unknown:
             errors.append('%s: unknown keys %s' % (where, ', '.join(unknown)))
         hosts = entry.get('hosts')
@@ -289,11 +306,11 @@ def parse_phases(play_vars, read_file=None):
             settings = parse_settings({VAR_POLICY: entry.get('policy'), VAR_BUDGET: entry.get('interruption_budget'),
                                        VAR_WINDOW: play_vars.get(VAR_WINDOW), VAR_ORDER: play_vars.get(VAR_ORDER),
                                        VAR_SHARED: play_vars.get(VAR_SHARED)},
-                                      read_file)
+                                      read_file, play_vars)
         except RolloutConfigError as exc:
             errors.extend('%s: %s' % (where, err) for err in exc.errors)
             continue
-        phases.append(Phase(name, settings, hosts, compartments, after_all, entry.get('budget_key')))
+        phases.append(Phase(name, settings, hosts, compartments, after_all, entry.get('budget_key'), entry.get('selector')))
     if errors:
         raise RolloutConfigError(errors)
     return phases

@@ -139,8 +139,9 @@ class BatchGates(object):
     (query_firing_alerts, replaced in tests).
     """
 
-    def __init__(self, settings, kube_factory=None, label_selector=None, query=query_firing_alerts):
+    def __init__(self, settings, kube_factory=None, label_selector=None, query=query_firing_alerts, names=None):
         self.settings = settings
+        self.names = None if names is None else set(names)  # without a selector: the nodes of these names
         self.kube_factory = kube_factory
         self.label_selector = label_selector
         self.query = query
@@ -155,6 +156,8 @@ class BatchGates(object):
             if self._kube is None:
                 self._kube = self.kube_factory()
             nodes = nodes_in_selection(self._kube, self.label_selector)
+            if self.names is not None:
+                nodes = [n for n in nodes if (n.get('metadata') or {}).get('name') in self.names]
         except KubeError as exc:
             return 'gate max_not_ready: cannot list the nodes: %s' % exc, exc.status in (401, 403)
         return rg.not_ready_blocking(nodes, None, rebooting, self.settings.max_not_ready), False
@@ -220,14 +223,14 @@ def wait_for_window(settings, clock=time.time, sleep=time.sleep, on_wait=None, p
         if reason is None:
             return None
         if settings.action == 'stop':
-            return '%s (nodewright_window_action: stop)' % reason
+            return '%s (nodewright_maintenance_action: stop)' % reason
         opening = rg.next_opening(settings.windows, now)
         waited = now - started
         if opening is None or opening.timestamp() > started + settings.timeout:
-            return '%s: later than nodewright_window_timeout (%d s) allows%s' % (
+            return '%s: later than nodewright_maintenance_timeout (%d s) allows%s' % (
                 reason, settings.timeout, ' (waited %d s)' % round(waited) if waited >= 1 else '')
         if on_wait is not None:
-            on_wait('before the next batch: %s; waiting (%d s of %d s, nodewright_window_timeout)'
+            on_wait('before the next batch: %s; waiting (%d s of %d s, nodewright_maintenance_timeout)'
                     % (reason, round(waited), settings.timeout))
         sleep(max(0.0, min(poll_interval, opening.timestamp() - now)))
 

@@ -78,14 +78,19 @@ from ansible.utils.display import Display
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils import shared_budget as budget_rules
 from ansible_collections.nodewright.bridge.plugins.module_utils.rollout_scheduler import halt
+from ansible_collections.nodewright.bridge.plugins.module_utils import rollout_gates as gate_rules
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_config
-from ansible_collections.nodewright.bridge.plugins.plugin_utils import shared_budget
+from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_gates
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_state
+from ansible_collections.nodewright.bridge.plugins.plugin_utils import shared_budget
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import sequence_engine
 
 display = Display()
 
 CUSTOM_STAT = 'nodewright_rollout'
+# Play vars the strategy reads the API connection from (as the apply playbook's module_defaults do);
+# nodewright_shared_budget's own connection options come first, K8S_AUTH_* after.
+CONNECTION_VARS = ('nodewright_kubeconfig', 'nodewright_context')
 
 
 def _deleted_node_host(result):
@@ -141,6 +146,12 @@ class _Gate(object):
         self.elsewhere = {}  # the current phase's hosts that other runs of the shared budget finished: name -> outcome
         self.budget_polled = 0.0  # sliding mode: when the budget was last asked without waiting
         self.budget_waiting = set()  # compartments whose wait for the shared budget was announced
+        self.connection = {}  # how the strategy reaches the API (shared budget, NotReady gate)
+        self.windows = None  # the play's maintenance windows (module_utils.rollout_gates.WindowSettings)
+        self.gates = None  # the current phase's BatchGates, or None
+        self.deferred = None  # why the rest of the phase waits for the next window (a clean stop, not a failure)
+        self.gate_probed = 0.0  # sliding mode: when the windows and gates were last looked at without waiting
+        self.gate_blocked = None  # sliding mode: the reason they block, while hosts are in flight
 
     def label(self, comp):
         """A compartment as banners show it: with its phase when the play has phases."""
@@ -237,7 +248,7 @@ class _BudgetedMixin(object):
         play_vars = self._variable_manager.get_vars(play=play)
         templar = Templar(loader=self._loader, variables=play_vars)
         values = {}
-        for var in rollout_config.PLAY_VARS:
+        for var in rollout_config.PLAY_VARS + CONNECTION_VARS:
             if play_vars.get(var) is not None:
                 values[var] = templar.template(play_vars[var])
         try:
@@ -272,7 +283,12 @@ class _BudgetedMixin(object):
             prepared.append((phase, hosts, inputs))
         if errors:
             raise AnsibleError(self._nw_config_message(name, errors))
-        return _Gate(name, prepared, by_name, play_hosts, excluded)
+        gate = _Gate(name, prepared, by_name, play_hosts, excluded)
+        gate.connection = dict((key, rollout_config.plain(values[var])) for var, key in zip(CONNECTION_VARS, ('kubeconfig', 'context'))
+                               if values.get(var) not in (None, ''))
+        windows = prepared[0][0].settings.windows
+        gate.windows = windows if windows is not None and windows.enabled else None
+        return gate
 
     def _nw_host_inputs(self, play, phase, hosts):
         """``[(name, compartment, labels)]``: the phase's compartment, else the host's variables."""
@@ -322,6 +338,12 @@ class _BudgetedMixin(object):
         gate.scheduler = rollout_config.build_scheduler(phase.settings, nodes, pinned)
         gate.excluded = excluded
         gate.budget, gate.elsewhere, gate.released, gate.budget_waiting = None, {}, set(), set()
+        gate.deferred, gate.gate_blocked = None, None
+        gates = phase.settings.gates
+        gate.gates = None
+        if gates is not None and gates.enabled:
+            gate.gates = rollout_gates.BatchGates(gates, kube_factory=self._nw_kube, label_selector=phase.selector,
+                                                  names=None if phase.selector else [h.name for h in eligible])
         title = gate.play if phase.name is None else '%s: %s' % (gate.play, phase.name)
         gate.record = rollout_state.start_rollout(title, phase.settings.window,
                                                   rollout_config.compartment_summaries(gate.scheduler), excluded)
@@ -607,7 +629,7 @@ class _BudgetedMixin(object):
         rules = dict((r.name, budget_rules.Rules.of(r)) for r in rollouts)
         key = phase.budget_key if phase.budget_key is not None else phase.name
         try:
-            client = kube_api.Kube(shared_budget.connection_params(shared))
+            client = kube_api.Kube(shared_budget.connection_params(dict(gate.connection, **shared)))
             gate.budget = shared_budget.SharedBudget(client, shared['namespace'], shared.get('name') or phase.name, gate.settings.window,
                                                      rules, key=key, expiry=shared['slot_expiry'])
             gate.budget.join(dict((r.name, list(r.queue)) for r in rollouts))
@@ -717,6 +739,8 @@ class _BudgetedMixin(object):
     def _nw_next_batches(self, iterator):
         """Batch mode: the next wave, from this run's scheduler or (shared) what the fleet's batch has room for."""
         gate = self._nw
+        if any(c.queue and not c.stopped for c in gate.scheduler.compartments) and not self._nw_clear_to_start(iterator):
+            return {}
         if gate.budget is None:
             return gate.scheduler.next_batches()
         while gate.budget is not None:
@@ -745,6 +769,8 @@ class _BudgetedMixin(object):
     def _nw_sliding_admit(self, iterator):
         """Sliding mode: nodes to start now (this run's windows, or the fleet's when the budget is shared)."""
         gate = self._nw
+        if any(c.waiting and not c.stopped for c in gate.scheduler.compartments) and not self._nw_clear_to_start(iterator):
+            return {}
         if gate.budget is None:
             return gate.scheduler.admit()
         while gate.budget is not None:
@@ -779,6 +805,84 @@ class _BudgetedMixin(object):
             if admitted or not waiting or gate.in_flight or not self._nw_budget_wait(iterator, waiting):
                 return admitted
         return gate.scheduler.admit()
+
+    # ------------------------------------------------------------------ maintenance windows and gates
+
+    def _nw_kube(self):
+        return kube_api.Kube(shared_budget.connection_params(dict(self._nw.connection)))
+
+    def _nw_fleet_in_flight(self):
+        """Nodes this rollout has in flight (every run of a shared budget): the NotReady gate does not count them."""
+        gate = self._nw
+        names = set(gate.in_flight) | set(n for names in gate.active.values() for n in names)
+        if gate.budget is not None:
+            for state in gate.budget.states.values():
+                names.update(state['slots'])
+                names.update(state.get('orphans') or ())
+        return names
+
+    def _nw_sleep(self, seconds):
+        gate = self._nw
+        if gate.budget is not None:
+            gate.budget.wait(seconds)  # keeps this run's slots and registration alive
+        else:
+            time.sleep(seconds)
+
+    def _nw_on_wait(self, message):
+        display.display('NODEWRIGHT WAIT [%s]: %s' % (self._nw.label(self._nw.phase.name or 'rollout'), message))
+
+    def _nw_clear_to_start(self, iterator):
+        """Before a batch (or an admission): the maintenance window and the gates. False: nothing may start.
+
+        Batch mode (and sliding mode with nothing in flight) waits here, as the settings say; a
+        sliding window with hosts in flight only looks (every poll interval) and admits nothing
+        while blocked. Outside a window for good, the rest of the phase is deferred (a clean
+        stop); a gate that stays blocked stops the rollout with its reason.
+        """
+        gate = self._nw
+        if gate.windows is None and gate.gates is None:
+            return True
+        if gate.sliding and gate.in_flight:
+            return self._nw_look_before_admitting()
+        try:
+            while True:
+                reason = None
+                if gate.windows is not None:
+                    reason = rollout_gates.wait_for_window(gate.windows, sleep=self._nw_sleep, on_wait=self._nw_on_wait)
+                if reason is not None:
+                    self._nw_defer(reason)
+                    return False
+                if gate.gates is not None:
+                    reason = gate.gates.wait(sleep=self._nw_sleep, on_wait=self._nw_on_wait, rebooting=self._nw_fleet_in_flight)
+                if reason is not None:
+                    self._nw_halt(reason)
+                    return False
+                if gate.windows is None or gate_rules.window_open(gate.windows.windows, time.time()):
+                    return not self._nw_ending(iterator)
+        except shared_budget.BudgetError as exc:
+            self._nw_budget_failed(exc)
+            return False
+
+    def _nw_look_before_admitting(self):
+        gate = self._nw
+        poll = gate.gates.settings.poll_interval if gate.gates is not None else 10
+        if gate.gate_blocked is None or time.time() - gate.gate_probed >= poll:
+            gate.gate_probed = time.time()
+            reason = gate_rules.window_block(gate.windows, time.time()) if gate.windows is not None else None
+            if reason is None and gate.gates is not None:
+                reason = gate.gates.probe(self._nw_fleet_in_flight())[0]
+            if reason is not None and reason != gate.gate_blocked:
+                self._nw_on_wait('admitting nothing while %s (%d host(s) in flight finish first)' % (reason, len(gate.in_flight)))
+            gate.gate_blocked = reason or ''
+        return not gate.gate_blocked
+
+    def _nw_defer(self, reason):
+        """Outside the maintenance windows: nothing more starts in this phase; its other hosts wait for a later run."""
+        gate = self._nw
+        gate.deferred = reason
+        self._nw_halt('deferred: %s' % reason)
+        display.banner('NODEWRIGHT DEFERRED [%s]: %s; the hosts not started wait for the next run' % (
+            gate.label(gate.phase.name or 'rollout'), reason), cows=False)
 
     def _nw_halt(self, reason):
         sched = self._nw.scheduler
@@ -893,6 +997,10 @@ class _BudgetedMixin(object):
         stopped = sched.stopped
         stats = self._tqm._stats
         title = gate.record.play
+        if gate.deferred is not None:
+            # a phase deferred to the next window is not a stopped rollout; a compartment the policy stopped is
+            stopped = any(c.stopped and not (c.stop_reason or '').startswith('deferred: ') for c in
+                          [getattr(c, 'rollout', c) for c in sched.compartments])
         for name in not_attempted:
             # listed in the recap (as skipped) instead of silently missing from it
             stats.increment('skipped', name)
@@ -901,7 +1009,8 @@ class _BudgetedMixin(object):
                 self._tqm._failed_hosts[name] = True
         gate.run_failed.update(not_attempted)
         if not_attempted:
-            why = 'the rollout stopped' if stopped else 'the play ended (%s)' % gate.ended
+            why = ('the rollout stopped' if stopped else 'of the maintenance window (%s)' % gate.deferred if gate.deferred
+                   else 'the play ended (%s)' % gate.ended)
             display.warning('nodewright.bridge.budgeted: %d host(s) of %r were never admitted because %s: %s'
                             % (len(not_attempted), title, why, ', '.join(not_attempted)))
         summaries = sched.summary()['compartments']

@@ -172,8 +172,8 @@ def test_every_window_problem_is_reported_with_its_path():
         'nodewright_maintenance_windows[4].days: must be a non-empty list of days',
         "nodewright_maintenance_windows[4].start: is required ('HH:MM')",
         'nodewright_maintenance_windows[5]: must be a mapping',
-        "nodewright_window_action: must be one of wait, stop, got 'skip'",
-        'nodewright_window_timeout: must be a whole number of seconds >= 1, got 0',
+        "nodewright_maintenance_action: must be one of wait, stop, got 'skip'",
+        'nodewright_maintenance_timeout: must be a whole number of seconds >= 1, got 0',
     ]
     text = '\n'.join(errors)
     for part in expected:
@@ -250,7 +250,7 @@ def test_the_alert_regex_is_required_and_gates_must_be_a_mapping():
 
 def test_parse_play_vars_collects_the_problems_of_windows_and_gates_together():
     errors = _errors(rg.parse_play_vars, {rg.VAR_WINDOW_TIMEOUT: -5, rg.VAR_GATES: {'max_not_ready': 'two'}})
-    assert errors == ['nodewright_window_timeout: must be a whole number of seconds >= 1, got -5',
+    assert errors == ['nodewright_maintenance_timeout: must be a whole number of seconds >= 1, got -5',
                       "nodewright_gates.max_not_ready: must be a whole number >= 0, got 'two'"]
     windows, gates = rg.parse_play_vars({})
     assert not windows.enabled and not gates.enabled

@@ -11,13 +11,13 @@ from ansible_collections.nodewright.bridge.plugins.module_utils.planner import r
 
 
 def plan(name, nodes, complete=(), sequencing='node', policy=False, paused=False, disabled=False, runtime=False,
-         cordoned_by=None):
+         cordoned_by=None, version='1.0.0'):
     cordoned_by = cordoned_by or {}
     return {
         'cr': {'name': name, 'sequencing': sequencing, 'paused': paused, 'disabled': disabled, 'runtimeRequired': runtime},
         'nodes': dict((n, {'complete': n in complete, 'compartment': 'rack-a' if policy else '__default__',
                            'cordoned_by': cordoned_by.get(n, [])}) for n in nodes),
-        'cr_document': {'kind': 'Skyhook', 'metadata': {'name': name}},
+        'cr_document': {'kind': 'Skyhook', 'metadata': {'name': name}, 'spec': {'packages': {'p': {'version': version}}}},
         'policy_document': {'kind': 'DeploymentPolicy', 'metadata': {'name': name + '-policy'}} if policy else None,
         'interruption_budget': None if policy else {'count': 2},
     }
@@ -26,7 +26,12 @@ def plan(name, nodes, complete=(), sequencing='node', policy=False, paused=False
 def test_one_phase_per_cr_with_work_in_run_order():
     run = rollout_phases([plan('a', ['n1', 'n2'], complete=['n2']), plan('b', ['n1', 'n2'], policy=True)])
     assert [p['name'] for p in run['phases']] == ['a', 'b']
-    assert run['phases'][0] == {'name': 'a', 'interruption_budget': {'count': 2}, 'hosts': ['n1']}
+    phase = dict(run['phases'][0])
+    # the CR's spec digest: runs of one CR share a budget only while they roll out the same spec
+    assert len(phase.pop('budget_key')) == 16
+    assert phase == {'name': 'a', 'interruption_budget': {'count': 2}, 'hosts': ['n1'], 'selector': None}
+    other = rollout_phases([plan('a', ['n1'], version='2.0.0')])['phases'][0]
+    assert other['budget_key'] != run['phases'][0]['budget_key']
     assert run['phases'][1]['hosts'] == {'n1': 'rack-a', 'n2': 'rack-a'}  # compartments pinned as planned
     assert run['phases'][1]['policy']['metadata']['name'] == 'b-policy'
     assert run['crs']['a']['complete'] == ['n2'] and run['crs']['a']['runs'] == ['n1']

@@ -57,14 +57,14 @@ def test_wait_sleeps_until_the_window_opens_reporting_each_poll():
     assert len(messages) == 60 and max(clock.sleeps) <= gates.WINDOW_POLL_INTERVAL
     assert messages[0] == ('before the next batch: outside the maintenance windows (every day 18:00-20:00 UTC); '
                            'the next opens in 1 h (every day 18:00-20:00 UTC, at 2026-06-01 18:00 UTC); '
-                           'waiting (0 s of 86400 s, nodewright_window_timeout)')
+                           'waiting (0 s of 86400 s, nodewright_maintenance_timeout)')
 
 
 def test_stop_outside_a_window_stops_at_once():
     clock = FakeClock()
     reason = gates.wait_for_window(_windows(action='stop'), clock, clock.sleep)
     assert reason.startswith('outside the maintenance windows (every day 18:00-20:00 UTC); the next opens in 1 h')
-    assert reason.endswith('(nodewright_window_action: stop)')
+    assert reason.endswith('(nodewright_maintenance_action: stop)')
     assert clock.sleeps == []
 
 
@@ -72,7 +72,7 @@ def test_a_window_beyond_the_timeout_stops_without_waiting():
     clock = FakeClock()
     reason = gates.wait_for_window(_windows(timeout=1800), clock, clock.sleep)
     assert reason.endswith('; the next opens in 1 h (every day 18:00-20:00 UTC, at 2026-06-01 18:00 UTC): '
-                           'later than nodewright_window_timeout (1800 s) allows')
+                           'later than nodewright_maintenance_timeout (1800 s) allows')
     assert clock.sleeps == []
 
 
