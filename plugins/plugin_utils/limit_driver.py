@@ -33,24 +33,93 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 
+from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils import shared_budget as budget_rules
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_config
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_state
+from ansible_collections.nodewright.bridge.plugins.plugin_utils import shared_budget
 
 
 class BatchRunError(RuntimeError):
     """A batch run ended in a way that says nothing about its hosts (syntax error, crash)."""
 
 
-def drive(scheduler, run_batch, record=None, echo=None):
+def _shared_wave(scheduler, budget, elsewhere, echo):
+    """The next wave from the fleet's batches (a shared budget): what each compartment may take now, waiting if none."""
+    while True:
+        batches, waiting = {}, False
+        for comp in scheduler.compartments:
+            if comp.stopped or not comp.queue:
+                continue
+            granted, finished, busy = budget.take(comp.name, list(comp.queue))
+            elsewhere.update(finished)
+            comp.queue = ([n for n in comp.queue if n not in finished and n not in granted and n not in busy]
+                          + [n for n in comp.queue if n in busy])
+            reason = budget.stopped(comp.name)
+            if granted:
+                comp.current = granted
+                batches[comp.name] = granted
+            elif reason is not None:
+                comp.stopped, comp.stop_reason = True, 'the fleet (shared budget): %s' % reason
+            elif comp.queue:
+                waiting = True
+        if batches or not waiting:
+            return batches
+        if echo:
+            echo('nodewright: waiting for the shared budget (%s)' % ', '.join(budget.where(c) for c in sorted(budget.joined)))
+        budget.wait()
+
+
+def _renewing(budget, run_batch, wave):
+    """``run_batch(wave)`` while a thread keeps the run's slots alive (the batch may outlast their expiry)."""
+    done = threading.Event()
+    failure = []
+
+    def renew():
+        while not done.wait(2.0):
+            try:
+                budget.renew_if_due()
+            except shared_budget.BudgetError as exc:
+                failure.append(exc)
+                return
+    thread = threading.Thread(target=renew, daemon=True)
+    thread.start()
+    try:
+        return run_batch(wave)
+    finally:
+        done.set()
+        thread.join()
+        if failure:
+            raise BatchRunError(str(failure[0]))
+
+
+def drive(scheduler, run_batch, record=None, echo=None, budget=None):
     """Run ``scheduler`` (a RolloutScheduler) to the end; ``run_batch(hosts)`` returns the failed hosts.
 
     ``record`` is an optional rollout_state.Rollout to log batches into; ``echo(line)`` prints progress.
-    Returns the scheduler's summary.
+    ``budget``: a plugin_utils.shared_budget.SharedBudget (joined by this call) to share the batches
+    with other runs, as the strategy does. Returns the scheduler's summary.
     """
     order = [c.name for c in scheduler.compartments]
+    elsewhere = set()
+    if budget is not None:
+        for comp in scheduler.compartments:
+            comp.judged = False  # the fleet's batches decide the stop
+        budget.join(dict((c.name, list(c.queue)) for c in scheduler.compartments))
+    try:
+        return _drive(scheduler, run_batch, record, echo, budget, order, elsewhere)
+    finally:
+        if budget is not None:
+            budget.leave()
+            if echo and elsewhere:
+                echo('nodewright: finished by other runs of the shared budget: %s' % ', '.join(sorted(elsewhere)))
+
+
+def _drive(scheduler, run_batch, record, echo, budget, order, elsewhere):
     while True:
-        batches = scheduler.next_batches()
+        batches = scheduler.next_batches() if budget is None else _shared_wave(scheduler, budget, elsewhere, echo)
         if not batches:
             break
         wave = [h for name in order for h in batches.get(name, [])]
@@ -59,12 +128,18 @@ def drive(scheduler, run_batch, record=None, echo=None):
                 rollout_state.batch_started(record, name, len(scheduler.compartment(name).batches) + 1, batches[name])
         if echo:
             echo('nodewright: running %s' % ', '.join('%s: %s' % (n, ','.join(batches[n])) for n in order if n in batches))
-        failed = set(run_batch(wave))
+        failed = set(run_batch(wave) if budget is None else _renewing(budget, run_batch, wave))
         for name in order:
             if name not in batches:
                 continue
             names = batches[name]
+            if budget is not None:
+                budget.finish(name, dict((n, 'failed' if n in failed else 'ok') for n in names))
             result = scheduler.record(name, [n for n in names if n not in failed], [n for n in names if n in failed])
+            if budget is not None and budget.stopped(name):
+                comp = scheduler.compartment(name)
+                comp.stopped, comp.stop_reason = True, 'the fleet (shared budget): %s' % budget.stopped(name)
+                result['stopped'] = True
             if record is not None:
                 rollout_state.batch_finished(record, name, result)
             if echo:
@@ -159,6 +234,12 @@ def main(argv=None):
     parser.add_argument('--order', choices=rollout_config.ORDERS, default='inventory')
     parser.add_argument('--report', help='write the JSON report (the format of the rollout callback) here')
     parser.add_argument('--ansible-playbook', default='ansible-playbook', dest='binary')
+    parser.add_argument('--shared-budget', metavar='NAME', help='share the budget with every run of NAME (a Lease per '
+                        'compartment, as nodewright_shared_budget does for the strategy)')
+    parser.add_argument('--budget-namespace', default=shared_budget.DEFAULT_NAMESPACE)
+    parser.add_argument('--slot-expiry', type=int, default=shared_budget.DEFAULT_EXPIRY)
+    parser.add_argument('--kubeconfig')
+    parser.add_argument('--context')
     parser.add_argument('extra', nargs=argparse.REMAINDER, help='arguments for ansible-playbook, after --')
     args = parser.parse_args(argv)
     extra = args.extra[1:] if args.extra[:1] == ['--'] else args.extra
@@ -189,8 +270,14 @@ def main(argv=None):
                                          rollout_config.compartment_summaries(scheduler))
     runner = playbook_runner(args.playbook, args.inventory, extra, binary=args.binary, echo=echo)
     try:
-        summary = drive(scheduler, runner, record=record, echo=echo)
-    except BatchRunError as exc:
+        budget = None
+        if args.shared_budget:
+            kube = kube_api.Kube(shared_budget.connection_params({'kubeconfig': args.kubeconfig, 'context': args.context}))
+            rules = dict((c.name, budget_rules.Rules.of(c)) for c in scheduler.compartments)
+            budget = shared_budget.SharedBudget(kube, args.budget_namespace, args.shared_budget, 'batch', rules,
+                                                key=args.shared_budget, expiry=args.slot_expiry)
+        summary = drive(scheduler, runner, record=record, echo=echo, budget=budget)
+    except (BatchRunError, shared_budget.BudgetError, kube_api.KubeError) as exc:
         sys.stderr.write('nodewright: %s\n' % exc)
         return 1
     finally:

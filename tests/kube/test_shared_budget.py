@@ -230,3 +230,38 @@ def test_a_lease_edited_by_hand_stops_the_run_clearly_and_touches_no_node(cluste
     result = playbooks.run('nodewright.bridge.apply', extra_vars=_vars(fleet, namespace))
     assert result.rc == 0, result
     assert all(fleet.complete(n) for n in fleet.names)
+
+
+def test_two_limit_drivers_share_one_budget(cluster, playbooks, namespace, tmp_path):
+    """The --limit driver (no strategy plugin) with --shared-budget: two drivers over the same 6 hosts, budget 2."""
+    log = tmp_path / 'ran.log'
+    (tmp_path / 'inventory.yml').write_text(yaml.safe_dump({'all': {'hosts': dict(
+        (f'h{i}', {'ansible_connection': 'local', 'ansible_python_interpreter': sys.executable}) for i in range(6))}}))
+    (tmp_path / 'site.yml').write_text(yaml.safe_dump([{'hosts': 'all', 'gather_facts': False, 'tasks': [
+        {'name': 'one host at work for 2 s, logged', 'ansible.builtin.shell':
+         f'echo "start {{{{ inventory_hostname }}}} $(date +%s.%N)" >> {log}; sleep 2; '
+         f'echo "end {{{{ inventory_hostname }}}} $(date +%s.%N)" >> {log}'}]}]))
+    env = dict(os.environ, PYTHONPATH=str(playbooks.root), ANSIBLE_COLLECTIONS_PATH=str(playbooks.root),
+               K8S_AUTH_KUBECONFIG=playbooks.kubeconfig, ANSIBLE_RETRY_FILES_ENABLED='False')
+    cmd = [sys.executable, '-m', 'ansible_collections.nodewright.bridge.plugins.plugin_utils.limit_driver',
+           '-i', 'inventory.yml', '--budget', 'count=2', '--shared-budget', f'drivers-{namespace}',
+           '--budget-namespace', namespace, 'site.yml', '--', '-e', f'ansible_playbook_python={sys.executable}']
+    import subprocess  # pylint: disable=import-outside-toplevel
+    procs = [subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+             for dummy in range(2)]
+    outputs = [p.communicate(timeout=300)[0] for p in procs]
+    for proc, output in zip(procs, outputs):
+        assert proc.returncode == 0, output
+    events = sorted((float(t), kind, host) for kind, host, t in (line.split() for line in log.read_text().splitlines()))
+    running, most = set(), 0
+    for dummy, kind, host in events:
+        if kind == 'start':
+            running.add(host)
+            most = max(most, len(running))
+        else:
+            running.discard(host)
+    starts = sorted(host for dummy, kind, host in events if kind == 'start')
+    print(f'limit drivers: most hosts at work at once {most}; starts {starts}')
+    assert starts == [f'h{i}' for i in range(6)], starts  # every host once over both drivers
+    assert most == 2
+    assert any('finished by other runs of the shared budget' in out for out in outputs), outputs
