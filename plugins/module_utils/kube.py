@@ -22,6 +22,7 @@ import functools
 import json
 import os
 import re
+import socket
 import threading
 import time
 
@@ -326,6 +327,19 @@ def _node_lock(host, name):
 # and name: the starting point of a read-modify-write when the caller has no fresher copy.
 _NODES = {}
 
+# Where the Events on nodes go. The API server takes an Event about a cluster-scoped object (a
+# Node: involvedObject.namespace empty) only in the namespace "default" (core/v1 event validation),
+# and `kubectl describe node` finds it there: it lists the events of all namespaces by
+# involvedObject kind, name, namespace "" and uid. client-go's recorder (the operator's) writes
+# them there too.
+EVENT_NAMESPACE = 'default'
+EVENT_COMPONENT = 'nodewright.bridge'
+# An Event is best effort: one short try, no retry.
+EVENT_TIMEOUT = 5
+# The first failure to write an Event, by process id and API server: warned once, and after a
+# refusal (401, 403: no RBAC for events) no more Events are tried in this process.
+_EVENT_FAILURES = {}
+
 
 class Kube(object):
     """A thin client over the typed APIs that speaks plain dicts and raises KubeError."""
@@ -353,13 +367,15 @@ class Kube(object):
         """Run one request and return its JSON body as a dict (or text for logs).
 
         Retried while the server cannot answer (see RETRIED_STATUSES); ``retry_throttled=False``
-        when a 429 is an answer (an eviction that a PodDisruptionBudget refuses).
+        when a 429 is an answer (an eviction that a PodDisruptionBudget refuses); ``once=True``:
+        sent once, never retried (a write that is worth less than the time a retry takes).
         """
         kwargs.setdefault('_request_timeout', self.request_timeout)
         kwargs['_preload_content'] = False
         raw_text = kwargs.pop('raw_text', False)
         retry_throttled = kwargs.pop('retry_throttled', True)
-        resp = self.retrying(what, lambda: unchecked(func)(*args, **kwargs), retry_throttled)
+        once = kwargs.pop('once', False)
+        resp = self.retrying(what, lambda: unchecked(func)(*args, **kwargs), retry_throttled, once=once)
         data = resp.data
         if isinstance(data, bytes):
             data = data.decode('utf-8', 'replace')
@@ -367,7 +383,7 @@ class Kube(object):
             return data
         return json.loads(data) if data else {}
 
-    def retrying(self, what, send, retry_throttled=True, deadline=None):
+    def retrying(self, what, send, retry_throttled=True, deadline=None, once=False):
         """``send()``, again with backoff while the API server cannot answer, until ``api_outage_timeout``.
 
         Every request the collection sends may be sent twice: reads, resourceVersion-guarded or
@@ -386,6 +402,8 @@ class Kube(object):
                     raise error
             except (urllib3.exceptions.HTTPError, OSError) as exc:
                 error = KubeError('%s: cannot reach the Kubernetes API server at %s: %s' % (what, self.host, _short(exc)))
+            if once:
+                raise error
             stop = started + self.outage_timeout
             if deadline is not None:
                 stop = min(stop, deadline)
@@ -478,6 +496,60 @@ class Kube(object):
             return after, patch
         raise Conflict('patch node %s: still conflicting after %d attempts (other writers keep changing it)'
                        % (name, attempts), 409)
+
+    # ------------------------------------------------------------------ events
+
+    def node_event(self, node_name, reason, message, event_type='Normal', namespace=EVENT_NAMESPACE):
+        """Leave a core/v1 Event on the node, reported by nodewright.bridge; best effort.
+
+        Never raises and never retries: returns None, or, the first time writing an Event fails in
+        this process, a warning for the caller's result. The node's uid (which `kubectl describe`
+        selects on) comes from the node as this process last read it.
+        """
+        key = (os.getpid(), self.host)
+        earlier = _EVENT_FAILURES.get(key)
+        if earlier is not None and earlier.status in (401, 403):
+            return None
+        node = _NODES.get((os.getpid(), self.host, node_name))
+        try:
+            if node is None:
+                node = self.get_node(node_name)
+        except KubeError:
+            return None  # the step's own requests report a node that cannot be read
+        body = self._event_body(node, node_name, reason, message, event_type, namespace)
+        try:
+            self.call(describe('create', 'event', body['metadata']['name'], namespace), self.core.create_namespaced_event,
+                      namespace, body, once=True, _request_timeout=min(self.request_timeout, EVENT_TIMEOUT))
+        except KubeError as exc:
+            if earlier is not None:
+                return None
+            _EVENT_FAILURES[key] = exc
+            refused = exc.status in (401, 403)
+            return ('the %s Event on node %s was not written: %s; the rollout goes on without it (Events are best effort; '
+                    '%s)' % (reason, node_name, exc.message,
+                             'this process tries no more: grant create on events in namespace %s, see docs/events.md'
+                             % namespace if refused else 'further failures are not reported'))
+        return None
+
+    @staticmethod
+    def _event_body(node, node_name, reason, message, event_type, namespace):
+        meta = node.get('metadata') or {}
+        now = time.time()
+        stamp = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(now))
+        involved = {'apiVersion': 'v1', 'kind': 'Node', 'name': node_name}
+        if meta.get('uid'):
+            involved['uid'] = meta['uid']
+        return {
+            'apiVersion': 'v1', 'kind': 'Event',
+            # as client-go names them: the object's name and the time in hex (a few random bits
+            # against two events of one node in the same nanosecond, from two threads)
+            'metadata': {'name': '%s.%x%s' % (node_name, int(now * 1e9), os.urandom(2).hex()), 'namespace': namespace},
+            'involvedObject': involved,
+            'reason': reason, 'message': message, 'type': event_type,
+            'source': {'component': EVENT_COMPONENT},
+            'reportingComponent': EVENT_COMPONENT, 'reportingInstance': socket.gethostname()[:128],
+            'firstTimestamp': stamp, 'lastTimestamp': stamp, 'count': 1,
+        }
 
     # ------------------------------------------------------------------ pods
 

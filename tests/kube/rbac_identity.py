@@ -24,6 +24,7 @@ FILES = ('nodewright-bridge-plan.yaml', 'nodewright-bridge-apply.yaml', 'service
 SA_NAMESPACE = 'skyhook'
 APPLY_SA, PLAN_SA = 'nodewright-bridge', 'nodewright-bridge-plan'
 NAMESPACED_ROLE = 'nodewright-bridge-apply-namespaced'
+EVENT_NAMESPACE = 'default'  # where the Events on nodes go (kube.EVENT_NAMESPACE)
 TOKEN_SECONDS = 86400
 
 
@@ -123,6 +124,7 @@ def install(api, admin_kubeconfig, workdir):
     identities = Identities(apply=paths['apply'], plan=paths['plan'])
     wait_allowed(api, identities.apply_user, 'patch', 'nodes')
     wait_allowed(api, identities.apply_user, 'create', 'pods', namespace=SA_NAMESPACE)
+    wait_allowed(api, identities.apply_user, 'create', 'events', namespace=EVENT_NAMESPACE)
     wait_allowed(api, identities.plan_user, 'list', 'nodes')
     return identities
 

@@ -197,7 +197,7 @@ def _check_minimal(ids, seen):
     assert not refused, f'requests the shipped roles refused: {refused}'
     used = {user: {key for who, key, unused in seen if who == user} for user in (ids.apply_user, ids.plan_user)}
     plan_granted = granted('nodewright-bridge-plan', 'nodewright-bridge-plan-evictions')
-    apply_granted = granted('nodewright-bridge-apply', 'nodewright-bridge-apply-namespaced')
+    apply_granted = granted('nodewright-bridge-apply', 'nodewright-bridge-apply-namespaced', 'nodewright-bridge-events')
     assert used[ids.plan_user] <= plan_granted  # (a request beyond it would have been refused)
     assert used[ids.apply_user] <= plan_granted | apply_granted
     # Every permission is used by the identity bound to it (the plan's by the plan identity alone,

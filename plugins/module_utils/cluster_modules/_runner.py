@@ -69,6 +69,18 @@ def failure(exc, context=None, label=''):
     return None
 
 
+def node_event(module, kube, node, event):
+    """Leave ``event`` (a node_events.NodeEvent) on the node: best effort, and never in check mode.
+
+    A failure to write it does not fail the step; the first one in this process is a warning.
+    """
+    if event is None or module.check_mode:
+        return
+    warning = kube.node_event(node, event.reason, event.message, event_type=event.type)
+    if warning:
+        module.warn(warning)
+
+
 def execute(module, run, context=None, label='', check=None, build_kube=True):
     """Everything after AnsibleModule for a cluster module.
 

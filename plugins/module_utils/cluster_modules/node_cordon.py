@@ -14,6 +14,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils import node_events
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
 from ansible_collections.nodewright.bridge.plugins.module_utils.constants import CORDON_PREFIX, INHERITED_CORDON_PREFIX
@@ -60,6 +61,9 @@ def run(module, kube):
         message = 'node %s stays cordoned; %s' % (name, why)
     else:
         message = 'node %s is schedulable' % name
+    if patch is not None:
+        _runner.node_event(module, kube, name, node_events.cordoned(name, owner, inherited) if state == 'cordoned' else
+                           node_events.uncordoned(name, owner, owners, after['unschedulable']))
     result = dict(changed=patch is not None, node=name, unschedulable=after['unschedulable'], owners=owners,
                   held=held, inherited=inherited, message=message)
     if module._diff:

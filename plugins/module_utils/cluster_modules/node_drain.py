@@ -19,6 +19,8 @@ import time
 from ansible_collections.nodewright.bridge.plugins.module_utils import drain_rules
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils import label_selector
+from ansible_collections.nodewright.bridge.plugins.module_utils import node_events
+from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
 
 SKIP_OPTIONS = {
@@ -48,6 +50,8 @@ class Drain(object):
         self.start = time.time()
         self.pdb_cache = {}
         self.lock = threading.Lock()
+        # the CRs whose cordon the node carries (what the drain is for, in its Event); None until the node is read
+        self.owners = None
 
     def elapsed(self):
         return round(time.time() - self.start, 3)
@@ -137,7 +141,17 @@ class Drain(object):
             if self.dry_run(name, targets, running_protected, result):
                 return result
         self.evict(name, targets, result)
+        if result['changed']:
+            pdb_waits = len([e for unused, e in targets if e['attempts'] > 1])
+            _runner.node_event(self.module, self.kube, name, node_events.drained(
+                name, self.owners, result['evicted'], result['skipped'], pdb_waits, protected_wait))
         return result
+
+    def failed(self, exc):
+        """The Warning Event of a drain that failed once the node was read (not for invalid options)."""
+        if self.owners is not None and not isinstance(exc, kube_api.NodeGone):
+            _runner.node_event(self.module, self.kube, self.params['node'], node_events.drain_failed(
+                self.params['node'], self.owners, getattr(exc, 'msg', None) or getattr(exc, 'message', None) or str(exc)))
 
     def rules(self, name):
         """``(pod_selector, protected selector, DrainRules)`` from the options; raises DrainError."""
@@ -152,6 +166,7 @@ class Drain(object):
     def check_node(self, name):
         """The node exists; warnings for a schedulable node and for deletions that bypass PDBs."""
         node = self.kube.get_node(name)
+        self.owners = node_state.cordon_owners((node.get('metadata') or {}).get('annotations'))
         if not (node.get('spec') or {}).get('unschedulable'):
             self.module.warn('node %s is schedulable: evicted pods may be scheduled back onto it; cordon it first '
                              '(nodewright.bridge.node_cordon)' % name)
@@ -268,5 +283,10 @@ def module_args():
 def execute(module):
     """Everything after AnsibleModule: the drain, exit_json / fail_json (cluster_modules/_runner.py)."""
     def run(module, kube):
-        return Drain(module, kube).run()
+        drain = Drain(module, kube)
+        try:
+            return drain.run()
+        except (kube_api.KubeError, DrainError) as exc:
+            drain.failed(exc)
+            raise
     _runner.execute(module, run, context=dict(node=module.params['node']))

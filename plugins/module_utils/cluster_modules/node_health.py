@@ -19,6 +19,8 @@ from ansible_collections.nodewright.bridge.plugins.module_utils import drain_rul
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils import label_selector
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_conditions
+from ansible_collections.nodewright.bridge.plugins.module_utils import node_events
+from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules._runner import ModuleFailed
 
@@ -31,13 +33,20 @@ def run(module, kube):
         selector = label_selector.normalize_selector(params['pod_selector'], 'pod_selector')
     except ValueError as exc:
         raise ModuleFailed(str(exc), node=name)
-    kube.get_node(name)  # a clear "does not exist" before waiting
-    node = _wait_for_node(kube, name, params['boot_id_not'], params['timeout'])
-    result = dict(changed=False, node=name, ready=True, boot_id=node_conditions.boot_id(node))
-    if selector is not None:
-        remaining = max(1, params['timeout'] - (time.time() - started))
-        pods = _wait_for_pods(kube, name, selector, params['min_pods'], remaining, params['timeout'])
-        result['pods'] = dict((drain_rules.pod_key(p), node_conditions.pod_ready(p)) for p in pods)
+    first = kube.get_node(name)  # a clear "does not exist" before waiting
+    try:
+        node = _wait_for_node(kube, name, params['boot_id_not'], params['timeout'])
+        result = dict(changed=False, node=name, ready=True, boot_id=node_conditions.boot_id(node))
+        if selector is not None:
+            remaining = max(1, params['timeout'] - (time.time() - started))
+            pods = _wait_for_pods(kube, name, selector, params['min_pods'], remaining, params['timeout'])
+            result['pods'] = dict((drain_rules.pod_key(p), node_conditions.pod_ready(p)) for p in pods)
+    except ModuleFailed as exc:
+        # a health check that passes changes nothing and leaves no Event; one that fails is a Warning,
+        # for the CRs whose cordon the node carries
+        owners = node_state.cordon_owners((first.get('metadata') or {}).get('annotations'))
+        _runner.node_event(module, kube, name, node_events.health_failed(name, owners, exc.msg))
+        raise
     result['waited'] = round(time.time() - started, 3)
     return result
 

@@ -18,6 +18,7 @@ import time
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils.constants import BOOT_ID_PREFIX
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_conditions
+from ansible_collections.nodewright.bridge.plugins.module_utils import node_events
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
 from ansible_collections.nodewright.bridge.plugins.module_utils import pod_layout
 from ansible_collections.nodewright.bridge.plugins.module_utils import pod_run
@@ -96,10 +97,25 @@ def run(module, kube):
                   duration=round(time.time() - started, 3))
     if reboot:
         result['rebooted'] = done.succeeded
+    _runner.node_event(module, kube, node_name, _event(node_name, cr.name, package, interrupt, covered, done, result,
+                                                       params['timeout'], after))
     if not done.succeeded:
         raise ModuleFailed('%s interrupt (%s) on node %s: %s; recorded as erroring'
                            % (key, interrupt['type'], node_name, _why(done, params['timeout'], after, before)), **result)
     return result
+
+
+def _event(node_name, cr_name, package, interrupt, covered, done, result, timeout, after):
+    """The interrupt's Event: Interrupt (a service restart...), Reboot (back with a new boot ID), or either failed."""
+    before = result['boot_id_before']
+    if not done.succeeded:
+        return node_events.interrupt_failed(node_name, package.name, package.version, cr_name, interrupt,
+                                            _why(done, timeout, after, before))
+    covered_refs = ['%s:%s' % (p.name, p.version) for p in covered]
+    if interrupt['type'] == 'reboot':
+        return node_events.rebooted(node_name, package.name, package.version, cr_name, before, result['boot_id_after'],
+                                    covered_refs)
+    return node_events.interrupted(node_name, package.name, package.version, cr_name, interrupt, covered_refs)
 
 
 def _record(node_name, cr_name, package, stage, covered, current):

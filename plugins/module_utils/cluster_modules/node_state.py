@@ -14,6 +14,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils import node_events
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
 from ansible_collections.nodewright.bridge.plugins.module_utils.constants import DEFAULT_RUNTIME_REQUIRED_TAINT
@@ -98,6 +99,8 @@ def run(module, kube):
     after_node, patch = kube.update_node(name, mutate, node=node, dry_run=module.check_mode)
     after = describe_node(after_node, cr_name)
     result = dict(changed=patch is not None, node=name, **after)
+    if action == 'complete' and patch is not None and before['status'].get(cr_name) != 'complete':
+        _runner.node_event(module, kube, name, node_events.complete(cr_name))
     if action == 'reset':
         result['reset'] = list(reset)
     if module._diff:

@@ -15,6 +15,7 @@ __metaclass__ = type
 
 import time
 
+from ansible_collections.nodewright.bridge.plugins.module_utils import node_events
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
 from ansible_collections.nodewright.bridge.plugins.module_utils import pod_layout
 from ansible_collections.nodewright.bridge.plugins.module_utils import pod_run
@@ -64,7 +65,11 @@ def run(module, kube):
         return result
     result.update(configmaps=done.configmaps, restarts=done.restarts)
     if not done.succeeded:
-        _fail(result, done, key, stage, node_name, params['timeout'], runner)
+        why = _why(done, params['timeout'], runner)
+        _runner.node_event(module, kube, node_name, node_events.stage_failed(package.name, package.version, stage, cr.name, why))
+        _fail(result, done, key, stage, node_name, why)
+    _runner.node_event(module, kube, node_name, node_events.stage_applied(package.name, package.version, stage, cr.name,
+                                                                          done.restarts))
     return result
 
 
@@ -82,17 +87,21 @@ def _record(node_name, cr_name, package, stage, current):
     return pod_run.NodeRecord(node_name, cr_name, package.unique_name, current, in_progress, succeeded, failed)
 
 
-def _fail(result, done, key, stage, node_name, timeout, runner):
+def _why(done, timeout, runner):
+    """Why the stage failed, in a few words (its message and its Event)."""
+    verdict = done.verdict
+    if verdict.get('outcome') == 'timeout':
+        return 'did not finish within %ss' % timeout
+    if verdict.get('outcome') == pod_layout.MISSING:
+        return 'pod %s/%s was deleted before it finished' % (runner.namespace, runner.name)
+    return 'init container %s failed (exit code %s, reason %s, %d restart(s))' % (
+        verdict.get('container'), verdict.get('exit_code'), verdict.get('reason'), done.restarts)
+
+
+def _fail(result, done, key, stage, node_name, why):
     verdict = done.verdict
     container = verdict.get('container')
     result.update(container=container, exit_code=verdict.get('exit_code'), reason=verdict.get('reason'))
-    if verdict.get('outcome') == 'timeout':
-        why = 'did not finish within %ss' % timeout
-    elif verdict.get('outcome') == pod_layout.MISSING:
-        why = 'pod %s/%s was deleted before it finished' % (runner.namespace, runner.name)
-    else:
-        why = 'init container %s failed (exit code %s, reason %s, %d restart(s))' % (
-            container, verdict.get('exit_code'), verdict.get('reason'), done.restarts)
     tail = _tail(done.logs.get(container)) if container else ''
     raise ModuleFailed('%s stage %s on node %s: %s; recorded as erroring%s' % (
         key, stage, node_name, why, ('\n--- %s log (last lines) ---\n%s' % (container, tail)) if tail else ''), **result)

@@ -46,6 +46,7 @@ STATE_KEY = node_state.node_state_key('demo')
 STATUS_KEY = node_state.status_key('demo')
 CONTAINERS = pod_layout.init_container_names('tuning', STAGE)
 NOT_FOUND = status_body(404, 'NotFound', 'not found')
+EVENTS = '/api/v1/namespaces/default/events'
 
 
 class FakeModule(object):
@@ -62,7 +63,10 @@ class FakeModule(object):
 
 @pytest.fixture
 def server():
-    return FakeApiServer()
+    made = FakeApiServer()
+    # the stage's Event on the node (best effort; tests/unit/plugins/module_utils/test_node_events.py tests it)
+    made.reply('POST', EVENTS, status=201, body={}, repeat=True)
+    return made
 
 
 @pytest.fixture
@@ -117,9 +121,17 @@ def script_logs(server, text='ran\n'):
 
 
 def calls(server):
-    """The requests as ``METHOD path[ dry-run|watch]``, the order run_recorded's docstring lists."""
+    """The requests as ``METHOD path[ dry-run|watch]``, the order run_recorded's docstring lists.
+
+    Without the stage's Event, which package_stage writes after run_recorded (see events_of).
+    """
     return ['%s %s%s' % (r.method, r.path, ' dry-run' if r.query.get('dryRun') else ' watch' if r.watch else '')
-            for r in server.requests]
+            for r in server.requests if r.path != EVENTS]
+
+
+def events_of(server):
+    """(reason, type, message) of the Events written on the node."""
+    return [(r.body['reason'], r.body['type'], r.body['message']) for r in server.of('POST', EVENTS)]
 
 
 def node_state_of(stored):
@@ -180,6 +192,9 @@ def test_a_stage_that_succeeds_is_written_in_the_operators_order_and_recorded_co
     assert result['logs'] == dict((name, 'ran\n') for name in CONTAINERS) and result['logs_unavailable'] == {}
     assert result['restarts'] == 0
     assert result['diff']['before'] == {'entry': None} and result['diff']['after'] == {'entry': state[KEY]}
+    # last, one Event on the node (after the pod's delete: calls() leaves it out)
+    assert server.requests[-1].path == EVENTS
+    assert events_of(server) == [('Apply', 'Normal', 'Package [tuning:1.2.3] stage [apply] complete on [skyhook:demo]')]
 
 
 def test_a_stage_whose_pod_fails_is_recorded_erroring_with_its_logs(server, stored_node):
@@ -199,6 +214,9 @@ def test_a_stage_whose_pod_fails_is_recorded_erroring_with_its_logs(server, stor
     # the container that never started has no log to read
     assert [r.query['container'] for r in server.of('GET', POD_PATH + '/log')] == CONTAINERS[:2]
     assert calls(server)[-4:] == ['GET %s/log' % POD_PATH] * 2 + ['PATCH ' + NODE_PATH, 'DELETE ' + POD_PATH]
+    assert events_of(server) == [('Apply', 'Warning', 'Package [tuning:1.2.3] stage [apply] erroring on [skyhook:demo]: '
+                                                      'init container %s failed (exit code 3, reason Error, 0 restart(s))'
+                                  % CONTAINERS[1])]
     state, status = node_state_of(stored_node)
     assert state[KEY]['state'] == 'erroring' and state[KEY]['stage'] == STAGE
     assert status == 'erroring'
