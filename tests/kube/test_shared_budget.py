@@ -14,10 +14,12 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
 import uuid
+from pathlib import Path
 
 import pytest
 import yaml
@@ -232,26 +234,25 @@ def test_a_lease_edited_by_hand_stops_the_run_clearly_and_touches_no_node(cluste
     assert all(fleet.complete(n) for n in fleet.names)
 
 
-def test_two_limit_drivers_share_one_budget(cluster, playbooks, namespace, tmp_path):
-    """The --limit driver (no strategy plugin) with --shared-budget: two drivers over the same 6 hosts, budget 2."""
+def _local_rollout(tmp_path, playbooks, strategy_vars=None):
+    """6 local hosts whose one task logs its start and end (2 s apart); the inventory, the playbook and its log."""
     log = tmp_path / 'ran.log'
     (tmp_path / 'inventory.yml').write_text(yaml.safe_dump({'all': {'hosts': dict(
         (f'h{i}', {'ansible_connection': 'local', 'ansible_python_interpreter': sys.executable}) for i in range(6))}}))
-    (tmp_path / 'site.yml').write_text(yaml.safe_dump([{'hosts': 'all', 'gather_facts': False, 'tasks': [
+    play = {'hosts': 'all', 'gather_facts': False, 'tasks': [
         {'name': 'one host at work for 2 s, logged', 'ansible.builtin.shell':
          f'echo "start {{{{ inventory_hostname }}}} $(date +%s.%N)" >> {log}; sleep 2; '
-         f'echo "end {{{{ inventory_hostname }}}} $(date +%s.%N)" >> {log}'}]}]))
+         f'echo "end {{{{ inventory_hostname }}}} $(date +%s.%N)" >> {log}'}]}
+    if strategy_vars is not None:
+        play.update(strategy='nodewright.bridge.budgeted', vars=strategy_vars)
+    (tmp_path / 'site.yml').write_text(yaml.safe_dump([play]))
     env = dict(os.environ, PYTHONPATH=str(playbooks.root), ANSIBLE_COLLECTIONS_PATH=str(playbooks.root),
-               K8S_AUTH_KUBECONFIG=playbooks.kubeconfig, ANSIBLE_RETRY_FILES_ENABLED='False')
-    cmd = [sys.executable, '-m', 'ansible_collections.nodewright.bridge.plugins.plugin_utils.limit_driver',
-           '-i', 'inventory.yml', '--budget', 'count=2', '--shared-budget', f'drivers-{namespace}',
-           '--budget-namespace', namespace, 'site.yml', '--', '-e', f'ansible_playbook_python={sys.executable}']
-    import subprocess  # pylint: disable=import-outside-toplevel
-    procs = [subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-             for dummy in range(2)]
-    outputs = [p.communicate(timeout=300)[0] for p in procs]
-    for proc, output in zip(procs, outputs):
-        assert proc.returncode == 0, output
+               K8S_AUTH_KUBECONFIG=playbooks.kubeconfig, ANSIBLE_RETRY_FILES_ENABLED='False', ANSIBLE_FORKS='10')
+    return log, env
+
+
+def _most_at_once(log):
+    """(most hosts at work at once, the hosts that started, sorted) from the log's start/end lines."""
     events = sorted((float(t), kind, host) for kind, host, t in (line.split() for line in log.read_text().splitlines()))
     running, most = set(), 0
     for dummy, kind, host in events:
@@ -260,8 +261,43 @@ def test_two_limit_drivers_share_one_budget(cluster, playbooks, namespace, tmp_p
             most = max(most, len(running))
         else:
             running.discard(host)
-    starts = sorted(host for dummy, kind, host in events if kind == 'start')
+    return most, sorted(host for dummy, kind, host in events if kind == 'start')
+
+
+def _run_two(cmd, tmp_path, env):
+    procs = [subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+             for dummy in range(2)]
+    outputs = [p.communicate(timeout=300)[0] for p in procs]
+    for proc, output in zip(procs, outputs):
+        assert proc.returncode == 0, output
+    return outputs
+
+
+def test_two_limit_drivers_share_one_budget(cluster, playbooks, namespace, tmp_path):
+    """The --limit driver (no strategy plugin) with --shared-budget: two drivers over the same 6 hosts, budget 2."""
+    log, env = _local_rollout(tmp_path, playbooks)
+    cmd = [sys.executable, '-m', 'ansible_collections.nodewright.bridge.plugins.plugin_utils.limit_driver',
+           '-i', 'inventory.yml', '--budget', 'count=2', '--shared-budget', f'drivers-{namespace}',
+           '--budget-namespace', namespace, '--ansible-playbook', str(Path(sys.executable).with_name('ansible-playbook')),
+           'site.yml']
+    outputs = _run_two(cmd, tmp_path, env)
+    most, starts = _most_at_once(log)
     print(f'limit drivers: most hosts at work at once {most}; starts {starts}')
     assert starts == [f'h{i}' for i in range(6)], starts  # every host once over both drivers
     assert most == 2
     assert any('finished by other runs of the shared budget' in out for out in outputs), outputs
+
+
+@pytest.mark.parametrize('window', ['batch', 'sliding'])
+def test_two_plays_of_your_own_share_one_budget(cluster, playbooks, namespace, tmp_path, window):
+    """A play of your own on the budgeted strategy, run twice at once: batch and sliding mode keep to the budget."""
+    log, env = _local_rollout(tmp_path, playbooks, {
+        'nodewright_interruption_budget': {'count': 2}, 'nodewright_window': window,
+        'nodewright_shared_budget': {'name': f'own-{window}', 'namespace': namespace, 'slot_expiry': 30}})
+    cmd = [str(Path(sys.executable).with_name('ansible-playbook')), '-i', 'inventory.yml', 'site.yml']
+    outputs = _run_two(cmd, tmp_path, env)
+    most, starts = _most_at_once(log)
+    print(f'{window}: most hosts at work at once {most}; starts {starts}')
+    assert starts == [f'h{i}' for i in range(6)], starts
+    assert most == 2
+    assert any('finished by other runs' in out for out in outputs), outputs

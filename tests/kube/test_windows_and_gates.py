@@ -45,13 +45,20 @@ def _complete_times(cluster, fleet):
     return seen, stop, thread
 
 
-def test_a_window_that_closes_mid_rollout_lets_the_batch_finish_and_the_next_wait(cluster, playbooks, small_fleet, namespace):
-    fleet = small_fleet
-    fleet.path.write_text(fleet.path.read_text().replace("count: 2", "count: 1"))  # 4 batches of 1 node
+def test_a_window_that_closes_mid_rollout_lets_the_batch_finish_and_the_next_wait(cluster, playbooks, namespace, tmp_path):
+    fleet = Fleet(cluster, tmp_path, count=6)
+    try:
+        _window_closes_mid_rollout(cluster, playbooks, namespace, fleet)
+    finally:
+        fleet.close()
+
+
+def _window_closes_mid_rollout(cluster, playbooks, namespace, fleet):
+    fleet.path.write_text(fleet.path.read_text().replace("count: 2", "count: 1"))  # 6 batches of 1 node (about 7 s each)
+    # start about 22 s before the first window closes: a few batches run in it, the rest after the next opens
     now = datetime.datetime.now(datetime.timezone.utc)
-    if now.second > 45:  # the first window must have some seconds left
-        time.sleep(62 - now.second)
-        now = datetime.datetime.now(datetime.timezone.utc)
+    time.sleep((38 - now.second) % 60)
+    now = datetime.datetime.now(datetime.timezone.utc)
     minute = now.replace(second=0, microsecond=0)
 
     def hhmm(delta):
@@ -66,9 +73,9 @@ def test_a_window_that_closes_mid_rollout_lets_the_batch_finish_and_the_next_wai
     stop.set()
     thread.join(timeout=5)
     assert result.rc == 0, result
-    assert 'outside the maintenance windows' in result.stdout or 'maintenance window' in result.stdout, result
+    assert 'NODEWRIGHT WAIT' in result.stdout and 'before the next batch: outside the maintenance windows' in result.stdout, result
     starts = [line for line in result.stdout.splitlines() if line.startswith('NODEWRIGHT BATCH') and 'host' in line]
-    assert len(starts) == 4, starts
+    assert len(starts) == 6, starts
     # some node finished after the first window closed (its batch had started inside it) and no
     # node of a batch started after the close finished before the second window opened
     late = [n for n, t in seen.items() if t > first_close.timestamp()]
