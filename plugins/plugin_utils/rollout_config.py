@@ -265,7 +265,12 @@ def parse_phases(play_vars, read_file=None):
     """
     value = play_vars.get(VAR_PHASES)
     if value is None:
-        return [Phase(None, parse_settings(play_vars, read_file))]
+        settings = parse_settings(play_vars, read_file)
+        if settings.shared is not None and not settings.shared.get('name'):
+            # a phase's budget is named after the phase (a CR); a play alone has no such name
+            raise RolloutConfigError(['%s.name: required in a play without %s (every run with this name shares the budget)'
+                                      % (VAR_SHARED, VAR_PHASES)])
+        return [Phase(None, settings)]
     errors = []
     if play_vars.get(VAR_POLICY) is not None or play_vars.get(VAR_BUDGET) is not None:
         errors.append('%s replaces %s and %s; set them per phase' % (VAR_PHASES, VAR_POLICY, VAR_BUDGET))

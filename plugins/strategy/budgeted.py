@@ -75,6 +75,7 @@ seealso:
 import gc
 import time
 
+from ansible import context
 from ansible.errors import AnsibleError
 from ansible.executor.play_iterator import HostState
 from ansible.module_utils.common.text.converters import to_text
@@ -161,6 +162,7 @@ class _Gate(object):
         self.deferred = None  # why the rest of the phase waits for the next window (a clean stop, not a failure)
         self.gate_probed = 0.0  # sliding mode: when the windows and gates were last looked at without waiting
         self.gate_blocked = None  # sliding mode: the reason they block, while hosts are in flight
+        self.check_mode = False  # --check or a play in check mode: no shared budget, windows and gates only looked at
 
     def label(self, comp):
         """A compartment as banners show it: with its phase when the play has phases."""
@@ -297,6 +299,7 @@ class _BudgetedMixin(object):
                                if values.get(var) not in (None, ''))
         windows = prepared[0][0].settings.windows
         gate.windows = windows if windows is not None and windows.enabled else None
+        gate.check_mode = bool(context.CLIARGS.get('check')) or play.check_mode is True
         return gate
 
     def _nw_host_inputs(self, play, phase, hosts):
@@ -363,7 +366,10 @@ class _BudgetedMixin(object):
             display.warning('nodewright.bridge.budgeted: %d host(s) left out of the rollout of %r: %s'
                             % (len(excluded), title, ', '.join('%s (%s)' % item for item in sorted(excluded.items()))))
         gate.ran.update(h.name for h in eligible)
-        if phase.settings.shared is not None:
+        if phase.settings.shared is not None and gate.check_mode:
+            display.display('NODEWRIGHT SHARED BUDGET %s: not taken in check mode (nothing is written)' % gate.label(
+                phase.settings.shared.get('name') or phase.name))
+        elif phase.settings.shared is not None:
             self._nw_join_budget(phase)
 
     @staticmethod
@@ -636,10 +642,12 @@ class _BudgetedMixin(object):
         for rollout in rollouts:
             rollout.judged = False  # the fleet's batches decide the stop (module_utils/shared_budget.py)
         rules = dict((r.name, budget_rules.Rules.of(r)) for r in rollouts)
-        key = phase.budget_key if phase.budget_key is not None else phase.name
+        scope = shared.get('name') or phase.name
+        # a CR's phase: its spec digest; a play of your own: the name (the --limit driver uses the same)
+        key = phase.budget_key if phase.budget_key is not None else scope
         try:
             client = kube_api.Kube(shared_budget.connection_params(dict(gate.connection, **shared)))
-            gate.budget = shared_budget.SharedBudget(client, shared['namespace'], shared.get('name') or phase.name, gate.settings.window,
+            gate.budget = shared_budget.SharedBudget(client, shared['namespace'], scope, gate.settings.window,
                                                      rules, key=key, expiry=shared['slot_expiry'])
             gate.budget.join(dict((r.name, list(r.queue)) for r in rollouts))
         except (kube_api.KubeError, shared_budget.BudgetError) as exc:
@@ -850,6 +858,16 @@ class _BudgetedMixin(object):
         """
         gate = self._nw
         if gate.windows is None and gate.gates is None:
+            return True
+        if gate.check_mode:
+            # a check run shows the whole rollout: say what would hold it, wait for nothing
+            if gate.gate_blocked is None:
+                reason = gate_rules.window_block(gate.windows, time.time()) if gate.windows is not None else None
+                reason = reason or (gate.gates.probe(self._nw_fleet_in_flight())[0] if gate.gates is not None else None)
+                gate.gate_blocked = reason or ''
+                if reason:
+                    display.display('NODEWRIGHT CHECK MODE [%s]: a real run would wait here: %s' % (
+                        gate.label(gate.phase.name or 'rollout'), reason))
             return True
         if gate.sliding and gate.in_flight:
             return self._nw_look_before_admitting()

@@ -301,3 +301,11 @@ def test_two_plays_of_your_own_share_one_budget(cluster, playbooks, namespace, t
     assert starts == [f'h{i}' for i in range(6)], starts
     assert most == 2
     assert any('finished by other runs' in out for out in outputs), outputs
+
+
+def test_check_mode_takes_no_slot_and_writes_no_lease(cluster, playbooks, fleet, namespace):
+    result = playbooks.run('nodewright.bridge.apply', extra_vars=_vars(fleet, namespace), check=True)
+    assert result.rc == 0, result
+    assert 'not taken in check mode (nothing is written)' in result.stdout
+    assert not _leases(cluster, namespace)
+    assert not any(fleet.node(n).spec.unschedulable or fleet.complete(n) for n in fleet.names)

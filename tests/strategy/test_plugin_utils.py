@@ -140,3 +140,34 @@ def test_store_publishes_batches_and_builds_the_report():
 def test_durations_are_readable():
     durations = [rollout_state.format_duration(s) for s in (None, 0.04, 59.9, 61, 3725)]
     assert durations == ['-', '0.0s', '59.9s', '1m01s', '1h02m']
+
+
+def test_shared_budget_settings_are_checked_with_the_rest():
+    budget = {'nodewright_interruption_budget': {'count': 1}}
+    errors = errors_of(dict(budget, nodewright_shared_budget={'name': 'x', 'slot_expiry': 5, 'colour': 'red'}))
+    assert any('nodewright_shared_budget: unknown keys colour' in e for e in errors), errors
+    assert any('nodewright_shared_budget.slot_expiry: must be an integer of at least 10' in e for e in errors), errors
+    # templated values: a string number, an unset connection option, enabled as a string
+    settings = rollout_config.parse_settings(dict(budget, nodewright_shared_budget={
+        'name': 'x', 'slot_expiry': '30', 'kubeconfig': '', 'context': None, 'enabled': 'True'}))
+    assert settings.shared == {'name': 'x', 'slot_expiry': 30, 'namespace': 'skyhook'}
+    assert rollout_config.parse_settings(dict(budget, nodewright_shared_budget={'enabled': 'False'})).shared is None
+    assert rollout_config.parse_settings(budget).shared is None
+    # a play without phases must name what its runs share; a phase is named after its CR
+    with pytest.raises(rollout_config.RolloutConfigError, match='nodewright_shared_budget.name: required in a play without'):
+        rollout_config.parse_phases(dict(budget, nodewright_shared_budget=True))
+    phases = rollout_config.parse_phases({'nodewright_shared_budget': True, 'nodewright_phases': [
+        {'name': 'cr-a', 'interruption_budget': {'count': 1}, 'hosts': ['n1'], 'budget_key': 'abc', 'selector': {'matchLabels': {'a': 'b'}}}]})
+    assert phases[0].settings.shared == {'namespace': 'skyhook', 'slot_expiry': 120}
+    assert (phases[0].budget_key, phases[0].selector) == ('abc', {'matchLabels': {'a': 'b'}})
+
+
+def test_windows_and_gates_are_the_plays_in_every_phase():
+    phases = rollout_config.parse_phases({
+        'nodewright_maintenance_windows': [{'start': '22:00', 'end': '04:00'}], 'nodewright_gates': {'max_not_ready': 1},
+        'nodewright_phases': [{'name': 'a', 'interruption_budget': {'count': 1}, 'hosts': ['n1']},
+                              {'name': 'b', 'interruption_budget': {'count': 1}, 'hosts': ['n2']}]})
+    assert [p.settings.windows.enabled for p in phases] == [True, True]
+    assert [p.settings.gates.max_not_ready for p in phases] == [1, 1]
+    errors = errors_of({'nodewright_interruption_budget': {'count': 1}, 'nodewright_maintenance_windows': [{'start': 1320, 'end': '04:00'}]})
+    assert any('nodewright_maintenance_windows[0].start' in e and 'quote the time' in e for e in errors), errors
