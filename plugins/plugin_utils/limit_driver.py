@@ -62,7 +62,7 @@ def _shared_wave(scheduler, budget, elsewhere, echo):
                 comp.current = granted
                 batches[comp.name] = granted
             elif reason is not None:
-                comp.stopped, comp.stop_reason = True, 'the fleet (shared budget): %s' % reason
+                comp.stopped, comp.stop_reason = True, reason
             elif comp.queue:
                 waiting = True
         if batches or not waiting:
@@ -138,7 +138,7 @@ def _drive(scheduler, run_batch, record, echo, budget, order, elsewhere):
             result = scheduler.record(name, [n for n in names if n not in failed], [n for n in names if n in failed])
             if budget is not None and budget.stopped(name):
                 comp = scheduler.compartment(name)
-                comp.stopped, comp.stop_reason = True, 'the fleet (shared budget): %s' % budget.stopped(name)
+                comp.stopped, comp.stop_reason = True, budget.stopped(name)
                 result['stopped'] = True
             if record is not None:
                 rollout_state.batch_finished(record, name, result)

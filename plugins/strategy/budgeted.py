@@ -528,7 +528,8 @@ class _BudgetedMixin(object):
         if gate.budget is not None:
             self._nw_release(iterator, [n for n in names if n not in gate.released])
         record = gate.scheduler.record(comp, ok, failed, removed)
-        self._nw_sync_stop(comp)
+        if self._nw_sync_stop(comp):
+            record['stopped'] = True  # this run's share of the fleet's batch that stopped the compartment
         gate.run_failed.update(failed + removed)
         del gate.active[comp]
         gate.numbers.pop(comp, None)
@@ -602,11 +603,14 @@ class _BudgetedMixin(object):
             self._nw_note_fatal(comp, [name], [] if ok else [name], 'sliding window')
             if gate.budget is not None:
                 self._nw_release(iterator, [name])
-            for record in sched.complete(name, ok, removed=self._nw_removed(name, ok)):
+            records = sched.complete(name, ok, removed=self._nw_removed(name, ok))
+            fleet_stopped = self._nw_sync_stop(comp)
+            for record in records:
+                if fleet_stopped and not record.get('drain'):
+                    record['stopped'] = True
                 group_start = min([started] + [gate.admit_times.get(n, started) for n in record['hosts']])
                 self._nw_banner_end(comp, record)
                 rollout_state.batch_finished(gate.record, comp, record, started=group_start)
-            self._nw_sync_stop(comp)
         if gate.fatal_reason:
             self._nw_halt(gate.fatal_reason)
         if not self._nw_ending(iterator):
@@ -720,11 +724,12 @@ class _BudgetedMixin(object):
         gate = self._nw
         reason = gate.budget.stopped(comp) if gate.budget is not None else None
         if reason is None:
-            return
+            return False
         rollout = gate.scheduler.compartment(comp)
         rollout = getattr(rollout, 'rollout', rollout)
         if not rollout.stopped:
-            rollout.stopped, rollout.stop_reason = True, 'the fleet (shared budget): %s' % reason
+            rollout.stopped, rollout.stop_reason = True, reason
+        return True
 
     def _nw_drop_elsewhere(self, rollout, waiting, finished, busy):
         """Take hosts other runs finished out of this run's queue; move the ones they run to its back. The new waiting list."""
