@@ -41,14 +41,8 @@ WINDOWS = ('batch', 'sliding')
 ORDERS = ('inventory', 'name')
 
 
-class RolloutConfigError(ValueError):
-    """The rollout configuration is unusable; ``errors`` lists every problem."""
-
-    def __init__(self, errors):
-        self.errors = list(errors)
-        super(RolloutConfigError, self).__init__(
-            'invalid rollout configuration (%d problem%s):\n  - %s' % (
-                len(self.errors), '' if len(self.errors) == 1 else 's', '\n  - '.join(self.errors)))
+class RolloutConfigError(rollout_gates.GateConfigError):
+    """The rollout configuration is unusable; ``errors`` lists every problem (one message format with the gates')."""
 
 
 def plain(value):

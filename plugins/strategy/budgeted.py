@@ -758,30 +758,40 @@ class _BudgetedMixin(object):
             return False
         return not self._nw_ending(iterator)
 
+    def _nw_take(self, name, rollout, waiting):
+        """Ask the fleet's batch or window for nodes of ``waiting`` (this run's queue of a compartment).
+
+        Returns ``(granted, waiting)``: the nodes to start, and the queue without them and without
+        the nodes other runs finished (the ones they run go to its back); None when the budget failed.
+        """
+        gate = self._nw
+        try:
+            granted, finished, busy = gate.budget.take(name, list(waiting))
+        except shared_budget.BudgetError as exc:
+            self._nw_budget_failed(exc)
+            return None
+        waiting = self._nw_drop_elsewhere(rollout, waiting, finished, busy)
+        self._nw_sync_stop(name)
+        if granted:
+            gate.budget_waiting.discard(name)
+        return granted, [n for n in waiting if n not in granted]
+
     def _nw_next_batches(self, iterator):
         """Batch mode: the next wave, from this run's scheduler or (shared) what the fleet's batch has room for."""
         gate = self._nw
         if any(c.queue and not c.stopped for c in gate.scheduler.compartments) and not self._nw_clear_to_start(iterator):
             return {}
-        if gate.budget is None:
-            return gate.scheduler.next_batches()
         while gate.budget is not None:
             batches, waiting = {}, []
             for comp in gate.scheduler.compartments:
                 if comp.stopped or not comp.queue:
                     continue
-                try:
-                    granted, finished, busy = gate.budget.take(comp.name, list(comp.queue))
-                except shared_budget.BudgetError as exc:
-                    self._nw_budget_failed(exc)
+                taken = self._nw_take(comp.name, comp, comp.queue)
+                if taken is None:
                     return {}
-                comp.queue = self._nw_drop_elsewhere(comp, comp.queue, finished, busy)
-                self._nw_sync_stop(comp.name)
+                granted, comp.queue = taken
                 if granted:
-                    comp.queue = [n for n in comp.queue if n not in granted]
-                    comp.current = granted
-                    batches[comp.name] = granted
-                    gate.budget_waiting.discard(comp.name)
+                    comp.current = batches[comp.name] = granted
                 elif comp.queue and not comp.stopped:
                     waiting.append(comp.name)
             if batches or not waiting or not self._nw_budget_wait(iterator, waiting):
@@ -793,8 +803,6 @@ class _BudgetedMixin(object):
         gate = self._nw
         if any(c.waiting and not c.stopped for c in gate.scheduler.compartments) and not self._nw_clear_to_start(iterator):
             return {}
-        if gate.budget is None:
-            return gate.scheduler.admit()
         while gate.budget is not None:
             if gate.in_flight and time.time() - gate.budget_polled < shared_budget.POLL_SECONDS:
                 return {}  # hosts are running: ask again on a later pass, not on every one
@@ -803,13 +811,10 @@ class _BudgetedMixin(object):
             for comp in gate.scheduler.compartments:
                 if comp.stopped or not comp.waiting:
                     continue
-                try:
-                    granted, finished, busy = gate.budget.take(comp.name, list(comp.waiting))
-                except shared_budget.BudgetError as exc:
-                    self._nw_budget_failed(exc)
+                taken = self._nw_take(comp.name, comp.rollout, comp.waiting)
+                if taken is None:
                     return {}
-                comp.waiting = self._nw_drop_elsewhere(comp.rollout, comp.waiting, finished, busy)
-                self._nw_sync_stop(comp.name)
+                granted, comp.waiting = taken
                 if comp.pending and not comp.in_flight and not comp.waiting:
                     # the rest went to other runs: what this run finished is its last group
                     group, comp.pending = comp.pending, []
@@ -817,11 +822,9 @@ class _BudgetedMixin(object):
                     self._nw_banner_end(comp.name, record)
                     rollout_state.batch_finished(gate.record, comp.name, record)
                 if granted:
-                    comp.waiting = [n for n in comp.waiting if n not in granted]
                     comp.in_flight.extend(granted)
                     comp.max_in_flight = max(comp.max_in_flight, len(comp.in_flight))
                     admitted[comp.name] = granted
-                    gate.budget_waiting.discard(comp.name)
                 elif comp.waiting and not comp.stopped:
                     waiting.append(comp.name)
             if admitted or not waiting or gate.in_flight or not self._nw_budget_wait(iterator, waiting):

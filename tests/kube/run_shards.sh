@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+#
+# The cluster tests as two pytest processes at once, each with a test cluster of its own (the
+# Makefile's `kube` target). Most of their time is spent waiting on the cluster (fake kubelet
+# stages, reboots, outages, maintenance windows), so two shards overlap well even on 2 cores.
+#   tests/kube/run_shards.sh FILE...   the first shard runs FILE..., the second every other file
+# Each shard's output is printed when both are done; the status is 0 only if both passed.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+py="${PYTHON:-.venv/bin/python}"
+out="${KUBE_SHARD_DIR:-build/kube-shards}"
+mkdir -p "${out}"
+ignores=()
+for file in "$@"; do ignores+=("--ignore=${file}"); done
+started=${SECONDS}
+"${py}" -m pytest "$@" -q -m cluster -p no:cacheprovider --durations=10 > "${out}/shard-1.log" 2>&1 &
+one=$!
+"${py}" -m pytest tests/kube -q -m cluster -p no:cacheprovider --durations=10 "${ignores[@]}" > "${out}/shard-2.log" 2>&1 &
+two=$!
+wait "${one}"; rc_one=$?
+echo "kube shard 1 done after $((SECONDS - started)) s (rc ${rc_one})"
+wait "${two}"; rc_two=$?
+echo "kube shard 2 done after $((SECONDS - started)) s (rc ${rc_two})"
+for n in 1 2; do
+  echo "=== kube shard ${n} (${out}/shard-${n}.log) ==="
+  cat "${out}/shard-${n}.log"
+done
+[ "${rc_one}" -eq 0 ] && [ "${rc_two}" -eq 0 ]
