@@ -52,8 +52,12 @@ sanity: venv
 galaxy-smoke: venv
 	tests/installed_smoke.sh
 
+# Two pytest processes at once, each with a cluster of its own (tests/kube/run_shards.sh): the
+# cluster tests mostly wait on the cluster, so two shards halve the wall time on 2 cores.
+# KUBE_SHARD_1 is the first shard's files (the longest: outages, windows, concurrent runs).
+KUBE_SHARD_1 ?= tests/kube/test_faults.py tests/kube/test_windows_and_gates.py tests/kube/test_shared_budget.py
 kube: venv
-	$(BIN)/python -m pytest tests/kube -q -m cluster
+	KUBE_PYTHON=$(BIN)/python tests/kube/run_shards.sh $(KUBE_SHARD_1)
 
 # The real NodeWright operator (../shared/upstream/build-operator.sh, cached) and the collection on
 # one test cluster: handoffs both ways, an upgrade across sides, the operator guard (tests/interop).

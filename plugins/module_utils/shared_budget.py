@@ -120,6 +120,8 @@ def parse_state(text, where):
         _check_number(entry.get('until'), at + '.until')
         _check(isinstance(entry.get('nodes'), list) and all(isinstance(n, str) for n in entry['nodes']),
                at + '.nodes', 'must be a list of node names')
+        _check(entry.get('host') is None or isinstance(entry['host'], str), at + '.host', 'must be a string')
+        _check(entry.get('pid') is None or isinstance(entry['pid'], int), at + '.pid', 'must be an integer')
     for node, slot in state['slots'].items():
         at = '%s.slots[%s]' % (where, node)
         _check(isinstance(slot, dict) and isinstance(slot.get('run'), str), at, 'must be {run, until}, got %r' % (slot,))
@@ -279,10 +281,12 @@ def _drop_unwanted_orphans(state):
             del batch['nodes'][node]
 
 
-def join(state, run, print_, nodes, now, expiry):
+def join(state, run, print_, nodes, now, expiry, host=None, pid=None):
     """Register ``run`` (its nodes) in the rollout; a fresh rollout when no live run is left.
 
-    ``print_``: the fingerprint of what the run rolls out. Returns True when this started a fresh rollout.
+    ``print_``: the fingerprint of what the run rolls out; ``host`` and ``pid``: where the run's process
+    lives (a run on the same machine can tell when it is gone, see ``end_runs``). Returns True when this
+    started a fresh rollout.
     """
     expire(state, now)
     fresh = not state['runs']
@@ -295,8 +299,24 @@ def join(state, run, print_, nodes, now, expiry):
         raise BudgetMismatch('the runs %s roll out something else with this budget (fingerprint %s, this run %s): '
                              'another version of the CR or another policy; let them finish first'
                              % (', '.join(sorted(state['runs'])), state['fingerprint'], print_))
-    state['runs'][run] = {'until': now + expiry, 'nodes': sorted(set(nodes))}
+    entry = {'until': now + expiry, 'nodes': sorted(set(nodes))}
+    if host is not None:
+        entry.update(host=host, pid=pid)
+    state['runs'][run] = entry
     return fresh
+
+
+def local_runs(state, host):
+    """``{run: pid}`` of the runs registered from ``host`` (the caller checks whether their process lives)."""
+    return dict((run, entry['pid']) for run, entry in state['runs'].items()
+                if host is not None and entry.get('host') == host and entry.get('pid') is not None)
+
+
+def end_runs(state, runs):
+    """Runs known to be gone (their process no longer exists): expired now, not at their ``until``."""
+    for run in runs:
+        if run in state['runs']:
+            state['runs'][run]['until'] = -1
 
 
 def renew(state, run, now, expiry):

@@ -17,6 +17,7 @@ __metaclass__ = type
 
 import binascii
 import datetime
+import errno
 import os
 import socket
 import time
@@ -40,6 +41,28 @@ def run_identity():
     """This run's name in the Lease: the controller's host name, its pid and a random suffix."""
     return '%s-%d-%s' % (socket.gethostname().split('.')[0][:30], os.getpid(),
                          binascii.hexlify(os.urandom(2)).decode('ascii'))
+
+
+def host_identity():
+    """This machine and process namespace (the boot ID and the pid namespace), or None where they cannot be told.
+
+    A run registered with the same identity is a process of this machine whose pid this process can
+    check: a run killed there (SIGKILL, a crash) is seen gone at once instead of at its expiry. Linux only.
+    """
+    try:
+        with open('/proc/sys/kernel/random/boot_id') as handle:
+            boot = handle.read().strip()
+        return '%s/%d' % (boot, os.stat('/proc/self/ns/pid').st_ino)
+    except (IOError, OSError):
+        return None
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except OSError as exc:
+        return exc.errno != errno.ESRCH
+    return True
 
 
 def _micro_time(epoch):
@@ -71,6 +94,7 @@ class SharedBudget(object):
         self.last_renew = 0.0
         self.max_in_flight = {}  # compartment -> the most nodes in flight seen (all runs)
         self.writes = 0
+        self.host = host_identity()
 
     def where(self, comp):
         return 'lease %s/%s' % (self.namespace, self.names[comp])
@@ -121,6 +145,8 @@ class SharedBudget(object):
                     raise BudgetError('the shared budget: %s is used in %s mode by other runs; this run uses %s mode '
                                       '(nodewright_window must be the same for every run)' % (where, state['mode'], self.mode))
             before = rules_mod.dump_state(state)
+            gone = [r for r, pid in rules_mod.local_runs(state, self.host).items() if r != self.run and not _alive(pid)]
+            rules_mod.end_runs(state, gone)  # killed on this machine: no need to wait for their expiry
             try:
                 answer = change(state)
             except (BudgetMismatch, BudgetStateError) as exc:
@@ -150,7 +176,8 @@ class SharedBudget(object):
         for comp, names in nodes.items():
             if comp not in self.rules or not names:
                 continue
-            self.update(comp, lambda s, names=names: rules_mod.join(s, self.run, self.prints[comp], names, now, self.expiry))
+            self.update(comp, lambda s, names=names: rules_mod.join(s, self.run, self.prints[comp], names, now, self.expiry,
+                                                                    self.host, os.getpid()))
             self.joined.add(comp)
         self.last_renew = now
 

@@ -73,6 +73,8 @@ seealso:
 '''
 
 import gc
+import os
+import signal
 import time
 
 from ansible import context
@@ -163,6 +165,7 @@ class _Gate(object):
         self.gate_probed = 0.0  # sliding mode: when the windows and gates were last looked at without waiting
         self.gate_blocked = None  # sliding mode: the reason they block, while hosts are in flight
         self.check_mode = False  # --check or a play in check mode: no shared budget, windows and gates only looked at
+        self.pid = os.getpid()  # the strategy's process (forked workers inherit its signal handler)
 
     def label(self, comp):
         """A compartment as banners show it: with its phase when the play has phases."""
@@ -195,6 +198,9 @@ class _BudgetedMixin(object):
             self._host_pinned = False
         self._nw = gate
         result = self._tqm.RUN_OK
+        previous_sigterm = signal.signal(signal.SIGTERM, self._nw_on_sigterm)
+        if previous_sigterm is None:  # installed outside Python
+            previous_sigterm = signal.SIG_DFL
         try:
             self._nw_park(iterator)
             self._nw_start_phase(iterator, 0)
@@ -204,6 +210,10 @@ class _BudgetedMixin(object):
             else:
                 result = LinearStrategyModule.run(self, iterator, play_context)
         finally:
+            signal.signal(signal.SIGTERM, previous_sigterm)
+            if gate.budget is not None:  # Ctrl-C, an error: the unfinished nodes go back to the budget
+                gate.budget.leave()
+                gate.budget = None
             if engine is not None:
                 engine.stop()
             # always give back what was borrowed, even on errors: PlaybookExecutor's
@@ -213,6 +223,19 @@ class _BudgetedMixin(object):
             gate.parked = {}
             self._inventory.restrict_to_hosts(gate.play_hosts)
         return self._nw_finish(iterator, result)
+
+    def _nw_on_sigterm(self, signum, frame):
+        """SIGTERM (a stopped job): give this run's unfinished nodes back to the shared budget, then die of it.
+
+        Forked workers inherit the handler; only the strategy's own process has a budget to give back.
+        """
+        gate = self._nw
+        if os.getpid() == getattr(gate, 'pid', None) and gate.budget is not None:
+            gate.budget.kube.outage_timeout = min(gate.budget.kube.outage_timeout, 5)  # a job being stopped waits little
+            gate.budget.leave()
+            gate.budget = None
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
 
     def _nw_park(self, iterator):
         """Take the states of every host not in flight out of the iterator until the end of the run.

@@ -9,7 +9,7 @@
 # Each shard's output is printed when both are done; the status is 0 only if both passed.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-py="${PYTHON:-.venv/bin/python}"
+py="${KUBE_PYTHON:-.venv/bin/python}"
 out="${KUBE_SHARD_DIR:-build/kube-shards}"
 mkdir -p "${out}"
 ignores=()

@@ -181,35 +181,81 @@ def test_three_concurrent_runs_never_have_more_than_the_budget_in_flight(cluster
     assert leases[0].spec.holder_identity == '0 in flight (between batches), 0 runs'
 
 
-def test_a_killed_run_frees_its_slots_after_the_expiry_and_the_others_finish(cluster, playbooks, fleet, namespace,
-                                                                           pod_recorder):
-    recorder = pod_recorder(namespace)
-    watch = InFlight(cluster, fleet, namespace)
-    extra = {'nodewright_slot_expiry': 15}
+def _victim_then_others(playbooks, fleet, namespace, extra):
+    """One run in its first batch (a node of it cordoned), then two more runs of the CR."""
     victim = RunningPlaybook(playbooks, 'nodewright.bridge.apply', extra_vars=_vars(fleet, namespace, **extra))
-    # the victim holds slots (one of its nodes cordoned) before the others start
     helpers.wait_for(lambda: 'NODEWRIGHT BATCH 1' in victim.output and any(fleet.node(n).spec.unschedulable for n in fleet.names),
                      240, interval=0.3, what='the first run in its first batch')
     others = [RunningPlaybook(playbooks, 'nodewright.bridge.apply', extra_vars=_vars(fleet, namespace, **extra))
               for dummy in range(2)]
     time.sleep(2)
-    os.killpg(victim.pid, signal.SIGKILL)
-    killed_at = time.time()
-    victim.finish(timeout=30)
-    results = [run.finish(timeout=900) for run in others]
-    watch.finish()
-    recorder.finish()
+    return victim, others
+
+
+def _taken_over(cluster, namespace, victim_run, timeout):
+    """Seconds until no slot in the namespace's Leases is held by a run of the victim's pid."""
+    started = time.time()
+
+    def gone():
+        for lease in _leases(cluster, namespace):
+            state = json.loads((lease.metadata.annotations or {}).get(ANNOTATION) or '{}')
+            if any(f'-{victim_run.pid}-' in slot['run'] for slot in (state.get('slots') or {}).values()):
+                return False
+        return True
+    helpers.wait_for(gone, timeout, interval=0.3, what="the victim's slots given up")
+    return time.time() - started
+
+
+def _check_the_fleet(fleet, watch, recorder, results):
     for result in results:
         assert result.rc == 0, result
-    print(f'killed run freed after expiry; others done {round(time.time() - killed_at, 1)} s after the kill; '
-          f'most in flight {watch.most_cordoned} cordoned / {watch.most_slots} slots')
     assert watch.most_cordoned <= 2 and watch.most_slots <= 2
     for name in fleet.names:
         assert fleet.complete(name), name
         assert not fleet.node(name).spec.unschedulable, name
-    # the killed run's nodes were finished by the others, resumed, not re-run: every stage pod once
+    # the victim's nodes were finished by the others, resumed, not re-run: every stage pod once
     assert _stages_once(recorder.stage_pods(), fleet)
-    assert any('WAIT' in r.stdout for r in results), 'the others waited for the killed run\'s slots'
+
+
+def test_a_run_killed_on_this_machine_frees_its_slots_at_once(cluster, playbooks, fleet, namespace, pod_recorder):
+    """SIGKILL (AWX's cancel): a run of the same machine sees the victim's process gone, without its expiry (120 s)."""
+    recorder = pod_recorder(namespace)
+    watch = InFlight(cluster, fleet, namespace)
+    victim, others = _victim_then_others(playbooks, fleet, namespace, {})
+    os.killpg(victim.pid, signal.SIGKILL)
+    victim.finish(timeout=30)
+    freed = _taken_over(cluster, namespace, victim, 60)
+    results = [run.finish(timeout=900) for run in others]
+    watch.finish()
+    recorder.finish()
+    print(f'killed run: its slots were given up {freed:.1f} s after the kill (expiry 120 s); most in flight '
+          f'{watch.most_cordoned} cordoned / {watch.most_slots} slots')
+    assert freed < 30
+    _check_the_fleet(fleet, watch, recorder, results)
+
+
+def test_a_suspended_run_frees_its_slots_after_the_expiry_and_the_others_finish(cluster, playbooks, fleet, namespace,
+                                                                               pod_recorder):
+    """A run that stops renewing but whose process lives (SIGSTOP; or a run killed on another machine): the expiry frees it."""
+    recorder = pod_recorder(namespace)
+    watch = InFlight(cluster, fleet, namespace)
+    victim, others = _victim_then_others(playbooks, fleet, namespace, {'nodewright_slot_expiry': 15})
+    os.killpg(victim.pid, signal.SIGSTOP)
+    stopped_at = time.time()
+    try:
+        freed = _taken_over(cluster, namespace, victim, 120)
+        results = [run.finish(timeout=900) for run in others]
+    finally:
+        os.killpg(victim.pid, signal.SIGKILL)
+        os.killpg(victim.pid, signal.SIGCONT)
+        victim.finish(timeout=30)
+    watch.finish()
+    recorder.finish()
+    print(f'suspended run: its slots were given up {freed:.1f} s after SIGSTOP (expiry 15 s); the others done '
+          f'{time.time() - stopped_at:.1f} s after it; most in flight {watch.most_cordoned} cordoned / {watch.most_slots} slots')
+    assert freed >= 10, 'the slots of a live (suspended) run were taken before their expiry'
+    assert any('WAIT' in r.stdout for r in results), 'the others waited for the suspended run\'s slots'
+    _check_the_fleet(fleet, watch, recorder, results)
 
 
 def test_a_lease_edited_by_hand_stops_the_run_clearly_and_touches_no_node(cluster, playbooks, fleet, namespace):

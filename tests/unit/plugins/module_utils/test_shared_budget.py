@@ -229,3 +229,18 @@ def test_sliding_orphans_hold_their_place_in_the_window():
     sb.leave(state, 'a')  # stopped mid-update: its nodes may still be cordoned
     assert sb.take(state, rule, 'b', ['n05', 'n06', 'n00'], 2, EXPIRY)[0] == ['n00']
     assert sb.take(state, rule, 'b', ['n05', 'n06'], 2, EXPIRY)[0] == []  # n01 still holds the other place
+
+
+def test_a_run_known_gone_expires_at_once():
+    """A run of this machine whose process is gone (the I/O layer checks the pid): its slots are orphans now."""
+    rule = rules(*FIXED_2)
+    state = sb.new_state('batch')
+    sb.join(state, 'a', 'print', NODES, 0, EXPIRY, host='boot/4026531836', pid=4242)
+    sb.join(state, 'b', 'print', NODES, 0, EXPIRY, host='other-machine/1', pid=4242)
+    sb.take(state, rule, 'a', ['n00', 'n01'], 1, EXPIRY)
+    assert sb.local_runs(state, 'boot/4026531836') == {'a': 4242}
+    assert sb.local_runs(state, None) == {}
+    sb.end_runs(state, ['a'])
+    assert sb.take(state, rule, 'b', ['n02', 'n00', 'n01'], 2, EXPIRY)[0] == ['n00', 'n01']  # long before 61
+    assert sorted(state['runs']) == ['b']
+    assert sb.parse_state(sb.dump_state(state), 'lease x') == state
