@@ -459,5 +459,5 @@ def holder_summary(state, rules):
         limit = 'batch %d of %d' % (batch['number'], batch['size']) if batch else 'between batches'
     else:
         limit = 'window %d' % counters['group_size']
-    return '%d in flight (%s), %d run%s' % (len(state['slots']), limit, len(state['runs']),
-                                           '' if len(state['runs']) == 1 else 's')
+    runs = len(state['runs'])
+    return '%d in flight (%s), %d run%s' % (len(state['slots']), limit, runs, '' if runs == 1 else 's')

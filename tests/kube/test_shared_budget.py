@@ -234,8 +234,8 @@ def test_a_run_killed_on_this_machine_frees_its_slots_at_once(cluster, playbooks
     _check_the_fleet(fleet, watch, recorder, results)
 
 
-def test_a_suspended_run_frees_its_slots_after_the_expiry_and_the_others_finish(cluster, playbooks, fleet, namespace,
-                                                                               pod_recorder):
+def test_a_suspended_run_frees_its_slots_after_the_expiry_and_the_others_finish(
+        cluster, playbooks, fleet, namespace, pod_recorder):
     """A run that stops renewing but whose process lives (SIGSTOP; or a run killed on another machine): the expiry frees it."""
     recorder = pod_recorder(namespace)
     watch = InFlight(cluster, fleet, namespace)
