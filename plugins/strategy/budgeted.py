@@ -31,11 +31,13 @@ description:
     warning (the policy's thresholds decide).
   - A stopped rollout fails the play. Hosts never admitted are reported (warning, the recap counts them
     as skipped, custom stat C(nodewright_rollout)) and marked failed so later plays skip them.
-  - C(nodewright_shared_budget) (C(true) or a mapping with C(name), C(namespace), C(slot_expiry) and the
-    cluster modules' connection options) shares the budget with every other run of the same name: one
+  - >-
+    C(nodewright_shared_budget) (C(true) or a mapping with C(name), C(namespace), C(slot_expiry) and the
+    cluster modules' connection options) shares the budget with every other run of the same name. One
     C(coordination.k8s.io) Lease per compartment holds the fleet's batch and the nodes in flight, so any
     number of runs and AWX slices together keep to the policy (the collection's C(docs/shared-budget.md)).
-  - C(nodewright_maintenance_windows) (with C(nodewright_maintenance_action) and
+  - >-
+    C(nodewright_maintenance_windows) (with C(nodewright_maintenance_action) and
     C(nodewright_maintenance_timeout)) lets a batch start only inside a window; C(nodewright_gates) checks
     NotReady nodes and firing Prometheus alerts before each batch (C(docs/windows-and-gates.md)). A window
     that does not open in time defers the rest of the phase (a clean stop); a gate blocked past its

@@ -167,7 +167,7 @@ def make_tls(workdir):
 
     def pem(cert):
         return cert.public_bytes(serialization.Encoding.PEM)
-    ca_key, other_key, server_key = (ec.generate_private_key(ec.SECP256R1()) for _ in range(3))
+    ca_key, other_key, server_key = (ec.generate_private_key(ec.SECP256R1()) for dummy in range(3))
     ca = _certificate(name('gate-test CA'), name('gate-test CA'), ca_key.public_key(), ca_key, True)
     other = _certificate(name('other CA'), name('other CA'), other_key.public_key(), other_key, True)
     server = _certificate(name('127.0.0.1'), name('gate-test CA'), server_key.public_key(), ca_key, False, '127.0.0.1')

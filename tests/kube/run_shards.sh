@@ -8,7 +8,7 @@
 #   tests/kube/run_shards.sh FILE...   the first shard runs FILE..., the second every other file
 # Each shard's output is printed when both are done; the status is 0 only if both passed.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 py="${KUBE_PYTHON:-.venv/bin/python}"
 out="${KUBE_SHARD_DIR:-build/kube-shards}"
 mkdir -p "${out}"
