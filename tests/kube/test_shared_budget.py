@@ -87,6 +87,7 @@ class InFlight:
         self.fleet, self.namespace = fleet, namespace
         self.most_cordoned = self.most_slots = 0
         self.runs_seen = set()
+        self.example = None
         self.samples = 0
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
@@ -109,6 +110,8 @@ class InFlight:
                     state = json.loads(text)
                     slots += len(state['slots'])
                     self.runs_seen.update(state['runs'])
+                    if len(state['slots']) > 1 and len(state['runs']) > 1 and self.example is None:
+                        self.example = (lease.metadata.name, lease.spec.holder_identity, text)  # what the docs show
             self.most_cordoned = max(self.most_cordoned, len(cordoned))
             self.most_slots = max(self.most_slots, slots)
             self.samples += 1
@@ -157,7 +160,7 @@ def test_three_concurrent_runs_never_have_more_than_the_budget_in_flight(cluster
     for result in results:
         assert result.rc == 0, result
     print(f'most in flight: {watch.most_cordoned} cordoned, {watch.most_slots} slots; {watch.samples} samples; '
-          f'runs {sorted(watch.runs_seen)}; durations {[round(r.duration, 1) for r in runs]}')
+          f'runs {sorted(watch.runs_seen)}; durations {[round(r.duration, 1) for r in runs]}; a Lease seen: {watch.example}')
     assert watch.samples > 20
     assert len(watch.runs_seen) == 3, 'every run took part in the one budget'
     assert watch.most_cordoned <= 2 and watch.most_slots <= 2
