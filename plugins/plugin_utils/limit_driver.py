@@ -34,10 +34,16 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
+
+import yaml
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils import rollout_gates as gate_rules
 from ansible_collections.nodewright.bridge.plugins.module_utils import shared_budget as budget_rules
+from ansible_collections.nodewright.bridge.plugins.module_utils.rollout_scheduler import halt
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_config
+from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_gates
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_state
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import shared_budget
 
@@ -95,12 +101,40 @@ def _renewing(budget, run_batch, wave):
             raise BatchRunError(str(failure[0]))
 
 
-def drive(scheduler, run_batch, record=None, echo=None, budget=None):
+class Deferred(Exception):
+    """Raised by a ``before_wave`` that found no maintenance window in time: the rest waits for a later run."""
+
+
+def before_wave_checks(windows, gates, echo=None, sleep=None):
+    """A ``before_wave`` for ``drive``: the maintenance windows, then the gates, as the strategy checks them.
+
+    Returns None when the wave may start and the gate's stop reason otherwise; raises Deferred outside the
+    windows for good.
+    """
+    def check(in_flight):
+        on_wait = (lambda message: echo('nodewright: waiting: %s' % message)) if echo else None
+        while True:
+            if windows is not None and windows.enabled:
+                reason = rollout_gates.wait_for_window(windows, sleep=sleep or time.sleep, on_wait=on_wait)
+                if reason is not None:
+                    raise Deferred(reason)
+            if gates is not None and gates.enabled:
+                reason = gates.wait(sleep=sleep or time.sleep, on_wait=on_wait, rebooting=in_flight)
+                if reason is not None:
+                    return reason
+            if windows is None or not windows.enabled or gate_rules.window_open(windows.windows, time.time()):
+                return None
+    return check
+
+
+def drive(scheduler, run_batch, record=None, echo=None, budget=None, before_wave=None):
     """Run ``scheduler`` (a RolloutScheduler) to the end; ``run_batch(hosts)`` returns the failed hosts.
 
     ``record`` is an optional rollout_state.Rollout to log batches into; ``echo(line)`` prints progress.
     ``budget``: a plugin_utils.shared_budget.SharedBudget (joined by this call) to share the batches
-    with other runs, as the strategy does. Returns the scheduler's summary.
+    with other runs, as the strategy does. ``before_wave(in_flight)``: the windows and gates
+    (``before_wave_checks``), asked before each wave. Returns the scheduler's summary, with
+    ``deferred`` set when a window did not open in time.
     """
     order = [c.name for c in scheduler.compartments]
     elsewhere = set()
@@ -109,7 +143,7 @@ def drive(scheduler, run_batch, record=None, echo=None, budget=None):
             comp.judged = False  # the fleet's batches decide the stop
         budget.join(dict((c.name, list(c.queue)) for c in scheduler.compartments))
     try:
-        return _drive(scheduler, run_batch, record, echo, budget, order, elsewhere)
+        return _drive(scheduler, run_batch, record, echo, budget, order, elsewhere, before_wave)
     finally:
         if budget is not None:
             budget.leave()
@@ -117,8 +151,27 @@ def drive(scheduler, run_batch, record=None, echo=None, budget=None):
                 echo('nodewright: finished by other runs of the shared budget: %s' % ', '.join(sorted(elsewhere)))
 
 
-def _drive(scheduler, run_batch, record, echo, budget, order, elsewhere):
+def _fleet_in_flight(budget):
+    names = set()
+    for state in (budget.states.values() if budget is not None else ()):
+        names.update(state['slots'])
+        names.update(state.get('orphans') or ())
+    return names
+
+
+def _drive(scheduler, run_batch, record, echo, budget, order, elsewhere, before_wave):
+    deferred = None
     while True:
+        if before_wave is not None and any(c.queue and not c.stopped for c in scheduler.compartments):
+            try:
+                reason = before_wave(lambda: _fleet_in_flight(budget))
+            except Deferred as exc:
+                reason = deferred = 'deferred: %s' % exc
+                if echo:
+                    echo('nodewright: %s; the hosts not started wait for the next run' % reason)
+            if reason is not None:
+                halt(scheduler, reason)
+                break
         batches = scheduler.next_batches() if budget is None else _shared_wave(scheduler, budget, elsewhere, echo)
         if not batches:
             break
@@ -149,6 +202,7 @@ def _drive(scheduler, run_batch, record, echo, budget, order, elsewhere):
     summary = scheduler.summary()
     if record is not None:
         rollout_state.finish_rollout(record, summary['compartments'], summary['not_attempted'])
+    summary['deferred'] = deferred
     return summary
 
 
@@ -240,6 +294,9 @@ def main(argv=None):
     parser.add_argument('--slot-expiry', type=int, default=shared_budget.DEFAULT_EXPIRY)
     parser.add_argument('--kubeconfig')
     parser.add_argument('--context')
+    parser.add_argument('--gates', metavar='FILE', help='YAML or JSON with nodewright_maintenance_windows, '
+                        'nodewright_maintenance_action, nodewright_maintenance_timeout and nodewright_gates '
+                        '(docs/windows-and-gates.md), checked before each batch')
     parser.add_argument('extra', nargs=argparse.REMAINDER, help='arguments for ansible-playbook, after --')
     args = parser.parse_args(argv)
     extra = args.extra[1:] if args.extra[:1] == ['--'] else args.extra
@@ -249,6 +306,17 @@ def main(argv=None):
             return handle.read()
 
     play_vars = {rollout_config.VAR_ORDER: args.order}
+    if args.gates:
+        try:
+            with open(args.gates) as handle:
+                gate_vars = yaml.safe_load(handle) or {}
+        except (IOError, OSError, yaml.YAMLError) as exc:
+            sys.stderr.write('nodewright: --gates %s: %s\n' % (args.gates, exc))
+            return 1
+        if not isinstance(gate_vars, dict):
+            sys.stderr.write('nodewright: --gates %s: must hold a mapping of variables\n' % args.gates)
+            return 1
+        play_vars.update((k, gate_vars.get(k)) for k in gate_rules.PLAY_VARS)
     if args.policy:
         play_vars[rollout_config.VAR_POLICY] = args.policy
     else:
@@ -276,7 +344,16 @@ def main(argv=None):
             rules = dict((c.name, budget_rules.Rules.of(c)) for c in scheduler.compartments)
             budget = shared_budget.SharedBudget(kube, args.budget_namespace, args.shared_budget, 'batch', rules,
                                                 key=args.shared_budget, expiry=args.slot_expiry)
-        summary = drive(scheduler, runner, record=record, echo=echo, budget=budget)
+        connection = {'kubeconfig': args.kubeconfig, 'context': args.context}
+        gates = None
+        if settings.gates is not None and settings.gates.enabled:
+            gates = rollout_gates.BatchGates(settings.gates, names=[h[0] for h in hosts],
+                                             kube_factory=lambda: kube_api.Kube(shared_budget.connection_params(connection)))
+        before_wave = None
+        if gates is not None or (settings.windows is not None and settings.windows.enabled):
+            before_wave = before_wave_checks(settings.windows, gates, echo=echo,
+                                             sleep=budget.wait if budget is not None else None)
+        summary = drive(scheduler, runner, record=record, echo=echo, budget=budget, before_wave=before_wave)
     except (BatchRunError, shared_budget.BudgetError, kube_api.KubeError) as exc:
         sys.stderr.write('nodewright: %s\n' % exc)
         return 1
@@ -287,6 +364,8 @@ def main(argv=None):
     failed = any(c['failed'] for c in summary['compartments'])
     if summary['not_attempted']:
         echo('nodewright: never admitted: %s' % ', '.join(summary['not_attempted']))
+    if summary['deferred'] and not failed:
+        return 0  # outside the maintenance windows: a clean stop, as in the strategy
     return 2 if failed or summary['stopped'] or summary['not_attempted'] else 0
 
 

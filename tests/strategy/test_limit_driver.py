@@ -60,3 +60,33 @@ def test_limit_driver_rejects_a_bad_budget(tmp_path, collections_dir):
                           universal_newlines=True, timeout=120, check=False)
     assert proc.returncode == 1
     assert 'nodewright_interruption_budget.percent: 200 is greater than the maximum 100' in proc.stdout
+
+
+def test_limit_driver_defers_outside_the_maintenance_windows(tmp_path, collections_dir):
+    """--gates FILE: a window that cannot open within the timeout defers every batch, a clean stop (rc 0)."""
+    import datetime  # pylint: disable=import-outside-toplevel
+    work = str(tmp_path)
+    with open(os.path.join(work, 'site.yml'), 'w') as handle:
+        yaml.safe_dump([{'hosts': 'all', 'gather_facts': False, 'tasks': [{'ansible.builtin.debug': {'msg': 'ran'}}]}], handle)
+    with open(os.path.join(work, 'inventory.yml'), 'w') as handle:
+        yaml.safe_dump(inventory(hosts(3)), handle)
+    later = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(hours=3)
+    gates = {'nodewright_maintenance_windows': [{'start': later.strftime('%H:%M'),
+                                                 'end': (later + datetime.timedelta(hours=1)).strftime('%H:%M')}],
+             'nodewright_maintenance_timeout': 60}
+    with open(os.path.join(work, 'gates.yml'), 'w') as handle:
+        yaml.safe_dump(gates, handle)
+    env = ansible_env(collections_dir, work, PYTHONPATH=collections_dir)
+    proc = subprocess.run([sys.executable, '-m', MODULE, '-i', 'inventory.yml', '--budget', 'count=1', '--gates', 'gates.yml',
+                           'site.yml'], cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          universal_newlines=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stdout
+    assert 'deferred: outside the maintenance windows' in proc.stdout and 'later than nodewright_maintenance_timeout (60 s)' in proc.stdout
+    assert 'PLAY RECAP' not in proc.stdout  # no batch ran
+    # a bad file is refused before anything runs
+    with open(os.path.join(work, 'gates.yml'), 'w') as handle:
+        yaml.safe_dump({'nodewright_maintenance_windows': [{'start': '10:00', 'end': '10:00'}]}, handle)
+    proc = subprocess.run([sys.executable, '-m', MODULE, '-i', 'inventory.yml', '--budget', 'count=1', '--gates', 'gates.yml',
+                           'site.yml'], cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          universal_newlines=True, timeout=120, check=False)
+    assert proc.returncode == 1 and 'nodewright_maintenance_windows[0]' in proc.stdout, proc.stdout
