@@ -21,16 +21,21 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
+def link_collection(root):
+    """``root`` with this checkout linked as ansible_collections/nodewright/bridge under it (a collections path)."""
+    link = root / 'ansible_collections' / 'nodewright' / 'bridge'
+    link.parent.mkdir(parents=True, exist_ok=True)
+    if not link.exists():
+        link.symlink_to(REPO_ROOT)
+    return root
+
+
 class ModuleRunner:
     """``run('node_cordon', name=..., owner=...)`` -> the module's result dict."""
 
     def __init__(self, kubeconfig, workdir=None):
         self.kubeconfig = str(kubeconfig)
-        self.root = Path(workdir or tempfile.mkdtemp(prefix='nw-modules-'))
-        link = self.root / 'ansible_collections' / 'nodewright' / 'bridge'
-        link.parent.mkdir(parents=True, exist_ok=True)
-        if not link.exists():
-            link.symlink_to(REPO_ROOT)
+        self.root = link_collection(Path(workdir or tempfile.mkdtemp(prefix='nw-modules-')))
         self.calls = 0
 
     def _command(self, module, args, check, diff):
@@ -95,11 +100,7 @@ class PlaybookRunner:
         self.kubeconfig = str(kubeconfig)
         self.plan_kubeconfig = str(plan_kubeconfig or kubeconfig)
         self.admin_kubeconfig = str(admin_kubeconfig or kubeconfig)
-        self.root = Path(workdir)
-        link = self.root / 'ansible_collections' / 'nodewright' / 'bridge'
-        link.parent.mkdir(parents=True, exist_ok=True)
-        if not link.exists():
-            link.symlink_to(REPO_ROOT)
+        self.root = link_collection(Path(workdir))
         self.calls = 0
 
     def kubeconfig_for(self, playbook, identity=None):

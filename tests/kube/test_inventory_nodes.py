@@ -22,6 +22,7 @@ import launcher
 import pytest
 import yaml
 from kubernetes import client as kclient
+from module_runner import link_collection
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 GROUP, VERSION = 'skyhook.nvidia.com', 'v1alpha1'
@@ -52,11 +53,7 @@ def reader_kubeconfig(rbac):
 
 @pytest.fixture(scope='module')
 def collections_path(tmp_path_factory):
-    root = tmp_path_factory.mktemp('inventory-collections')
-    link = root / 'ansible_collections' / 'nodewright' / 'bridge'
-    link.parent.mkdir(parents=True)
-    link.symlink_to(REPO_ROOT)
-    return root
+    return link_collection(tmp_path_factory.mktemp('inventory-collections'))
 
 
 def plain(value):

@@ -15,24 +15,20 @@ import importlib
 import sys
 import time
 import uuid
-from pathlib import Path
 
 import launcher
 import prometheus as prom_support
 import pytest
+from module_runner import link_collection
 
 ALERT = 'GPUXidErrors'
-REPO_ROOT = Path(__file__).resolve().parents[2]
 POOL_LABEL = 'nodewright.bridge/pool'
 
 
 @pytest.fixture(scope='module')
 def gates_code(tmp_path_factory):
     """(module_utils.rollout_gates, plugin_utils.rollout_gates) of this checkout."""
-    root = tmp_path_factory.mktemp('collection')
-    link = root / 'ansible_collections' / 'nodewright' / 'bridge'
-    link.parent.mkdir(parents=True)
-    link.symlink_to(REPO_ROOT)
+    root = link_collection(tmp_path_factory.mktemp('collection'))
     sys.path.insert(0, str(root))
     try:
         yield (importlib.import_module('ansible_collections.nodewright.bridge.plugins.module_utils.rollout_gates'),

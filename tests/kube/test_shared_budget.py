@@ -28,7 +28,7 @@ from kubernetes import client as kclient
 import helpers
 import launcher
 from module_runner import RunningPlaybook
-from test_e2e_apply import PodRecorder, pod_recorder  # noqa: F401  pylint: disable=unused-import
+from test_e2e_apply import Pool, PodRecorder, pod_recorder  # noqa: F401  pylint: disable=unused-import
 
 STATE = 'skyhook.nvidia.com/nodeState_'
 STATUS = 'skyhook.nvidia.com/status_'
@@ -37,10 +37,10 @@ ANNOTATION = 'nodewright.bridge/budget'
 _INDEX = [3000]
 
 
-class Fleet:
-    """12 fresh nodes with a pool label and a CR (interruptionBudget count 2) for them."""
+class Fleet(Pool):
+    """12 fresh nodes with a pool label and a CR (interruptionBudget count 2) for them (Pool's node and close)."""
 
-    def __init__(self, cluster, tmp_path, count=12, version='1.0.0'):
+    def __init__(self, cluster, tmp_path, count=12, version='1.0.0'):  # pylint: disable=super-init-not-called
         self.cluster = cluster
         self.id = uuid.uuid4().hex[:6]
         self.cr = f'fleet-{self.id}'
@@ -64,18 +64,8 @@ class Fleet:
         path.write_text(yaml.safe_dump(cr, sort_keys=False))
         return path
 
-    def node(self, name):
-        return self.cluster.core.read_node(name)
-
     def complete(self, name):
         return (self.node(name).metadata.labels or {}).get(STATUS + self.cr) == 'complete'
-
-    def close(self):
-        for name in self.names:
-            try:
-                self.cluster.core.delete_node(name)
-            except kclient.ApiException:
-                pass
 
 
 class InFlight:
