@@ -117,6 +117,12 @@ build_prometheus() {
   rm -rf "${tmp}"
 }
 
+# One build at a time per cache: callers that start together (make kube's two shards, two test
+# sessions) wait here for the first one's binaries instead of building the same files at once.
+mkdir -p "${cache}"
+exec 9>"${cache}/.build.lock"
+flock 9
+
 if [ "${1:-}" = prometheus ]; then
   if [ "${FORCE:-0}" = 1 ] || [ ! -x "${prometheus_out}" ]; then build_prometheus; else log "reusing ${prometheus_out}"; fi
   echo "${prometheus_out}"

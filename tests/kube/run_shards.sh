@@ -14,6 +14,10 @@ out="${KUBE_SHARD_DIR:-build/kube-shards}"
 mkdir -p "${out}"
 ignores=()
 for file in "$@"; do ignores+=("--ignore=${file}"); done
+# the cluster binaries and the alert-gate tests' Prometheus once, before the shards start (a
+# cold cache builds them here, one after the other, instead of in both shards at once)
+tests/cluster/build.sh > /dev/null || exit 1
+tests/cluster/build.sh prometheus > /dev/null || exit 1
 started=${SECONDS}
 "${py}" -m pytest "$@" -q -m cluster -p no:cacheprovider --durations=10 > "${out}/shard-1.log" 2>&1 &
 one=$!
