@@ -276,7 +276,7 @@ def _budget(text):
         raise argparse.ArgumentTypeError('%s must be an integer, got %r' % (key, value))
 
 
-def main(argv=None):
+def _arguments(argv):
     parser = argparse.ArgumentParser(description='Run a playbook in NodeWright budgeted batches, one --limit run per batch.')
     parser.add_argument('playbook')
     parser.add_argument('-i', '--inventory', action='append', required=True)
@@ -298,31 +298,56 @@ def main(argv=None):
                         'nodewright_maintenance_action, nodewright_maintenance_timeout and nodewright_gates '
                         '(docs/windows-and-gates.md), checked before each batch')
     parser.add_argument('extra', nargs=argparse.REMAINDER, help='arguments for ansible-playbook, after --')
-    args = parser.parse_args(argv)
-    extra = args.extra[1:] if args.extra[:1] == ['--'] else args.extra
+    return parser.parse_args(argv)
 
-    def read_file(path):
-        with open(path) as handle:
-            return handle.read()
 
+def _play_vars(args):
+    """The play variables the arguments stand for; RolloutConfigError when --gates cannot be read."""
     play_vars = {rollout_config.VAR_ORDER: args.order}
     if args.gates:
         try:
             with open(args.gates) as handle:
                 gate_vars = yaml.safe_load(handle) or {}
         except (IOError, OSError, yaml.YAMLError) as exc:
-            sys.stderr.write('nodewright: --gates %s: %s\n' % (args.gates, exc))
-            return 1
+            raise rollout_config.RolloutConfigError(['--gates %s: %s' % (args.gates, exc)])
         if not isinstance(gate_vars, dict):
-            sys.stderr.write('nodewright: --gates %s: must hold a mapping of variables\n' % args.gates)
-            return 1
+            raise rollout_config.RolloutConfigError(['--gates %s: must hold a mapping of variables' % args.gates])
         play_vars.update((k, gate_vars.get(k)) for k in gate_rules.PLAY_VARS)
     if args.policy:
         play_vars[rollout_config.VAR_POLICY] = args.policy
     else:
         play_vars[rollout_config.VAR_BUDGET] = args.budget
+    return play_vars
+
+
+def _budget_and_gates(args, settings, scheduler, hosts, echo):
+    """``(budget, before_wave)``: the shared budget (or None) and the windows and gates check (or None)."""
+    connection = {'kubeconfig': args.kubeconfig, 'context': args.context}
+    budget = None
+    if args.shared_budget:
+        kube = kube_api.Kube(shared_budget.connection_params(connection))
+        rules = dict((c.name, budget_rules.Rules.of(c)) for c in scheduler.compartments)
+        budget = shared_budget.SharedBudget(kube, args.budget_namespace, args.shared_budget, 'batch', rules,
+                                            key=args.shared_budget, expiry=args.slot_expiry)
+    gates = None
+    if settings.gates is not None and settings.gates.enabled:
+        gates = rollout_gates.BatchGates(settings.gates, names=[h[0] for h in hosts],
+                                         kube_factory=lambda: kube_api.Kube(shared_budget.connection_params(connection)))
+    if gates is None and (settings.windows is None or not settings.windows.enabled):
+        return budget, None
+    return budget, before_wave_checks(settings.windows, gates, echo=echo, sleep=budget.wait if budget is not None else None)
+
+
+def main(argv=None):
+    args = _arguments(argv)
+    extra = args.extra[1:] if args.extra[:1] == ['--'] else args.extra
+
+    def read_file(path):
+        with open(path) as handle:
+            return handle.read()
+
     try:
-        settings = rollout_config.parse_settings(play_vars, read_file=read_file)
+        settings = rollout_config.parse_settings(_play_vars(args), read_file=read_file)
         hosts = load_nodes(args.inventory, args.hosts, args.limit)
         nodes, pinned = rollout_config.node_inputs(settings, hosts)
         scheduler = rollout_config.build_scheduler(settings, nodes, pinned)
@@ -338,21 +363,7 @@ def main(argv=None):
                                          rollout_config.compartment_summaries(scheduler))
     runner = playbook_runner(args.playbook, args.inventory, extra, binary=args.binary, echo=echo)
     try:
-        budget = None
-        if args.shared_budget:
-            kube = kube_api.Kube(shared_budget.connection_params({'kubeconfig': args.kubeconfig, 'context': args.context}))
-            rules = dict((c.name, budget_rules.Rules.of(c)) for c in scheduler.compartments)
-            budget = shared_budget.SharedBudget(kube, args.budget_namespace, args.shared_budget, 'batch', rules,
-                                                key=args.shared_budget, expiry=args.slot_expiry)
-        connection = {'kubeconfig': args.kubeconfig, 'context': args.context}
-        gates = None
-        if settings.gates is not None and settings.gates.enabled:
-            gates = rollout_gates.BatchGates(settings.gates, names=[h[0] for h in hosts],
-                                             kube_factory=lambda: kube_api.Kube(shared_budget.connection_params(connection)))
-        before_wave = None
-        if gates is not None or (settings.windows is not None and settings.windows.enabled):
-            before_wave = before_wave_checks(settings.windows, gates, echo=echo,
-                                             sleep=budget.wait if budget is not None else None)
+        budget, before_wave = _budget_and_gates(args, settings, scheduler, hosts, echo)
         summary = drive(scheduler, runner, record=record, echo=echo, budget=budget, before_wave=before_wave)
     except (BatchRunError, shared_budget.BudgetError, kube_api.KubeError) as exc:
         sys.stderr.write('nodewright: %s\n' % exc)
