@@ -392,8 +392,8 @@ class _BudgetedMixin(object):
                             % (len(excluded), title, ', '.join('%s (%s)' % item for item in sorted(excluded.items()))))
         gate.ran.update(h.name for h in eligible)
         if phase.settings.shared is not None and gate.check_mode:
-            display.display('NODEWRIGHT SHARED BUDGET %s: not taken in check mode (nothing is written)' % gate.label(
-                phase.settings.shared.get('name') or phase.name))
+            display.display('NODEWRIGHT SHARED BUDGET %s: not taken in check mode (nothing is written)'
+                            % (phase.settings.shared.get('name') or phase.name))
         elif phase.settings.shared is not None:
             self._nw_join_budget(phase)
 
@@ -683,7 +683,7 @@ class _BudgetedMixin(object):
             self._nw_budget_failed(exc)
             return
         display.display('NODEWRIGHT SHARED BUDGET %s: run %s joined %s' % (
-            gate.label(gate.budget.scope), gate.budget.run, ', '.join(gate.budget.where(c) for c in sorted(gate.budget.joined))))
+            gate.budget.scope, gate.budget.run, ', '.join(gate.budget.where(c) for c in sorted(gate.budget.joined))))
 
     def _nw_budget_failed(self, exc):
         """The shared budget cannot be used: stop admitting (hosts in flight finish) and say why."""
@@ -879,7 +879,7 @@ class _BudgetedMixin(object):
             time.sleep(seconds)
 
     def _nw_on_wait(self, message):
-        display.display('NODEWRIGHT WAIT [%s]: %s' % (self._nw.label(self._nw.phase.name or 'rollout'), message))
+        display.display('NODEWRIGHT WAIT [%s]: %s' % (self._nw.phase.name or self._nw.play, message))
 
     def _nw_clear_to_start(self, iterator):
         """Before a batch (or an admission): the maintenance window and the gates. False: nothing may start.
@@ -900,7 +900,7 @@ class _BudgetedMixin(object):
                 gate.gate_blocked = reason or ''
                 if reason:
                     display.display('NODEWRIGHT CHECK MODE [%s]: a real run would wait here: %s' % (
-                        gate.label(gate.phase.name or 'rollout'), reason))
+                        gate.phase.name or gate.play, reason))
             return True
         if gate.sliding and gate.in_flight:
             return self._nw_look_before_admitting()
@@ -942,7 +942,7 @@ class _BudgetedMixin(object):
         gate.deferred = reason
         self._nw_halt('deferred: %s' % reason)
         display.banner('NODEWRIGHT DEFERRED [%s]: %s; the hosts not started wait for the next run' % (
-            gate.label(gate.phase.name or 'rollout'), reason), cows=False)
+            gate.phase.name or gate.play, reason), cows=False)
 
     def _nw_halt(self, reason):
         sched = self._nw.scheduler
