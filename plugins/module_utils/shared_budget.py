@@ -42,6 +42,7 @@ import hashlib
 import json
 import re
 
+from ansible_collections.nodewright.bridge.plugins.module_utils.pod_layout import safe_name
 from ansible_collections.nodewright.bridge.plugins.module_utils.rollout_scheduler import CompartmentRollout, ceiling
 
 ANNOTATION = 'nodewright.bridge/budget'
@@ -69,11 +70,8 @@ def slug(text):
 
 def lease_name(scope, compartment):
     """The Lease's name for a rollout ``scope`` (a CR's name) and a compartment: readable, unique, <= 63 chars."""
-    base = 'nodewright-budget-%s-%s' % (slug(scope), slug(compartment))
-    digest = hashlib.sha256(('%s\0%s' % (scope, compartment)).encode('utf-8')).hexdigest()[:8]
-    if len(base) + 9 > NAME_MAX:
-        base = base[:NAME_MAX - 9].rstrip('-')
-    return '%s-%s' % (base, digest)
+    # the pods' naming rule (hash suffix, truncation); a compartment may hold characters a name may not
+    return safe_name(NAME_MAX, 'nodewright-budget', slug(scope), slug(compartment))
 
 
 def fingerprint(*parts):
@@ -341,12 +339,12 @@ def leave(state, run):
     _drop_unwanted_orphans(state)
 
 
-def take(state, rules, run, wanted, now, expiry, room_limit=None):
+def take(state, rules, run, wanted, now, expiry):
     """Give ``run`` slots for nodes of ``wanted`` (in its order) as the fleet's batch or window allows.
 
     Returns ``(granted, finished, busy)``: the nodes the run may start now; the nodes of ``wanted``
     that finished in this rollout (the run must not run them); and those another run has in flight
-    (the run keeps them for later: if that run dies, they come back). ``room_limit`` caps the grant.
+    (the run keeps them for later: if that run dies, they come back).
     """
     expire(state, now)
     if run not in state['runs']:
@@ -360,8 +358,6 @@ def take(state, rules, run, wanted, now, expiry, room_limit=None):
     batch = state.get('batch') or {'nodes': {}}
     candidates = [n for n in wanted if n not in skip and n not in batch['nodes']]
     room = _room(state, rules)
-    if room_limit is not None:
-        room = min(room, room_limit)
     granted = orphans + candidates[:max(0, room)]
     for node in granted:
         state['slots'][node] = {'run': run, 'until': now + expiry}
@@ -437,16 +433,6 @@ def settle(state, rules):
         records.append(record)
         counters['group_size'] = next_size(state, rules)
     return records
-
-
-def stop(state, reason):
-    """Stop the fleet's compartment (a gate or an operator decision outside the policy): nothing more is taken."""
-    if state['counters']['stopped'] is None:
-        state['counters']['stopped'] = reason
-
-
-def in_flight(state):
-    return dict((node, slot['run']) for node, slot in state['slots'].items())
 
 
 def holder_summary(state, rules):

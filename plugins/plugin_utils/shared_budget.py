@@ -22,6 +22,8 @@ import os
 import socket
 import time
 
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils import shared_budget as rules_mod
 from ansible_collections.nodewright.bridge.plugins.module_utils.shared_budget import BudgetMismatch, BudgetStateError
@@ -181,20 +183,16 @@ class SharedBudget(object):
             self.joined.add(comp)
         self.last_renew = now
 
-    def take(self, comp, wanted, room_limit=None):
+    def take(self, comp, wanted):
         """``(granted, finished, busy)`` for ``wanted`` (see module_utils.shared_budget.take)."""
         now = self.clock()
-        return self.update(comp, lambda s: rules_mod.take(s, self.rules[comp], self.run, wanted, now, self.expiry,
-                                                          room_limit))
+        return self.update(comp, lambda s: rules_mod.take(s, self.rules[comp], self.run, wanted, now, self.expiry))
 
     def finish(self, comp, outcomes):
         """Give back the slots of finished nodes (``{node: outcome}``); the fleet records this scored."""
         if not outcomes:
             return []
         return self.update(comp, lambda s: rules_mod.finish(s, self.rules[comp], self.run, outcomes))
-
-    def stop(self, comp, reason):
-        self.update(comp, lambda s: rules_mod.stop(s, reason))
 
     def stopped(self, comp):
         state = self.states.get(comp)
@@ -228,21 +226,11 @@ class SharedBudget(object):
 
 
 def connection_params(settings):
-    """Kube connection options from the shared budget's settings and the K8S_AUTH_* environment."""
-    params = {}
-    for key, spec in kube_api.auth_argument_spec().items():
-        value = settings.get(key)
-        if value is None and spec.get('fallback'):
-            for env in spec['fallback'][1]:
-                if os.environ.get(env):
-                    value = os.environ[env]
-                    break
-        if value is None:
-            value = spec.get('default')
-        params[key] = value
-    if isinstance(params.get('validate_certs'), str):
-        params['validate_certs'] = params['validate_certs'].lower() not in ('0', 'false', 'no', 'off')
-    for key in ('request_timeout', 'api_outage_timeout'):
-        if isinstance(params.get(key), str):
-            params[key] = int(params[key])
-    return params
+    """Kube connection options from the shared budget's settings: the cluster modules' argument spec
+    (types, defaults, the K8S_AUTH_* environment) applied to them. KubeError names a bad value."""
+    spec = kube_api.auth_argument_spec()
+    given = dict((k, v) for k, v in settings.items() if k in spec and v is not None)
+    result = ArgumentSpecValidator(spec).validate(given)
+    if result.error_messages:
+        raise kube_api.KubeError('the connection options: %s' % '; '.join(result.error_messages))
+    return result.validated_parameters

@@ -97,6 +97,7 @@ def test_the_stop_rule_is_the_fleets():
     assert records[0]['failed_batch'] and records[0]['stopped']
     assert 'failureThreshold 1' in state['counters']['stopped']
     assert sb.take(state, rule, 'a', ['n02'], 2, EXPIRY)[0] == []
+    assert sb.holder_summary(state, rule) == '0 in flight (stopped), 2 runs'
 
 
 def test_linear_growth_follows_the_fleets_batches():
@@ -174,14 +175,6 @@ def test_sliding_window_over_two_runs():
     sb.finish(state, rule, 'a', {'n01': 'ok'})
     records = sb.finish(state, rule, 'b', {'n02': 'ok'})
     assert [r['hosts'] for r in records] == [['n00', 'n01', 'n02']]
-
-
-def test_stop_from_outside_the_policy():
-    rule = rules(*FIXED_2)
-    state = joined('batch', ['a'])
-    sb.stop(state, 'gate prometheus: alert GPUHot firing')
-    assert sb.take(state, rule, 'a', NODES, 1, EXPIRY)[0] == []
-    assert sb.holder_summary(state, rule) == '0 in flight (stopped), 1 run'
 
 
 def test_the_state_round_trips_and_hand_edits_are_named():
