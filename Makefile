@@ -24,14 +24,20 @@ help:
 	@echo "make bench-fleet   the NodeWright operator vs nodewright.bridge.apply, 24 and 200 nodes (BENCH_FLEET_ARGS=...)"
 	@echo "make molecule      molecule test of the node role against a test cluster (own venv, not in make test)"
 
-$(BIN)/python:
-	$(PYTHON) -m venv $(VENV)
+# The virtualenv is (re)installed whenever requirements-test.txt is newer than its stamp, so a
+# checkout that changes a pin gets it on its next make, whichever target comes first.
+$(VENV)/.installed: requirements-test.txt
+	[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -r requirements-test.txt
+	touch $@
 
-venv: $(BIN)/python
+venv: $(VENV)/.installed
 
 test: unit sanity galaxy-smoke kube interop strategy-matrix strategy-matrix-new
+# make test builds strategy-matrix-new's CPython during the cluster tests (niced, in the background;
+# build-python.sh takes a lock, so strategy-matrix-new waits for that build instead of a second)
+test: KUBE_BACKGROUND = $(NEW_PYTHON_CMD)
 
 # ansible-core 2.20 and newer need Python >= 3.12: tests/python/build-python.sh builds CPython 3.13
 # from Debian's source package (cached like the cluster binaries) and prints its path.
@@ -57,7 +63,7 @@ galaxy-smoke: venv
 # KUBE_SHARD_1 is the first shard's files (the longest: outages, windows, concurrent runs).
 KUBE_SHARD_1 ?= tests/kube/test_faults.py tests/kube/test_windows_and_gates.py tests/kube/test_shared_budget.py
 kube: venv
-	KUBE_PYTHON=$(BIN)/python tests/kube/run_shards.sh $(KUBE_SHARD_1)
+	KUBE_PYTHON=$(BIN)/python KUBE_BACKGROUND="$(KUBE_BACKGROUND)" tests/kube/run_shards.sh $(KUBE_SHARD_1)
 
 # The real NodeWright operator (../shared/upstream/build-operator.sh, cached) and the collection on
 # one test cluster: handoffs both ways, an upgrade across sides, the operator guard (tests/interop).

@@ -18,30 +18,34 @@ CLUSTER_KUBECONFIG ?= $(CLUSTER_REPO_ROOT)/.cluster/kubeconfig
 # Extra launcher options, e.g. CLUSTER_UP_ARGS='--label-spread compartment=a,b,c' or
 # CLUSTER_UP_ARGS=--no-fake-reboots (node_restart interrupt pods then reboot nothing)
 CLUSTER_UP_ARGS ?=
+# The launcher and the tests import the kubernetes client: with the top-level Makefile (which
+# defines BIN and `venv`) they run in its virtualenv, which each target makes first.
+CLUSTER_PYTHON ?= $(if $(BIN),$(abspath $(BIN))/python,$(PYTHON))
+CLUSTER_VENV := $(if $(BIN),venv,)
 
 .PHONY: cluster-build cluster-up cluster-down cluster-test cluster-bench
 
 # Build (first time: several minutes) or reuse the binaries in
 # ~/.cache/nodewright-bridge/{k8s,kwok}-<version>/.
-cluster-build:
-	$(PYTHON) $(CLUSTER_MK_DIR)/launcher.py build
+cluster-build: $(CLUSTER_VENV)
+	$(CLUSTER_PYTHON) $(CLUSTER_MK_DIR)/launcher.py build
 
 # Start a cluster with $(NODES) fake GPU nodes; kubeconfig in .cluster/kubeconfig.
 # Tests reuse it with: NODEWRIGHT_KUBECONFIG=.cluster/kubeconfig
-cluster-up:
-	$(PYTHON) $(CLUSTER_MK_DIR)/launcher.py up --nodes $(NODES) --dir $(CLUSTER_STATE) \
+cluster-up: $(CLUSTER_VENV)
+	$(CLUSTER_PYTHON) $(CLUSTER_MK_DIR)/launcher.py up --nodes $(NODES) --dir $(CLUSTER_STATE) \
 		--kubeconfig $(CLUSTER_KUBECONFIG) $(CLUSTER_UP_ARGS)
 
 # Stop every process of that cluster and remove its state and kubeconfig.
-cluster-down:
-	$(PYTHON) $(CLUSTER_MK_DIR)/launcher.py down --dir $(CLUSTER_STATE)
+cluster-down: $(CLUSTER_VENV)
+	$(CLUSTER_PYTHON) $(CLUSTER_MK_DIR)/launcher.py down --dir $(CLUSTER_STATE)
 	rm -f $(CLUSTER_KUBECONFIG)
 	-@rmdir $(dir $(CLUSTER_KUBECONFIG)) 2>/dev/null || true
 
 # The cluster smoke suite (starts its own cluster unless NODEWRIGHT_KUBECONFIG is set).
-cluster-test:
-	$(PYTHON) -m pytest $(CLUSTER_REPO_ROOT)/tests/kube -m cluster
+cluster-test: $(CLUSTER_VENV)
+	$(CLUSTER_PYTHON) -m pytest $(CLUSTER_REPO_ROOT)/tests/kube -m cluster
 
 # Start/memory figures (200 fake nodes by default), see tests/bench/cluster_bench.py.
-cluster-bench:
-	$(PYTHON) $(CLUSTER_REPO_ROOT)/tests/bench/cluster_bench.py
+cluster-bench: $(CLUSTER_VENV)
+	$(CLUSTER_PYTHON) $(CLUSTER_REPO_ROOT)/tests/bench/cluster_bench.py

@@ -6,6 +6,7 @@
 # Makefile's `kube` target). Most of their time is spent waiting on the cluster (fake kubelet
 # stages, reboots, outages, maintenance windows), so two shards overlap well even on 2 cores.
 #   tests/kube/run_shards.sh FILE...   the first shard runs FILE..., the second every other file
+#   KUBE_BACKGROUND=CMD                also runs CMD meanwhile, niced, and does not wait for it
 # Each shard's output is printed when both are done; the status is 0 only if both passed.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
@@ -18,6 +19,13 @@ for file in "$@"; do ignores+=("--ignore=${file}"); done
 # cold cache builds them here, one after the other, instead of in both shards at once)
 tests/cluster/build.sh > /dev/null || exit 1
 tests/cluster/build.sh prometheus > /dev/null || exit 1
+# KUBE_BACKGROUND: a command to run meanwhile at the lowest CPU priority, not waited for (make test
+# builds the CPython of strategy-matrix-new here: the shards leave a core mostly idle)
+if [ -n "${KUBE_BACKGROUND:-}" ]; then
+  echo "kube: started in the background (log ${out}/background.log): ${KUBE_BACKGROUND}"
+  # shellcheck disable=SC2086 # a command line: split on purpose
+  nohup nice -n 19 ${KUBE_BACKGROUND} > "${out}/background.log" 2>&1 < /dev/null &
+fi
 started=${SECONDS}
 "${py}" -m pytest "$@" -q -m cluster -p no:cacheprovider --durations=10 > "${out}/shard-1.log" 2>&1 &
 one=$!

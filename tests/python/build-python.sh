@@ -23,6 +23,13 @@ source_package=${NW_PYTHON_SOURCE:-python3.13}
 suite=${NW_PYTHON_SUITE:-trixie}
 minor=${source_package#python}
 
+# One build at a time per cache (as tests/cluster/build.sh): `make test` starts this script in the
+# background during the cluster tests, and its strategy-matrix-new step then waits here for that
+# build instead of starting a second one.
+mkdir -p "$cache"
+exec 9>"$cache/.build-python$minor.lock"
+flock 9
+
 # an earlier build of this minor version (the newest, if several)
 while IFS= read -r dir; do
     if [[ -f "$dir/.complete" && -x "$dir/bin/python$minor" ]]; then
