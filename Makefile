@@ -35,9 +35,10 @@ $(VENV)/.installed: requirements-test.txt
 venv: $(VENV)/.installed
 
 test: unit sanity galaxy-smoke kube interop strategy-matrix strategy-matrix-new
-# make test builds strategy-matrix-new's CPython during the cluster tests (niced, in the background;
-# build-python.sh takes a lock, so strategy-matrix-new waits for that build instead of a second)
-test: KUBE_BACKGROUND = $(NEW_PYTHON_CMD)
+# make test builds the operator (interop) and strategy-matrix-new's CPython during the cluster tests,
+# niced, in the background (tests/build-peers.sh); each build takes a lock, so the step that needs
+# one waits for that build instead of starting a second
+test: KUBE_BACKGROUND = tests/build-peers.sh
 
 # ansible-core 2.20 and newer need Python >= 3.12: tests/python/build-python.sh builds CPython 3.13
 # from Debian's source package (cached like the cluster binaries) and prints its path.

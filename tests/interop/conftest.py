@@ -4,7 +4,7 @@
 
 `cluster` (session): a test cluster (tests/cluster) with the API audit log on, and the operator's
 namespace `skyhook`. `operator_binary` (session): the `manager` that ../shared/upstream/build-operator.sh
-builds (cached; NODEWRIGHT_OPERATOR names another binary). `operators`: starts and stops operator
+builds (cached; through tests/interop/build-operator.sh, which takes a lock; NODEWRIGHT_OPERATOR names another binary). `operators`: starts and stops operator
 processes (every one is stopped at teardown). `fleet`: fresh fake GPU nodes with a label of their own
 (rack a and b), the CR and DeploymentPolicy for them (written as NodeWright documents, turned into the
 operator's skyhook.nvidia.com documents by the collection's to_skyhook), and clean-up of the CR.
@@ -26,7 +26,6 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parents[1]
-WORKPLACE_UPSTREAM = Path('/work/shared/upstream')
 sys.path.insert(0, str(HERE.parent / 'cluster'))
 sys.path.insert(0, str(HERE.parent / 'kube'))
 sys.path.insert(0, str(HERE))
@@ -63,12 +62,8 @@ def pytest_collection_modifyitems(config, items):  # pylint: disable=unused-argu
 def operator_binary():
     path = os.environ.get('NODEWRIGHT_OPERATOR')
     if not path:
-        # beside the checkout, or at the workplace's fixed path (a clone made elsewhere, as CI's)
-        candidates = [REPO_ROOT.parent / 'shared' / 'upstream' / 'build-operator.sh', WORKPLACE_UPSTREAM / 'build-operator.sh']
-        script = next((c for c in candidates if c.exists()), None)
-        if script is None:
-            pytest.fail('no operator: none of %s exists (set NODEWRIGHT_OPERATOR to a built manager)'
-                        % ', '.join(map(str, candidates)), pytrace=False)
+        # ../shared/upstream/build-operator.sh under a lock (make test may be building it in the background)
+        script = HERE / 'build-operator.sh'
         proc = subprocess.run([str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, check=False)
         if proc.returncode != 0:
             pytest.fail(f'{script} failed ({proc.returncode}):\n{proc.stderr[-3000:]}', pytrace=False)
