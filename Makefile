@@ -4,13 +4,14 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: help venv test strategy-matrix-new unit sanity galaxy-smoke kube interop bench bench-api bench-fleet demo demo-up demo-run demo-down clean molecule
+.PHONY: help venv test lint strategy-matrix-new unit sanity galaxy-smoke kube interop bench bench-api bench-fleet demo demo-up demo-run demo-down clean molecule
 
 help:
 	@echo "make demo          24 fake GPU nodes in 3 racks, examples/gpu-node-tuning.yaml applied with progress (make demo-down)"
 	@echo "make venv          create $(VENV) with the pinned test requirements"
-	@echo "make test          unit tests, ansible-test sanity, galaxy build+install smoke, cluster tests,"
+	@echo "make test          ansible-lint, unit tests, ansible-test sanity, galaxy build+install smoke, cluster tests,"
 	@echo "                   strategy plugin tests on every ansible-core this Python runs (2.16-2.19)"
+	@echo "make lint          ansible-lint, production profile, on an ansible_collections/nodewright/bridge copy"
 	@echo "make unit          fast unit tests of the pure model (no cluster)"
 	@echo "make sanity        ansible-test sanity on an ansible_collections/nodewright/bridge copy"
 	@echo "make galaxy-smoke  build the tarball, install it, run rollout_plan from the installed copy"
@@ -34,7 +35,7 @@ $(VENV)/.installed: requirements-test.txt
 
 venv: $(VENV)/.installed
 
-test: unit sanity galaxy-smoke kube interop strategy-matrix strategy-matrix-new
+test: lint unit sanity galaxy-smoke kube interop strategy-matrix strategy-matrix-new
 # make test builds the operator (interop) and strategy-matrix-new's CPython during the cluster tests,
 # niced, in the background (tests/build-peers.sh); each build takes a lock, so the step that needs
 # one waits for that build instead of starting a second
@@ -49,6 +50,9 @@ NEW_CORE_VERSIONS ?= 2.20 2.21 newest
 strategy-matrix-new:
 	py=$$($(NEW_PYTHON_CMD)) && PYTHON="$$py" NW_CORE_VERSIONS="$(NEW_CORE_VERSIONS)" NW_MATRIX_SANITY=1 \
 	  NW_MATRIX_VENV_DIR=$(abspath build/strategy-venvs-new) tests/strategy/run_matrix.sh
+
+lint: venv
+	tests/lint.sh
 
 unit: venv
 	$(BIN)/python -m pytest tests/unit -q

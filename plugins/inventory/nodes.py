@@ -171,6 +171,7 @@ EXAMPLES = r'''
 plugin: nodewright.bridge.nodes
 cr: gpu-node-tuning.yaml            # relative to this file; its DeploymentPolicy may be in the same file
 
+---
 # prod.nodewright.yml: the CR (and its DeploymentPolicy) from the cluster, ssh to the nodes
 plugin: nodewright.bridge.nodes
 cr_name: gpu-node-tuning
@@ -185,6 +186,7 @@ keyed_groups:
 groups:
   reboot_due: nodewright_interrupt is not none and nodewright_interrupt.type == 'reboot'
 
+---
 # cached.nodewright.yml: keep what was read from the cluster for 10 minutes
 plugin: nodewright.bridge.nodes
 cr_name: gpu-node-tuning

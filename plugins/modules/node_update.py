@@ -144,12 +144,16 @@ EXAMPLES = r'''
       delegate_to: localhost
 
 - name: From a file, releasing the cordon even on failure
-  nodewright.bridge.node_update:
-    node: gpu-node-07
-    cr: files/gpu-node-tuning.yaml
-    uncordon_on_failure: true
-    health_pod_selector: app=nvidia-device-plugin-daemonset
-  register: update
+  hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: Update gpu-node-07
+      nodewright.bridge.node_update:
+        node: gpu-node-07
+        cr: files/gpu-node-tuning.yaml
+        uncordon_on_failure: true
+        health_pod_selector: app=nvidia-device-plugin-daemonset
+      register: update
 '''
 
 RETURN = r'''
