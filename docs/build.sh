@@ -54,6 +54,23 @@ print(base)
 EOF
 }
 
+# Every plugin and role ansible-doc knows has its page, and every docs/*.md its guide page.
+check_site() {
+  local out=$1
+  ansible-doc --metadata-dump --no-fail-on-errors nodewright.bridge | python3 -c '
+import json, os, sys
+out, docs = sys.argv[1], sys.argv[2]
+found = json.load(sys.stdin)["all"]
+pages = ["%s_%s.html" % (name.split(".")[-1], kind)
+         for kind, names in found.items() if kind != "keyword" for name in names]
+pages += ["guides/%s.html" % f[:-3] for f in os.listdir(docs) if f.endswith(".md")]
+missing = [p for p in pages if not os.path.isfile(os.path.join(out, p))]
+if missing:
+    sys.exit("missing pages in %s: %s" % (out, ", ".join(sorted(missing))))
+print("%d pages checked: every plugin, role and guide" % len(pages))
+' "$out" "$root/docs"
+}
+
 html() {
   local site="$root/build/docs/site" out="$root/build/docs/html"
   rm -rf "$site" "$out"
@@ -93,6 +110,7 @@ intersphinx_mapping = {'ansible_devel': ('$inventory_url', '$site/ansible_devel.
 suppress_warnings = ['misc.highlighting_failure']
 EOF
   sphinx-build -q -b html -c "$site" -W --keep-going "$site/rst" "$out"
+  check_site "$out"
   echo "$out/index.html"
 }
 
