@@ -6,12 +6,16 @@
 #   docs/build.sh changelog-release V   antsibull-changelog release --version V (more arguments are passed on)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-collections="$root/build/docs-collections"
-collection="$collections/ansible_collections/nodewright/bridge"
 
+# A collections path of this run's own, removed at the end: no link back to the tree stays under
+# build/ for other tools to walk into, and two runs at once do not share one.
 link_collection() {
+  mkdir -p "$root/build"
+  collections=$(mktemp -d "$root/build/docs-collections.XXXXXX")
+  trap 'rm -rf "$collections"' EXIT
+  collection="$collections/ansible_collections/nodewright/bridge"
   mkdir -p "$(dirname "$collection")"
-  ln -sfn "$root" "$collection"
+  ln -s "$root" "$collection"
   export ANSIBLE_COLLECTIONS_PATH="$collections" ANSIBLE_COLLECTIONS_SCAN_SYS_PATH=false
   # the strategy plugin's deprecation warning is ansible-core's, once per ansible-doc call
   export ANSIBLE_DEPRECATION_WARNINGS=false
