@@ -4,7 +4,11 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: help venv test lint strategy-matrix-new unit sanity galaxy-smoke kube interop bench bench-api bench-fleet demo demo-up demo-run demo-down clean molecule
+test: lint docs-lint changelog-lint unit sanity galaxy-smoke kube interop strategy-matrix strategy-matrix-new
+# make test builds the operator (interop) and strategy-matrix-new's CPython during the cluster tests,
+# niced, in the background (tests/build-peers.sh); each build takes a lock, so the step that needs
+# one waits for that build instead of starting a second
+test: KUBE_BACKGROUND = tests/build-peers.sh
 
 help:
 	@echo "make demo          24 fake GPU nodes in 3 racks, examples/gpu-node-tuning.yaml applied with progress (make demo-down)"
@@ -24,6 +28,9 @@ help:
 	@echo "make bench-api     API requests of one node through the cluster modules (audit log)"
 	@echo "make bench-fleet   the NodeWright operator vs nodewright.bridge.apply, 24 and 200 nodes (BENCH_FLEET_ARGS=...)"
 	@echo "make molecule      molecule test of the node role against a test cluster (own venv, not in make test)"
+	@echo "make docs-lint     antsibull-docs lint-collection-docs, the plugin and role docs included"
+	@echo "make changelog-lint  antsibull-changelog lint of changelogs/fragments"
+	@echo "make docs          the HTML docs site (antsibull-docs + Sphinx, own venv, not in make test): build/docs/html"
 
 # The virtualenv is (re)installed whenever requirements-test.txt is newer than its stamp, so a
 # checkout that changes a pin gets it on its next make, whichever target comes first.
@@ -35,11 +42,15 @@ $(VENV)/.installed: requirements-test.txt
 
 venv: $(VENV)/.installed
 
+<<<<<<< HEAD
 test: lint unit sanity galaxy-smoke kube interop strategy-matrix strategy-matrix-new
 # make test builds the operator (interop) and strategy-matrix-new's CPython during the cluster tests,
 # niced, in the background (tests/build-peers.sh); each build takes a lock, so the step that needs
 # one waits for that build instead of starting a second
 test: KUBE_BACKGROUND = tests/build-peers.sh
+=======
+test: unit sanity docs-lint changelog-lint galaxy-smoke kube interop strategy-matrix strategy-matrix-new
+>>>>>>> docs
 
 # ansible-core 2.20 and newer need Python >= 3.12: tests/python/build-python.sh builds CPython 3.13
 # from Debian's source package (cached like the cluster binaries) and prints its path.
@@ -113,6 +124,22 @@ molecule:
 	  $(PYTHON) -m venv $(MOLECULE_VENV) && $(MOLECULE_VENV)/bin/pip install --quiet --upgrade pip && \
 	  $(MOLECULE_VENV)/bin/pip install --quiet -r requirements-molecule.txt && touch $(MOLECULE_VENV)/.installed; }
 	PATH=$(abspath $(MOLECULE_VENV))/bin:$$PATH ANSIBLE_HOME=$(abspath $(MOLECULE_VENV))/ansible-home molecule test
+
+docs-lint: venv
+	docs/build.sh lint
+
+# A release: docs/build.sh changelog-release 0.2.0 (antsibull-changelog release with the collection
+# on a collections path); fragments added after a release went out only belong to the next one.
+changelog-lint: venv
+	antsibull-changelog lint
+
+# The site in a venv of its own (requirements-docs.txt: the test pins, Sphinx's theme, myst-parser).
+DOCS_VENV ?= build/docs-venv
+docs: venv
+	@[ $(DOCS_VENV)/.installed -nt requirements-docs.txt ] && [ $(DOCS_VENV)/.installed -nt requirements-test.txt ] || { \
+	  $(PYTHON) -m venv $(DOCS_VENV) && $(DOCS_VENV)/bin/pip install --quiet --upgrade pip && \
+	  $(DOCS_VENV)/bin/pip install --quiet -r requirements-docs.txt && touch $(DOCS_VENV)/.installed; }
+	PATH=$(abspath $(DOCS_VENV))/bin:$$PATH docs/build.sh html
 
 -include tests/cluster/cluster.mk
 -include tests/strategy/strategy.mk

@@ -19,7 +19,7 @@ options:
   _input:
     description: >-
       The render's data: C(cr), C(cr_document), C(policy_document), C(interruption_budget), C(from_cluster),
-      C(source), C(rendered_at), C(dest), C(fresh), C(settings) and what M(nodewright.bridge.render_data) returns.
+      C(source), C(rendered_at), C(dest), C(fresh), C(settings) and what P(nodewright.bridge.render_data#filter) returns.
     type: dict
     required: true
 '''

@@ -122,7 +122,7 @@ attributes:
     support: full
     description: Runs the steps on the controller, or as modules on the delegated host.
 notes:
-  - The per-node sequence of the role M(nodewright.bridge.node) and of the playbook C(nodewright.bridge.apply).
+  - The per-node sequence of the role P(nodewright.bridge.node#role) and of the playbook C(nodewright.bridge.apply).
 seealso:
   - module: nodewright.bridge.rollout_plan
   - module: nodewright.bridge.package_stage
@@ -195,7 +195,7 @@ seconds:
 ran_in:
   description:
     - Where the steps ran. V(sequence engine) (the play's one process for every node in flight, started by the
-      M(nodewright.bridge.budgeted) strategy), V(worker) (the task's own Ansible worker, in the controller), or
+      P(nodewright.bridge.budgeted#strategy) strategy), V(worker) (the task's own Ansible worker, in the controller), or
       V(modules) (each step as a module on the delegated host).
   returned: when the options were valid
   type: str

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# The collection's documentation tools, run on the collection as ansible-doc finds it (a
+# collections path under build/ whose nodewright/bridge links to this checkout).
+#   docs/build.sh lint                  antsibull-docs lint-collection-docs, plugin docs included (make docs-lint)
+#   docs/build.sh html                  the HTML site in build/docs/html (make docs; needs requirements-docs.txt)
+#   docs/build.sh changelog-release V   antsibull-changelog release --version V (more arguments are passed on)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+
+# A collections path of this run's own, removed at the end: no link back to the tree stays under
+# build/ for other tools to walk into, and two runs at once do not share one.
+link_collection() {
+  mkdir -p "$root/build"
+  collections=$(mktemp -d "$root/build/docs-collections.XXXXXX")
+  trap 'rm -rf "$collections"' EXIT
+  collection="$collections/ansible_collections/nodewright/bridge"
+  mkdir -p "$(dirname "$collection")"
+  ln -s "$root" "$collection"
+  export ANSIBLE_COLLECTIONS_PATH="$collections" ANSIBLE_COLLECTIONS_SCAN_SYS_PATH=false
+  # the strategy plugin's deprecation warning is ansible-core's, once per ansible-doc call
+  export ANSIBLE_DEPRECATION_WARNINGS=false
+}
+
+lint() {
+  # --validate-collection-refs dependent: references to ansible.builtin are checked too (the
+  # collection has no dependencies; a reference to another one, kubernetes.core, is let be)
+  antsibull-docs lint-collection-docs --plugin-docs --validate-collection-refs dependent "$collection"
+}
+
+# The few labels of the Ansible docsite that the generated plugin pages refer to, as a local
+# intersphinx inventory: the build is offline, and an unresolved reference fails it (-W).
+# A new "undefined label" warning means a line to add here.
+ansible_inventory() {
+  python3 - "$1" <<'EOF'
+import sys, zlib
+base = "https://docs.ansible.com/projects/ansible/devel/"
+entries = [
+    ("action_plugins", "std:label", "plugins/action.html#action-plugins", "Action plugins"),
+    ("callback_plugins", "std:label", "plugins/callback.html#callback-plugins", "Callback plugins"),
+    ("common_return_values", "std:label", "reference_appendices/common_return_values.html#common-return-values", "Return Values"),
+    ("ansible_collections.ansible.builtin.copy_module", "std:label",
+     "collections/ansible/builtin/copy_module.html#ansible-collections-ansible-builtin-copy-module", "ansible.builtin.copy module"),
+    ("ansible_collections.kubernetes.core.k8s_drain_module", "std:label",
+     "collections/kubernetes/core/k8s_drain_module.html#ansible-collections-kubernetes-core-k8s-drain-module",
+     "kubernetes.core.k8s_drain module"),
+    ("ansible_configuration_settings", "std:label",
+     "reference_appendices/config.html#ansible-configuration-settings", "Ansible Configuration Settings"),
+]
+for var in ("ANSIBLE_CACHE_PLUGIN", "ANSIBLE_CACHE_PLUGIN_CONNECTION", "ANSIBLE_CACHE_PLUGIN_PREFIX",
+            "ANSIBLE_CACHE_PLUGIN_TIMEOUT"):
+    entries.append((var, "std:envvar", "reference_appendices/config.html#envvar-" + var, "-"))
+body = "".join("%s %s -1 %s %s\n" % e for e in entries).encode()
+header = b"# Sphinx inventory version 2\n# Project: Ansible\n# Version: devel\n" \
+         b"# The remainder of this file is compressed using zlib.\n"
+with open(sys.argv[1], "wb") as f:
+    f.write(header + zlib.compress(body))
+print(base)
+EOF
+}
+
+# Every plugin and role ansible-doc knows has its page, and every docs/*.md its guide page.
+check_site() {
+  local out=$1
+  ansible-doc --metadata-dump --no-fail-on-errors nodewright.bridge | python3 -c '
+import json, os, sys
+out, docs = sys.argv[1], sys.argv[2]
+found = json.load(sys.stdin)["all"]
+pages = ["%s_%s.html" % (name.split(".")[-1], kind)
+         for kind, names in found.items() if kind != "keyword" for name in names]
+pages += ["guides/%s.html" % f[:-3] for f in os.listdir(docs) if f.endswith(".md")]
+missing = [p for p in pages if not os.path.isfile(os.path.join(out, p))]
+if missing:
+    sys.exit("missing pages in %s: %s" % (out, ", ".join(sorted(missing))))
+print("%d pages checked: every plugin, role and guide" % len(pages))
+' "$out" "$root/docs"
+}
+
+html() {
+  local site="$root/build/docs/site" out="$root/build/docs/html"
+  rm -rf "$site" "$out"
+  mkdir -p "$site/rst"
+  antsibull-docs sphinx-init --use-current --squash-hierarchy --dest-dir "$site" \
+    --project nodewright.bridge --copyright "nodewright.bridge contributors" \
+    --title "nodewright.bridge" nodewright.bridge > /dev/null
+  chmod og-w "$site/rst"  # antsibull-docs wants the directory writable by itself only
+  antsibull-docs --config-file "$site/antsibull-docs.cfg" collection --use-current --squash-hierarchy \
+    --fail-on-error --cleanup everything --dest-dir "$site/rst" nodewright.bridge
+  # docs/*.md are the one source of the guides: Sphinx reads them (myst-parser) from a copy, in
+  # which links out of docs/ (../examples/...) point at the repository instead.
+  mkdir -p "$site/rst/guides"
+  for page in "$root"/docs/*.md; do
+    sed -e 's#](\.\./\([^)]*\))#](https://github.com/nodewright/bridge/blob/main/\1)#g' "$page" \
+      > "$site/rst/guides/$(basename "$page")"
+  done
+  # the guides in the site's navigation, after the collection's own index
+  cat >> "$site/rst/index.rst" <<'EOF'
+
+.. toctree::
+   :caption: Guides
+   :glob:
+   :maxdepth: 1
+
+   guides/*
+EOF
+  local inventory_url
+  inventory_url=$(ansible_inventory "$site/ansible_devel.inv")
+  cat >> "$site/conf.py" <<EOF
+
+# added by docs/build.sh
+extensions.append('myst_parser')
+myst_heading_anchors = 6  # GitHub's anchors (#some-heading), as docs/*.md link them
+intersphinx_mapping = {'ansible_devel': ('$inventory_url', '$site/ansible_devel.inv')}
+# the guides' unlabelled code blocks (shell sessions, JSON) fall back to plain text
+suppress_warnings = ['misc.highlighting_failure']
+EOF
+  sphinx-build -q -b html -c "$site" -W --keep-going "$site/rst" "$out"
+  check_site "$out"
+  echo "$out/index.html"
+}
+
+cmd=${1:-}
+case "$cmd" in
+  lint) link_collection; lint ;;
+  html) link_collection; html ;;
+  changelog-release)
+    shift; [ $# -ge 1 ] || { echo "usage: $0 changelog-release VERSION [antsibull-changelog options]" >&2; exit 2; }
+    version=$1; shift
+    link_collection
+    cd "$root" && antsibull-changelog release --reload-plugins --version "$version" "$@" ;;
+  *) echo "usage: $0 lint | html | changelog-release VERSION [options]" >&2; exit 2 ;;
+esac
