@@ -4,11 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 export PATH := $(abspath $(BIN)):$(PATH)
 
-test: lint docs-lint changelog-lint unit sanity galaxy-smoke kube interop strategy-matrix strategy-matrix-new
-# make test builds the operator (interop) and strategy-matrix-new's CPython during the cluster tests,
-# niced, in the background (tests/build-peers.sh); each build takes a lock, so the step that needs
-# one waits for that build instead of starting a second
-test: KUBE_BACKGROUND = tests/build-peers.sh
+.PHONY: help venv test lint docs docs-lint changelog-lint strategy-matrix-new unit sanity galaxy-smoke kube interop bench bench-api bench-fleet demo demo-up demo-run demo-down clean molecule
 
 help:
 	@echo "make demo          24 fake GPU nodes in 3 racks, examples/gpu-node-tuning.yaml applied with progress (make demo-down)"
@@ -42,15 +38,11 @@ $(VENV)/.installed: requirements-test.txt
 
 venv: $(VENV)/.installed
 
-<<<<<<< HEAD
-test: lint unit sanity galaxy-smoke kube interop strategy-matrix strategy-matrix-new
+test: lint docs-lint changelog-lint unit sanity galaxy-smoke kube interop strategy-matrix strategy-matrix-new
 # make test builds the operator (interop) and strategy-matrix-new's CPython during the cluster tests,
 # niced, in the background (tests/build-peers.sh); each build takes a lock, so the step that needs
 # one waits for that build instead of starting a second
 test: KUBE_BACKGROUND = tests/build-peers.sh
-=======
-test: unit sanity docs-lint changelog-lint galaxy-smoke kube interop strategy-matrix strategy-matrix-new
->>>>>>> docs
 
 # ansible-core 2.20 and newer need Python >= 3.12: tests/python/build-python.sh builds CPython 3.13
 # from Debian's source package (cached like the cluster binaries) and prints its path.
