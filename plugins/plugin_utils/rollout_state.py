@@ -25,6 +25,8 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import copy
+import os
+import tempfile
 import threading
 import time
 
@@ -328,3 +330,20 @@ def task_finished(rollout, host, name, action, data, started=None):
     if steps:
         with _LOCK:
             _node(rollout, host)['steps'].extend(steps)
+
+
+def write_atomically(path, text):
+    """Write ``text`` to ``path`` (made absolute, its directory created), then rename: a reader never sees half of it."""
+    path = os.path.abspath(os.path.expanduser(path))
+    directory = os.path.dirname(path)
+    if not os.path.isdir(directory):
+        os.makedirs(directory)
+    fd, tmp = tempfile.mkstemp(prefix='.nodewright-report-', dir=directory)
+    try:
+        with os.fdopen(fd, 'w', encoding='utf-8') as handle:
+            handle.write(text)
+        os.rename(tmp, path)
+    except Exception:
+        os.unlink(tmp)
+        raise
+    return path
