@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: help venv test strategy-matrix-new unit sanity galaxy-smoke kube interop bench bench-api bench-fleet demo demo-up demo-run demo-down clean molecule
+.PHONY: help venv test strategy-matrix-new unit browser sanity galaxy-smoke kube interop bench bench-api bench-fleet demo demo-up demo-run demo-down clean molecule
 
 help:
 	@echo "make demo          24 fake GPU nodes in 3 racks, examples/gpu-node-tuning.yaml applied with progress (make demo-down)"
@@ -12,6 +12,7 @@ help:
 	@echo "make test          unit tests, ansible-test sanity, galaxy build+install smoke, cluster tests,"
 	@echo "                   strategy plugin tests on every ansible-core this Python runs (2.16-2.19)"
 	@echo "make unit          fast unit tests of the pure model (no cluster)"
+	@echo "make browser       the rollout timeline in headless Chromium (Debian package chromium; 200 nodes under 2 s)"
 	@echo "make sanity        ansible-test sanity on an ansible_collections/nodewright/bridge copy"
 	@echo "make galaxy-smoke  build the tarball, install it, run rollout_plan from the installed copy"
 	@echo "make kube          tests against the real control plane (builds it the first time)"
@@ -31,7 +32,7 @@ $(BIN)/python:
 
 venv: $(BIN)/python
 
-test: unit sanity galaxy-smoke kube interop strategy-matrix strategy-matrix-new
+test: unit browser sanity galaxy-smoke kube interop strategy-matrix strategy-matrix-new
 
 # ansible-core 2.20 and newer need Python >= 3.12: tests/python/build-python.sh builds CPython 3.13
 # from Debian's source package (cached like the cluster binaries) and prints its path.
@@ -45,6 +46,11 @@ strategy-matrix-new:
 
 unit: venv
 	$(BIN)/python -m pytest tests/unit -q
+
+# Chromium is required (the tests fail without it, never skip); pages and screenshots in build/browser/.
+# The timeline of a real apply run is tested in make kube (tests/kube/test_timeline_e2e.py).
+browser: venv
+	$(BIN)/python -m pytest tests/browser -q -m browser
 
 sanity: venv
 	tests/sanity.sh

@@ -46,7 +46,7 @@ h1{font-size:20px;margin:0 0 4px}h2{font-size:17px;margin:24px 0 4px}h3{font-siz
 .row{display:grid;grid-template-columns:%(w)dpx 1fr;align-items:center;min-height:18px}
 .label{white-space:nowrap;overflow:hidden;text-overflow:ellipsis;padding-right:8px;font-family:ui-monospace,monospace;font-size:12px}
 .row.failed .label{color:#c92a2a;font-weight:600}.track{position:relative;height:14px;background:#f1f3f5;border-radius:2px}
-.bar{position:absolute;top:1px;height:12px;min-width:2px;border-radius:2px}
+.bar{position:absolute;top:1px;height:12px;min-width:2px;border-radius:2px;box-shadow:inset -1px 0 0 #fff}
 .bar.failed{background-image:repeating-linear-gradient(45deg,#e03131 0 4px,#ffc9c9 4px 8px)!important;outline:2px solid #c92a2a}
 .pdbwait{position:absolute;top:9px;height:4px;min-width:2px;background:#212529;opacity:.75}
 .failmsg{grid-column:2;color:#c92a2a;font-size:12px;margin:0 0 4px;word-break:break-word}
