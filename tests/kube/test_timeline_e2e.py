@@ -99,7 +99,7 @@ def _check_report(report, good, bad, namespace):
 # pylint: disable-next=too-many-locals
 def test_the_timeline_of_an_apply_run_shows_every_step_the_pdb_wait_and_the_stop(
         cluster, playbooks, namespace, tmp_path, chromium, monkeypatch):
-    good, bad = Pool(cluster, tmp_path, {'a': 2}), Pool(cluster, tmp_path, {'b': 2})
+    good, bad = Pool(cluster, tmp_path, {'a': 2}), Pool(cluster, tmp_path, {'b': 3})  # 1 of 3 is below the safetyLimit (50%)
     try:
         path = _write_crs(tmp_path, good, bad)
         node = good.names[0]
