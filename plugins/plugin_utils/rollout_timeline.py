@@ -241,8 +241,11 @@ def _rollout(index, rollout):
     by_comp = {}
     for host, node in nodes.items():
         by_comp.setdefault(node.get('compartment'), {})[host] = node
-    for name in list(comps) + sorted(n for n in by_comp if n not in comps and n is not None):
+    empty = [n for n in comps if n not in by_comp and not comps[n].get('matched') and not comps[n].get('batches')]
+    for name in [n for n in comps if n not in empty] + sorted(n for n in by_comp if n not in comps and n is not None):
         out.append(_compartment(axis, name, comps.get(name), by_comp.get(name, {}), sliding))
+    if empty:
+        out.append('<div class="meta">Compartments without nodes: %s</div>' % _e(', '.join(empty)))
     if None in by_comp:
         out.append(_compartment(axis, '(no compartment)', None, by_comp[None], sliding))
     out.append('</section>')
