@@ -57,7 +57,7 @@ class Browser:
         cmd = [executable, '--headless', '--no-sandbox', '--disable-gpu', '--user-data-dir=%s' % self.profile,
                '--remote-debugging-pipe', '--no-first-run', '--no-default-browser-check', '--disable-extensions',
                '--hide-scrollbars', '--mute-audio', '--window-size=%d,%d' % (width, height), 'about:blank']
-        self.log = tempfile.TemporaryFile()
+        self.log = tempfile.TemporaryFile()  # pylint: disable=consider-using-with
         # pylint: disable-next=subprocess-popen-preexec-fn,consider-using-with
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
                                      pass_fds=(3, 4), preexec_fn=on_fds)

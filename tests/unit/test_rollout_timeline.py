@@ -156,11 +156,12 @@ def test_the_axis_has_round_ticks_over_the_rollout():
 
 
 def test_an_empty_report_and_a_rollout_without_nodes_render():
-    page = rollout_timeline.render(rollout_state.report() if not rollout_state.rollouts() else {})
+    rollout_state.reset()
+    page = rollout_timeline.render(rollout_state.report())
     assert 'No budgeted rollout was recorded.' in page and page.startswith('<!DOCTYPE html>')
-    empty = {'rollouts': [{'play': 'p', 'mode': 'sliding', 'compartments': {'c': dict(COMPARTMENT, batches=[], completed=0,
-                                                                                     failed=0, progress=100)},
-                           'nodes': {}, 'not_attempted': [], 'excluded': {'x': 'failed <before>'}, 'elapsed': 0}]}
+    comp = dict(COMPARTMENT, batches=[], completed=0, failed=0, progress=100)
+    empty = {'rollouts': [{'play': 'p', 'mode': 'sliding', 'compartments': {'c': comp}, 'nodes': {}, 'not_attempted': [],
+                           'excluded': {'x': 'failed <before>'}, 'elapsed': 0}]}
     page = rollout_timeline.render(empty)
     assert 'data-step' not in page and 'Left out: x (failed &lt;before&gt;)' in page
     # an older report (no nodes, no rollouts list) still renders its compartments
