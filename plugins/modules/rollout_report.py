@@ -13,7 +13,7 @@ module: rollout_report
 short_description: Write the rollout timeline of the budgeted plays run so far, as one HTML page
 version_added: 0.1.0
 description:
-  - Writes the rollout timeline, one self-contained HTML page (no external assets, works offline): per budgeted
+  - Writes the rollout timeline, one self-contained HTML page (no external assets, works offline) showing, per budgeted
     play, compartment and batch, a row per node with its steps (cordon, wait for protected pods, drain with its
     PodDisruptionBudget waits, each package stage, interrupt or reboot, health gate, uncordon, and any other task
     of the play) as bars on a time axis, failures and the stop reason of a stopped compartment marked, and each
