@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: help venv test lint docs docs-lint changelog-lint strategy-matrix-new unit sanity galaxy-smoke kube interop bench bench-api bench-fleet demo demo-up demo-run demo-down clean molecule
+.PHONY: help venv test lint docs docs-lint changelog-lint browser strategy-matrix-new unit sanity galaxy-smoke kube interop bench bench-api bench-fleet demo demo-up demo-run demo-down clean molecule
 
 help:
 	@echo "make demo          24 fake GPU nodes in 3 racks, examples/gpu-node-tuning.yaml applied with progress (make demo-down)"
@@ -13,6 +13,7 @@ help:
 	@echo "                   strategy plugin tests on every ansible-core this Python runs (2.16-2.19)"
 	@echo "make lint          ansible-lint, production profile, on an ansible_collections/nodewright/bridge copy"
 	@echo "make unit          fast unit tests of the pure model (no cluster)"
+	@echo "make browser       the rollout timeline in headless Chromium (Debian package chromium; 200 nodes under 2 s)"
 	@echo "make sanity        ansible-test sanity on an ansible_collections/nodewright/bridge copy"
 	@echo "make galaxy-smoke  build the tarball, install it, run rollout_plan from the installed copy"
 	@echo "make kube          tests against the real control plane (builds it the first time)"
@@ -38,7 +39,7 @@ $(VENV)/.installed: requirements-test.txt
 
 venv: $(VENV)/.installed
 
-test: lint docs-lint changelog-lint unit sanity galaxy-smoke kube interop strategy-matrix strategy-matrix-new
+test: lint docs-lint changelog-lint unit browser sanity galaxy-smoke kube interop strategy-matrix strategy-matrix-new
 # make test builds the operator (interop) and strategy-matrix-new's CPython during the cluster tests,
 # niced, in the background (tests/build-peers.sh); each build takes a lock, so the step that needs
 # one waits for that build instead of starting a second
@@ -59,6 +60,11 @@ lint: venv
 
 unit: venv
 	$(BIN)/python -m pytest tests/unit -q
+
+# Chromium is required (the tests fail without it, never skip); pages and screenshots in build/browser/.
+# The timeline of a real apply run is tested in make kube (tests/kube/test_timeline_e2e.py).
+browser: venv
+	$(BIN)/python -m pytest tests/browser -q -m browser
 
 sanity: venv
 	tests/sanity.sh

@@ -8,7 +8,8 @@
     run    apply examples/gpu-node-tuning.yaml with batch progress and the final report
     down   stop the cluster and remove .demo/
 
-Everything lives in .demo/ (kubeconfig, logs, report.json); `make demo` = up + run.
+Everything lives in .demo/ (kubeconfig, logs, report.json, report.html: the rollout timeline);
+`make demo` = up + run.
 """
 
 from __future__ import annotations
@@ -98,6 +99,7 @@ def run():
         (collections / 'bridge').symlink_to(ROOT)
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(DEMO / 'collections'), K8S_AUTH_KUBECONFIG=str(KUBECONFIG),
                ANSIBLE_CALLBACKS_ENABLED='nodewright.bridge.rollout', NODEWRIGHT_REPORT=str(DEMO / 'report.json'),
+               NODEWRIGHT_REPORT_HTML=str(DEMO / 'report.html'),
                ANSIBLE_FORKS='24', ANSIBLE_LOCALHOST_WARNING='False', ANSIBLE_INVENTORY_UNPARSED_WARNING='False',
                ANSIBLE_DISPLAY_SKIPPED_HOSTS='False', ANSIBLE_DISPLAY_OK_HOSTS=os.environ.get('DEMO_VERBOSE', 'False'))
     cmd = [str(Path(sys.executable).with_name('ansible-playbook')), 'nodewright.bridge.apply',
@@ -109,6 +111,7 @@ def run():
         threading.Thread(target=_finish_training, args=(pod, 'gpu-node-%02d' % index, after), daemon=True).start()
     code = subprocess.call(cmd, cwd=str(ROOT), env=env)
     say(f'apply finished with exit code {code} in {time.time() - start:.0f}s; report: {(DEMO / "report.json").relative_to(ROOT)}')
+    say(f'rollout timeline (open it in a browser): {DEMO / "report.html"}')
     final_report()
     say('again, to see that nothing is left to do: make demo-run; clean up: make demo-down')
     return code

@@ -17,6 +17,7 @@ description:
     summary table at the end of the playbook.
   - Writes a JSON report when O(report) is set; the format is described in the collection's
     C(docs/strategy.md). The same document is the C(nodewright_rollout) custom stat.
+  - Writes the rollout timeline, an HTML page drawn from the same report, when O(report_html) is set.
   - An aggregate callback; it works next to any stdout callback (including AWX's).
   - The strategy shares its batch state through the collection's C(plugin_utils) (ansible-core 2.19+
     only dispatches the standard callback events), so this callback has nothing to do in plays that
@@ -35,15 +36,27 @@ options:
     ini:
       - section: callback_nodewright_rollout
         key: report
+  report_html:
+    description:
+      - Path of the rollout timeline, the same report as one self-contained HTML page (per compartment and batch,
+        a row per node with its steps as bars on a time axis; failures and stop reasons marked), rewritten when
+        the JSON report is.
+    type: path
+    version_added: 0.1.0
+    env:
+      - name: NODEWRIGHT_REPORT_HTML
+    ini:
+      - section: callback_nodewright_rollout
+        key: report_html
 '''
 
 import json
 import os
-import tempfile
 
 from ansible.plugins.callback import CallbackBase
 
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_state
+from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_timeline
 
 
 def _strategy_name(strategy):
@@ -69,11 +82,11 @@ class CallbackModule(CallbackBase):
         super(CallbackModule, self).__init__(*args, **kwargs)
         rollout_state.subscribe(self._on_rollout_event)
 
-    def _report_path(self):
+    def _option(self, name, env):
         try:
-            return self.get_option('report')
+            return self.get_option(name)
         except KeyError:
-            return os.environ.get('NODEWRIGHT_REPORT')
+            return os.environ.get(env)
 
     # ------------------------------------------------------------------ strategy events
 
@@ -132,23 +145,19 @@ class CallbackModule(CallbackBase):
         path = self._write_report()
         if path:
             self._display.display('nodewright: report written to %s' % path)
+        html = self._option('report_html', 'NODEWRIGHT_REPORT_HTML')
+        if html:
+            self._display.display('nodewright: timeline written to %s' % os.path.abspath(os.path.expanduser(html)))
 
     def _write_report(self):
-        path = self._report_path()
-        if not path:
+        """Write the JSON report and the timeline where asked; the JSON report's path, or None."""
+        path = self._option('report', 'NODEWRIGHT_REPORT')
+        html = self._option('report_html', 'NODEWRIGHT_REPORT_HTML')
+        if not path and not html:
             return None
-        path = os.path.abspath(os.path.expanduser(path))
-        directory = os.path.dirname(path)
-        if not os.path.isdir(directory):
-            os.makedirs(directory)
-        # write then rename: a reader never sees half a report
-        fd, tmp = tempfile.mkstemp(prefix='.nodewright-report-', dir=directory)
-        try:
-            with os.fdopen(fd, 'w') as handle:
-                json.dump(rollout_state.report(), handle, indent=2, sort_keys=True)
-                handle.write('\n')
-            os.rename(tmp, path)
-        except Exception:
-            os.unlink(tmp)
-            raise
+        report = rollout_state.report()
+        if path:
+            path = rollout_state.write_atomically(path, json.dumps(report, indent=2, sort_keys=True) + '\n')
+        if html:
+            rollout_state.write_atomically(html, rollout_timeline.render(report))
         return path

@@ -179,8 +179,9 @@ message:
   sample: 'node gpu-node-07 updated for gpu-node-tuning: cordon, drain, gpu-driver apply, gpu-driver interrupt (reboot), health, complete, uncordon'
 steps:
   description:
-    - The steps that ran, in order, each with C(step), C(module), C(changed), C(seconds) and its module's result
-      (without manifests, ConfigMaps and logs; a failed step keeps its logs).
+    - The steps that ran, in order, each with C(step), C(module), C(changed), C(started) (epoch seconds), C(seconds)
+      and its module's result (without manifests, ConfigMaps, logs and the drain's C(pods); a failed step keeps its
+      logs; a drain keeps C(pdb_waits), the pods that waited on a PodDisruptionBudget).
   returned: always
   type: list
   elements: dict

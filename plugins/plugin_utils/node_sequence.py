@@ -25,6 +25,7 @@ import threading
 import time
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_steps
+from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_state
 
 INTERRUPT_STAGES = node_steps.INTERRUPT_STAGES
 
@@ -88,7 +89,10 @@ class NodeSequence(object):
         result = self.run_step(module, full)
         record = dict((k, v) for k, v in result.items() if k not in BULKY_KEYS)
         record.update(step=name, module='nodewright.bridge.%s' % module, seconds=round(self.clock() - started, 3),
-                      changed=bool(result.get('changed')))
+                      started=round(started, 3), changed=bool(result.get('changed')))
+        if result.get('pods') and module == 'node_drain':
+            # the pods are bulky; which of them waited on which PodDisruptionBudget is kept (the timeline)
+            record['pdb_waits'] = rollout_state.pdb_waits(result['pods'], started)
         if result.get('failed') and result.get('logs'):
             record['logs'] = result['logs']
         self.steps.append(record)

@@ -15,7 +15,9 @@ slow listener cannot block the strategy's bookkeeping.
 The report (``report()``) is the JSON document the callback writes to ``NODEWRIGHT_REPORT``
 and the strategy publishes as the ``nodewright_rollout`` custom stat: the top-level
 ``compartments`` / ``not_attempted`` describe the most recent budgeted play, ``rollouts``
-lists every budgeted play of the run in order.
+lists every budgeted play of the run in order. Each entry of ``rollouts`` has ``nodes``: per host,
+its compartment, batch, status and ``steps``, the time intervals its tasks took (``task_steps``), which
+the rollout timeline (``rollout_timeline.render``) draws.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -23,6 +25,8 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import copy
+import os
+import tempfile
 import threading
 import time
 
@@ -84,6 +88,7 @@ class Rollout(object):
         self.shared_budget = None  # the run's part in a shared budget (Leases, writes, most in flight), if any
         self.compartments = {}
         self.order = []
+        self.nodes = {}  # host -> {'compartment', 'batch', 'status', 'steps'} (the timeline)
         for comp in compartments:
             self.order.append(comp['name'])
             self.compartments[comp['name']] = {
@@ -110,7 +115,8 @@ class Rollout(object):
             entry['running'] = sorted(comp['running'].values(), key=lambda b: b['number'])
             compartments[name] = entry
         finished = self.finished if self.finished is not None else self.clock()
-        return {'play': self.play, 'mode': self.mode, 'compartments': compartments,
+        nodes = dict((host, dict(entry, steps=[dict(s) for s in entry['steps']])) for host, entry in self.nodes.items())
+        return {'play': self.play, 'started': round(self.started, 3), 'nodes': nodes, 'mode': self.mode, 'compartments': compartments,
                 'not_attempted': list(self.not_attempted), 'stopped': self.stopped, 'ended': self.ended,
                 'excluded': dict(self.excluded), 'elapsed': round(finished - self.started, 3),
                 'finished': self.finished is not None, 'shared_budget': copy.deepcopy(self.shared_budget)}
@@ -126,10 +132,19 @@ def start_rollout(play, mode, compartments, excluded=None):
     return rollout
 
 
+def _node(rollout, host):
+    entry = rollout.nodes.get(host)
+    if entry is None:
+        entry = rollout.nodes[host] = {'compartment': None, 'batch': None, 'status': 'running', 'steps': []}
+    return entry
+
+
 def batch_started(rollout, compartment, number, hosts):
     with _LOCK:
         batch = {'number': number, 'size': len(hosts), 'hosts': list(hosts), 'started': rollout.clock()}
         rollout.compartments[compartment]['running'][number] = batch
+        for host in hosts:
+            _node(rollout, host).update(compartment=compartment, batch=number, status='running')
         payload = {'play': rollout.play, 'mode': rollout.mode, 'compartment': compartment,
                    'number': number, 'size': len(hosts), 'hosts': list(hosts)}
     _publish('batch_start', payload)
@@ -144,6 +159,13 @@ def batch_finished(rollout, compartment, record, started=None):
             started = running['started'] if running else rollout.clock()
         entry = dict((k, copy.deepcopy(v)) for k, v in record.items())
         entry['elapsed'] = round(max(0.0, rollout.clock() - started), 3)
+        entry['started'] = round(started, 3)
+        outcomes = dict([(h, 'ok') for h in record['ok']] + [(h, 'failed') for h in record['failed']]
+                        + [(h, 'removed') for h in record.get('removed') or ()])
+        for host in record.get('hosts') or list(outcomes):
+            # sliding mode admits hosts one by one: a host's group (its "batch") is known once it is scored
+            _node(rollout, host).update(compartment=compartment, batch=record['number'],
+                                        status=outcomes.get(host, 'failed'))
         comp['batches'].append(entry)
         comp['completed'] += len(record['ok'])
         comp['failed'] += len(record['failed'])
@@ -201,5 +223,127 @@ def report():
     if not all_rollouts:
         return {'compartments': {}, 'not_attempted': [], 'stopped': False, 'rollouts': []}
     latest = dict(all_rollouts[-1])
+    latest.pop('nodes')  # the latest rollout's nodes are in ``rollouts`` already: not twice
     latest['rollouts'] = all_rollouts
     return latest
+
+
+# ---------------------------------------------------------------------- the timeline
+
+# What a step interval is, for the timeline's colours; every interval has one of these kinds.
+KINDS = ('plan', 'guard', 'cordon', 'wait', 'drain', 'stage', 'interrupt', 'health', 'state', 'uncordon', 'task')
+_MODULE_KINDS = {'rollout_plan': 'plan', 'operator_guard': 'guard', 'node_drain': 'drain', 'package_stage': 'stage',
+                 'node_interrupt': 'interrupt', 'node_health': 'health', 'node_state': 'state'}
+# tasks that only bring other tasks in: their own result is no step of the node
+_CONTROL_ACTIONS = frozenset(['include_tasks', 'include_role', 'import_tasks', 'import_role', 'meta'])
+# a 200-node rollout keeps a few thousand intervals: each is a few short strings
+NAME_CHARS = 120
+DETAIL_CHARS = 300
+MAX_WAITS = 20
+
+
+def pdb_waits(pods, offset=0.0):
+    """The drained pods whose eviction a PodDisruptionBudget refused at least once, in a few fields each.
+
+    ``pods``: node_drain's ``pods`` (``started``/``finished`` in seconds from the drain's start);
+    ``offset``: the drain's start (epoch seconds), so the waits' ``started`` are epoch seconds too.
+    """
+    out = []
+    for pod in pods or ():
+        if not isinstance(pod, dict) or (pod.get('attempts') or 0) < 2:
+            continue
+        entry = {'pod': '%s/%s' % (pod.get('namespace'), pod.get('name')), 'attempts': pod['attempts'],
+                 'action': str(pod.get('action')), 'pdbs': [str(p)[:DETAIL_CHARS] for p in pod.get('pdbs') or ()][:5]}
+        if pod.get('started') is not None and pod.get('finished') is not None:
+            entry['started'] = round(offset + pod['started'], 3)
+            entry['seconds'] = round(max(0.0, pod['finished'] - pod['started']), 3)
+        out.append(entry)
+        if len(out) >= MAX_WAITS:
+            break
+    return out
+
+
+def _interval(name, kind, started, finished, ok, changed=False, detail=None, waits=None):
+    step = {'name': str(name)[:NAME_CHARS], 'kind': kind, 'started': round(started, 3),
+            'finished': round(max(started, finished), 3), 'ok': bool(ok), 'changed': bool(changed),
+            'detail': str(detail or '')[:DETAIL_CHARS]}
+    if waits:
+        step['waits'] = waits
+    return step
+
+
+def _module_steps(name, module, record, started, finished):
+    """The interval(s) of one collection module's result: a drain is its protected-pods wait, then the drain."""
+    failed = bool(record.get('failed') or record.get('unreachable'))
+    kind = _MODULE_KINDS.get(module, 'task')
+    if module == 'node_cordon':
+        state = ((record.get('invocation') or {}).get('module_args') or {}).get('state')
+        kind = 'uncordon' if state == 'uncordoned' or 'uncordon' in str(name).lower() else 'cordon'
+    detail = record.get('msg') if failed else (record.get('message') or '')
+    if kind != 'drain':
+        return [_interval(name, kind, started, finished, not failed, record.get('changed'), detail)]
+    steps = []
+    protected = min(float(record.get('protected_wait') or 0.0), max(0.0, finished - started))
+    if protected > 0:
+        steps.append(_interval('wait for protected pods', 'wait', started, started + protected, True, False,
+                               'waited %s for the podNonInterruptLabels pods to finish' % format_duration(protected)))
+    waits = record.get('pdb_waits')
+    if waits is None:
+        waits = pdb_waits(record.get('pods'), started)
+    if not failed:
+        detail = 'evicted %s, skipped %s' % (record.get('evicted', 0), record.get('skipped', 0))
+        if waits:
+            detail += '; %d pod(s) waited on a PodDisruptionBudget' % len(waits)
+    steps.append(_interval(name, 'drain', started + protected, finished, not failed, record.get('changed'), detail, waits))
+    return steps
+
+
+def task_steps(name, action, data, started, finished):
+    """The timeline intervals of one task's result on one host; [] for a skipped task.
+
+    node_update's result is its steps (each with ``started`` and ``seconds``); the collection's
+    other modules get their kind (a cordon, a drain...); any other task is one ``task`` interval.
+    """
+    data = data if isinstance(data, dict) else {}
+    module = str(action or '').split('.')[-1]
+    if data.get('skipped') or module in _CONTROL_ACTIONS:
+        return []
+    sequence = data.get('steps')
+    if module == 'node_update' and isinstance(sequence, list) and sequence:
+        steps, cursor = [], started
+        for record in sequence:
+            begin = record.get('started', cursor)
+            cursor = begin + float(record.get('seconds') or 0.0)
+            steps.extend(_module_steps(record.get('step'), str(record.get('module', '')).split('.')[-1], record,
+                                       begin, cursor))
+        return steps
+    if module in _MODULE_KINDS or module == 'node_cordon':
+        return _module_steps(name, module, data, started, finished)
+    failed = data.get('failed') or data.get('unreachable')
+    return [_interval(name, 'task', started, finished, not failed, data.get('changed'), data.get('msg') if failed else '')]
+
+
+def task_finished(rollout, host, name, action, data, started=None):
+    """Record a task's result on a host of the rollout as the host's timeline steps."""
+    finished = rollout.clock()
+    steps = task_steps(name, action, data, finished if started is None else started, finished)
+    if steps:
+        with _LOCK:
+            _node(rollout, host)['steps'].extend(steps)
+
+
+def write_atomically(path, text):
+    """Write ``text`` to ``path`` (made absolute, its directory created), then rename: a reader never sees half of it."""
+    path = os.path.abspath(os.path.expanduser(path))
+    directory = os.path.dirname(path)
+    if not os.path.isdir(directory):
+        os.makedirs(directory)
+    fd, tmp = tempfile.mkstemp(prefix='.nodewright-report-', dir=directory)
+    try:
+        with os.fdopen(fd, 'w', encoding='utf-8') as handle:
+            handle.write(text)
+        os.rename(tmp, path)
+    except Exception:
+        os.unlink(tmp)
+        raise
+    return path

@@ -122,6 +122,20 @@ def _deleted_node_host(result):
     return (host if host is not None else result._host).name  # pylint: disable=protected-access
 
 
+def _timeline_parts(result):
+    """``(host name, task, result dict)`` of a task result, on ansible-core 2.16 to 2.21."""
+    utr = getattr(result, 'utr', None)
+    if utr is not None:  # 2.21
+        data = utr.as_result_dict()
+    else:
+        data = getattr(result, '_return_data', None)
+        if data is None:
+            data = getattr(result, '_result', None)
+    host = getattr(result, '_host', None) or getattr(result, 'host', None)
+    task = getattr(result, '_task', None) or getattr(result, 'task', None)
+    return host.name, task, data
+
+
 class _Gate(object):
     """Per-play admission state (not the scheduler's rules, which live in module_utils)."""
 
@@ -148,6 +162,7 @@ class _Gate(object):
         self.admit_times = {}  # sliding mode: name -> admission time, kept after the host finishes
         self.admitted = []  # every admitted name, in order, once (free needs a list that only grows)
         self.last_task = {}  # name -> (task, task_vars) of the last task queued for it
+        self.task_started = {}  # name -> when its task in flight was queued (the timeline's task intervals)
         self.removed = set()  # hosts whose node was deleted from the cluster (a result with node_deleted)
         self.fatal_reason = None
         self.ended = None
@@ -444,6 +459,7 @@ class _BudgetedMixin(object):
         if gate is not None:
             # only remembered here; whether it was fatal is worked out if the host fails
             gate.last_task[host.name] = (task, task_vars)
+            gate.task_started[host.name] = time.time()
         return super(_BudgetedMixin, self)._queue_task(host, task, task_vars, play_context)
 
     def _process_pending_results(self, iterator, one_pass=False, max_passes=None):
@@ -454,12 +470,24 @@ class _BudgetedMixin(object):
                 name = _deleted_node_host(result)
                 if name is not None:
                     gate.removed.add(name)
+                self._nw_timeline(result)
             if gate.budget is not None:
                 try:
                     gate.budget.renew_if_due()
                 except shared_budget.BudgetError as exc:
                     self._nw_budget_failed(exc)
         return results
+
+    def _nw_timeline(self, result):
+        """Record a task's result as its host's timeline steps (rollout_state): here, so no callback is needed."""
+        gate = self._nw
+        try:
+            name, task, data = _timeline_parts(result)
+            action = getattr(task, 'resolved_action', None) or task.action
+            rollout_state.task_finished(gate.record, name, task.get_name(), action, data, gate.task_started.pop(name, None))
+        except Exception as exc:  # pylint: disable=broad-except
+            # the timeline is a report: a result it cannot read must not break the rollout
+            display.vvv('nodewright.bridge.budgeted: no timeline step for a result: %s' % exc)
 
     def _nw_removed(self, name, ok):
         """Whether a finished host is scored removed: it failed because its node was deleted."""
