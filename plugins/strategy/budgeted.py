@@ -107,33 +107,23 @@ CUSTOM_STAT = 'nodewright_rollout'
 CONNECTION_VARS = ('nodewright_kubeconfig', 'nodewright_context')
 
 
-def _deleted_node_host(result):
-    """The name of the host of a failed task result that says its node was deleted (``node_deleted``), else None."""
+def _result_parts(result):
+    """``(host name, task, result dict)`` of a task result, on ansible-core 2.16 to 2.21."""
     utr = getattr(result, 'utr', None)
     if utr is not None:  # ansible-core 2.21: a HostTaskResult around the unified task result
-        data = utr.as_result_dict() if utr.failed else {}
+        data = utr.as_result_dict()
     else:  # ``_return_data`` from ansible-core 2.19, ``_result`` before
         data = getattr(result, '_return_data', None)
         if data is None:
             data = getattr(result, '_result', None)
-    if not isinstance(data, dict) or not (data.get('failed') and data.get('node_deleted')):
-        return None
-    host = getattr(result, 'host', None)
-    return (host if host is not None else result._host).name  # pylint: disable=protected-access
+    host = getattr(result, 'host', None) or getattr(result, '_host', None)
+    task = getattr(result, 'task', None) or getattr(result, '_task', None)
+    return host.name, task, data if isinstance(data, dict) else {}
 
 
-def _timeline_parts(result):
-    """``(host name, task, result dict)`` of a task result, on ansible-core 2.16 to 2.21."""
-    utr = getattr(result, 'utr', None)
-    if utr is not None:  # 2.21
-        data = utr.as_result_dict()
-    else:
-        data = getattr(result, '_return_data', None)
-        if data is None:
-            data = getattr(result, '_result', None)
-    host = getattr(result, '_host', None) or getattr(result, 'host', None)
-    task = getattr(result, '_task', None) or getattr(result, 'task', None)
-    return host.name, task, data
+def _node_deleted(data):
+    """Whether a task result says its node was deleted (a failure with ``node_deleted``)."""
+    return bool(data.get('failed') and data.get('node_deleted'))
 
 
 class _Gate(object):
@@ -467,10 +457,10 @@ class _BudgetedMixin(object):
         gate = self._nw
         if gate is not None:
             for result in results:
-                name = _deleted_node_host(result)
-                if name is not None:
+                name, task, data = _result_parts(result)
+                if _node_deleted(data):
                     gate.removed.add(name)
-                self._nw_timeline(result)
+                self._nw_timeline(name, task, data)
             if gate.budget is not None:
                 try:
                     gate.budget.renew_if_due()
@@ -478,11 +468,10 @@ class _BudgetedMixin(object):
                     self._nw_budget_failed(exc)
         return results
 
-    def _nw_timeline(self, result):
+    def _nw_timeline(self, name, task, data):
         """Record a task's result as its host's timeline steps (rollout_state): here, so no callback is needed."""
         gate = self._nw
         try:
-            name, task, data = _timeline_parts(result)
             action = getattr(task, 'resolved_action', None) or task.action
             rollout_state.task_finished(gate.record, name, task.get_name(), action, data, gate.task_started.pop(name, None))
         except Exception as exc:  # pylint: disable=broad-except
