@@ -217,13 +217,20 @@ def rollouts():
         return [r.as_dict() for r in _ROLLOUTS]
 
 
-def report():
-    """The JSON report: the latest rollout at the top level, every rollout under ``rollouts``."""
+def report(nodes=True):
+    """The JSON report: the latest rollout at the top level, every rollout under ``rollouts``.
+
+    ``nodes=False`` leaves out each rollout's ``nodes`` (the timeline's steps: 2 to 3 KiB a node),
+    for the custom stat, which AWX keeps with every job and hands to later workflow nodes.
+    """
     all_rollouts = rollouts()
     if not all_rollouts:
         return {'compartments': {}, 'not_attempted': [], 'stopped': False, 'rollouts': []}
+    if not nodes:
+        for rollout in all_rollouts:
+            del rollout['nodes']
     latest = dict(all_rollouts[-1])
-    latest.pop('nodes')  # the latest rollout's nodes are in ``rollouts`` already: not twice
+    latest.pop('nodes', None)  # the latest rollout's nodes are in ``rollouts`` already: not twice
     latest['rollouts'] = all_rollouts
     return latest
 

@@ -1050,7 +1050,7 @@ class _BudgetedMixin(object):
             if names:
                 display.warning('nodewright.bridge.budgeted: %d host(s) of %s never ran because %s: %s' % (
                     len(names), phase.name, gate.fatal_reason or 'the play ended (%s)' % gate.ended, ', '.join(names)))
-        stats.set_custom_stats(CUSTOM_STAT, rollout_state.report())
+        stats.set_custom_stats(CUSTOM_STAT, rollout_state.report(nodes=False))
 
         # 2.16's linear loop flags any_errors_fatal with RUN_FAILED_BREAK_PLAY (ending every later
         # play); 2.17+ only fails the batch. Use the 2.17+ behaviour on every version.

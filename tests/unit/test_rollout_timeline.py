@@ -98,6 +98,13 @@ def test_node_update_is_recorded_as_its_steps_the_drain_split_at_the_protected_w
     assert report['rollouts'][0]['compartments']['rack-a']['batches'][0]['started'] == T0
 
 
+def test_the_custom_stats_report_leaves_the_timeline_out_and_the_store_keeps_it(report):
+    lean = json.loads(json.dumps(rollout_state.report(nodes=False)))
+    assert 'nodes' not in lean and all('nodes' not in r for r in lean['rollouts'])
+    assert lean['rollouts'][0]['compartments'] == report['rollouts'][0]['compartments']
+    assert set(rollout_state.report()['rollouts'][0]['nodes']) == {'n1', 'n2'}
+
+
 def test_a_modules_own_task_gets_its_kind_and_pdb_waits():
     drain = rollout_state.task_steps('Wait for protected pods, then drain', 'nodewright.bridge.node_drain', {
         'changed': True, 'protected_wait': 0, 'evicted': 1, 'skipped': 0,
