@@ -5,15 +5,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 # NW_SANITY_DIR: where the copy goes (runs on several ansible-core versions at once need one each)
 work=${NW_SANITY_DIR:-$root/build/sanity}
-dest="$work/ansible_collections/nodewright/bridge"
-rm -rf "$work"
-mkdir -p "$dest"
-# tracked and untracked-but-not-ignored files, as they are in the working tree
-(cd "$root" && git ls-files -co --exclude-standard -z) | while IFS= read -r -d '' f; do
-  [ -e "$root/$f" ] || [ -L "$root/$f" ] || continue  # tracked but deleted in the working tree
-  mkdir -p "$dest/$(dirname "$f")"
-  cp -P "$root/$f" "$dest/$f"
-done
+dest=$("$root/tests/copy_collection.sh" "$work")
 # ansible-test bootstraps pip in its virtualenvs with a get-pip.py from a host we cannot reach;
 # put our stand-in (ensurepip + PyPI) where it looks for a cached copy.
 pip_version=$(python -c 'import ansible_test._internal.python_requirements as r, inspect, re; print(re.search(r"pip=.([0-9.]+).", inspect.getsource(r)).group(1))')

@@ -79,10 +79,14 @@ EXAMPLES = r'''
       nodewright.bridge.rollout_report:
         path: "{{ playbook_dir }}/rollout.html"
 
-- name: Draw a saved JSON report
-  nodewright.bridge.rollout_report:
-    path: /tmp/rollout.html
-    report: "{{ lookup('ansible.builtin.file', 'report.json') | from_json }}"
+- name: Draw a saved JSON report (NODEWRIGHT_REPORT) again
+  hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: Write its timeline
+      nodewright.bridge.rollout_report:
+        path: /tmp/rollout.html
+        report: "{{ lookup('ansible.builtin.file', 'report.json') | from_json }}"
 '''
 
 RETURN = r'''

@@ -9,12 +9,8 @@ Screenshots and pages go to build/browser/.
 
 from __future__ import annotations
 
-import atexit
-import importlib
 import os
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -23,30 +19,13 @@ HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parents[1]
 OUTPUT = REPO_ROOT / 'build' / 'browser'
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
 
 # pylint: disable=wrong-import-position
 import cdp  # noqa: E402
+import collection_path  # noqa: E402
 
-
-def _collection_importable():
-    """``ansible_collections.nodewright.bridge`` from this checkout, through a symlink tree when needed."""
-    try:
-        module = importlib.import_module('ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout_state')
-        if Path(module.__file__).resolve().is_relative_to(REPO_ROOT):
-            return
-    except ImportError:
-        pass
-    for name in [n for n in sys.modules if n == 'ansible_collections' or n.startswith('ansible_collections.')]:
-        del sys.modules[name]
-    tmp = tempfile.mkdtemp(prefix='nodewright-browser-')
-    (Path(tmp) / 'ansible_collections' / 'nodewright').mkdir(parents=True)
-    (Path(tmp) / 'ansible_collections' / 'nodewright' / 'bridge').symlink_to(REPO_ROOT)
-    atexit.register(shutil.rmtree, tmp, True)  # removes the link, never its target
-    sys.path.insert(0, tmp)
-    importlib.invalidate_caches()
-
-
-_collection_importable()
+collection_path.importable()
 
 
 def pytest_configure(config):

@@ -14,36 +14,24 @@ Nothing here is mocked and nothing may skip: without the operator or the cluster
 
 from __future__ import annotations
 
-import atexit
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
 
 HERE = Path(__file__).resolve().parent
-REPO_ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE.parent / 'cluster'))
 sys.path.insert(0, str(HERE.parent / 'kube'))
 sys.path.insert(0, str(HERE))
-
-
-def _collection_on_path():
-    """The collection importable as ansible_collections.nodewright.bridge (this checkout), for its to_skyhook."""
-    root = Path(tempfile.mkdtemp(prefix='nodewright-interop-'))
-    link = root / 'ansible_collections' / 'nodewright' / 'bridge'
-    link.parent.mkdir(parents=True)
-    link.symlink_to(REPO_ROOT)
-    atexit.register(shutil.rmtree, root, True)
-    sys.path.insert(0, str(root))
-
-
-_collection_on_path()
+sys.path.insert(0, str(HERE.parent))
 
 # pylint: disable=wrong-import-position
+import collection_path  # noqa: E402
+
+collection_path.importable()  # this checkout, for its to_skyhook
+
 import helpers  # noqa: E402
 import interop_support as support  # noqa: E402
 

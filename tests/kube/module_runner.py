@@ -19,15 +19,10 @@ import time
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO_ROOT / 'tests'))
 
-
-def link_collection(root):
-    """``root`` with this checkout linked as ansible_collections/nodewright/bridge under it (a collections path)."""
-    link = root / 'ansible_collections' / 'nodewright' / 'bridge'
-    link.parent.mkdir(parents=True, exist_ok=True)
-    if not link.exists():
-        link.symlink_to(REPO_ROOT)
-    return root
+# pylint: disable=wrong-import-position
+from collection_path import link as link_collection  # noqa: E402  (test_inventory_nodes imports it from here)
 
 
 class ModuleRunner:
