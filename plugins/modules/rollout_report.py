@@ -48,7 +48,7 @@ attributes:
     description: The action plugin runs on the controller, where the strategy records the rollouts.
   check_mode:
     support: full
-    description: Nothing is written; RV(changed) says whether the page would change.
+    description: Nothing is written; C(changed) says whether the page would change.
   diff_mode:
     support: none
     description: No diff of the HTML page is shown.

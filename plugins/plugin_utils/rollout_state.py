@@ -312,7 +312,7 @@ def task_steps(name, action, data, started, finished):
     other modules get their kind (a cordon, a drain...); any other task is one ``task`` interval.
     """
     data = data if isinstance(data, dict) else {}
-    module = str(action or '').split('.')[-1]
+    module = str(action or '').rsplit('.', 1)[-1]
     if data.get('skipped') or module in _CONTROL_ACTIONS:
         return []
     sequence = data.get('steps')
@@ -321,7 +321,7 @@ def task_steps(name, action, data, started, finished):
         for record in sequence:
             begin = record.get('started', cursor)
             cursor = begin + float(record.get('seconds') or 0.0)
-            steps.extend(_module_steps(record.get('step'), str(record.get('module', '')).split('.')[-1], record,
+            steps.extend(_module_steps(record.get('step'), str(record.get('module', '')).rsplit('.', 1)[-1], record,
                                        begin, cursor))
         return steps
     if module in _MODULE_KINDS or module == 'node_cordon':

@@ -31,7 +31,7 @@ def test_a_200_node_rollout_has_every_bar_and_renders_in_under_2_seconds(browser
     expected = timeline_checks.report_steps(report)
     assert len(expected) > 1500
     assert seen['bars'] == expected
-    assert any(bar[4] for bar in seen['bars']), 'the failed steps are marked'
+    assert any(drawn[4] for drawn in seen['bars']), 'the failed steps are marked'
     text = browser.evaluate('document.body.innerText')
     assert 'Stopped: 1 consecutive failed batch' in text
     assert 'batch 2: 4 nodes (policy: linear, budget 25% \u2192 12)' in text

@@ -127,7 +127,7 @@ def test_the_timeline_of_an_apply_run_shows_every_step_the_pdb_wait_and_the_stop
             text = browser.evaluate('document.body.innerText')
             titles = browser.evaluate('[...document.querySelectorAll(".bar[data-kind=drain]")].map(e => e.title).join("\\n")')
         assert seen['bars'] == timeline_checks.report_steps(result.report)
-        assert any(bar[4] for bar in seen['bars']), 'the failed step has a red bar'
+        assert any(drawn[4] for drawn in seen['bars']), 'the failed step has a red bar'
         assert 'Stopped: ' + stop_reason in text
         assert 'failed at "nccl-tuning apply"' in text
         assert f'{namespace}/web' in titles and 'waited' in titles
