@@ -2,11 +2,13 @@
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
 #
-# Builds (or finds in the cache) the peers that make test needs after its cluster tests, one
-# after the other: the NodeWright operator (interop) and CPython 3.13 (strategy-matrix-new).
-# make test runs it niced in the background while the cluster tests mostly wait on their
-# clusters; each build takes a lock, so the step that needs one waits for it, never builds twice.
+# Builds (or finds in the cache) the peers that make test needs during and after its cluster
+# tests, one after the other: Prometheus (the alert-gate tests, several minutes into the shards),
+# the NodeWright operator (interop) and CPython 3.13 (strategy-matrix-new). make test runs it
+# niced in the background while the cluster tests mostly wait on their clusters; each build takes
+# a lock, so the step that needs one waits for it, never builds twice.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+tests/cluster/build.sh prometheus
 tests/interop/build-operator.sh
 tests/python/build-python.sh

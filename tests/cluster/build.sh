@@ -117,10 +117,12 @@ build_prometheus() {
   rm -rf "${tmp}"
 }
 
-# One build at a time per cache: callers that start together (make kube's two shards, two test
-# sessions) wait here for the first one's binaries instead of building the same files at once.
+# One build at a time per cache and target: callers that start together (make kube's two shards,
+# two test sessions, make test's background build) wait here for the first one's binaries instead
+# of building the same files at once. Prometheus has a lock of its own, so a cluster that only needs
+# the control plane never waits for a Prometheus build.
 mkdir -p "${cache}"
-exec 9>"${cache}/.build.lock"
+if [ "${1:-}" = prometheus ]; then exec 9>"${cache}/.build-prometheus.lock"; else exec 9>"${cache}/.build.lock"; fi
 flock 9
 
 if [ "${1:-}" = prometheus ]; then

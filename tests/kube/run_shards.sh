@@ -15,10 +15,10 @@ out="${KUBE_SHARD_DIR:-build/kube-shards}"
 mkdir -p "${out}"
 ignores=()
 for file in "$@"; do ignores+=("--ignore=${file}"); done
-# the cluster binaries and the alert-gate tests' Prometheus once, before the shards start (a
-# cold cache builds them here, one after the other, instead of in both shards at once)
+# the cluster binaries once, before the shards start (a cold cache builds them here instead of in
+# both shards at once); the alert-gate tests' Prometheus is built by the first test that needs it
+# (tests/cluster/prometheus.py; build.sh's lock makes the other wait), or by KUBE_BACKGROUND
 tests/cluster/build.sh > /dev/null || exit 1
-tests/cluster/build.sh prometheus > /dev/null || exit 1
 # KUBE_BACKGROUND: a command to run meanwhile at the lowest CPU priority, not waited for (make test
 # builds the CPython of strategy-matrix-new here: the shards leave a core mostly idle)
 if [ -n "${KUBE_BACKGROUND:-}" ]; then
