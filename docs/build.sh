@@ -92,6 +92,8 @@ html() {
     sed -e 's#](\.\./\([^)]*\))#](https://github.com/nodewright/bridge/blob/main/\1)#g' "$page" \
       > "$site/rst/guides/$(basename "$page")"
   done
+  # the guides' images (docs/images/, linked as images/...) beside them
+  if [ -d "$root/docs/images" ]; then cp -r "$root/docs/images" "$site/rst/guides/images"; fi
   # the guides in the site's navigation, after the collection's own index
   cat >> "$site/rst/index.rst" <<'EOF'
 
