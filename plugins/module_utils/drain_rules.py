@@ -416,3 +416,25 @@ def eviction_backoff(attempt, base=5, cap=60, retry_after=None):
     if retry_after is not None and retry_after > delay:
         delay = retry_after
     return min(delay, cap)
+
+
+def pdb_waits(pods, offset=0.0, most=20, chars=300):
+    """The drained pods whose eviction a PodDisruptionBudget refused at least once, in a few fields each.
+
+    ``pods``: node_drain's ``pods`` (``started``/``finished`` in seconds from the drain's start);
+    ``offset``: the drain's start (epoch seconds), so the waits' ``started`` are epoch seconds too;
+    at most ``most`` pods, each PDB's description cut at ``chars`` (the timeline keeps them per step).
+    """
+    out = []
+    for pod in pods or ():
+        if not isinstance(pod, dict) or (pod.get('attempts') or 0) < 2:
+            continue
+        entry = {'pod': '%s/%s' % (pod.get('namespace'), pod.get('name')), 'attempts': pod['attempts'],
+                 'action': str(pod.get('action')), 'pdbs': [str(p)[:chars] for p in pod.get('pdbs') or ()][:5]}
+        if pod.get('started') is not None and pod.get('finished') is not None:
+            entry['started'] = round(offset + pod['started'], 3)
+            entry['seconds'] = round(max(0.0, pod['finished'] - pod['started']), 3)
+        out.append(entry)
+        if len(out) >= most:
+            break
+    return out

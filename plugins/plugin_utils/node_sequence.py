@@ -24,8 +24,8 @@ __metaclass__ = type
 import threading
 import time
 
+from ansible_collections.nodewright.bridge.plugins.module_utils import drain_rules
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_steps
-from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_state
 
 INTERRUPT_STAGES = node_steps.INTERRUPT_STAGES
 
@@ -92,7 +92,7 @@ class NodeSequence(object):
                       started=round(started, 3), changed=bool(result.get('changed')))
         if result.get('pods') and module == 'node_drain':
             # the pods are bulky; which of them waited on which PodDisruptionBudget is kept (the timeline)
-            record['pdb_waits'] = rollout_state.pdb_waits(result['pods'], started)
+            record['pdb_waits'] = drain_rules.pdb_waits(result['pods'], started)
         if result.get('failed') and result.get('logs'):
             record['logs'] = result['logs']
         self.steps.append(record)

@@ -30,6 +30,8 @@ import tempfile
 import threading
 import time
 
+from ansible_collections.nodewright.bridge.plugins.module_utils import drain_rules
+
 _LOCK = threading.RLock()
 _ROLLOUTS = []
 _LISTENERS = []
@@ -249,27 +251,6 @@ DETAIL_CHARS = 300
 MAX_WAITS = 20
 
 
-def pdb_waits(pods, offset=0.0):
-    """The drained pods whose eviction a PodDisruptionBudget refused at least once, in a few fields each.
-
-    ``pods``: node_drain's ``pods`` (``started``/``finished`` in seconds from the drain's start);
-    ``offset``: the drain's start (epoch seconds), so the waits' ``started`` are epoch seconds too.
-    """
-    out = []
-    for pod in pods or ():
-        if not isinstance(pod, dict) or (pod.get('attempts') or 0) < 2:
-            continue
-        entry = {'pod': '%s/%s' % (pod.get('namespace'), pod.get('name')), 'attempts': pod['attempts'],
-                 'action': str(pod.get('action')), 'pdbs': [str(p)[:DETAIL_CHARS] for p in pod.get('pdbs') or ()][:5]}
-        if pod.get('started') is not None and pod.get('finished') is not None:
-            entry['started'] = round(offset + pod['started'], 3)
-            entry['seconds'] = round(max(0.0, pod['finished'] - pod['started']), 3)
-        out.append(entry)
-        if len(out) >= MAX_WAITS:
-            break
-    return out
-
-
 def _interval(name, kind, started, finished, ok, changed=False, detail=None, waits=None):
     step = {'name': str(name)[:NAME_CHARS], 'kind': kind, 'started': round(started, 3),
             'finished': round(max(started, finished), 3), 'ok': bool(ok), 'changed': bool(changed),
@@ -296,7 +277,7 @@ def _module_steps(name, module, record, started, finished):
                                'waited %s for the podNonInterruptLabels pods to finish' % format_duration(protected)))
     waits = record.get('pdb_waits')
     if waits is None:
-        waits = pdb_waits(record.get('pods'), started)
+        waits = drain_rules.pdb_waits(record.get('pods'), started, MAX_WAITS, DETAIL_CHARS)
     if not failed:
         detail = 'evicted %s, skipped %s' % (record.get('evicted', 0), record.get('skipped', 0))
         if waits:
