@@ -380,7 +380,8 @@ def test_token_expiring_mid_run(fcluster, fplaybooks, scene, tmp_path):  # pylin
     unblock.start()
     try:
         valid_for = 12  # seconds into the run: past the plan, inside the first batch
-        expires = time.time() - JWT_LEEWAY + valid_for
+        # a JWT's exp is whole seconds: the test's clock must use the same second the token carries
+        expires = int(time.time() - JWT_LEEWAY + valid_for)
         token = fs.mint_sa_token(os.path.join(info.state_dir, 'sa.key'), sc.namespace, account, sa.metadata.uid, expires)
         assert fs.token_works(info.server, info.ca_file, token) == 200, 'the minted token is not accepted'
         limited = PlaybookRunner(fs.token_kubeconfig(fcluster.kubeconfig, token, tmp_path / 'token.kubeconfig'),
