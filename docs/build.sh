@@ -85,6 +85,8 @@ html() {
   chmod og-w "$site/rst"  # antsibull-docs wants the directory writable by itself only
   antsibull-docs --config-file "$site/antsibull-docs.cfg" collection --use-current --squash-hierarchy \
     --fail-on-error --cleanup everything --dest-dir "$site/rst" nodewright.bridge
+  # antsibull-docs title-cases the index's heading (Nodewright.Bridge); the collection's name is lower case
+  sed -i 's/^Nodewright\.Bridge$/nodewright.bridge/' "$site/rst/index.rst"
   # docs/*.md are the one source of the guides: Sphinx reads them (myst-parser) from a copy, in
   # which links out of docs/ (../examples/...) point at the repository instead.
   mkdir -p "$site/rst/guides"
