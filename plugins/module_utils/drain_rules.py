@@ -418,6 +418,11 @@ def eviction_backoff(attempt, base=5, cap=60, retry_after=None):
     return min(delay, cap)
 
 
+def waited_on_a_pdb(pod):
+    """Whether a drained pod's eviction was refused at least once (a PodDisruptionBudget held it)."""
+    return isinstance(pod, dict) and (pod.get('attempts') or 0) > 1
+
+
 def pdb_waits(pods, offset=0.0, most=20, chars=300):
     """The drained pods whose eviction a PodDisruptionBudget refused at least once, in a few fields each.
 
@@ -427,7 +432,7 @@ def pdb_waits(pods, offset=0.0, most=20, chars=300):
     """
     out = []
     for pod in pods or ():
-        if not isinstance(pod, dict) or (pod.get('attempts') or 0) < 2:
+        if not waited_on_a_pdb(pod):
             continue
         entry = {'pod': '%s/%s' % (pod.get('namespace'), pod.get('name')), 'attempts': pod['attempts'],
                  'action': str(pod.get('action')), 'pdbs': [str(p)[:chars] for p in pod.get('pdbs') or ()][:5]}

@@ -248,7 +248,6 @@ _CONTROL_ACTIONS = frozenset(['include_tasks', 'include_role', 'import_tasks', '
 # a 200-node rollout keeps a few thousand intervals: each is a few short strings
 NAME_CHARS = 120
 DETAIL_CHARS = 300
-MAX_WAITS = 20
 
 
 def _interval(name, kind, started, finished, ok, changed=False, detail=None, waits=None):
@@ -277,7 +276,7 @@ def _module_steps(name, module, record, started, finished):
                                'waited %s for the podNonInterruptLabels pods to finish' % format_duration(protected)))
     waits = record.get('pdb_waits')
     if waits is None:
-        waits = drain_rules.pdb_waits(record.get('pods'), started, MAX_WAITS, DETAIL_CHARS)
+        waits = drain_rules.pdb_waits(record.get('pods'), started)
     if not failed:
         detail = 'evicted %s, skipped %s' % (record.get('evicted', 0), record.get('skipped', 0))
         if waits:

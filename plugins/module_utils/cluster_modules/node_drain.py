@@ -142,7 +142,7 @@ class Drain(object):
                 return result
         self.evict(name, targets, result)
         if result['changed']:
-            pdb_waits = len([e for unused, e in targets if e['attempts'] > 1])
+            pdb_waits = len([e for unused, e in targets if drain_rules.waited_on_a_pdb(e)])
             _runner.node_event(self.module, self.kube, name, node_events.drained(
                 name, self.owners, result['evicted'], result['skipped'], pdb_waits, protected_wait))
         return result
