@@ -82,12 +82,13 @@ options:
     default: 0
   delete_pod:
     description:
-      - When to delete the pod after the verdict. V(always) (the default) never leaves a privileged pod
-        retrying on the node; V(on_success) keeps a failed pod for inspection, as the operator does (the kubelet
-        keeps restarting it).
+      - When to delete the pod after the verdict. V(on_success) (the default) keeps a failed pod, as the
+        operator does, so C(kubectl skyhook package logs) and C(kubectl logs) find it (the kubelet keeps
+        restarting its failing container); the next run deletes it and makes a new attempt. V(always) never
+        leaves a privileged pod retrying on the node.
     type: str
     choices: [always, on_success, never]
-    default: always
+    default: on_success
   force:
     description: Run the pod even if the node state says this stage is already complete.
     type: bool

@@ -50,7 +50,7 @@ RUN_OPTIONS = dict(
     package=dict(type='str', required=True),
     timeout=dict(type='int', default=1800),
     retries=dict(type='int', default=0),
-    delete_pod=dict(type='str', default='always', choices=list(DELETE_POLICIES)),
+    delete_pod=dict(type='str', default='on_success', choices=list(DELETE_POLICIES)),
     force=dict(type='bool', default=False),
     log_lines=dict(type='int', default=200),
     collect_logs=dict(type='str', default='always', choices=['always', 'on_failure']),
@@ -158,7 +158,8 @@ def write_node_state(kube, node_name, cr_name, transform, status=None, dry_run=F
 class PodRun(object):
     """Create (or adopt) one pod, wait for its verdict by watch, collect logs, clean up."""
 
-    def __init__(self, kube, manifest, log_containers, retries=0, timeout=600, delete='always', log_lines=200):
+    def __init__(self, kube, manifest, log_containers, retries=0, timeout=600, delete='always', log_lines=200,
+                 entry=None, stage=None, failed_is_stale=True):
         self.kube = kube
         self.manifest = manifest
         self.namespace = manifest['metadata']['namespace']
@@ -172,10 +173,22 @@ class PodRun(object):
         self.found = None
         self.looked = False
         self.adopted = False
+        # the package's nodeState entry when the module started and the stage the pod is for: a pod
+        # found under the name is adopted only while it is still the CR's pod for that state
+        self.entry = entry
+        self.stage = stage
+        self.failed_is_stale = failed_is_stale
+        self.replaced = None  # why a pod found under the name was deleted instead of adopted
         self.started = time.time()
 
-    def existing(self):
-        """The pod by that name when it is ours to adopt (same node, not being deleted)."""
+    def existing(self, replace=True, by_state=True):
+        """The pod by that name when it is ours to adopt (same node, not being deleted, still the CR's pod).
+
+        A pod that no longer matches the CR or the node's state (pod_layout.stale_pod_reason) is deleted
+        and waited for, and None returned, so a new one is created; ``replace=False`` (a dry run) only
+        notes why (``replaced``) and deletes nothing. ``by_state=False``: judged on the CR alone (a pod
+        another run created a moment ago, after the node's state this run read).
+        """
         try:
             pod = self.kube.get_pod(self.namespace, self.name)
         except kube_api.NotFound:
@@ -188,13 +201,25 @@ class PodRun(object):
             raise kube_api.KubeError('pod %s/%s exists on node %s, not on %s; refusing to adopt it'
                                      % (self.namespace, self.name, (pod.get('spec') or {}).get('nodeName'),
                                         self.manifest['spec']['nodeName']))
+        if self.stage is not None:
+            why = pod_layout.stale_pod_reason(pod, self.manifest, self.entry, self.stage, retries=self.retries,
+                                              failed_is_stale=self.failed_is_stale, by_state=by_state)
+            if why:
+                self.replaced = 'pod %s/%s was replaced: %s' % (self.namespace, self.name, why)
+                if not replace:
+                    return None
+                self.kube.delete_pod(self.namespace, self.name, uid=meta.get('uid'), grace_period_seconds=0)
+                self.wait_deleted(meta.get('uid'))
+                return None
         return pod
 
-    def preflight(self, dry_run=True):
-        """Before any write: find a pod to adopt, else send the pod as a dry run (RBAC, admission, namespace)."""
-        self.found = self.existing()
+    def preflight(self, dry_run=True, check_mode=False):
+        """Before any write: find a pod to adopt, else send the pod as a dry run (RBAC, admission, namespace).
+
+        In check mode a stale pod is not deleted (``replaced`` says it would be)."""
+        self.found = self.existing(replace=not check_mode)
         self.looked = True
-        if self.found is None and dry_run:
+        if self.found is None and dry_run and not (check_mode and self.replaced):
             self.kube.create_pod(self.namespace, self.manifest, dry_run=True)
         return self.found
 
@@ -208,7 +233,7 @@ class PodRun(object):
                 self.pod = self.kube.create_pod(self.namespace, self.manifest)
                 return self.pod
             except kube_api.Conflict:
-                pod = self.existing()
+                pod = self.existing(by_state=False)
                 if pod is None:
                     raise
         self.pod, self.adopted = pod, True
@@ -340,7 +365,7 @@ def run_recorded(module, kube, runner, record, result, started, configmaps=(), n
     """
     params, done = module.params, RecordedRun()
     dry_runs = params['preflight'] or module.check_mode
-    done.adopted = runner.preflight(dry_run=dry_runs)
+    done.adopted = runner.preflight(dry_run=dry_runs, check_mode=module.check_mode)
     if dry_runs:
         done.planned_state = write_node_state(kube, record.node_name, record.cr_name, record.in_progress,
                                               status='in_progress', dry_run=True, annotations=record.annotations,
@@ -348,6 +373,7 @@ def run_recorded(module, kube, runner, record, result, started, configmaps=(), n
     if module.check_mode:
         done.planned = True
         result.update(changed=True, outcome='planned', manifest=runner.manifest, adopt=done.adopted is not None,
+                      replace=runner.replaced,
                       entry=done.planned_state.get(record.key), duration=round(time.time() - started, 3))
         return done
 
@@ -371,7 +397,7 @@ def run_recorded(module, kube, runner, record, result, started, configmaps=(), n
     result.update(outcome=done.outcome, entry=done.final_state.get(record.key), logs=done.logs,
                   logs_unavailable=done.unavailable, duration=round(time.time() - started, 3),
                   pod={'name': runner.name, 'namespace': runner.namespace, 'uid': runner.pod['metadata'].get('uid'),
-                       'adopted': runner.adopted, 'deleted': done.deleted})
+                       'adopted': runner.adopted, 'deleted': done.deleted, 'replaced': runner.replaced})
     if module._diff:
         result['diff'] = node_state.node_diff(record.node_name, record.before, done.final_state.get(record.key), key=record.key)
     return done

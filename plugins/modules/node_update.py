@@ -83,10 +83,12 @@ options:
     type: int
     default: 0
   delete_pod:
-    description: When to delete package pods.
+    description:
+      - When to delete package pods. V(on_success) (the default) keeps a failed pod, as the operator does, so
+        C(kubectl skyhook package logs) finds it; the next run replaces it with a new attempt.
     type: str
     choices: [always, on_success, never]
-    default: always
+    default: on_success
   health_pod_selector:
     description: Pods on the node matching this label selector must be Running and Ready before the node is handed back.
     type: raw

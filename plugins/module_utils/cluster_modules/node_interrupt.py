@@ -83,7 +83,8 @@ def run(module, kube):
     if reboot:
         record.annotations, record.success_annotations = {boot_key: before}, {boot_key: None}
     runner = pod_run.PodRun(kube, manifest, pod_layout.log_containers(package.name, stage), retries=params['retries'],
-                            timeout=params['timeout'], delete=params['delete_pod'], log_lines=params['log_lines'])
+                            timeout=params['timeout'], delete=params['delete_pod'], log_lines=params['log_lines'],
+                            entry=current, stage=stage, failed_is_stale=not (reboot and resumed))
     back = {}
     done = pod_run.run_recorded(module, kube, runner, record, result, started,
                                 configmaps=[metadata_cm] if metadata_cm is not None else [], node=node,

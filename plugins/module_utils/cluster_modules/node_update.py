@@ -33,7 +33,7 @@ def module_args():
         stage_timeout=dict(type='int', default=1800),
         interrupt_timeout=dict(type='int', default=1800),
         stage_retries=dict(type='int', default=0),
-        delete_pod=dict(type='str', default='always', choices=list(pod_run.DELETE_POLICIES)),
+        delete_pod=dict(type='str', default='on_success', choices=list(pod_run.DELETE_POLICIES)),
         health_pod_selector=dict(type='raw'),
         health_min_pods=dict(type='int', default=1),
         health_timeout=dict(type='int', default=600),

@@ -54,7 +54,8 @@ def run(module, kube):
                                     cr_uid=uid, cr_generation=generation, **pod_run.operator_settings(params))
     configmaps = [cm for cm in (package_cm, metadata_cm) if cm is not None]
     runner = pod_run.PodRun(kube, manifest, pod_layout.log_containers(package.name, stage), retries=params['retries'],
-                            timeout=params['timeout'], delete=params['delete_pod'], log_lines=params['log_lines'])
+                            timeout=params['timeout'], delete=params['delete_pod'], log_lines=params['log_lines'],
+                            entry=current, stage=stage)
     done = pod_run.run_recorded(module, kube, runner, _record(node_name, cr.name, package, stage, current), result,
                                 started, configmaps=configmaps, node=node)
     if done.planned:

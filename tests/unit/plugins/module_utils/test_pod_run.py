@@ -188,7 +188,8 @@ def test_a_stage_that_succeeds_is_written_in_the_operators_order_and_recorded_co
     assert status == 'in_progress'  # the success write leaves status_<cr> as the in_progress write set it
     assert result['outcome'] == pod_layout.SUCCEEDED and result['changed'] is True
     assert result['configmaps'] == {PACKAGE_CM: 'created', META_CM: 'created'}
-    assert result['pod'] == {'name': POD, 'namespace': NS, 'uid': 'pod-uid-1', 'adopted': False, 'deleted': True}
+    assert result['pod'] == {'name': POD, 'namespace': NS, 'uid': 'pod-uid-1', 'adopted': False, 'deleted': True,
+                             'replaced': None}
     assert result['logs'] == dict((name, 'ran\n') for name in CONTAINERS) and result['logs_unavailable'] == {}
     assert result['restarts'] == 0
     assert result['diff']['before'] == {'entry': None} and result['diff']['after'] == {'entry': state[KEY]}
@@ -206,14 +207,14 @@ def test_a_stage_whose_pod_fails_is_recorded_erroring_with_its_logs(server, stor
                {'name': CONTAINERS[2], 'restartCount': 0, 'state': {'waiting': {'reason': 'PodInitializing'}}}]
     script_watch(server, failing)
     script_logs(server, 'line 1\nboom\n')
-    server.reply('DELETE', POD_PATH, body={'kind': 'Status', 'status': 'Success'})
 
     with pytest.raises(ModuleFailed) as exc:
         run(server, FakeModule(collect_logs='on_failure'))
 
     # the container that never started has no log to read
     assert [r.query['container'] for r in server.of('GET', POD_PATH + '/log')] == CONTAINERS[:2]
-    assert calls(server)[-4:] == ['GET %s/log' % POD_PATH] * 2 + ['PATCH ' + NODE_PATH, 'DELETE ' + POD_PATH]
+    # the failed pod stays, as the operator leaves it (kubectl skyhook package logs reads it)
+    assert calls(server)[-3:] == ['GET %s/log' % POD_PATH] * 2 + ['PATCH ' + NODE_PATH]
     assert events_of(server) == [('Apply', 'Warning', 'Package [tuning:1.2.3] stage [apply] erroring on [skyhook:demo]: '
                                                       'init container %s failed (exit code 3, reason Error, 0 restart(s))'
                                   % CONTAINERS[1])]
@@ -224,7 +225,7 @@ def test_a_stage_whose_pod_fails_is_recorded_erroring_with_its_logs(server, stor
     assert failed['outcome'] == pod_layout.FAILED and failed['entry'] == state[KEY]
     assert failed['container'] == CONTAINERS[1] and failed['exit_code'] == 3 and failed['reason'] == 'Error'
     assert failed['logs'] == {CONTAINERS[0]: 'line 1\nboom\n', CONTAINERS[1]: 'line 1\nboom\n'}
-    assert failed['pod']['deleted'] is True
+    assert failed['pod']['deleted'] is False
     assert 'init container %s failed (exit code 3' % CONTAINERS[1] in exc.value.msg
     assert 'recorded as erroring' in exc.value.msg and exc.value.msg.endswith('line 1\nboom')
 
@@ -247,7 +248,14 @@ def test_a_failed_in_progress_write_deletes_the_pod_it_created_and_raises(server
     assert STATE_KEY not in stored_node.doc['metadata']['annotations']
 
 
+def record_in_progress(stored, stage=STAGE, state='in_progress', package=PACKAGE):
+    """The node as an interrupted run left it: the package's entry at ``stage`` in ``state``."""
+    entry = node_state.upsert({}, package.name, package.version, package.image, state, stage)[0]
+    stored.doc['metadata'].setdefault('annotations', {})[STATE_KEY] = node_state.encode(entry)
+
+
 def test_a_pod_left_by_an_interrupted_run_is_adopted_not_created(server, stored_node):
+    record_in_progress(stored_node)
     left = pod_doc([terminated(CONTAINERS[0])], phase='Pending')
     script_preflight(server, existing=left)
     server.reply('PATCH', NODE_PATH, body=stored_node.patch, repeat=True)
@@ -306,3 +314,88 @@ def test_without_preflight_no_dry_run_is_sent(server, stored_node):
     assert [r for r in server.requests if r.query.get('dryRun')] == []
     assert calls(server)[:4] == ['GET ' + NODE_PATH, 'GET ' + POD_PATH, 'GET %s/%s' % (CMS, PACKAGE_CM), 'POST ' + CMS]
     assert result['outcome'] == pod_layout.SUCCEEDED
+
+
+def script_replacement(server, stored_node, left):
+    """The stale pod found, deleted (uid precondition, at once) and watched until gone; then a fresh run."""
+    server.reply('GET', POD_PATH, body=left)
+    server.reply('DELETE', POD_PATH, body={'kind': 'Status', 'status': 'Success'})
+    server.reply('GET', PODS, body={'metadata': {'resourceVersion': '30'}, 'items': []})  # already gone
+    server.reply('POST', PODS, status=201, body=created)        # the new pod, as a dry run
+    script_a_run_that_succeeds(server, stored_node)
+
+
+def replaced_run(server, stored_node, left):
+    script_replacement(server, stored_node, left)
+    result = run(server, FakeModule())
+    deletes = server.of('DELETE', POD_PATH)
+    assert deletes[0].body == {'preconditions': {'uid': 'pod-uid-1'}, 'gracePeriodSeconds': 0}
+    assert len(server.of('POST', PODS)) == 2  # the dry run and the new pod
+    assert result['pod']['adopted'] is False and result['outcome'] == pod_layout.SUCCEEDED
+    return result
+
+
+def test_a_failed_pod_of_an_earlier_attempt_is_replaced_not_adopted(server, stored_node):
+    record_in_progress(stored_node, state='erroring')
+    left = pod_doc([terminated(CONTAINERS[0]), terminated(CONTAINERS[1], exit_code=1, reason='Error')])
+    result = replaced_run(server, stored_node, left)
+    assert result['pod']['replaced'] == 'pod %s/%s was replaced: it failed in an earlier attempt (recorded as erroring)' % (
+        NS, POD)
+    assert node_state_of(stored_node)[0][KEY]['state'] == 'complete'
+
+
+def test_a_pod_with_another_image_is_replaced(server, stored_node):
+    # kubectl skyhook package rerun after the image was fixed: the old pod runs the old image
+    record_in_progress(stored_node)
+    left = pod_doc([terminated(CONTAINERS[0])])
+    left['spec']['initContainers'][0]['image'] = 'ghcr.io/x/tuning:1.2.2'
+    result = replaced_run(server, stored_node, left)
+    assert result['pod']['replaced'].endswith('it no longer matches the CR: container %s runs image ghcr.io/x/tuning:1.2.2, '
+                                              'the CR asks for ghcr.io/x/tuning:1.2.3' % CONTAINERS[0])
+
+
+def test_a_pod_the_nodes_state_does_not_list_is_replaced(server, stored_node):
+    # kubectl skyhook node reset dropped the state; the pod of the earlier run is still there
+    left = pod_doc([terminated(CONTAINERS[0])])
+    result = replaced_run(server, stored_node, left)
+    assert "the node's state does not list its package" in result['pod']['replaced']
+
+
+def test_check_mode_names_a_stale_pod_and_deletes_nothing(server, stored_node):
+    left = pod_doc([terminated(CONTAINERS[0])])
+    server.reply('GET', POD_PATH, body=left)
+    server.reply('PATCH', NODE_PATH, body=stored_node.patch)  # the in_progress dry run
+    result = run(server, FakeModule(check_mode=True))
+    assert server.of('DELETE', POD_PATH) == [] and server.of('POST', PODS) == []
+    assert result['adopt'] is False and "does not list its package" in result['replace']
+
+
+@pytest.mark.parametrize('change, expected', [
+    (lambda pod: pod['metadata']['annotations'].update({pod_layout.PACKAGE_ANNOTATION: '{}'}), 'its package annotation is {}'),
+    (lambda pod: pod['spec']['initContainers'][1]['args'].__setitem__(0, 'config'), 'the args of container %s differ' % CONTAINERS[1]),
+    (lambda pod: pod['spec']['initContainers'][1]['env'].append({'name': 'A', 'value': 'b'}),
+     'the env of container %s differ' % CONTAINERS[1]),
+    (lambda pod: pod['spec']['initContainers'].pop(), 'its containers are'),
+])
+def test_stale_pod_reason_names_the_first_difference(change, expected):
+    manifest = pod_layout.stage_pod(CR, PACKAGE, STAGE, 'n1', NS)
+    pod = pod_doc()
+    change(pod)
+    entry = {'stage': STAGE, 'state': 'in_progress'}
+    assert expected in pod_layout.stale_pod_reason(pod, manifest, entry, STAGE)
+    # the CR alone decides for a pod another run just created
+    assert expected in pod_layout.stale_pod_reason(pod, manifest, None, STAGE, by_state=False)
+
+
+def test_stale_pod_reason_keeps_the_crs_pod_for_the_nodes_state():
+    # another generation and node order: where the CR and the node stand, not what the pod runs
+    manifest = pod_layout.stage_pod(CR, PACKAGE, STAGE, 'n1', NS, node_order=3, cr_generation=5)
+    pod = pod_doc([terminated(CONTAINERS[0])])
+    assert pod_layout.stale_pod_reason(pod, manifest, {'stage': STAGE, 'state': 'in_progress'}, STAGE) is None
+    assert 'at stage config, not apply' in pod_layout.stale_pod_reason(pod, manifest, {'stage': 'config', 'state': 'in_progress'}, STAGE)
+    assert 'records stage apply complete' in pod_layout.stale_pod_reason(pod, manifest, {'stage': STAGE, 'state': 'complete'}, STAGE)
+    failed = pod_doc([terminated(CONTAINERS[0], exit_code=137, reason='Error')])
+    assert 'failed in an earlier attempt' in pod_layout.stale_pod_reason(failed, manifest, {'stage': STAGE, 'state': 'erroring'}, STAGE)
+    # a reboot's interrupt pod killed by the reboot: the boot ID decides, not the pod
+    assert pod_layout.stale_pod_reason(failed, manifest, {'stage': STAGE, 'state': 'in_progress'}, STAGE,
+                                       failed_is_stale=False) is None
