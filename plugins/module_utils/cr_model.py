@@ -293,6 +293,9 @@ class NodeWrightCR(object):
         # Keys of each package's configMap that changed since the nodes last applied it
         # (the operator keeps them in status.configUpdates).
         self.config_updates = dict((k, list(v or [])) for k, v in (status.get('configUpdates') or {}).items())
+        # The status the CR last recorded per node (status.nodeStatus): it outlives `kubectl skyhook
+        # reset`, which drops the node's own records, cordon annotation included.
+        self.node_statuses = dict((k, v) for k, v in (status.get('nodeStatus') or {}).items() if isinstance(v, str))
 
     @property
     def paused(self):

@@ -163,6 +163,10 @@ def is_ignored(labels):
     return (labels or {}).get(IGNORE_LABEL) == 'true'
 
 
+# A node's status for a CR that says the CR is in the middle of rolling it.
+ROLLING_STATUSES = ('in_progress', 'erroring')
+
+
 def node_status_for(state_value):
     """The node status that the operator derives from a package state (StateToStatus)."""
     return {'complete': 'complete', 'erroring': 'erroring', 'in_progress': 'in_progress'}.get(state_value, 'unknown')
@@ -190,23 +194,36 @@ def inherited_cordon_key(cr_name):
     return '%s%s' % (INHERITED_CORDON_PREFIX, cr_name)
 
 
-def cordon_patch(cr_name, annotations=None, unschedulable=False):
+def cordon_patch(cr_name, annotations=None, unschedulable=False, take_over=False):
     """Cordon a node on behalf of a CR: unschedulable plus the CR's cordon annotation.
 
     When the node is already unschedulable and no NodeWright CR holds it (someone ran
     ``kubectl cordon``), the cordon is inherited, not held: we also record that in our own
     annotation so the matching uncordon leaves the node cordoned. ``None`` when the CR
     already holds its cordon.
+
+    ``take_over``: the CR's records say it was rolling this node (its status for the node is
+    in_progress or erroring). An unowned cordon there is the CR's own whose annotation was
+    dropped (``kubectl skyhook reset`` removes ``cordon_<cr>``): the CR holds it again and
+    releases it at the end, as the operator does. Not when our inherited marker says the
+    cordon was someone else's before the CR came. A marker left on a node that is no longer
+    cordoned (the admin uncordoned it) is stale and removed, so it cannot strand the node later.
     """
     annotations = annotations or {}
     if cordon_key(cr_name) in annotations and unschedulable:
         return None
+    marker = inherited_cordon_key(cr_name)
     patch = {'spec': {'unschedulable': True}, 'metadata': {'annotations': {cordon_key(cr_name): 'true'}}}
     owners = cordon_owners(annotations)
     # Inherited when nobody from NodeWright holds it, or when every holder only inherited
     # it: the foreign cordon must outlive all of them, whatever order they release in.
-    if unschedulable and (not owners or all(annotations.get(inherited_cordon_key(o)) == 'true' for o in owners)):
-        patch['metadata']['annotations'][inherited_cordon_key(cr_name)] = 'true'
+    foreign = unschedulable and (not owners or all(annotations.get(inherited_cordon_key(o)) == 'true' for o in owners))
+    if foreign and take_over and not owners and annotations.get(marker) != 'true':
+        foreign = False
+    if foreign:
+        patch['metadata']['annotations'][marker] = 'true'
+    elif marker in annotations:
+        patch['metadata']['annotations'][marker] = None
     return patch
 
 

@@ -77,6 +77,10 @@ class ValueSource(object):
         """How a pod module finds the CR: ``{'cr_name': ...}`` and/or ``{'cr': documents}``."""
         raise NotImplementedError
 
+    def cordon_take_over(self):
+        """Whether the CR's records say it was rolling the node (node_cordon take_over), or OMIT."""
+        return OMIT
+
 
 class Step(object):
     """One step of the sequence: ``key`` (its name in node_update's result), module, when, argument builder."""
@@ -101,7 +105,7 @@ def without_omitted(args):
 
 
 def _cordon_args(src):
-    return {'node': src.node, 'cr_name': src.cr}
+    return {'node': src.node, 'cr_name': src.cr, 'take_over': src.cordon_take_over()}
 
 
 def _uncordon_args(src):
@@ -231,6 +235,9 @@ class _Everything(ValueSource):
 
     def cr_source(self):
         return {'cr_name': 'x', 'cr': []}
+
+    def cordon_take_over(self):
+        return True
 
 
 def option_names(step):

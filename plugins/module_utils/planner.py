@@ -189,6 +189,8 @@ def _plan_rollout(cr, nodes, policy, order, cap_to_ceiling, config_changes):
             'status': status,
             'recorded': bool(plan['complete'] and recorded),
             'cordoned_by': node_state.cordon_owners(node['annotations']),
+            # the node's status as the CR's status last recorded it (None: not recorded)
+            'cr_status': cr.node_statuses.get(node['name']),
         }
     return {
         'cr': {'name': cr.name, 'kind': cr.kind, 'apiVersion': cr.api_version, 'priority': cr.priority,

@@ -43,6 +43,17 @@ options:
     type: str
     choices: [cordoned, uncordoned]
     default: cordoned
+  take_over:
+    description:
+      - Set when the CR's records say it was in the middle of rolling the node (its status for the node,
+        on the node or in the CR's C(status.nodeStatus), is C(in_progress) or C(erroring)); M(nodewright.bridge.node_update)
+        sets it from its plan. An unowned cordon found then is taken to be the CR's own cordon whose
+        annotation was dropped (C(kubectl skyhook reset) removes C(cordon_<cr>)): the CR holds it again, and
+        releasing it makes the node schedulable, as the operator's uncordon would.
+      - Never when the node carries the CR's inherited marker (the cordon was someone else's before the CR
+        cordoned the node), nor when another CR holds a cordon.
+    type: bool
+    default: false
 attributes:
   check_mode:
     support: full
@@ -54,6 +65,8 @@ notes:
   - When the node was already unschedulable and no NodeWright owner held it, the cordon is
     recorded as inherited (annotation C(bridge.nodewright.io/cordon-inherited_<cr_name>)), so that
     releasing it leaves the node as it was found.
+  - The inherited marker is dropped when the CR cordons a node that is schedulable (someone lifted their
+    cordon in between), so a stale marker never keeps the node cordoned at the CR's uncordon.
 seealso:
   - module: nodewright.bridge.node_drain
 '''

@@ -25,6 +25,7 @@ import threading
 import time
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import drain_rules
+from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_steps
 
 INTERRUPT_STAGES = node_steps.INTERRUPT_STAGES
@@ -283,6 +284,12 @@ class _NodeValues(node_steps.ValueSource):
 
     def runtime_required_crs(self):
         return self.params['runtime_required_crs']
+
+    def cordon_take_over(self):
+        # the node's status for the CR, on the node or in the CR's status (which `kubectl skyhook
+        # reset` keeps): a node the CR was in the middle of
+        plan = self.sequence.plan or {}
+        return bool(set((plan.get('status'), plan.get('cr_status'))) & set(node_state.ROLLING_STATUSES))
 
     def cr_source(self):
         args = {'cr_name': self.cr}

@@ -36,7 +36,8 @@ def run(module, kube):
         meta = node.get('metadata') or {}
         unschedulable = bool((node.get('spec') or {}).get('unschedulable'))
         if state == 'cordoned':
-            return node_state.cordon_patch(owner, meta.get('annotations'), unschedulable)
+            return node_state.cordon_patch(owner, meta.get('annotations'), unschedulable,
+                                           take_over=module.params['take_over'])
         return node_state.uncordon_patch(owner, meta.get('annotations'), unschedulable)[0]
 
     before_node = kube.get_node(name)
@@ -78,6 +79,7 @@ def module_args():
         node=dict(type='str', required=True, **_runner.renamed('name')),
         cr_name=dict(type='str', required=True, **_runner.renamed('owner')),
         state=dict(type='str', default='cordoned', choices=['cordoned', 'uncordoned']),
+        take_over=dict(type='bool', default=False),
     )
     return dict(argument_spec=argument_spec, supports_check_mode=True)
 

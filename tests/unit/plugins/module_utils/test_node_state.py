@@ -192,8 +192,15 @@ def apply_patch(node, patch):
     return {'annotations': annotations, 'unschedulable': patch.get('spec', {}).get('unschedulable', node['unschedulable'])}
 
 
-def cordon(node, cr_name):
-    return apply_patch(node, node_state.cordon_patch(cr_name, node['annotations'], node['unschedulable']))
+def cordon(node, cr_name, take_over=False):
+    return apply_patch(node, node_state.cordon_patch(cr_name, node['annotations'], node['unschedulable'], take_over))
+
+
+def cli_reset(node, cr_name):
+    """`kubectl skyhook reset`: the CR's node annotations go, cordon_<cr> included; spec.unschedulable stays."""
+    gone = (node_state.cordon_key(cr_name), node_state.node_state_key(cr_name), node_state.status_key(cr_name))
+    return {'annotations': dict((k, v) for k, v in node['annotations'].items() if k not in gone),
+            'unschedulable': node['unschedulable']}
 
 
 def uncordon(node, cr_name):
@@ -238,6 +245,46 @@ def test_foreign_cordon_survives_two_crs(order):
     node = cordon(cordon(node, 'a'), 'b')
     node = uncordon(uncordon(node, order[0]), order[1])
     assert node == {'annotations': {}, 'unschedulable': True}
+
+
+def test_a_cordon_stranded_by_reset_is_taken_over_and_released():
+    # a reboot package failed: the node stays cordoned by the CR; `kubectl skyhook reset` drops cordon_demo
+    node = cli_reset(cordon({'annotations': {}, 'unschedulable': False}, 'demo'), 'demo')
+    assert node == {'annotations': {}, 'unschedulable': True}
+    # the CR's status still says the node was erroring: the next run holds the cordon again, and releases it
+    node = cordon(node, 'demo', take_over=True)
+    assert node == {'annotations': {'skyhook.nvidia.com/cordon_demo': 'true'}, 'unschedulable': True}
+    assert uncordon(node, 'demo') == {'annotations': {}, 'unschedulable': False}
+
+
+def test_without_the_crs_record_an_unowned_cordon_stays_someone_elses():
+    node = cordon({'annotations': {}, 'unschedulable': True}, 'demo', take_over=False)
+    assert uncordon(node, 'demo') == {'annotations': {}, 'unschedulable': True}
+
+
+def test_take_over_never_takes_a_cordon_that_was_someone_elses_first():
+    # admin cordon, the CR inherits it, the rollout fails, reset: the marker says whose the cordon is
+    node = cli_reset(cordon({'annotations': {}, 'unschedulable': True}, 'demo'), 'demo')
+    assert node['annotations'] == {node_state.inherited_cordon_key('demo'): 'true'}
+    node = cordon(node, 'demo', take_over=True)
+    assert uncordon(node, 'demo') == {'annotations': {}, 'unschedulable': True}
+    # nor one another CR holds
+    other = cordon({'annotations': {}, 'unschedulable': False}, 'other')
+    assert node_state.inherited_cordon_key('demo') not in cordon(other, 'demo', take_over=True)['annotations']
+    assert uncordon(cordon(other, 'demo', take_over=True), 'demo')['unschedulable'] is True
+
+
+def test_a_stale_inherited_marker_cannot_strand_the_node():
+    # admin cordon, the CR inherits it, the rollout fails, the admin uncordons, reset: the marker is left
+    node = cli_reset(cordon({'annotations': {}, 'unschedulable': True}, 'demo'), 'demo')
+    node = dict(node, unschedulable=False)
+    node = cordon(node, 'demo')
+    assert node == {'annotations': {'skyhook.nvidia.com/cordon_demo': 'true'}, 'unschedulable': True}
+    assert uncordon(node, 'demo') == {'annotations': {}, 'unschedulable': False}
+    # the same without the reset: the CR's own cordon annotation is still there
+    node = cordon({'annotations': {}, 'unschedulable': True}, 'demo')
+    node = cordon(dict(node, unschedulable=False), 'demo')
+    assert uncordon(node, 'demo') == {'annotations': {}, 'unschedulable': False}
 
 
 # --------------------------------------------------------------------------- reset / ignore
