@@ -709,6 +709,20 @@ class Kube(object):
         """The Skyhook (skyhook.nvidia.com) or NodeWright (nodewright.nvidia.com) CR by name."""
         return self._get_first('Skyhook / NodeWright', name, CR_PLACES)
 
+    def patch_cr_status(self, doc, patch):
+        """Merge-patch the status subresource of a CR as ``doc`` (as read) names it; returns the CR after.
+
+        ``patch`` is ``{'status': {...}}``; it carries ``doc``'s resourceVersion, so a write made since
+        the read is a Conflict (409) and the caller computes the status again from fresh data.
+        """
+        group, version = doc['apiVersion'].split('/', 1)
+        plural = dict(CR_PLACES).get(group, 'skyhooks')
+        name = doc['metadata']['name']
+        body = dict(patch, metadata={'resourceVersion': doc['metadata'].get('resourceVersion')})
+        return self.call(describe('patch', '%s.%s/status' % (plural, group), name),
+                         self.custom.patch_cluster_custom_object_status, group, version, plural, name, body,
+                         _content_type='application/merge-patch+json')
+
     def get_policy(self, name):
         """A DeploymentPolicy by name (skyhook.nvidia.com, then nodewright.nvidia.com)."""
         return self._get_first('DeploymentPolicy', name, POLICY_PLACES)

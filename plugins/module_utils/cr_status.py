@@ -1,0 +1,292 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+# Note that this file is PRIVATE to the collection nodewright.bridge: it can change in any release.
+# Do not use it from other collections or from standalone plugins and modules.
+"""A CR's ``status`` as the NodeWright operator writes it, derived from the nodes' annotations.
+
+The nodes' annotations are the source of truth (``nodeState_<cr>``, ``status_<cr>``); the CR's
+status is a report of them, so that ``kubectl get skyhooks``, ``kubectl wait --for=condition=Ready``,
+the operator's kubectl plugin, a GitOps health check and the operator's e2e asserts read the same
+as after an operator run. Any run that computes it from the same nodes writes the same status,
+so concurrent runs under the shared budget agree.
+
+Checked against NVIDIA/nodewright at ``71ca22b8`` (operator/api/v1alpha1/skyhook_types.go:
+SkyhookStatus; internal/controller/cluster_state_v2.go: ReportState, CollectNodeStatus,
+IntrospectSkyhook, UpdateNodeStateMalformedCondition, buildCompartmentStatus,
+resetSkyhookBatchState; internal/wrapper/skyhook_conditions.go: the Ready message;
+internal/wrapper/skyhook.go: SetStatus). What the collection does not write (``nodeBootIds``,
+``nodePriority``, the batch counters of ``compartmentStatuses[*].batchState``, the Transition and
+ApplyPackage conditions) is listed in docs/semantics.md.
+
+``wanted_status`` computes the fields; ``status_patch`` the JSON merge patch from the status as read
+(None when nothing changes). No I/O.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.nodewright.bridge.plugins.module_utils import label_selector
+from ansible_collections.nodewright.bridge.plugins.module_utils import node_plan
+from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
+from ansible_collections.nodewright.bridge.plugins.module_utils.constants import PREFIX
+from ansible_collections.nodewright.bridge.plugins.module_utils.rollout_scheduler import RolloutScheduler
+
+# The status fields this collection keeps (the merge patch touches nothing else).
+OWNED_FIELDS = ('status', 'nodeState', 'nodeStatus', 'completeNodes', 'nodesInProgress', 'packageList',
+                'observedGeneration', 'conditions', 'compartmentStatuses')
+
+READY = 'Ready'
+# Conditions this collection sets or removes; the operator's others (ApplyPackage, Transition...) stay as they are.
+OWNED_CONDITIONS = (READY, PREFIX + '/' + READY, 'NodesIgnored', PREFIX + '/NodesIgnored', 'NodeStateMalformed',
+                    'DeploymentPolicyNotFound', PREFIX + '/DeploymentPolicyNotFound')
+
+# Ready's reason per CR status (skyhookNodes.UpdateCondition).
+READY_REASONS = {'complete': 'NodesConverged', 'in_progress': 'Progressing', 'blocked': 'Blocked',
+                 'erroring': 'Erroring', 'paused': 'Paused', 'waiting': 'Waiting', 'disabled': 'Disabled'}
+# The Ready message's groups after "complete", in the operator's order, and their labels.
+MESSAGE_GROUPS = (('in_progress', 'in progress'), ('blocked', 'blocked'), ('erroring', 'erroring'),
+                  ('waiting', 'waiting'), ('paused', 'paused'), ('disabled', 'disabled'), ('unknown', 'unknown'))
+MESSAGE_NAMES_MAX = 10
+
+
+class StatusNode(object):
+    """One node the CR selects, as the status sees it: its name, labels, status annotation, decoded state."""
+
+    def __init__(self, name, labels, annotations, cr):
+        self.name = name
+        self.labels = labels
+        key = node_state.node_state_key(cr.name)
+        # the status annotation; missing or unknown values count as unknown (Status())
+        self.status = annotations.get(node_state.status_key(cr.name))
+        if self.status not in node_state.STATUSES:
+            self.status = 'unknown'
+        self.malformed = False
+        self.state = None
+        try:
+            self.state = node_state.decode(annotations.get(key), where='node %s annotation %s' % (name, key))
+        except node_state.NodeStateError:
+            self.malformed = True
+        self.complete = not self.malformed and node_plan.plan_node(cr, self.state or {})['complete']
+
+
+def status_nodes(cr, nodes):
+    """The nodes ``cr`` selects (``nodes``: planner.normalise_nodes' shape), sorted by name, as StatusNodes."""
+    chosen = [n for n in nodes if label_selector.matches(cr.node_selector, n['labels'])]
+    return [StatusNode(n['name'], n['labels'], n['annotations'], cr) for n in sorted(chosen, key=lambda n: n['name'])]
+
+
+def aggregate(cr, nodes, policy_missing=False):
+    """``.status.status`` (CollectNodeStatus, then IntrospectSkyhook's overrides)."""
+    if cr.paused:
+        return 'paused'  # even when complete (UpdateSkyhookPauseStatus)
+    remaining = [n for n in nodes if not n.complete]
+    if not remaining:
+        return 'blocked' if policy_missing else 'complete'
+    if cr.disabled:
+        return 'disabled'
+    if policy_missing:
+        return 'blocked'
+    statuses = [n.status for n in remaining]
+    if 'in_progress' in statuses:
+        return 'in_progress'
+    for value in ('erroring', 'blocked', 'unknown', 'waiting'):
+        if all(s == value for s in statuses):
+            return value
+    return 'unknown'
+
+
+def _names(names):
+    if not names:
+        return ''
+    if len(names) > MESSAGE_NAMES_MAX:
+        return ' (list truncated; see controller logs)'
+    return ' (%s)' % ', '.join(names)
+
+
+def ready_message(node_statuses, total):
+    """The Ready condition's message: ``"1/3 nodes complete (n1), 1 in progress (n2), 1 waiting (n3)"``."""
+    groups = {}
+    for name in sorted(node_statuses):
+        groups.setdefault(node_statuses[name], []).append(name)
+    complete = groups.get('complete', [])
+    parts = ['%d/%d nodes complete%s' % (len(complete), total, _names(complete))]
+    for status, label in MESSAGE_GROUPS:
+        if groups.get(status):
+            parts.append('%d %s%s' % (len(groups[status]), label, _names(groups[status])))
+    return ', '.join(parts)
+
+
+def _condition(ctype, status, reason, message, generation):
+    return {'type': ctype, 'status': status, 'reason': reason, 'message': message, 'observedGeneration': generation}
+
+
+def _malformed_message(names):
+    shown = [n if len(n) <= 10 else n[:10] + '...' for n in sorted(names)[:5]]
+    text = 'nodeState annotation cannot be parsed on %d node(s): %s' % (len(names), ', '.join(shown))
+    if len(names) > 5:
+        text += ' and %d more' % (len(names) - 5)
+    return text
+
+
+def _ignored_message(names):
+    if not names:
+        return 'No nodes have ignore label set.'
+    if len(names) > MESSAGE_NAMES_MAX:
+        return '%d nodes have ignore label set. Skipping.' % len(names)
+    return 'Node [%s] has ignore label set. Skipping.' % ', '.join(sorted(names))
+
+
+def wanted_conditions(cr, nodes, status, node_statuses, generation, policy_missing):
+    """The conditions this collection owns, in the operator's order (each with legacy twin where it writes one)."""
+    every = all(n.complete for n in nodes)
+    ready = _condition(READY, 'True' if every else 'False', READY_REASONS.get(status, 'Unknown'),
+                       ready_message(node_statuses, len(nodes)), generation)
+    wanted = [ready, dict(ready, type=PREFIX + '/' + READY)]
+    ignored = [n.name for n in nodes if node_state.is_ignored(n.labels)]
+    flag = _condition('NodesIgnored', 'True' if ignored else 'False', 'NodesIgnored', _ignored_message(ignored), generation)
+    wanted += [flag, dict(flag, type=PREFIX + '/NodesIgnored')]
+    malformed = [n.name for n in nodes if n.malformed]
+    if malformed:
+        wanted.append(_condition('NodeStateMalformed', 'True', 'ParseError', _malformed_message(malformed), generation))
+    if policy_missing:
+        missing = _condition('DeploymentPolicyNotFound', 'True', 'DeploymentPolicyNotFound',
+                             'DeploymentPolicy "%s" not found' % cr.deployment_policy, generation)
+        wanted += [missing, dict(missing, type=PREFIX + '/DeploymentPolicyNotFound')]
+    return wanted
+
+
+def merge_conditions(current, wanted, now):
+    """``current`` with the owned conditions replaced by ``wanted`` (wcond.go:AddSkyhookCondition's rule:
+    ``lastTransitionTime`` kept while the type and status stay the same); the others kept in place."""
+    by_type = dict((c.get('type'), c) for c in current or [] if isinstance(c, dict))
+    out = []
+    wanted_by_type = dict((c['type'], c) for c in wanted)
+    for cond in current or []:
+        if not isinstance(cond, dict):
+            continue
+        ctype = cond.get('type')
+        if ctype in wanted_by_type:
+            out.append(_stamped(wanted_by_type.pop(ctype), cond, now))
+        elif ctype not in OWNED_CONDITIONS:
+            out.append(cond)
+    for cond in wanted:
+        if cond['type'] in wanted_by_type:
+            out.append(_stamped(cond, by_type.get(cond['type']), now))
+    return out
+
+
+def _stamped(cond, old, now):
+    cond = dict(cond)
+    same = old is not None and old.get('status') == cond['status'] and old.get('lastTransitionTime')
+    cond['lastTransitionTime'] = old['lastTransitionTime'] if same else now
+    return cond
+
+
+def reset_on_completion(doc, policy_doc):
+    """ShouldResetBatchStateOnCompletion: the CR's option, else the policy's field, else false."""
+    options = (doc.get('spec') or {}).get('deploymentPolicyOptions')
+    if isinstance(options, dict):
+        return options.get('resetBatchStateOnCompletion', True) is not False
+    if isinstance(policy_doc, dict):
+        return (policy_doc.get('spec') or {}).get('resetBatchStateOnCompletion', True) is not False
+    return False
+
+
+def compartment_statuses(cr, nodes, policy, previous, completing, reset):
+    """``compartmentStatuses``: per compartment its counts (always written, zeros included) and batchState.
+
+    batchState is the one the status already has (the operator's, or a CLI reset's); on a transition
+    into complete with ``reset`` it goes back to ``{currentBatch: 1}``. Without a policy: the legacy
+    ``__default__`` compartment of the interruptionBudget.
+    """
+    pairs = [(n.name, n.labels) for n in nodes]
+    done = [n.name for n in nodes if n.complete]
+    if policy is not None:
+        scheduler = RolloutScheduler.build(pairs, policy=policy, done=done)
+    else:
+        scheduler = RolloutScheduler.build(pairs, legacy_cr=cr, done=done)
+    by_name = dict((n.name, n) for n in nodes)
+    out = {}
+    for comp in scheduler.compartments:
+        members = [by_name[name] for name in comp.nodes if name in by_name]
+        matched, completed = len(members), sum(1 for n in members if n.complete)
+        entry = {'matched': matched, 'ceiling': comp.ceiling,
+                 'inProgress': sum(1 for n in members if n.status == 'in_progress'),
+                 'completed': completed, 'progressPercent': completed * 100 // matched if matched else 0}
+        if comp.strategy is not None:
+            batch = ((previous or {}).get(comp.name) or {}).get('batchState')
+            entry['batchState'] = {'currentBatch': 1} if (reset and completing) or not isinstance(batch, dict) else batch
+        out[comp.name] = entry
+    return out
+
+
+def wanted_status(cr, doc, nodes, policy=None, policy_doc=None, policy_missing=False, now=''):
+    """The status the CR should have over ``nodes`` (StatusNodes of status_nodes), keeping what it owns only.
+
+    ``doc``: the CR as read (its generation and current status); ``policy``: its DeploymentPolicy (a
+    cr_model policy), ``policy_doc`` that policy's document, ``policy_missing``: the CR names one
+    that does not exist; ``now``: the RFC 3339 time new conditions carry.
+    """
+    current = doc.get('status') or {}
+    generation = (doc.get('metadata') or {}).get('generation') or 0
+    status = aggregate(cr, nodes, policy_missing)
+    node_statuses = dict((n.name, n.status) for n in nodes)
+    completing = status == 'complete' and current.get('status') != 'complete'
+    wanted = {
+        'status': status,
+        'nodeState': dict((n.name, n.state) for n in nodes if n.state),
+        'nodeStatus': node_statuses,
+        'completeNodes': '%d/%d' % (sum(1 for n in nodes if n.status == 'complete'), len(nodes)),
+        'nodesInProgress': sum(1 for n in nodes if n.status in node_state.ROLLING_STATUSES),
+        'packageList': ','.join(sorted('%s:%s' % (p.name, p.version) for p in cr.packages.values())),
+        'observedGeneration': generation if completing else current.get('observedGeneration'),
+        'conditions': merge_conditions(current.get('conditions'),
+                                       wanted_conditions(cr, nodes, status, node_statuses, generation, policy_missing),
+                                       now),
+    }
+    if policy_missing:
+        wanted['compartmentStatuses'] = None  # no policy, no compartments (the operator drops them)
+    else:
+        wanted['compartmentStatuses'] = compartment_statuses(cr, nodes, policy, current.get('compartmentStatuses'),
+                                                             completing, reset_on_completion(doc, policy_doc))
+    return wanted
+
+
+def _map_patch(current, wanted):
+    """A merge patch turning the map ``current`` into ``wanted`` (removed keys null; changed values whole)."""
+    current = current if isinstance(current, dict) else {}
+    wanted = wanted or {}
+    patch = dict((k, v) for k, v in wanted.items() if current.get(k) != v)
+    patch.update((k, None) for k in current if k not in wanted)
+    return patch
+
+
+def status_patch(current, wanted):
+    """The JSON merge patch ``{'status': {...}}`` from the status as read to ``wanted``, or None.
+
+    Zero values go out as null, as the operator's omitempty fields do (the CRD's defaults fill them
+    in for readers), except the compartments' counts, which the operator always writes.
+    """
+    current = current or {}
+    patch = {}
+    for field in ('nodeState', 'nodeStatus'):
+        changed = _map_patch(current.get(field), wanted[field])
+        if changed:
+            patch[field] = changed
+    for field in ('status', 'completeNodes', 'packageList', 'nodesInProgress', 'observedGeneration'):
+        value = wanted[field] or None
+        if current.get(field) != value and not (value is None and field not in current):
+            patch[field] = value
+    if (current.get('conditions') or []) != wanted['conditions']:
+        patch['conditions'] = wanted['conditions']
+    compartments = wanted['compartmentStatuses']
+    if compartments is None:
+        if current.get('compartmentStatuses'):
+            patch['compartmentStatuses'] = None
+    else:
+        changed = _map_patch(current.get('compartmentStatuses'), compartments)
+        if changed:
+            patch['compartmentStatuses'] = changed
+    return {'status': patch} if patch else None

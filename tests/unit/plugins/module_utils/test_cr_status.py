@@ -1,0 +1,161 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""cr_status: the CR's status as the operator writes it, from the nodes' annotations.
+
+The expected shapes are the operator's (NVIDIA/nodewright 71ca22b8, cluster_state_v2.go ReportState,
+CollectNodeStatus; skyhook_conditions.go) and the asserts of its own e2e scenarios (failure-skyhook,
+simple-skyhook, batch-state-reset), quoted where they apply.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+
+from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils import cr_status
+from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
+
+NOW = '2026-12-02T10:00:00Z'
+DOC = {
+    'apiVersion': 'skyhook.nvidia.com/v1alpha1', 'kind': 'Skyhook',
+    'metadata': {'name': 'failure-skyhook', 'generation': 2},
+    'spec': {'nodeSelectors': {'matchLabels': {'pool': 'gpu'}},
+             'packages': {'dexter': {'version': '1.2.3', 'image': 'ghcr.io/x/dexter'},
+                          'failure': {'version': '1.2.3', 'image': 'ghcr.io/x/failure'}}},
+}
+
+
+def cr(doc=DOC):
+    return cr_model.build_cr(doc)
+
+
+def node(name, status=None, states=(), labels=None, raw_state=None):
+    annotations = {}
+    state = {}
+    for package, stage, value in states:
+        state = node_state.upsert(state, package, '1.2.3', 'ghcr.io/x/' + package, value, stage)[0]
+    if state:
+        annotations[node_state.node_state_key('failure-skyhook')] = node_state.encode(state)
+    if raw_state is not None:
+        annotations[node_state.node_state_key('failure-skyhook')] = raw_state
+    if status:
+        annotations[node_state.status_key('failure-skyhook')] = status
+    return {'name': name, 'labels': dict(labels or {'pool': 'gpu'}), 'annotations': annotations}
+
+
+DONE = (('dexter', 'config', 'complete'), ('failure', 'config', 'complete'))
+
+
+def wanted(nodes, doc=DOC, **kwargs):
+    model = cr(doc)
+    return cr_status.wanted_status(model, doc, cr_status.status_nodes(model, nodes), now=NOW, **kwargs)
+
+
+def test_a_failing_package_reads_as_the_operators_failure_scenario():
+    status = wanted([node('n1', 'erroring', (('dexter', 'config', 'complete'), ('failure', 'apply', 'erroring')))])
+    # skyhook/failure-skyhook/node-assert.yaml
+    assert status['status'] == 'erroring' and status['completeNodes'] == '0/1'
+    assert status['packageList'] == 'dexter:1.2.3,failure:1.2.3' and status['nodesInProgress'] == 1
+    ready = [c for c in status['conditions'] if c['type'] == 'Ready'][0]
+    assert ready == {'type': 'Ready', 'status': 'False', 'reason': 'Erroring', 'message': '0/1 nodes complete, 1 erroring (n1)',
+                     'observedGeneration': 2, 'lastTransitionTime': NOW}
+    assert status['nodeState']['n1']['failure|1.2.3']['state'] == 'erroring'
+
+
+def test_complete_nodes_converge_and_stamp_the_generation():
+    status = wanted([node('n1', 'complete', DONE), node('n2', 'complete', DONE), node('other', labels={'pool': 'cpu'})])
+    assert status['status'] == 'complete' and status['completeNodes'] == '2/2' and status['nodesInProgress'] == 0
+    assert status['nodeStatus'] == {'n1': 'complete', 'n2': 'complete'} and status['observedGeneration'] == 2
+    types = [(c['type'], c['status'], c['reason']) for c in status['conditions']]
+    assert types[:2] == [('Ready', 'True', 'NodesConverged'), ('skyhook.nvidia.com/Ready', 'True', 'NodesConverged')]
+    assert ('NodesIgnored', 'False', 'NodesIgnored') in types
+    assert status['compartmentStatuses'] == {'__default__': {'matched': 2, 'ceiling': 2, 'inProgress': 0, 'completed': 2,
+                                                             'progressPercent': 100, 'batchState': {'currentBatch': 1}}}
+
+
+def test_the_aggregate_follows_collect_node_status():
+    assert wanted([node('a', 'in_progress'), node('b', 'erroring')])['status'] == 'in_progress'
+    assert wanted([node('a', 'erroring'), node('b', 'waiting')])['status'] == 'unknown'
+    assert wanted([node('a', 'waiting'), node('b')])['status'] == 'unknown'
+    assert wanted([node('a', 'blocked'), node('b', 'complete', DONE)])['status'] == 'blocked'
+    assert wanted([])['status'] == 'complete'
+    paused = copy.deepcopy(DOC)
+    paused['metadata']['annotations'] = {'skyhook.nvidia.com/pause': 'true'}
+    assert wanted([node('a', 'complete', DONE)], doc=paused)['status'] == 'paused'  # even when complete
+    disabled = copy.deepcopy(DOC)
+    disabled['metadata']['annotations'] = {'skyhook.nvidia.com/disable': 'true'}
+    assert wanted([node('a', 'complete', DONE)], doc=disabled)['status'] == 'complete'
+    assert wanted([node('a', 'in_progress')], doc=disabled)['status'] == 'disabled'
+    assert wanted([node('a', 'complete', DONE)], policy_missing=True)['status'] == 'blocked'
+
+
+def test_the_ready_message_groups_nodes_in_the_operators_order():
+    assert cr_status.ready_message({'n1': 'complete', 'n2': 'in_progress', 'n3': 'waiting'}, 3) == (
+        '1/3 nodes complete (n1), 1 in progress (n2), 1 waiting (n3)')
+    many = dict(('n%02d' % i, 'unknown') for i in range(11))
+    assert cr_status.ready_message(many, 11) == '0/11 nodes complete, 11 unknown (list truncated; see controller logs)'
+
+
+def test_a_malformed_node_state_is_reported_and_left_out():
+    status = wanted([node('a-very-long-node-name', raw_state='{not json'), node('b', 'complete', DONE)])
+    malformed = [c for c in status['conditions'] if c['type'] == 'NodeStateMalformed'][0]
+    assert (malformed['status'], malformed['reason']) == ('True', 'ParseError')
+    assert malformed['message'] == 'nodeState annotation cannot be parsed on 1 node(s): a-very-lon...'
+    assert 'a-very-long-node-name' not in status['nodeState'] and status['status'] == 'unknown'
+
+
+def test_ignored_nodes_are_named():
+    status = wanted([node('a', labels={'pool': 'gpu', 'skyhook.nvidia.com/ignore': 'true'})])
+    ignored = [c for c in status['conditions'] if c['type'] == 'NodesIgnored'][0]
+    assert ignored['status'] == 'True' and ignored['message'] == 'Node [a] has ignore label set. Skipping.'
+
+
+def test_the_patch_is_none_when_nothing_changed_and_keeps_transition_times():
+    nodes = [node('n1', 'complete', DONE)]
+    first = wanted(nodes)
+    doc = dict(DOC, status=dict((k, v) for k, v in first.items() if v not in (None, 0)))
+    again = cr_status.wanted_status(cr(doc), doc, cr_status.status_nodes(cr(doc), nodes), now='2026-12-02T11:00:00Z')
+    assert cr_status.status_patch(doc['status'], again) is None  # same status: same lastTransitionTime, no write
+    # a node starts: only what changed is sent, a condition's time moves only when its status does
+    moved = cr_status.wanted_status(cr(doc), doc, cr_status.status_nodes(cr(doc), [node('n1', 'in_progress', DONE[:1])]),
+                                    now='2026-12-02T12:00:00Z')
+    patch = cr_status.status_patch(doc['status'], moved)['status']
+    assert patch['status'] == 'in_progress' and patch['nodeStatus'] == {'n1': 'in_progress'}
+    assert 'packageList' not in patch
+    ready = [c for c in patch['conditions'] if c['type'] == 'Ready'][0]
+    ignored = [c for c in patch['conditions'] if c['type'] == 'NodesIgnored'][0]
+    assert ready['lastTransitionTime'] == '2026-12-02T12:00:00Z' and ignored['lastTransitionTime'] == NOW
+
+
+def test_the_operators_other_conditions_stay():
+    theirs = {'type': 'ApplyPackage', 'status': 'True', 'reason': 'ApplyPackage', 'message': 'x'}
+    doc = dict(DOC, status={'conditions': [theirs]})
+    status = cr_status.wanted_status(cr(doc), doc, cr_status.status_nodes(cr(doc), [node('n1')]), now=NOW)
+    assert status['conditions'][0] == theirs
+
+
+def test_batch_state_is_kept_and_reset_on_completion_when_asked():
+    with_policy = copy.deepcopy(DOC)
+    with_policy['spec']['deploymentPolicyOptions'] = {'resetBatchStateOnCompletion': False}
+    kept = {'__default__': {'batchState': {'currentBatch': 4, 'completedNodes': 3}}}
+    doc = dict(with_policy, status={'status': 'in_progress', 'compartmentStatuses': kept})
+    status = cr_status.wanted_status(cr(doc), doc, cr_status.status_nodes(cr(doc), [node('n1', 'complete', DONE)]), now=NOW)
+    assert status['compartmentStatuses']['__default__']['batchState'] == {'currentBatch': 4, 'completedNodes': 3}
+    reset = copy.deepcopy(doc)
+    reset['spec']['deploymentPolicyOptions']['resetBatchStateOnCompletion'] = True
+    status = cr_status.wanted_status(cr(reset), reset, cr_status.status_nodes(cr(reset), [node('n1', 'complete', DONE)]),
+                                     now=NOW)
+    assert status['compartmentStatuses']['__default__']['batchState'] == {'currentBatch': 1}
+    # no options and no policy: the operator never resets
+    assert cr_status.reset_on_completion(DOC, None) is False
+    assert cr_status.reset_on_completion(DOC, {'spec': {}}) is True
+
+
+def test_removed_nodes_leave_the_maps():
+    doc = dict(DOC, status={'nodeStatus': {'gone': 'complete', 'n1': 'complete'}, 'nodeState': {'gone': {}}})
+    status = cr_status.wanted_status(cr(doc), doc, cr_status.status_nodes(cr(doc), [node('n1', 'complete', DONE)]), now=NOW)
+    patch = cr_status.status_patch(doc['status'], status)['status']
+    assert patch['nodeStatus'] == {'gone': None} and patch['nodeState']['gone'] is None
