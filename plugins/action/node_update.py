@@ -33,7 +33,8 @@ class ActionModule(ClusterAction):
             def run_module(module, step_args):
                 return self._execute_module(module_name='nodewright.bridge.%s' % module, module_args=step_args,
                                             task_vars=task_vars)
-            return dict(NodeSequence(params, connection, run_module).run(), ran_in='modules')
+            return dict(NodeSequence(params, connection, run_module, check_mode=self._task.check_mode).run(),
+                        ran_in='modules')
 
         check_mode, diff = self._task.check_mode, self._task.diff
         engine = sequence_engine.address() if sequence_engine.enabled() else None

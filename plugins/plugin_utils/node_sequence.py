@@ -27,8 +27,12 @@ import time
 from ansible_collections.nodewright.bridge.plugins.module_utils import drain_rules
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_steps
+from ansible_collections.nodewright.bridge.plugins.plugin_utils import status_keeper
 
 INTERRUPT_STAGES = node_steps.INTERRUPT_STAGES
+
+# The steps whose changes are node transitions the CR's status reports.
+STATUS_MODULES = ('node_cordon', 'package_stage', 'node_interrupt', 'node_state')
 
 # Keys of a step's result that are too bulky to repeat per node (the pod manifest, ConfigMaps,
 # the arguments). A failed step keeps its logs.
@@ -59,8 +63,13 @@ class StepFailed(Exception):
 class NodeSequence(object):
     """One node, one CR. ``params``: node_update's validated options; ``connection``: auth options for every step."""
 
-    def __init__(self, params, connection, run_step, clock=time.time, parallel=False):
+    def __init__(self, params, connection, run_step, clock=time.time, parallel=False, keepers=None, check_mode=False):
         self.params = params
+        # who keeps the CR's status current on each node transition (plugin_utils/status_keeper.py):
+        # the engine's keepers, or one write at the end of this node; none in check mode
+        self.keepers = keepers
+        self.check_mode = check_mode
+        self.keeper = None
         # packages of a dependency wave run at once unless the CR is serial, as the operator runs
         # them; only where run_step may be called from several threads (the in-process path)
         self.parallel = parallel
@@ -101,9 +110,21 @@ class NodeSequence(object):
         if result.get('diff'):
             diffs = result['diff'] if isinstance(result['diff'], list) else [result['diff']]
             self.diffs.extend(diffs)
+        if result.get('changed') and module in STATUS_MODULES:
+            self.status_changed()
         if result.get('failed') or result.get('unreachable'):
             raise StepFailed(name, result)
         return result
+
+    def status_changed(self):
+        """A step changed the node's record for the CR: its status is due (a CR in the cluster only)."""
+        if self.check_mode or self.params.get('cr') is not None or not self.cr:
+            return  # a CR given as a file has no status in the cluster to keep
+        if self.keeper is None:
+            if self.keepers is None:
+                self.keepers = status_keeper.Keepers(make=status_keeper.DeferredKeeper)
+            self.keeper = self.keepers.get(self.connection, self.cr)
+        self.keeper.changed()
 
     # ------------------------------------------------------------------ the sequence
 
@@ -222,6 +243,10 @@ class NodeSequence(object):
     # ------------------------------------------------------------------ results
 
     def finish(self, status, message, failed=False):
+        if self.keeper is not None:
+            self.keeper.flush()
+            self.warnings.extend(self.keeper.warnings)
+            del self.keeper.warnings[:]  # each warning once, in the first result after it
         result = dict(changed=any(s['changed'] for s in self.steps), node=self.node, cr=self.cr, status=status,
                       message=message, steps=self.steps, plan=self.plan,
                       seconds=round(sum(s['seconds'] for s in self.steps), 3))

@@ -59,6 +59,7 @@ from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules 
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import package_stage
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import rollout_plan
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import in_process
+from ansible_collections.nodewright.bridge.plugins.plugin_utils import status_keeper
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.node_sequence import NodeSequence
 
 ADDRESS_ENV = 'NODEWRIGHT_BRIDGE_ENGINE'
@@ -91,10 +92,14 @@ def step_runner(check_mode, diff, cancelled=None):
     return run_step
 
 
-def run_sequence(params, connection, check_mode, diff, cancelled=None):
-    """One node's sequence in this process (a wave's packages in threads); never raises but Cancelled."""
+def run_sequence(params, connection, check_mode, diff, cancelled=None, keepers=None):
+    """One node's sequence in this process (a wave's packages in threads); never raises but Cancelled.
+
+    ``keepers``: the engine's status keepers (one per CR, shared by its nodes); None: the node's own.
+    """
     try:
-        return NodeSequence(params, connection, step_runner(check_mode, diff, cancelled), parallel=True).run()
+        return NodeSequence(params, connection, step_runner(check_mode, diff, cancelled), parallel=True,
+                            keepers=keepers, check_mode=check_mode).run()
     except Cancelled:
         raise
     except Exception as exc:  # pylint: disable=broad-except
@@ -270,6 +275,9 @@ def start(fork_lock=None):
 # engine sees the pipe close when ansible-playbook is gone, whatever its workers do.
 _PARENT_END = []
 _FORK_HOOK = []
+# The engine's status keepers: one per CR, shared by the sequences of its nodes (a write per burst
+# of transitions, not per transition). Made in the engine only (its fork starts with none).
+_KEEPERS = status_keeper.Keepers()
 
 
 def _close_parent_end():
@@ -325,7 +333,7 @@ def _serve_one(conn):
         request = _recv(conn)
         try:
             result = run_sequence(request['params'], request['connection'], request.get('check_mode', False),
-                                  request.get('diff', False), cancelled=lambda: _peer_gone(conn))
+                                  request.get('diff', False), cancelled=lambda: _peer_gone(conn), keepers=_KEEPERS)
         except Cancelled:
             return
         result['ran_in'] = 'sequence engine'

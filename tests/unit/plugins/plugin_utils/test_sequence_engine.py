@@ -100,7 +100,7 @@ def _submit(node='n1'):
 
 
 def test_a_worker_gets_the_result_computed_in_the_engine_process(engine_with):
-    def fake(params, connection, check_mode, diff, cancelled=None):
+    def fake(params, connection, check_mode, diff, cancelled=None, keepers=None):
         return {'pid': os.getpid(), 'node': params['node'], 'check_mode': check_mode}
     engine = engine_with(fake)
     result = _in_worker(lambda: _submit('gpu-7'))
@@ -122,7 +122,7 @@ def test_sequences_of_many_workers_run_at_once(engine_with):
     # every sequence waits for all the others: they only get past the barrier if they run concurrently
     barrier = threading.Barrier(8, timeout=20)
 
-    def fake(params, connection, check_mode, diff, cancelled=None):
+    def fake(params, connection, check_mode, diff, cancelled=None, keepers=None):
         barrier.wait()
         return {'node': params['node']}
     engine_with(fake)
@@ -139,7 +139,7 @@ def test_sequences_of_many_workers_run_at_once(engine_with):
 def test_a_sequence_stops_before_its_next_step_when_its_worker_is_gone(engine_with, tmp_path):
     marker = tmp_path / 'steps'
 
-    def fake(params, connection, check_mode, diff, cancelled=None):
+    def fake(params, connection, check_mode, diff, cancelled=None, keepers=None):
         # as the real step runner does: ask before each step (here a step is a short sleep)
         done = 0
         try:
@@ -194,7 +194,7 @@ def test_a_cancelled_package_thread_stops_the_sequence_without_a_failure_record(
 
 
 def test_a_worker_is_told_when_the_engine_dies_under_it(engine_with):
-    def fake(params, connection, check_mode, diff, cancelled=None):
+    def fake(params, connection, check_mode, diff, cancelled=None, keepers=None):
         os._exit(3)
     engine_with(fake)
     result = _in_worker(lambda: _submit('gpu-3'))

@@ -1,0 +1,121 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+# Note that this file is PRIVATE to the collection nodewright.bridge: it can change in any release.
+# Do not use it from other collections or from standalone plugins and modules.
+"""Keeping a CR's status current while its nodes roll: one status write per burst of node transitions.
+
+Every node transition a step writes (cordon, a stage's in_progress / complete / erroring, an interrupt,
+the complete record) changes what the CR's status should say. Writing it after each would cost a
+read of the CR and its nodes and a write per transition; the keeper coalesces them: the first
+transition after a quiet spell starts a write ``interval`` seconds later, which covers every
+transition in between (the status is computed from the nodes then, not from the transitions).
+
+* ``ThreadedKeeper`` (the sequence engine: many nodes in one process): a thread per CR writes;
+* ``DeferredKeeper`` (a node_update run in its own worker): one write when the node's sequence ends.
+
+A failed write never fails a node: it is warned about once (a refusal names the missing permission)
+and, after a refusal (401, 403), not tried again in this process.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import threading
+import time
+
+from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import cr_status
+
+# Seconds from the first transition of a burst to the write that covers it.
+INTERVAL = 1.0
+
+
+class _Keeper(object):
+    def __init__(self, connection, cr_name):
+        self.connection = connection
+        self.cr_name = cr_name
+        self.refused = False
+        self.warnings = []
+        self.writes = 0
+
+    def write(self):
+        """One sync of the CR's status; never raises (a failure becomes a warning, once)."""
+        if self.refused:
+            return
+        try:
+            changed = cr_status.sync(kube_api.Kube(self.connection), self.cr_name)[0]
+            self.writes += int(changed)
+        except kube_api.KubeError as exc:
+            if exc.status in (401, 403):
+                self.refused = True
+            if not self.warnings:
+                self.warnings.append(cr_status.refusal_warning(self.cr_name, exc))
+        except Exception as exc:  # pylint: disable=broad-except
+            # the status is a report of the nodes: whatever it cannot read must not stop a rollout
+            if not self.warnings:
+                self.warnings.append('the status of %s was not written: %s: %s' % (self.cr_name, type(exc).__name__, exc))
+
+
+class DeferredKeeper(_Keeper):
+    """Marks transitions; ``flush`` writes once if there were any."""
+
+    def __init__(self, connection, cr_name):
+        super(DeferredKeeper, self).__init__(connection, cr_name)
+        self.dirty = False
+
+    def changed(self):
+        self.dirty = True
+
+    def flush(self):
+        if self.dirty:
+            self.dirty = False
+            self.write()
+
+
+class ThreadedKeeper(_Keeper):
+    """A daemon thread writes ``interval`` seconds after the first transition of each burst."""
+
+    def __init__(self, connection, cr_name, interval=INTERVAL, sleep=time.sleep):
+        super(ThreadedKeeper, self).__init__(connection, cr_name)
+        self.interval = interval
+        self.sleep = sleep
+        self.lock = threading.Lock()
+        self.dirty = False
+        self.thread = None
+
+    def changed(self):
+        with self.lock:
+            self.dirty = True
+            if self.thread is None or not self.thread.is_alive():
+                self.thread = threading.Thread(target=self._run, name='status-%s' % self.cr_name, daemon=True)
+                self.thread.start()
+
+    def flush(self):
+        self.changed()  # the thread writes it; the node's result does not wait for the CR's status
+
+    def _run(self):
+        while True:
+            self.sleep(self.interval)
+            with self.lock:
+                if not self.dirty:
+                    self.thread = None
+                    return
+                self.dirty = False
+            self.write()
+
+
+class Keepers(object):
+    """One keeper per CR in a process (the sequence engine's), made on first use."""
+
+    def __init__(self, make=ThreadedKeeper):
+        self.make = make
+        self.lock = threading.Lock()
+        self.by_cr = {}
+
+    def get(self, connection, cr_name):
+        with self.lock:
+            if cr_name not in self.by_cr:
+                self.by_cr[cr_name] = self.make(connection, cr_name)
+            return self.by_cr[cr_name]
