@@ -318,14 +318,20 @@ def _serve(listener, parent_end):
     kube.CLIENT_POOL_SIZE = ENGINE_POOL_SIZE
     # the kubeconfig loader's certificate files live as long as the engine's one client
     with kube.own_temp_files():
-        while not stopping.is_set():
-            try:
-                conn, dummy = listener.accept()
-            except OSError as exc:
-                if exc.errno == errno.EINTR:
-                    continue
-                raise
-            threading.Thread(target=_serve_one, args=(conn,), name='node-sequence', daemon=True).start()
+        try:
+            while not stopping.is_set():
+                try:
+                    conn, dummy = listener.accept()
+                except OSError as exc:
+                    if exc.errno == errno.EINTR:
+                        continue
+                    raise
+                threading.Thread(target=_serve_one, args=(conn,), name='node-sequence', daemon=True).start()
+        finally:
+            # the play ends (or the run is stopped): the last transitions' status write is not left
+            # to a keeper thread that dies with the engine (Engine.stop waits STOP_TIMEOUT for it)
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            _KEEPERS.write_pending()
 
 
 def _serve_one(conn):

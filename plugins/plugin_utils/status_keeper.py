@@ -98,11 +98,22 @@ class ThreadedKeeper(_Keeper):
     def _run(self):
         while True:
             self.sleep(self.interval)
-            with self.lock:
-                if not self.dirty:
-                    self.thread = None
-                    return
-                self.dirty = False
+            if not self.take():
+                return
+            self.write()
+
+    def take(self):
+        """Claim the pending write: True if there was one (the thread ends when there is none)."""
+        with self.lock:
+            if not self.dirty:
+                self.thread = None
+                return False
+            self.dirty = False
+            return True
+
+    def write_pending(self):
+        """Write now what is pending (the engine's last act, so no transition of the play goes unwritten)."""
+        if self.take():
             self.write()
 
 
@@ -119,3 +130,10 @@ class Keepers(object):
             if cr_name not in self.by_cr:
                 self.by_cr[cr_name] = self.make(connection, cr_name)
             return self.by_cr[cr_name]
+
+    def write_pending(self):
+        """Every keeper's pending write, now, one after the other (a play's end: the engine stops)."""
+        with self.lock:
+            keepers = list(self.by_cr.values())
+        for keeper in keepers:
+            keeper.write_pending()

@@ -1,0 +1,148 @@
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""The operator's contract as its own tools read it, after nodewright.bridge.apply rolled a CR from the cluster.
+
+* the CR's status (what `kubectl get skyhooks` shows, `kubectl wait --for=condition=Ready` waits on, and the
+  operator's e2e asserts check: skyhook/failure-skyhook, skyhook/simple-skyhook);
+* the failed-package workflow: the failed pod stays for `kubectl skyhook package logs`; after the image is
+  fixed the next apply replaces it, never adopts it;
+* `kubectl skyhook reset` of a node a failing reboot package left cordoned: the next apply ends with the node
+  schedulable, as the operator's would.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from kubernetes import client as kclient
+
+from nodewright_fixtures import FAIL_PKG_IMAGE, GROUP, PLURAL, VERSION, package
+
+pytestmark = pytest.mark.cluster
+
+PREFIX = 'skyhook.nvidia.com'
+
+
+def _pin(cluster, node):
+    """A label only this test's node carries, for the CR's nodeSelectors."""
+    value = uuid.uuid4().hex[:8]
+    cluster.core.patch_node(node, {'metadata': {'labels': {'nodewright.bridge/contract': value}}})
+    return {'nodewright.bridge/contract': value}
+
+
+def _apply(playbooks, name, namespace, **extra):
+    variables = {'nodewright_cr_name': name, 'nodewright_namespace': namespace, 'nodewright_stage_timeout': 90,
+                 'nodewright_interrupt_timeout': 90, 'nodewright_drain_timeout': 90}
+    variables.update(extra)
+    return playbooks.run('nodewright.bridge.apply', extra_vars=variables)
+
+
+def _cr(cluster, name):
+    return kclient.CustomObjectsApi(cluster.api).get_cluster_custom_object(GROUP, VERSION, PLURAL, name)
+
+
+def _condition(status, ctype):
+    return next((c for c in status.get('conditions') or [] if c['type'] == ctype), None)
+
+
+def _annotations(cluster, node):
+    return cluster.core.read_node(node).metadata.annotations or {}
+
+
+def _set_image(cluster, name, package_name, image):
+    kclient.CustomObjectsApi(cluster.api).patch_cluster_custom_object(
+        GROUP, VERSION, PLURAL, name, {'spec': {'packages': {package_name: {'image': image}}}})
+
+
+def test_a_completed_rollout_reads_as_the_operators(cluster, playbooks, node, namespace, crs):
+    cr = crs.create({'tuning': package(), 'driver': package(version='550.0.0')}, selector=_pin(cluster, node))
+    name = cr['metadata']['name']
+    run = _apply(playbooks, name, namespace)
+    assert run.rc == 0, run
+
+    status = _cr(cluster, name)['status']
+    # the columns of kubectl get skyhooks and skyhook/simple-skyhook/assert.yaml
+    assert status['status'] == 'complete' and status['completeNodes'] == '1/1'
+    assert status['packageList'] == 'driver:550.0.0,tuning:1.2.0'
+    assert status.get('nodesInProgress', 0) == 0  # omitted at zero, as the operator's omitempty
+    assert status['nodeStatus'] == {node: 'complete'}
+    assert set(status['nodeState'][node]) == {'driver|550.0.0', 'tuning|1.2.0'}
+    assert status['observedGeneration'] == _cr(cluster, name)['metadata']['generation']
+    ready = _condition(status, 'Ready')
+    assert (ready['status'], ready['reason']) == ('True', 'NodesConverged')  # kubectl wait --for=condition=Ready
+    assert ready['message'] == '1/1 nodes complete (%s)' % node
+    assert _condition(status, PREFIX + '/Ready')['status'] == 'True'
+    assert status['compartmentStatuses']['__default__']['progressPercent'] == 100
+
+    # a re-run finds the status as it should be: no write
+    version = _cr(cluster, name)['metadata']['resourceVersion']
+    again = _apply(playbooks, name, namespace)
+    assert again.rc == 0, again
+    assert _cr(cluster, name)['metadata']['resourceVersion'] == version
+    assert _cr(cluster, name)['status'] == status
+
+
+def test_the_failed_package_workflow(cluster, playbooks, node, namespace, crs):
+    cr = crs.create({'tuning': package(image=FAIL_PKG_IMAGE)}, selector=_pin(cluster, node))
+    name = cr['metadata']['name']
+    run = _apply(playbooks, name, namespace)
+    assert run.rc != 0
+    assert 'status' in _cr(cluster, name), run
+
+    status = _cr(cluster, name)['status']
+    # skyhook/failure-skyhook/node-assert.yaml
+    assert status['status'] == 'erroring' and status['completeNodes'] == '0/1' and status['nodesInProgress'] == 1
+    assert (_condition(status, 'Ready')['status'], _condition(status, 'Ready')['reason']) == ('False', 'Erroring')
+    # the failed pod stays, as the operator leaves it: `kubectl skyhook package logs` lists pods by these labels
+    failed = cluster.core.list_namespaced_pod(namespace, label_selector='%s/name=%s' % (PREFIX, name)).items
+    assert [p.spec.node_name for p in failed] == [node]
+    old_uid = failed[0].metadata.uid
+
+    # fix the image, `kubectl skyhook package rerun tuning --node <node>` (drops the entry), apply again
+    _set_image(cluster, name, 'tuning', 'registry.local/nodewright/tuning')
+    state_key = '%s/nodeState_%s' % (PREFIX, name)
+    cluster.core.patch_node(node, {'metadata': {'annotations': {state_key: None}}})
+    fixed = _apply(playbooks, name, namespace)
+    assert fixed.rc == 0, fixed
+    pods = cluster.core.list_namespaced_pod(namespace, label_selector='%s/name=%s' % (PREFIX, name)).items
+    assert old_uid not in [p.metadata.uid for p in pods]  # replaced, never adopted
+    assert _cr(cluster, name)['status']['status'] == 'complete'
+
+
+def test_reset_of_a_node_a_failed_reboot_left_cordoned_ends_schedulable(cluster, playbooks, node, namespace, crs):
+    cr = crs.create({'driver': package(image=FAIL_PKG_IMAGE, interrupt={'type': 'reboot'})}, selector=_pin(cluster, node))
+    name = cr['metadata']['name']
+    run = _apply(playbooks, name, namespace)
+    assert run.rc != 0
+    assert cluster.core.read_node(node).spec.unschedulable is True  # erroring and cordoned, as it should
+    assert _cr(cluster, name)['status']['nodeStatus'] == {node: 'erroring'}
+
+    # kubectl skyhook reset <cr>: the CLI's five annotations and the status label go; spec.unschedulable stays
+    keys = ['nodeState_', 'status_', 'cordon_', 'version_', 'autoTaint_']
+    cluster.core.patch_node(node, {'metadata': {'annotations': dict(('%s/%s%s' % (PREFIX, k, name), None) for k in keys),
+                                                'labels': {'%s/status_%s' % (PREFIX, name): None}}})
+    assert cluster.core.read_node(node).spec.unschedulable is True
+    _set_image(cluster, name, 'driver', 'registry.local/nodewright/tuning')
+    again = _apply(playbooks, name, namespace)
+    assert again.rc == 0, again
+    after = cluster.core.read_node(node)
+    assert after.spec.unschedulable in (None, False), 'the reset left the node cordoned for good'
+    assert not [k for k in (after.metadata.annotations or {}) if k.endswith('_' + name) and 'cordon' in k]
+
+
+def test_an_admins_cordon_survives_and_a_stale_marker_does_not_strand_the_node(cluster, playbooks, node, namespace, crs):
+    cluster.core.patch_node(node, {'spec': {'unschedulable': True}})  # the admin's kubectl cordon
+    cr = crs.create({'driver': package(image=FAIL_PKG_IMAGE, interrupt={'type': 'reboot'})}, selector=_pin(cluster, node))
+    name = cr['metadata']['name']
+    assert _apply(playbooks, name, namespace).rc != 0
+    assert _annotations(cluster, node).get('bridge.nodewright.io/cordon-inherited_' + name) == 'true'
+    # the admin uncordons, then kubectl skyhook reset
+    cluster.core.patch_node(node, {'spec': {'unschedulable': False}})
+    keys = ['nodeState_', 'status_', 'cordon_', 'version_', 'autoTaint_']
+    cluster.core.patch_node(node, {'metadata': {'annotations': dict(('%s/%s%s' % (PREFIX, k, name), None) for k in keys)}})
+    _set_image(cluster, name, 'driver', 'registry.local/nodewright/tuning')
+    assert _apply(playbooks, name, namespace).rc == 0
+    after = cluster.core.read_node(node)
+    assert after.spec.unschedulable in (None, False)
+    assert 'bridge.nodewright.io/cordon-inherited_' + name not in (after.metadata.annotations or {})
