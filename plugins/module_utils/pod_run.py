@@ -26,7 +26,8 @@ from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
 from ansible_collections.nodewright.bridge.plugins.module_utils import pod_layout
-from ansible_collections.nodewright.bridge.plugins.module_utils.constants import DEFAULT_RUNTIME_REQUIRED_TAINT
+from ansible_collections.nodewright.bridge.plugins.module_utils.constants import (
+    DEFAULT_RUNTIME_REQUIRED_TAINT, DISABLE_ANNOTATION, IGNORE_LABEL, PAUSE_ANNOTATION)
 
 DELETE_POLICIES = ('always', 'on_success', 'never')
 
@@ -84,6 +85,37 @@ def load_cr(kube, cr_arg, cr_name):
             raise cr_model.CRValidationError('cr', ['must be a CR document, a list of documents or a file path'])
         doc = cr_model.select_cr(docs, cr_name, 'cr')[0]
     return cr_model.build_cr(doc), doc
+
+
+def held(kube, cr, node, cr_from_file=False):
+    """Why no new pod may start on ``node`` for ``cr`` now, or None: the CR paused or disabled (read from the
+    cluster at this step: a pause written during a run stops it before its next pod), the node ignored.
+
+    ``cr_from_file``: the CR came as a document; its copy in the cluster, if there is one, is the one a
+    ``kubectl skyhook pause`` writes to, so it is read (one GET per pod step; 404: none).
+    Returns ``(kind, message)``: kind ``paused``, ``disabled`` or ``ignored``.
+    """
+    annotations = cr.annotations
+    if cr_from_file:
+        try:
+            annotations = ((kube.get_cr(cr.name).get('metadata') or {}).get('annotations') or {})
+        except kube_api.NotFound:
+            pass
+    labels = (node.get('metadata') or {}).get('labels') or {}
+    return hold_reason(cr.name, annotations, node['metadata']['name'], labels)
+
+
+def hold_reason(cr_name, cr_annotations, node_name, node_labels):
+    """``(kind, message)`` or None: the operator starts no pod for a paused or disabled CR, nor on an ignored node."""
+    for kind, key, undo in (('paused', PAUSE_ANNOTATION, 'kubectl skyhook resume %s' % cr_name),
+                            ('disabled', DISABLE_ANNOTATION, 'kubectl skyhook enable %s' % cr_name)):
+        if (cr_annotations or {}).get(key) == 'true':
+            return kind, ('%s is %s (%s=true): no new pod starts on node %s; the node is left as it is (%s, then run '
+                          'again to continue where it stopped)' % (cr_name, kind, key, node_name, undo))
+    if node_state.is_ignored(node_labels):
+        return 'ignored', ('node %s carries %s=true: no new pod starts on it for %s (kubectl skyhook node unignore %s, '
+                           'then run again)' % (node_name, IGNORE_LABEL, cr_name, node_name))
+    return None
 
 
 def read_entry(kube, node_name, cr_name, key):

@@ -279,6 +279,9 @@ class NodeSequence(object):
         if 'errors' in exc.result:
             result['errors'] = exc.result['errors']  # an invalid CR: every problem with its field path
         result['failed_step'] = where
+        if exc.result.get('held'):
+            # paused, disabled, ignored: no new pod started; the strategy admits nothing more for the CR
+            result.update(held=exc.result['held'], status=exc.result['held'])
         if gone:
             result['node_deleted'] = True  # the strategy takes the node out of its compartment's counts
         return result

@@ -121,6 +121,11 @@ def _result_parts(result):
     return host.name, task, data if isinstance(data, dict) else {}
 
 
+# A node_update result that says the CR was paused or disabled during the run: no new pod started, and
+# nothing more of the phase may start (the operator starts no pod for such a CR).
+HOLDING = ('paused', 'disabled')
+
+
 def _node_deleted(data):
     """Whether a task result says its node was deleted (a failure with ``node_deleted``)."""
     return bool(data.get('failed') and data.get('node_deleted'))
@@ -460,6 +465,8 @@ class _BudgetedMixin(object):
                 name, task, data = _result_parts(result)
                 if _node_deleted(data):
                     gate.removed.add(name)
+                if data.get('held') in HOLDING and gate.deferred is None:
+                    self._nw_hold(data.get('msg') or 'the CR was %s' % data['held'])
                 self._nw_timeline(name, task, data)
             if gate.budget is not None:
                 try:
@@ -961,6 +968,14 @@ class _BudgetedMixin(object):
         display.banner('NODEWRIGHT DEFERRED [%s]: %s; the hosts not started wait for the next run' % (
             gate.phase.name or gate.play, reason), cows=False)
 
+    def _nw_hold(self, reason):
+        """The CR was paused or disabled mid-run: nothing more starts in this phase (a clean stop, as a window's)."""
+        gate = self._nw
+        gate.deferred = reason
+        self._nw_halt('deferred: %s' % reason)
+        display.banner('NODEWRIGHT HELD [%s]: %s; the hosts not started wait for a run after the CR is resumed' % (
+            gate.phase.name or gate.play, reason), cows=False)
+
     def _nw_halt(self, reason):
         sched = self._nw.scheduler
         if self._nw.sliding:
@@ -1086,7 +1101,7 @@ class _BudgetedMixin(object):
                 self._tqm._failed_hosts[name] = True
         gate.run_failed.update(not_attempted)
         if not_attempted:
-            why = ('the rollout stopped' if stopped else 'of the maintenance window (%s)' % gate.deferred if gate.deferred
+            why = ('the rollout stopped' if stopped else 'the rollout was held (%s)' % gate.deferred if gate.deferred
                    else 'the play ended (%s)' % gate.ended)
             display.warning('nodewright.bridge.budgeted: %d host(s) of %r were never admitted because %s: %s'
                             % (len(not_attempted), title, why, ', '.join(not_attempted)))

@@ -12,10 +12,13 @@
 
 from __future__ import annotations
 
+import threading
+import time
 import uuid
 
 import pytest
 from kubernetes import client as kclient
+from kubernetes import watch as kwatch
 
 from nodewright_fixtures import FAIL_PKG_IMAGE, GROUP, PLURAL, VERSION, package
 
@@ -146,3 +149,82 @@ def test_an_admins_cordon_survives_and_a_stale_marker_does_not_strand_the_node(c
     after = cluster.core.read_node(node)
     assert after.spec.unschedulable in (None, False)
     assert 'bridge.nodewright.io/cordon-inherited_' + name not in (after.metadata.annotations or {})
+
+
+@pytest.fixture
+def three_nodes(cluster):
+    """Three fresh nodes with a label of their own (the CR's selector), deleted afterwards."""
+    # pylint: disable-next=import-outside-toplevel
+    import launcher
+    value = uuid.uuid4().hex[:8]
+    names = ['n-pause-%s-%d' % (value, i) for i in range(3)]
+    launcher.create_nodes(cluster.api, names, labels={'nodewright.bridge/contract': value}, start_index=900)
+    launcher.wait_nodes_ready(cluster.api, names, timeout=60)
+    yield names, {'nodewright.bridge/contract': value}
+    for name in names:
+        try:
+            cluster.core.delete_node(name)
+        except kclient.ApiException:
+            pass
+
+
+class CreationRecorder:
+    """The creation resourceVersion of every pod added in a namespace, by watch (etcd's versions are ordered)."""
+
+    def __init__(self, cluster, namespace):
+        self.core = kclient.CoreV1Api(cluster.api)
+        self.namespace = namespace
+        self.created = {}
+        self.stop = threading.Event()
+        self.rv = self.core.list_namespaced_pod(namespace).metadata.resource_version
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        while not self.stop.is_set():
+            for event in kwatch.Watch().stream(self.core.list_namespaced_pod, self.namespace, resource_version=self.rv,
+                                               timeout_seconds=2):
+                pod = event['object']
+                self.rv = pod.metadata.resource_version
+                if event['type'] == 'ADDED':
+                    self.created.setdefault(pod.metadata.uid, (pod.metadata.name, int(pod.metadata.resource_version)))
+
+    def finish(self):
+        self.stop.set()
+        self.thread.join(timeout=10)
+        return self.created
+
+
+def test_a_pause_during_a_run_starts_no_new_pod_and_a_resume_continues(cluster, playbooks, three_nodes, namespace, crs):
+    nodes, selector = three_nodes
+    cr = crs.create({'tuning': package(image='registry.local/slow-3s/tuning')}, selector=selector,
+                    interruptionBudget={'count': 1})
+    name = cr['metadata']['name']
+    recorder = CreationRecorder(cluster, namespace)
+    run = playbooks.start('nodewright.bridge.apply', extra_vars={
+        'nodewright_cr_name': name, 'nodewright_namespace': namespace, 'nodewright_stage_timeout': 90})
+    deadline = time.time() + 120
+    while not recorder.created and time.time() < deadline:
+        time.sleep(0.2)
+    assert recorder.created, 'no package pod started'
+    # kubectl skyhook pause <cr>
+    paused = kclient.CustomObjectsApi(cluster.api).patch_cluster_custom_object(
+        GROUP, VERSION, PLURAL, name, {'metadata': {'annotations': {PREFIX + '/pause': 'true'}}})
+    pause_rv = int(paused['metadata']['resourceVersion'])
+    out, dummy = run.communicate(timeout=300)
+    created = recorder.finish()
+    after = sorted(pod for pod, rv in created.values() if rv > pause_rv)
+    assert after == [], 'pods created after the pause: %s\n%s' % (after, out[-4000:])
+    assert run.returncode != 0 and 'is paused (skyhook.nvidia.com/pause=true): no new pod starts' in out
+    assert 'NODEWRIGHT HELD' in out
+    assert _cr(cluster, name)['status']['status'] == 'paused'
+    untouched = [n for n in nodes if '%s/nodeState_%s' % (PREFIX, name) not in _annotations(cluster, n)]
+    assert len(untouched) == 2, 'the batches after the paused one started'
+
+    # kubectl skyhook resume <cr>: the next run continues where the pause stopped it
+    kclient.CustomObjectsApi(cluster.api).patch_cluster_custom_object(
+        GROUP, VERSION, PLURAL, name, {'metadata': {'annotations': {PREFIX + '/pause': None}}})
+    resumed = _apply(playbooks, name, namespace)
+    assert resumed.rc == 0, resumed
+    status = _cr(cluster, name)['status']
+    assert status['status'] == 'complete' and status['completeNodes'] == '3/3'

@@ -66,6 +66,9 @@ def run(module, kube):
     skipped = pod_run.skipped_if_complete(result, current, stage, params['force'], started, '%s %s' % (key, stage))
     if skipped:
         return skipped
+    hold = pod_run.held(kube, cr, node, cr_from_file=params['cr'] is not None)
+    if hold is not None and not params['force']:
+        raise ModuleFailed(hold[1], node=node_name, package=key, changed=False, held=hold[0])
 
     uid, generation, status = pod_layout.cr_identity(doc)
     namespace = params['namespace']
