@@ -705,9 +705,13 @@ class Kube(object):
                 continue
         raise NotFound('%s %s not found in the cluster at %s (looked for %s)' % (what, name, self.host, ', '.join(tried)), 404)
 
-    def get_cr(self, name):
-        """The Skyhook (skyhook.nvidia.com) or NodeWright (nodewright.nvidia.com) CR by name."""
-        return self._get_first('Skyhook / NodeWright', name, CR_PLACES)
+    def get_cr(self, name, api_version=None):
+        """The Skyhook (skyhook.nvidia.com) or NodeWright (nodewright.nvidia.com) CR by name; with
+        ``api_version`` (a document's), only in that document's group."""
+        places = CR_PLACES
+        if api_version:
+            places = tuple(p for p in CR_PLACES if p[0] == api_version.split('/', 1)[0]) or CR_PLACES
+        return self._get_first('Skyhook / NodeWright', name, places)
 
     def patch_cr_status(self, doc, patch):
         """Merge-patch the status subresource of a CR as ``doc`` (as read) names it; returns the CR after.

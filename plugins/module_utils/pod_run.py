@@ -98,7 +98,7 @@ def held(kube, cr, node, cr_from_file=False):
     annotations = cr.annotations
     if cr_from_file:
         try:
-            annotations = ((kube.get_cr(cr.name).get('metadata') or {}).get('annotations') or {})
+            annotations = ((kube.get_cr(cr.name, cr.api_version).get('metadata') or {}).get('annotations') or {})
         except kube_api.NotFound:
             pass
     labels = (node.get('metadata') or {}).get('labels') or {}

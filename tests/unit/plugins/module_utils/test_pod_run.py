@@ -47,6 +47,7 @@ STATUS_KEY = node_state.status_key('demo')
 CONTAINERS = pod_layout.init_container_names('tuning', STAGE)
 NOT_FOUND = status_body(404, 'NotFound', 'not found')
 EVENTS = '/api/v1/namespaces/default/events'
+CR_PATH = '/apis/skyhook.nvidia.com/v1alpha1/skyhooks/demo'
 
 
 class FakeModule(object):
@@ -66,6 +67,8 @@ def server():
     made = FakeApiServer()
     # the stage's Event on the node (best effort; tests/unit/plugins/module_utils/test_node_events.py tests it)
     made.reply('POST', EVENTS, status=201, body={}, repeat=True)
+    # the CR is given as a document: its copy in the cluster is looked up for a pause (none here)
+    made.reply('GET', CR_PATH, status=404, body=NOT_FOUND, repeat=True)
     return made
 
 
@@ -126,7 +129,7 @@ def calls(server):
     Without the stage's Event, which package_stage writes after run_recorded (see events_of).
     """
     return ['%s %s%s' % (r.method, r.path, ' dry-run' if r.query.get('dryRun') else ' watch' if r.watch else '')
-            for r in server.requests if r.path != EVENTS]
+            for r in server.requests if r.path not in (EVENTS, CR_PATH)]
 
 
 def events_of(server):
@@ -399,3 +402,28 @@ def test_stale_pod_reason_keeps_the_crs_pod_for_the_nodes_state():
     # a reboot's interrupt pod killed by the reboot: the boot ID decides, not the pod
     assert pod_layout.stale_pod_reason(failed, manifest, {'stage': STAGE, 'state': 'in_progress'}, STAGE,
                                        failed_is_stale=False) is None
+
+
+@pytest.mark.parametrize('annotations, labels, kind', [
+    ({'skyhook.nvidia.com/pause': 'true'}, {}, 'paused'),
+    ({'skyhook.nvidia.com/disable': 'true'}, {}, 'disabled'),
+    ({}, {'skyhook.nvidia.com/ignore': 'true'}, 'ignored'),
+])
+def test_no_pod_starts_for_a_paused_or_disabled_cr_or_on_an_ignored_node(server, annotations, labels, kind):
+    stored = Stored(node('n1', 10, labels=labels))
+    server.reply('GET', NODE_PATH, body=stored.get, repeat=True)
+    doc = dict(CR_DOC, metadata=dict(CR_DOC['metadata'], annotations=annotations))
+    with pytest.raises(ModuleFailed) as exc:
+        package_stage.run(FakeModule(cr=doc), server.kube())
+    assert exc.value.result['held'] == kind and exc.value.result['changed'] is False
+    assert 'no new pod starts on' in exc.value.msg
+    assert [r.method for r in server.requests if r.path not in (NODE_PATH, CR_PATH)] == []  # nothing written
+
+
+def test_the_cluster_copy_of_a_file_given_cr_decides_a_pause(server, stored_node):
+    server._script.pop(('GET', CR_PATH, False))  # pylint: disable=protected-access
+    server.reply('GET', CR_PATH, body=dict(CR_DOC, metadata=dict(CR_DOC['metadata'],
+                                                                 annotations={'skyhook.nvidia.com/pause': 'true'})))
+    with pytest.raises(ModuleFailed) as exc:
+        package_stage.run(FakeModule(), server.kube())
+    assert exc.value.result['held'] == 'paused'
