@@ -48,7 +48,7 @@ options:
       - Set when the CR's records say it was in the middle of rolling the node (its status for the node,
         on the node or in the CR's C(status.nodeStatus), is C(in_progress) or C(erroring)); M(nodewright.bridge.node_update)
         sets it from its plan. An unowned cordon found then is taken to be the CR's own cordon whose
-        annotation was dropped (C(kubectl skyhook reset) removes C(cordon_<cr>)): the CR holds it again, and
+        annotation was dropped (C(kubectl skyhook reset) removes C(cordon_<cr>)); the CR holds it again, and
         releasing it makes the node schedulable, as the operator's uncordon would.
       - Never when the node carries the CR's inherited marker (the cordon was someone else's before the CR
         cordoned the node), nor when another CR holds a cordon.

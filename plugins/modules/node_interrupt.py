@@ -125,7 +125,9 @@ entry:
   returned: always
   type: dict
 pod:
-  description: The interrupt pod, with C(name), C(namespace), C(uid), C(adopted), C(deleted) and C(replaced) (why a pod found under its name was deleted instead of adopted, or null).
+  description:
+    - The interrupt pod, with C(name), C(namespace), C(uid), C(adopted), C(deleted) and C(replaced) (why a pod
+      found under its name was deleted instead of adopted, or null).
   returned: when the pod ran (with O(collect_logs=on_failure), when it failed)
   type: dict
 manifest:

@@ -27,7 +27,7 @@ description:
     C(complete) (an upgrade also drops older versions; an uninstall drops the entry, or moves on to
     C(uninstall-interrupt)). Failure gives C(erroring) with the restart count, and C(status_<cr>) becomes
     C(erroring). Every write carries the node's resourceVersion.
-  - The stage containers' logs are returned. The pod is then deleted (O(delete_pod)): by default only
+  - The stage containers' logs are returned. The pod is then deleted (O(delete_pod)), by default only
     after a success, so a failed pod stays for C(kubectl skyhook package logs), as the operator leaves it.
   - Idempotent. A stage already C(complete) on the node is not run again (unless O(force)). A pod left
     running by an interrupted earlier run is adopted and waited for, not created twice. A pod found under
@@ -110,7 +110,9 @@ entry:
   sample: {"name": "tuning", "version": "1.2.0", "image": "ghcr.io/acme/tuning", "containerSHA": "", "stage": "apply",
            "state": "complete", "restarts": 0}
 pod:
-  description: The pod, with C(name), C(namespace), C(uid), C(adopted) (left by an earlier run), C(deleted) and C(replaced) (why a pod found under its name was deleted and a new one created, or null).
+  description:
+    - The pod, with C(name), C(namespace), C(uid), C(adopted) (left by an earlier run), C(deleted) and C(replaced)
+      (why a pod found under its name was deleted and a new one created, or null).
   returned: unless the outcome is C(skipped)
   type: dict
 manifest:

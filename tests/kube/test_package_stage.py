@@ -81,7 +81,8 @@ def test_init_container_failure_ends_erroring_with_its_logs(cluster, modules, no
     assert (entry['stage'], entry['state'], entry['restarts']) == ('apply', 'erroring', 1)
     labels = cluster.core.read_node(node).metadata.labels
     assert labels[STATUS + name] == 'erroring' and _annotations(cluster, node)[STATUS + name] == 'erroring'
-    assert result['pod']['deleted'] is True
+    # the failed pod stays, as the operator leaves it (kubectl skyhook package logs finds it)
+    assert result['pod']['deleted'] is False and len(_pods(cluster, namespace)) == 1
 
 
 def test_check_mode_shows_the_pod_and_creates_nothing(cluster, modules, node, namespace, crs):
@@ -102,13 +103,32 @@ def test_a_pod_left_by_an_interrupted_run_is_adopted(cluster, modules, node, nam
     name = cr['metadata']['name']
     planned = modules.run('package_stage', node=node, cr_name=name, package='tuning', stage='apply', namespace=namespace,
                           check=True)
-    cluster.core.create_namespaced_pod(namespace, planned['manifest'])  # what a killed run left behind
+    # what a run killed after its in_progress write left behind: the pod and the entry
+    cluster.core.create_namespaced_pod(namespace, planned['manifest'])
+    entry = {'tuning|1.2.0': {'name': 'tuning', 'version': '1.2.0', 'image': PKG_IMAGE, 'stage': 'apply',
+                              'state': 'in_progress'}}
+    cluster.core.patch_node(node, {'metadata': {'annotations': {STATE + name: json.dumps(entry)}}})
     first_uid = cluster.core.read_namespaced_pod(planned['manifest']['metadata']['name'], namespace).metadata.uid
     result = modules.run('package_stage', node=node, cr_name=name, package='tuning', stage='apply', namespace=namespace,
                          delete_pod='never')
     assert result["rc"] == 0, result
     assert result["pod"]["adopted"] is True and result["pod"]["uid"] == first_uid
     assert len(_pods(cluster, namespace)) == 1
+
+
+def test_a_pod_the_nodes_state_does_not_list_is_replaced(cluster, modules, node, namespace, crs):
+    # killed before its in_progress write (or `kubectl skyhook node reset` since): the operator deletes such a pod
+    cr = crs.create({'tuning': package()})
+    name = cr['metadata']['name']
+    planned = modules.run('package_stage', node=node, cr_name=name, package='tuning', stage='apply', namespace=namespace,
+                          check=True)
+    cluster.core.create_namespaced_pod(namespace, planned['manifest'])
+    first_uid = cluster.core.read_namespaced_pod(planned['manifest']['metadata']['name'], namespace).metadata.uid
+    result = modules.run('package_stage', node=node, cr_name=name, package='tuning', stage='apply', namespace=namespace,
+                         delete_pod='never')
+    assert result["rc"] == 0, result
+    assert result["pod"]["adopted"] is False and result["pod"]["uid"] != first_uid
+    assert "the node's state does not list its package" in result["pod"]["replaced"]
 
 
 def test_upgrade_drops_the_old_version(cluster, modules, node, namespace, crs):

@@ -28,8 +28,8 @@ DOC = {
 }
 
 
-def cr(doc=DOC):
-    return cr_model.build_cr(doc)
+def cr(doc=None):
+    return cr_model.build_cr(DOC if doc is None else doc)
 
 
 def node(name, status=None, states=(), labels=None, raw_state=None):
@@ -49,7 +49,8 @@ def node(name, status=None, states=(), labels=None, raw_state=None):
 DONE = (('dexter', 'config', 'complete'), ('failure', 'config', 'complete'))
 
 
-def wanted(nodes, doc=DOC, **kwargs):
+def wanted(nodes, doc=None, **kwargs):
+    doc = DOC if doc is None else doc
     model = cr(doc)
     return cr_status.wanted_status(model, doc, cr_status.status_nodes(model, nodes), now=NOW, **kwargs)
 
