@@ -33,7 +33,7 @@ description:
     running by an interrupted earlier run is adopted and waited for, not created twice. A pod found under
     the stage's name that is no longer the CR's (another image, version, stage, environment), that the
     node's state does not list (after C(kubectl skyhook package rerun) or C(node reset)), or that failed
-    in an earlier attempt is deleted and replaced, never adopted (RV(pod.replaced) says why).
+    in an earlier attempt is deleted and replaced, never adopted (the C(replaced) field of RV(pod) says why).
   - Before anything is written, the pod and the node write are sent as server-side dry runs, so a missing
     namespace, an RBAC denial or an admission rejection fails the task with nothing changed.
 extends_documentation_fragment:
