@@ -54,7 +54,7 @@ MESSAGE_NAMES_MAX = 10
 class StatusNode(object):
     """One node the CR selects, as the status sees it: its name, labels, status annotation, decoded state."""
 
-    def __init__(self, name, labels, annotations, cr):
+    def __init__(self, name, labels, annotations, cr, plans=None):
         self.name = name
         self.labels = labels
         key = node_state.node_state_key(cr.name)
@@ -68,13 +68,22 @@ class StatusNode(object):
             self.state = node_state.decode(annotations.get(key), where='node %s annotation %s' % (name, key))
         except node_state.NodeStateError:
             self.malformed = True
-        self.complete = not self.malformed and node_plan.plan_node(cr, self.state or {})['complete']
+        raw = annotations.get(key)
+        if self.malformed:
+            self.complete = False
+        elif plans is not None and raw in plans:
+            self.complete = plans[raw]  # most of a fleet shares a handful of states: planned once each
+        else:
+            self.complete = node_plan.plan_node(cr, self.state or {})['complete']
+            if plans is not None:
+                plans[raw] = self.complete
 
 
 def status_nodes(cr, nodes):
     """The nodes ``cr`` selects (``nodes``: planner.normalise_nodes' shape), sorted by name, as StatusNodes."""
     chosen = [n for n in nodes if label_selector.matches(cr.node_selector, n['labels'])]
-    return [StatusNode(n['name'], n['labels'], n['annotations'], cr) for n in sorted(chosen, key=lambda n: n['name'])]
+    plans = {}
+    return [StatusNode(n['name'], n['labels'], n['annotations'], cr, plans) for n in sorted(chosen, key=lambda n: n['name'])]
 
 
 def aggregate(cr, nodes, policy_missing=False):

@@ -466,7 +466,8 @@ class _BudgetedMixin(object):
                 if _node_deleted(data):
                     gate.removed.add(name)
                 if data.get('held') in HOLDING and gate.deferred is None:
-                    self._nw_hold(data.get('msg') or 'the CR was %s' % data['held'])
+                    self._nw_defer(data.get('msg') or 'the CR was %s' % data['held'], title='HELD',
+                                   until='a run after the CR is resumed')
                 self._nw_timeline(name, task, data)
             if gate.budget is not None:
                 try:
@@ -960,21 +961,16 @@ class _BudgetedMixin(object):
             gate.gate_blocked = reason or ''
         return not gate.gate_blocked
 
-    def _nw_defer(self, reason):
-        """Outside the maintenance windows: nothing more starts in this phase; its other hosts wait for a later run."""
-        gate = self._nw
-        gate.deferred = reason
-        self._nw_halt('deferred: %s' % reason)
-        display.banner('NODEWRIGHT DEFERRED [%s]: %s; the hosts not started wait for the next run' % (
-            gate.phase.name or gate.play, reason), cows=False)
+    def _nw_defer(self, reason, title='DEFERRED', until='the next run'):
+        """A clean stop: nothing more starts in this phase; its other hosts wait for a later run (skipped, not failed).
 
-    def _nw_hold(self, reason):
-        """The CR was paused or disabled mid-run: nothing more starts in this phase (a clean stop, as a window's)."""
+        Outside the maintenance windows (DEFERRED), or the CR paused or disabled mid-run (HELD).
+        """
         gate = self._nw
         gate.deferred = reason
         self._nw_halt('deferred: %s' % reason)
-        display.banner('NODEWRIGHT HELD [%s]: %s; the hosts not started wait for a run after the CR is resumed' % (
-            gate.phase.name or gate.play, reason), cows=False)
+        display.banner('NODEWRIGHT %s [%s]: %s; the hosts not started wait for %s' % (
+            title, gate.phase.name or gate.play, reason, until), cows=False)
 
     def _nw_halt(self, reason):
         sched = self._nw.scheduler
