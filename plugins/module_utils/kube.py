@@ -340,6 +340,10 @@ EVENT_TIMEOUT = 5
 # refusal (401, 403: no RBAC for events) no more Events are tried in this process.
 _EVENT_FAILURES = {}
 
+# (pid, host) -> the first KubeError of a node status (conditions) write in this process; after a
+# refusal (401, 403: no RBAC for nodes/status) no more are tried in this process.
+_STATUS_FAILURES = {}
+
 
 class Kube(object):
     """A thin client over the typed APIs that speaks plain dicts and raises KubeError."""
@@ -356,6 +360,8 @@ class Kube(object):
         self.policy = kclient.PolicyV1Api(self.api_client)
         self.custom = kclient.CustomObjectsApi(self.api_client)
         self.coordination = kclient.CoordinationV1Api(self.api_client)
+        # warnings for the module's result that no request failed on (a best-effort write refused)
+        self.warnings = []
 
     @property
     def host(self):
@@ -462,7 +468,7 @@ class Kube(object):
             _NODES[(os.getpid(), self.host, name)] = node
         return node
 
-    def update_node(self, name, mutate, node=None, dry_run=False, attempts=8):
+    def update_node(self, name, mutate, node=None, dry_run=False, attempts=8, conditions=None):
         """Read-modify-write of one node, safe against concurrent writers.
 
         ``mutate(node)`` returns a merge patch (or None: nothing to do). The patch carries the
@@ -470,9 +476,57 @@ class Kube(object):
         it was read; then the node is read again and ``mutate`` asked again. Returns
         ``(node_after, patch_or_None)``. Writers of one process (a node's package threads) take
         turns, so that they do not make each other's copies stale.
+
+        ``conditions(node) -> status patch or None`` (node_conditions.writer): after the write (or
+        when there was nothing to write), the node's status conditions as they should be then; a patch
+        goes to the status subresource (``sync_node_status``). Not in a dry run.
         """
         with _node_lock(self.host, name):
-            return self._update_node(name, mutate, node, dry_run, attempts)
+            after, patch = self._update_node(name, mutate, node, dry_run, attempts)
+            if conditions is not None and not dry_run:
+                after = self.sync_node_status(name, conditions, after, attempts)
+            return after, patch
+
+    def sync_node_status(self, name, conditions, node, attempts=8):
+        """Strategic-merge-patch the node's status subresource with ``conditions(node)``; best effort.
+
+        Nothing is sent when ``conditions`` returns None. The patch carries the node's resourceVersion: a
+        409 (the kubelet or anyone wrote the node since) reads the node again and asks ``conditions`` again,
+        so the conditions always follow the record they are computed from. Conditions of other types are
+        kept (the list merges by type). Never raises: a refused write is one warning per process in
+        ``self.warnings`` (after a 401/403 this process tries no more); a node gone is left to the next
+        step. Returns the node after (or as it was).
+        """
+        key = (os.getpid(), self.host)
+        earlier = _STATUS_FAILURES.get(key)
+        if earlier is not None and earlier.status in (401, 403):
+            return node
+        try:
+            for attempt in range(attempts):
+                if attempt:
+                    node = self.get_node(name)
+                patch = conditions(node)
+                if not patch:
+                    return node
+                guarded = dict(patch, metadata={'resourceVersion': node['metadata']['resourceVersion']})
+                try:
+                    after = self.call(describe('patch', 'nodes/status', name), self.core.patch_node_status,
+                                      name, guarded)
+                except Conflict:
+                    continue
+                _NODES[(os.getpid(), self.host, name)] = after
+                return after
+            raise Conflict('patch node %s status: still conflicting after %d attempts' % (name, attempts), 409)
+        except NotFound:
+            return node
+        except KubeError as exc:
+            if earlier is None:
+                _STATUS_FAILURES[key] = exc
+                self.warnings.append(
+                    'the NodeWright conditions of node %s were not written: %s; the rollout goes on without them%s'
+                    % (name, exc.message, ' (grant patch on nodes/status, examples/rbac/nodewright-bridge-apply.yaml; '
+                                          'this process tries no more)' if exc.status in (401, 403) else ''))
+            return node
 
     def _update_node(self, name, mutate, node, dry_run, attempts):
         for attempt in range(attempts):

@@ -180,6 +180,35 @@ def status_patch(cr_name, status):
     return {'metadata': {'annotations': {key: status}, 'labels': {key: status}}}
 
 
+# The statuses node_state's action=record writes: what the operator writes on nodes it does not run
+# (blocked: an ignored node its batch picks; unknown: a complete record its state no longer backs).
+RECORDED_STATUSES = ('blocked', 'unknown')
+
+
+def record_patch(cr_name, status, annotations, labels):
+    """Metadata patch that sets the node's status for the CR (annotation and label) to ``status``; None if it is so."""
+    key = status_key(cr_name)
+    if (annotations or {}).get(key) == status and (labels or {}).get(key) == status:
+        return None
+    return status_patch(cr_name, status)
+
+
+def unrecord_complete(patch, cr_name, annotations, labels):
+    """``patch`` (a reset's) plus status ``unknown`` where the node's status for the CR says ``complete``.
+
+    The operator's IntrospectNode on its next reconcile: a node recorded complete whose node state is
+    no longer complete becomes unknown. The reset writes it at once, so the label does not keep saying
+    complete until the next run. None stays None (nothing was reset).
+    """
+    key = status_key(cr_name)
+    if patch is None or 'complete' not in ((annotations or {}).get(key), (labels or {}).get(key)):
+        return patch
+    meta = dict(patch.get('metadata') or {})
+    for part in ('annotations', 'labels'):
+        meta[part] = dict(meta.get(part) or {}, **{key: 'unknown'})
+    return dict(patch, metadata=meta)
+
+
 def version_patch(cr_name, version=OPERATOR_VERSION):
     """Metadata patch that records which operator version's formats the node's annotations use."""
     return {'metadata': {'annotations': {version_key(cr_name): version}}}

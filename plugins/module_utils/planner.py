@@ -132,34 +132,52 @@ def plan_rollout(cr, nodes, policy=None, order='name', cap_to_ceiling=True, conf
             gc.enable()
 
 
-def _plan_rollout(cr, nodes, policy, order, cap_to_ceiling, config_changes):
-    selected, unmatched, ignored = [], [], []
-    node_plans, plans_by_state, plans_by_relevant_state = {}, {}, {}
+def _cached_plan(cr, node, plans_by_state, plans_by_relevant_state, config_changes):
+    """The node's plan. Most of a fleet shares a handful of states (nothing done yet, all done, ...):
+    each distinct annotation is planned once. Plans are read-only from here on."""
     state_key = node_state.node_state_key(cr.name)
+    raw_state = node['annotations'].get(state_key)
+    plan = plans_by_state.get(raw_state)
+    if plan is None:
+        where = '%s annotation %s' % (node['name'], state_key)
+        try:
+            state = node_state.decode(raw_state, where)
+        except node_state.NodeStateError as exc:
+            raise cr_model.CRValidationError('node %s' % node['name'], [str(exc)])
+        # A plan depends only on each entry's package, version, stage and state (not on
+        # restarts, image or digest), so nodes that differ only there share one plan.
+        relevant = frozenset((k, e['name'], e['version'], e['stage'], e['state']) for k, e in state.items())
+        plan = plans_by_relevant_state.get(relevant)
+        if plan is None:
+            plan = plans_by_relevant_state[relevant] = plan_node(cr, state, config_changes=config_changes)
+        plans_by_state[raw_state] = plan
+    return plan
+
+
+def _records(node, cr_name, status):
+    """The node's status for the CR is ``status`` in both its annotation and its label."""
+    key = node_state.status_key(cr_name)
+    return node['annotations'].get(key) == status and node['labels'].get(key) == status
+
+
+def _plan_rollout(cr, nodes, policy, order, cap_to_ceiling, config_changes):
+    selected, unmatched, ignored, to_block = [], [], [], []
+    node_plans, plans_by_state, plans_by_relevant_state = {}, {}, {}
     for node in nodes:
         if not label_selector.matches(cr.node_selector, node['labels']):
             unmatched.append(node['name'])
             continue
         if node_state.is_ignored(node['labels']):
+            # out of every rollout; recorded blocked while it has work left, as the operator's node picker does
             ignored.append(node['name'])
-            continue
-        raw_state = node['annotations'].get(state_key)
-        # Most of a fleet shares a handful of states (nothing done yet, all done, ...):
-        # plan each distinct annotation once. Plans are read-only from here on.
-        plan = plans_by_state.get(raw_state)
-        if plan is None:
-            where = '%s annotation %s' % (node['name'], state_key)
             try:
-                state = node_state.decode(raw_state, where)
-            except node_state.NodeStateError as exc:
-                raise cr_model.CRValidationError('node %s' % node['name'], [str(exc)])
-            # A plan depends only on each entry's package, version, stage and state (not on
-            # restarts, image or digest), so nodes that differ only there share one plan.
-            relevant = frozenset((k, e['name'], e['version'], e['stage'], e['state']) for k, e in state.items())
-            plan = plans_by_relevant_state.get(relevant)
-            if plan is None:
-                plan = plans_by_relevant_state[relevant] = plan_node(cr, state, config_changes=config_changes)
-            plans_by_state[raw_state] = plan
+                plan = _cached_plan(cr, node, plans_by_state, plans_by_relevant_state, config_changes)
+            except cr_model.CRValidationError:
+                continue  # an unreadable state on a node left alone is not this run's to judge
+            if not plan['complete'] and not _records(node, cr.name, 'blocked'):
+                to_block.append(node['name'])
+            continue
+        plan = _cached_plan(cr, node, plans_by_state, plans_by_relevant_state, config_changes)
         node_plans[node['name']] = plan
         selected.append(node)
     done = [n for n, p in node_plans.items() if p['complete']]
@@ -188,6 +206,10 @@ def _plan_rollout(cr, nodes, policy, order, cap_to_ceiling, config_changes):
             'complete': plan['complete'],
             'status': status,
             'recorded': bool(plan['complete'] and recorded),
+            # recorded complete (annotation or label) while its state is not (kubectl skyhook node reset,
+            # package rerun, a new package): the operator's next reconcile records it unknown (IntrospectNode)
+            'stale_complete': not plan['complete'] and 'complete' in (
+                node['annotations'].get(node_state.status_key(cr.name)), node['labels'].get(node_state.status_key(cr.name))),
             'cordoned_by': node_state.cordon_owners(node['annotations']),
             # the node's status as the CR's status last recorded it (None: not recorded)
             'cr_status': cr.node_statuses.get(node['name']),
@@ -203,6 +225,7 @@ def _plan_rollout(cr, nodes, policy, order, cap_to_ceiling, config_changes):
         'nodes': result_nodes,
         'unmatched': sorted(unmatched),
         'ignored': sorted(ignored),
+        'to_block': sorted(to_block),
         'summary': {
             'matched': len(selected),
             'complete': len(done),
@@ -286,8 +309,10 @@ def cr_decision(plan, required=None):
     ``runs``: the nodes to update; ``complete``: the complete nodes whose record must be written
     (missing, or a runtime-required taint to check: ``required`` is ``runtime_required``'s map);
     ``release``: the complete nodes still holding the CR's cordon (a run stopped between the last
-    stage and its uncordon); ``skipped``: why nothing starts (paused, disabled). ``pending``: the
-    nodes not complete, whether they run or not.
+    stage and its uncordon); ``record``: ``[{node, status}]`` to write before the run, as the
+    operator's reconcile would (``blocked``: an ignored node with work left; ``unknown``: a complete
+    record its node state no longer backs); ``skipped``: why nothing starts (paused, disabled).
+    ``pending``: the nodes not complete, whether they run or not.
     """
     cr, nodes = plan['cr'], plan.get('nodes') or {}
     required = runtime_required([plan]) if required is None else required
@@ -295,11 +320,14 @@ def cr_decision(plan, required=None):
     pending = sorted(n for n, p in nodes.items() if not p['complete'])
     skipped = skip_reason(cr)
     if skipped:
-        return {'runs': [], 'complete': [], 'release': [], 'skipped': skipped, 'pending': pending}
+        return {'runs': [], 'complete': [], 'release': [], 'record': [], 'skipped': skipped, 'pending': pending}
+    record = ([{'node': n, 'status': 'blocked'} for n in plan.get('to_block') or []]
+              + [{'node': n, 'status': 'unknown'} for n in pending if nodes[n].get('stale_complete')])
     return {
         'runs': pending,
         'complete': [n for n in complete if not nodes[n].get('recorded') or required.get(n)],
         'release': [n for n in complete if cr['name'] in nodes[n].get('cordoned_by', [])],
+        'record': sorted(record, key=lambda r: r['node']),
         'skipped': None,
         'pending': pending,
     }

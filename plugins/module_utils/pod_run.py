@@ -24,6 +24,7 @@ import time
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils import node_conditions
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
 from ansible_collections.nodewright.bridge.plugins.module_utils import pod_layout
 from ansible_collections.nodewright.bridge.plugins.module_utils.constants import (
@@ -151,7 +152,9 @@ def write_node_state(kube, node_name, cr_name, transform, status=None, dry_run=F
     ``transform(state) -> new_state`` works on the decoded state; the whole annotation is
     written at once (never a partial value), with ``status_<cr>`` if given and ``version_<cr>``,
     plus ``annotations`` (key -> value, None removes) in the same patch. ``node``: a fresh read
-    of the node to start from (saves a GET). Returns ``(state_after, changed)``.
+    of the node to start from (saves a GET). The CR's node conditions follow the new record
+    (node_conditions; a status write only when they change, never in a dry run).
+    Returns ``(state_after, changed)``.
     """
     seen = {}
     extra = annotations
@@ -183,7 +186,8 @@ def write_node_state(kube, node_name, cr_name, transform, status=None, dry_run=F
             del patch['metadata']['labels']
         return patch
 
-    dummy, patch = kube.update_node(node_name, mutate, node=node, dry_run=dry_run)
+    dummy, patch = kube.update_node(node_name, mutate, node=node, dry_run=dry_run,
+                                    conditions=node_conditions.writer(cr_name))
     return seen.get('state', {}), patch is not None
 
 

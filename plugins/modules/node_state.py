@@ -25,6 +25,13 @@ description:
     and C(version_<cr>)), as the operator does when every package is done, and removes the runtime-required
     taint once every CR in O(runtime_required_crs) is complete on the node (the operator's HandleRuntimeRequired).
     It refuses when the node state says a package is still in progress or erroring.
+  - V(record) sets C(status_<cr>) (annotation and label) to O(status), as the operator records a node it does not
+    run, V(blocked) for a node its batch picks that carries C(skyhook.nvidia.com/ignore=true), V(unknown) for a node
+    recorded complete whose node state no longer is. M(nodewright.bridge.rollout_plan)'s C(decision.record) lists
+    which; the apply playbook writes them before the rollout.
+  - V(complete), V(reset) and V(record) also keep the CR's node conditions C(skyhook.nvidia.com/<cr>/NotReady) and
+    C(skyhook.nvidia.com/<cr>/Erroring) in the node's C(status.conditions) as the operator writes them (one patch of
+    the C(nodes/status) subresource, only when they change; best effort, a refusal is a warning).
   - Writes carry the node's resourceVersion, so a concurrent writer's changes are never lost.
 extends_documentation_fragment:
   - nodewright.bridge.k8s_auth
@@ -46,8 +53,13 @@ options:
   action:
     description: What to do.
     type: str
-    choices: [read, reset, ignore, unignore, complete]
+    choices: [read, reset, ignore, unignore, complete, record]
     default: read
+  status:
+    description:
+      - For V(record) (required there), the status to record for the CR on the node.
+    type: str
+    choices: [blocked, unknown]
   runtime_required_crs:
     description:
       - For V(complete), the CRs with C(runtimeRequired) that target the node. When the list is not empty and all of
@@ -89,8 +101,9 @@ attributes:
     support: full
     description: Shows the node's state (or its cordon) before and after.
 notes:
-  - As C(kubectl skyhook node reset), a reset leaves the C(status_<cr>) annotation and label alone;
-    they are rewritten by the next run.
+  - A reset without O(forget) leaves the C(status_<cr>) annotation and label alone, as C(kubectl skyhook node reset)
+    does, except a C(complete) status, which becomes C(unknown) at once (what the operator's next reconcile writes,
+    so the label does not say complete until the next run).
 '''
 
 EXAMPLES = r'''
@@ -123,6 +136,13 @@ EXAMPLES = r'''
     cr_name: gpu-tuning
     action: complete
     runtime_required_crs: [gpu-tuning]
+
+- name: Record an ignored node blocked for the CR, as the operator does
+  nodewright.bridge.node_state:
+    node: gpu-node-07
+    cr_name: gpu-tuning
+    action: record
+    status: blocked
 
 - name: Keep a node out of every rollout
   nodewright.bridge.node_state:

@@ -94,6 +94,9 @@ def test_complete_records_status_and_lifts_the_runtime_taint(cluster, modules, n
     assert 'skyhook.nvidia.com=runtime-required:NoSchedule' in first['taints']
     labels = cluster.core.read_node(node).metadata.labels
     assert labels['skyhook.nvidia.com/status_gpu-tuning'] == 'complete'
+    # the operator's node conditions follow the record (skyhook/simple-skyhook/assert.yaml)
+    conditions = dict((c.type, (c.status, c.reason)) for c in cluster.core.read_node(node).status.conditions)
+    assert conditions['skyhook.nvidia.com/gpu-tuning/NotReady'] == ('False', 'Complete')
     second = modules.run('node_state', name=node, cr='gpu-tuning', action='complete', runtime_required_crs=['gpu-tuning'])
     assert second['changed'] is True and second['taints'] == []
     assert not cluster.core.read_node(node).spec.taints

@@ -7,7 +7,10 @@
 * the failed-package workflow: the failed pod stays for `kubectl skyhook package logs`; after the image is
   fixed the next apply replaces it, never adopts it;
 * `kubectl skyhook reset` of a node a failing reboot package left cordoned: the next apply ends with the node
-  schedulable, as the operator's would.
+  schedulable, as the operator's would;
+* the node conditions `skyhook.nvidia.com/<cr>/NotReady` and `/Erroring` and the node-metadata ConfigMap, as
+  the operator's e2e asserts check them (skyhook/simple-skyhook, skyhook/failure-skyhook), and the status an
+  ignored node and a reset node get.
 """
 
 from __future__ import annotations
@@ -34,11 +37,11 @@ def _pin(cluster, node):
     return {'nodewright.bridge/contract': value}
 
 
-def _apply(playbooks, name, namespace, **extra):
+def _apply(playbooks, name, namespace, extra_args=(), **extra):
     variables = {'nodewright_cr_name': name, 'nodewright_namespace': namespace, 'nodewright_stage_timeout': 90,
                  'nodewright_interrupt_timeout': 90, 'nodewright_drain_timeout': 90}
     variables.update(extra)
-    return playbooks.run('nodewright.bridge.apply', extra_vars=variables)
+    return playbooks.run('nodewright.bridge.apply', extra_vars=variables, extra_args=extra_args)
 
 
 def _cr(cluster, name):
@@ -51,6 +54,41 @@ def _condition(status, ctype):
 
 def _annotations(cluster, node):
     return cluster.core.read_node(node).metadata.annotations or {}
+
+
+def _node_conditions(cluster, node, name):
+    """``{NotReady|Erroring: (status, reason)}`` of the CR's conditions on the node (the chainsaw asserts' fields)."""
+    found = {}
+    for cond in cluster.core.read_node(node).status.conditions or []:
+        prefix = '%s/%s/' % (PREFIX, name)
+        if cond.type.startswith(prefix):
+            found[cond.type[len(prefix):]] = (cond.status, cond.reason)
+    return found
+
+
+def _status_of(cluster, node, name):
+    """``(annotation, label)`` of the node's status_<cr>."""
+    meta = cluster.core.read_node(node).metadata
+    key = '%s/status_%s' % (PREFIX, name)
+    return (meta.annotations or {}).get(key), (meta.labels or {}).get(key)
+
+
+def _assert_node_metadata_configmap(cluster, namespace, node, name):
+    """skyhook/simple-skyhook/assert.yaml's node-metadata ConfigMap: three keys, owned by the CR, labelled."""
+    found = [cm for cm in cluster.core.list_namespaced_config_map(
+        namespace, label_selector='%s/skyhook-node-meta=%s' % (PREFIX, name)).items
+        if (cm.metadata.annotations or {}).get(PREFIX + '/Node.name') == node]
+    assert len(found) == 1
+    meta_cm = found[0]
+    owner = meta_cm.metadata.owner_references
+    assert [(o.api_version, o.kind, o.name, o.controller, o.block_owner_deletion) for o in owner] == [
+        ('%s/%s' % (GROUP, VERSION), 'Skyhook', name, True, True)]
+    assert sorted(meta_cm.data) == ['annotations.json', 'labels.json', 'packages.json']
+    assert 'nodewright.bridge/contract' in meta_cm.data['labels.json']  # the node's own labels
+    assert '%s/status_%s' % (PREFIX, name) in meta_cm.data['labels.json']
+    for key in ('status_', 'nodeState_'):
+        assert '%s/%s%s' % (PREFIX, key, name) in meta_cm.data['annotations.json']
+    assert '"agentVersion"' in meta_cm.data['packages.json'] and '"driver"' in meta_cm.data['packages.json']
 
 
 def _set_image(cluster, name, package_name, image):
@@ -77,13 +115,34 @@ def test_a_completed_rollout_reads_as_the_operators(cluster, playbooks, node, na
     assert ready['message'] == '1/1 nodes complete (%s)' % node
     assert _condition(status, PREFIX + '/Ready')['status'] == 'True'
     assert status['compartmentStatuses']['__default__']['progressPercent'] == 100
+    # the node, as skyhook/simple-skyhook/assert.yaml checks it
+    assert _status_of(cluster, node, name) == ('complete', 'complete')
+    assert _node_conditions(cluster, node, name) == {'NotReady': ('False', 'Complete'), 'Erroring': ('False', 'Not Erroring')}
+    _assert_node_metadata_configmap(cluster, namespace, node, name)
+    conditions = [c for c in cluster.core.read_node(node).status.conditions if c.type.startswith(PREFIX)]
 
-    # a re-run finds the status as it should be: no write
+    # a re-run finds the status as it should be: no write, and the node conditions are not written again
     version = _cr(cluster, name)['metadata']['resourceVersion']
     again = _apply(playbooks, name, namespace)
     assert again.rc == 0, again
     assert _cr(cluster, name)['metadata']['resourceVersion'] == version
     assert _cr(cluster, name)['status'] == status
+    assert [c for c in cluster.core.read_node(node).status.conditions if c.type.startswith(PREFIX)] == conditions
+
+    # kubectl skyhook node reset drops the nodeState only; the next run records the node unknown, as the
+    # operator's next reconcile, even when it does not reach the node (here: no node in --limit)
+    cluster.core.patch_node(node, {'metadata': {'annotations': {'%s/nodeState_%s' % (PREFIX, name): None}}})
+    unreached = _apply(playbooks, name, namespace, extra_args=('--limit', 'localhost'))
+    assert unreached.rc == 0, unreached
+    assert _status_of(cluster, node, name) == ('unknown', 'unknown')
+    assert _node_conditions(cluster, node, name)['NotReady'] == ('True', 'Incomplete')
+    # kubectl skyhook node ignore, then the next run: the operator's node picker records the node blocked
+    cluster.core.patch_node(node, {'metadata': {'labels': {PREFIX + '/ignore': 'true'}}})
+    ignored = _apply(playbooks, name, namespace)
+    assert ignored.rc == 0, ignored
+    assert _status_of(cluster, node, name) == ('blocked', 'blocked')
+    assert _node_conditions(cluster, node, name) == {'NotReady': ('True', 'Incomplete'), 'Erroring': ('False', 'Not Erroring')}
+
 
 
 def test_the_failed_package_workflow(cluster, playbooks, node, namespace, crs):
@@ -97,6 +156,10 @@ def test_the_failed_package_workflow(cluster, playbooks, node, namespace, crs):
     # skyhook/failure-skyhook/node-assert.yaml
     assert status['status'] == 'erroring' and status['completeNodes'] == '0/1' and status['nodesInProgress'] == 1
     assert (_condition(status, 'Ready')['status'], _condition(status, 'Ready')['reason']) == ('False', 'Erroring')
+    # skyhook/failure-skyhook/node-assert.yaml
+    assert _status_of(cluster, node, name) == ('erroring', 'erroring')
+    assert _node_conditions(cluster, node, name) == {'NotReady': ('True', 'Incomplete'),
+                                                     'Erroring': ('True', 'Package(s) Erroring or Unknown')}
     # the failed pod stays, as the operator leaves it: `kubectl skyhook package logs` lists pods by these labels
     failed = cluster.core.list_namespaced_pod(namespace, label_selector='%s/name=%s' % (PREFIX, name)).items
     assert [p.spec.node_name for p in failed] == [node]
@@ -111,6 +174,7 @@ def test_the_failed_package_workflow(cluster, playbooks, node, namespace, crs):
     pods = cluster.core.list_namespaced_pod(namespace, label_selector='%s/name=%s' % (PREFIX, name)).items
     assert old_uid not in [p.metadata.uid for p in pods]  # replaced, never adopted
     assert _cr(cluster, name)['status']['status'] == 'complete'
+    assert _node_conditions(cluster, node, name) == {'NotReady': ('False', 'Complete'), 'Erroring': ('False', 'Not Erroring')}
 
 
 def test_reset_of_a_node_a_failed_reboot_left_cordoned_ends_schedulable(cluster, playbooks, node, namespace, crs):

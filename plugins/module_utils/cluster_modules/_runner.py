@@ -90,6 +90,7 @@ def execute(module, run, context=None, label='', check=None, build_kube=True):
     a ``ModuleFailed`` or an error of the collection to ``fail_json`` (see ``failure``).
     Any other exception is a bug and is left to show its traceback.
     """
+    kube = None
     try:
         if check is not None:
             check(module.params)
@@ -97,5 +98,13 @@ def execute(module, run, context=None, label='', check=None, build_kube=True):
         result = run(module, kube)
     except (ModuleFailed, cr_model.CRValidationError, kube_api.KubeError) + DOMAIN_ERRORS as exc:
         msg, fields = failure(exc, context, label)
+        _kube_warnings(module, kube)
         module.fail_json(msg=msg, **fields)
+    _kube_warnings(module, kube)
     module.exit_json(**result)
+
+
+def _kube_warnings(module, kube):
+    """The client's warnings (a best-effort write refused, e.g. the node conditions) as the module's."""
+    for warning in getattr(kube, 'warnings', None) or ():
+        module.warn(warning)

@@ -14,6 +14,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils import node_conditions
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_events
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
@@ -93,10 +94,14 @@ def run(module, kube):
             patch, hits = node_state.reset_patch(cr_name, meta.get('annotations'), params['package'],
                                                  params['version'], params['stage'])
             reset[:] = hits
-            return patch
+            return node_state.unrecord_complete(patch, cr_name, meta.get('annotations'), meta.get('labels'))
+        if action == 'record':
+            return node_state.record_patch(cr_name, params['status'], meta.get('annotations'), meta.get('labels'))
         return node_state.ignore_patch(meta.get('labels'), action == 'ignore')
 
-    after_node, patch = kube.update_node(name, mutate, node=node, dry_run=module.check_mode)
+    # the CR's node conditions follow its record on the node (not for ignore / unignore: no record changes)
+    conditions = node_conditions.writer(cr_name) if action in ('complete', 'reset', 'record') else None
+    after_node, patch = kube.update_node(name, mutate, node=node, dry_run=module.check_mode, conditions=conditions)
     after = describe_node(after_node, cr_name)
     result = dict(changed=patch is not None, node=name, **after)
     if action == 'complete' and patch is not None and before['status'].get(cr_name) != 'complete':
@@ -114,7 +119,8 @@ def module_args():
     argument_spec.update(
         node=dict(type='str', required=True, **_runner.renamed('name')),
         cr_name=dict(type='str', **_runner.renamed('cr')),
-        action=dict(type='str', default='read', choices=['read', 'reset', 'ignore', 'unignore', 'complete']),
+        action=dict(type='str', default='read', choices=['read', 'reset', 'ignore', 'unignore', 'complete', 'record']),
+        status=dict(type='str', choices=list(node_state.RECORDED_STATUSES)),
         runtime_required_crs=dict(type='list', elements='str', default=[]),
         runtime_required_taint=dict(type='str', default=DEFAULT_RUNTIME_REQUIRED_TAINT),
         package=dict(type='str'),
@@ -123,7 +129,8 @@ def module_args():
         forget=dict(type='bool', default=False),
     )
     return dict(argument_spec=argument_spec, supports_check_mode=True,
-                required_if=[('action', 'reset', ('cr_name',)), ('action', 'complete', ('cr_name',))],
+                required_if=[('action', 'reset', ('cr_name',)), ('action', 'complete', ('cr_name',)),
+                             ('action', 'record', ('cr_name', 'status'))],
                 required_by={'version': 'package', 'stage': 'package'})
 
 
@@ -134,6 +141,8 @@ def check(params):
             raise _runner.ModuleFailed('; '.join(errors))
     if params['action'] != 'reset' and params['package']:
         raise _runner.ModuleFailed('package is only used with action=reset (got action=%s)' % params['action'])
+    if params['action'] != 'record' and params['status']:
+        raise _runner.ModuleFailed('status is only used with action=record (got action=%s)' % params['action'])
 
 
 def execute(module):

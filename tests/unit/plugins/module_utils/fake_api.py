@@ -127,6 +127,24 @@ class Stored(object):
         return copy.deepcopy(after)
 
 
+    def patch_status(self, request):
+        """A strategic merge patch of the status subresource: ``status.conditions`` merge by ``type``."""
+        body = copy.deepcopy(request.body)
+        (body.get('metadata') or {}).pop('resourceVersion', None)
+        after = copy.deepcopy(self.doc)
+        conditions = after.setdefault('status', {}).setdefault('conditions', [])
+        for wanted in (body.get('status') or {}).get('conditions') or []:
+            index = next((i for i, c in enumerate(conditions) if c.get('type') == wanted['type']), None)
+            if index is None:
+                conditions.append(wanted)
+            else:
+                conditions[index] = dict(conditions[index], **wanted)
+        after['metadata']['resourceVersion'] = str(int(self.doc['metadata']['resourceVersion']) + 1)
+        if not request.query.get('dryRun'):
+            self.doc = after
+        return copy.deepcopy(after)
+
+
 class Pause(object):
     """A silence of ``seconds`` in a streamed answer (the server sends nothing meanwhile)."""
 

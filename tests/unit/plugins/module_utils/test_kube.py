@@ -499,3 +499,72 @@ def test_explicit_connection_options_beat_the_kubeconfig_on_every_request(server
         kube.get_node('n1')
     assert [r.url.split('/api/')[0] for r in server.requests] == [server.host] * 3
     assert [r.headers.get('authorization') for r in server.requests] == ['Bearer explicit-token'] * 3
+
+
+# --------------------------------------------------------------------------- the node's status (conditions)
+
+STATUS_PATH = NODE_PATH + '/status'
+FORBIDDEN = status_body(403, 'Forbidden', 'nodes "n1" is forbidden: cannot patch resource "nodes/status"')
+
+
+@pytest.fixture
+def no_status_failures(monkeypatch):
+    monkeypatch.setattr(kube_api, '_STATUS_FAILURES', {})
+    monkeypatch.setattr(kube_api, '_NODES', {})
+
+
+def wanted_once(current):
+    """A condition that is written until the node carries it."""
+    have = [c['type'] for c in (current.get('status') or {}).get('conditions') or []]
+    return None if 'x/cr/NotReady' in have else {'status': {'conditions': [{'type': 'x/cr/NotReady', 'status': 'True'}]}}
+
+
+def with_condition(version):
+    doc = node('n1', version)
+    doc['status']['conditions'].append({'type': 'x/cr/NotReady', 'status': 'True'})
+    return doc
+
+
+def test_the_conditions_follow_the_write_in_one_guarded_status_patch(server, kube, no_status_failures):
+    server.reply('GET', NODE_PATH, body=node('n1', 5))
+    server.reply('PATCH', NODE_PATH, body=echo_node)
+    server.reply('PATCH', STATUS_PATH, body=with_condition(7))
+    after, patch = kube.update_node('n1', lambda current: {'metadata': {'labels': {'a': 'b'}}}, conditions=wanted_once)
+    assert [r.method + ' ' + r.path for r in server.requests] == ['GET ' + NODE_PATH, 'PATCH ' + NODE_PATH,
+                                                                   'PATCH ' + STATUS_PATH]
+    assert server.of('PATCH', STATUS_PATH)[0].body == {'status': {'conditions': [{'type': 'x/cr/NotReady', 'status': 'True'}]},
+                                                       'metadata': {'resourceVersion': '6'}}
+    assert after['metadata']['resourceVersion'] == '7' and patch == {'metadata': {'labels': {'a': 'b'}}}
+    # the next write starts from the node the status patch returned: no 409, no read
+    server.reply('PATCH', NODE_PATH, body=with_condition(8))
+    kube.update_node('n1', lambda current: {'metadata': {'labels': {'a': 'c'}}}, conditions=wanted_once)
+    assert server.of('PATCH', NODE_PATH)[1].body['metadata']['resourceVersion'] == '7'
+    assert len(server.of('PATCH', STATUS_PATH)) == 1 and server.pending() == []
+
+
+def test_no_status_write_when_the_conditions_are_as_they_should_be_nor_in_a_dry_run(server, kube, no_status_failures):
+    server.reply('GET', NODE_PATH, body=with_condition(4))
+    kube.update_node('n1', lambda current: None, conditions=wanted_once)
+    server.reply('PATCH', NODE_PATH, body=echo_node)  # a dry run's answer, without the condition
+    kube.update_node('n1', lambda current: {'metadata': {'labels': {'a': 'b'}}}, dry_run=True, conditions=wanted_once)
+    assert server.of('PATCH', STATUS_PATH) == [] and server.pending() == []
+
+
+def test_a_status_conflict_is_computed_again_on_the_fresh_node(server, kube, no_status_failures):
+    server.reply('GET', NODE_PATH, body=node('n1', 5))
+    server.reply('PATCH', STATUS_PATH, status=409, body=CONFLICT)
+    server.reply('GET', NODE_PATH, body=with_condition(8))  # someone wrote it meanwhile: nothing left to do
+    after, patch = kube.update_node('n1', lambda current: None, conditions=wanted_once)
+    assert patch is None and after['metadata']['resourceVersion'] == '8'
+    assert [r.method for r in server.requests] == ['GET', 'PATCH', 'GET'] and server.pending() == []
+
+
+def test_a_refused_status_write_warns_once_and_is_not_tried_again(server, kube, no_status_failures):
+    server.reply('GET', NODE_PATH, body=node('n1', 5))
+    server.reply('PATCH', STATUS_PATH, status=403, body=FORBIDDEN)
+    kube.update_node('n1', lambda current: None, conditions=wanted_once)
+    assert len(kube.warnings) == 1 and 'grant patch on nodes/status' in kube.warnings[0]
+    assert 'the rollout goes on without them' in kube.warnings[0]
+    other = server.kube()
+    other.update_node('n1', lambda current: None, conditions=wanted_once)  # same process: no second try
+    assert len(server.of('PATCH', STATUS_PATH)) == 1 and other.warnings == [] and server.pending() == []

@@ -1,13 +1,15 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
-"""node_conditions: boot IDs and Ready, as node_interrupt's reboot wait and node_health read them."""
+"""node_conditions: boot IDs and Ready, as node_interrupt's reboot wait and node_health read them; the CR's
+NotReady / Erroring node conditions as the operator's UpdateCondition writes them."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_conditions as nc
+from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
 
 
 def _node(boot='b1', ready='True'):
@@ -45,3 +47,92 @@ def test_pod_ready_runs_is_ready_and_is_not_deleting():
     assert nc.pod_ready(dict(pod, metadata={'deletionTimestamp': '2026-01-01T00:00:00Z'})) is False
     assert nc.pod_ready(dict(pod, status={'phase': 'Pending', 'conditions': pod['status']['conditions']})) is False
     assert nc.pod_ready(dict(pod, status={'phase': 'Running', 'conditions': []})) is False
+
+
+# --------------------------------------------------------------------------- the operator's NotReady / Erroring
+
+
+NOW, LATER = '2026-05-01T10:00:00Z', '2026-05-01T11:00:00Z'
+NOT_READY, ERRORING = 'skyhook.nvidia.com/demo/NotReady', 'skyhook.nvidia.com/demo/Erroring'
+
+
+def _recorded(status=None, states=(), conditions=None):
+    """A node whose record for CR demo is ``status`` and one entry per package state in ``states``."""
+    state = {}
+    for index, value in enumerate(states):
+        state = node_state.upsert(state, 'p%d' % index, '1.0', 'img', value, 'apply')[0]
+    annotations = {node_state.node_state_key('demo'): node_state.encode(state)} if state else {}
+    if status:
+        annotations[node_state.status_key('demo')] = status
+    return {'metadata': {'name': 'n1', 'annotations': annotations},
+            'status': {'conditions': list(conditions if conditions is not None
+                                          else [{'type': 'Ready', 'status': 'True'}])}}
+
+
+def _short(patch):
+    return [(c['type'], c['status'], c['reason']) for c in patch['status']['conditions']]
+
+
+def test_the_operators_conditions_word_for_word():
+    # skyhook/simple-skyhook/assert.yaml (complete) and failure-skyhook/node-assert.yaml (erroring)
+    complete = nc.cr_conditions('demo', 'complete', {}, NOW)
+    assert complete == [
+        {'type': NOT_READY, 'status': 'False', 'reason': 'Complete', 'message': 'Skyhook demo Ready',
+         'lastHeartbeatTime': NOW, 'lastTransitionTime': NOW},
+        {'type': ERRORING, 'status': 'False', 'reason': 'Not Erroring', 'message': 'Package Erroring or Unknown for demo',
+         'lastHeartbeatTime': NOW, 'lastTransitionTime': NOW}]
+    erroring = _short(nc.conditions_patch(_recorded('erroring', ['complete', 'erroring']), 'demo', NOW))
+    assert erroring == [(NOT_READY, 'True', 'Incomplete'), (ERRORING, 'True', 'Package(s) Erroring or Unknown')]
+
+
+def test_an_unknown_package_state_is_erroring_and_in_progress_is_not():
+    assert _short(nc.conditions_patch(_recorded('in_progress', ['unknown']), 'demo', NOW))[1][1:] == (
+        'True', 'Package(s) Erroring or Unknown')
+    assert _short(nc.conditions_patch(_recorded('in_progress', ['in_progress', 'skipped']), 'demo', NOW)) == [
+        (NOT_READY, 'True', 'Incomplete'), (ERRORING, 'False', 'Not Erroring')]
+
+
+def test_the_first_write_adds_both_and_other_conditions_are_not_in_the_patch():
+    patch = nc.conditions_patch(_recorded('in_progress', ['in_progress']), 'demo', NOW)
+    assert [c['type'] for c in patch['status']['conditions']] == [NOT_READY, ERRORING]
+    assert list(patch) == ['status'] and list(patch['status']) == ['conditions']
+
+
+def test_nothing_to_write_while_the_reasons_are_unchanged():
+    node = _recorded('in_progress', ['in_progress'])
+    node['status']['conditions'] += nc.cr_conditions('demo', 'in_progress', {}, NOW)
+    assert nc.conditions_patch(node, 'demo', LATER) is None  # no heartbeat refresh, as UpdateCondition
+
+
+def test_only_the_condition_whose_reason_changes_is_replaced_whole():
+    node = _recorded('complete', ['complete'])
+    node['status']['conditions'] += nc.cr_conditions('demo', 'in_progress', {}, NOW)
+    patch = nc.conditions_patch(node, 'demo', LATER)
+    assert patch == {'status': {'conditions': [
+        {'type': NOT_READY, 'status': 'False', 'reason': 'Complete', 'message': 'Skyhook demo Ready',
+         'lastHeartbeatTime': LATER, 'lastTransitionTime': LATER}]}}
+
+
+def test_a_condition_of_that_type_with_another_message_is_left_alone():
+    node = _recorded('complete', ['complete'])
+    foreign = dict(nc.cr_conditions('demo', 'in_progress', {}, NOW)[0], message='set by hand')
+    node['status']['conditions'] += [foreign, nc.cr_conditions('demo', 'complete', {}, NOW)[1]]
+    assert nc.conditions_patch(node, 'demo', LATER) is None
+
+
+def test_a_reset_node_flips_back_to_incomplete():
+    # kubectl skyhook reset: no status, no state; the operator's next reconcile says Incomplete
+    node = _recorded(None, [], conditions=nc.cr_conditions('demo', 'complete', {}, NOW))
+    assert _short(nc.conditions_patch(node, 'demo', LATER)) == [(NOT_READY, 'True', 'Incomplete')]
+
+
+def test_an_unreadable_state_writes_nothing():
+    node = _recorded('in_progress')
+    node['metadata']['annotations'][node_state.node_state_key('demo')] = '{broken'
+    assert nc.conditions_patch(node, 'demo', NOW) is None
+
+
+def test_the_writer_stamps_the_time_of_the_write():
+    write = nc.writer('demo', clock=lambda: LATER)
+    assert write(_recorded('in_progress'))['status']['conditions'][0]['lastTransitionTime'] == LATER
+    assert len(nc.now_text()) == len('2026-05-01T10:00:00Z') and nc.now_text().endswith('Z')

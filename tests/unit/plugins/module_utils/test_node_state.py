@@ -443,3 +443,26 @@ def test_forget_drops_everything_but_the_cordon():
                         node_state.version_key('cr1'): None, 'skyhook.nvidia.com/autoTaint_cr1': None},
         'labels': {node_state.status_key('cr1'): None}}}
     assert node_state.forget_patch('cr3', annotations, labels) is None
+
+
+# --------------------------------------------------------------------------- records the operator writes on nodes it does not run
+
+
+def test_record_sets_annotation_and_label_once():
+    key = node_state.status_key('demo')
+    assert node_state.record_patch('demo', 'blocked', {}, {}) == {
+        'metadata': {'annotations': {key: 'blocked'}, 'labels': {key: 'blocked'}}}
+    assert node_state.record_patch('demo', 'blocked', {key: 'blocked'}, {key: 'blocked'}) is None
+    assert node_state.record_patch('demo', 'blocked', {key: 'blocked'}, {}) is not None  # the label is missing
+
+
+def test_a_reset_of_a_complete_node_records_it_unknown_in_the_same_patch():
+    key, state_key = node_state.status_key('demo'), node_state.node_state_key('demo')
+    reset = {'metadata': {'annotations': {state_key: None}}}
+    assert node_state.unrecord_complete(reset, 'demo', {key: 'complete'}, {key: 'complete'}) == {
+        'metadata': {'annotations': {state_key: None, key: 'unknown'}, 'labels': {key: 'unknown'}}}
+    # a label left complete alone counts too (what kubectl get nodes -l shows)
+    assert node_state.unrecord_complete(reset, 'demo', {key: 'erroring'}, {key: 'complete'})['metadata']['labels'] == {
+        key: 'unknown'}
+    assert node_state.unrecord_complete(reset, 'demo', {key: 'erroring'}, {key: 'erroring'}) == reset
+    assert node_state.unrecord_complete(None, 'demo', {key: 'complete'}, {key: 'complete'}) is None

@@ -226,3 +226,34 @@ def test_a_complete_node_is_recorded_only_with_the_operators_whole_record():
     result = planner.plan_rollout(make_cr({'interruptionBudget': {'count': 1}}), nodes)
     recorded = dict((n, p['recorded']) for n, p in result['nodes'].items())
     assert recorded == {'whole': True, 'no-label': not status.get('labels'), 'old-version': False, 'pending': False}
+
+
+def test_an_ignored_node_with_work_left_is_to_be_recorded_blocked():
+    key = node_state.status_key('demo')
+    ignore = {'skyhook.nvidia.com/ignore': 'true'}
+    nodes = [node('fresh', labels=ignore), node('done', labels=ignore, annotations={STATE_KEY: COMPLETE}),
+             node('blocked', labels=dict(ignore, **{key: 'blocked'}), annotations={key: 'blocked'}),
+             node('broken', labels=ignore, annotations={STATE_KEY: '{broken'}), node('normal')]
+    result = planner.plan_rollout(make_cr({'interruptionBudget': {'count': 1}}), nodes)
+    assert result['ignored'] == ['blocked', 'broken', 'done', 'fresh'] and result['to_block'] == ['fresh']
+    assert sorted(result['nodes']) == ['normal']  # ignored nodes stay out of the rollout
+    decision = planner.cr_decision(result)
+    assert decision['record'] == [{'node': 'fresh', 'status': 'blocked'}] and decision['runs'] == ['normal']
+
+
+def test_a_complete_record_the_state_no_longer_backs_is_to_be_recorded_unknown():
+    key = node_state.status_key('demo')
+    record = {key: 'complete'}
+    nodes = [node('reset', labels=record, annotations=dict(record)),                 # kubectl skyhook node reset
+             node('label-only', labels=record),
+             node('done', labels=record, annotations=dict(record, **{STATE_KEY: COMPLETE})),
+             node('running', labels={key: 'in_progress'}, annotations={key: 'in_progress'})]
+    result = planner.plan_rollout(make_cr({'interruptionBudget': {'count': 1}}), nodes)
+    stale = dict((n, p['stale_complete']) for n, p in result['nodes'].items())
+    assert stale == {'reset': True, 'label-only': True, 'done': False, 'running': False}
+    assert planner.cr_decision(result)['record'] == [{'node': 'label-only', 'status': 'unknown'},
+                                                    {'node': 'reset', 'status': 'unknown'}]
+    # a paused CR records nothing (the operator records its nodes paused: not done here)
+    paused = make_cr({'interruptionBudget': {'count': 1}})
+    paused.annotations['skyhook.nvidia.com/pause'] = 'true'
+    assert planner.cr_decision(planner.plan_rollout(paused, nodes))['record'] == []

@@ -89,7 +89,8 @@ def test_an_invalid_given_policy_names_its_file():
 
 def test_paused_and_disabled_crs_start_nothing_and_say_why():
     paused = planner.cr_decision(plan('a', ['n1', 'n2'], complete=['n2'], paused=True, cordoned_by={'n2': ['a']}))
-    assert paused == {'runs': [], 'complete': [], 'release': [], 'skipped': planner.PAUSED, 'pending': ['n1']}
+    assert paused == {'runs': [], 'complete': [], 'release': [], 'record': [], 'skipped': planner.PAUSED,
+                      'pending': ['n1']}
     both = planner.cr_decision(plan('a', ['n1'], paused=True, disabled=True))
     assert both['skipped'] == 'disabled (skyhook.nvidia.com/disable=true), left alone'  # disabled wins
     assert planner.cr_warnings(make_cr()) == []

@@ -42,6 +42,7 @@ CMS = '/api/v1/namespaces/%s/configmaps' % NS
 PACKAGE_CM = pod_layout.package_configmap_name('demo', PACKAGE)
 META_CM = pod_layout.node_metadata_configmap_name('demo', 'n1')
 NODE_PATH = '/api/v1/nodes/n1'
+NODE_STATUS_PATH = NODE_PATH + '/status'
 STATE_KEY = node_state.node_state_key('demo')
 STATUS_KEY = node_state.status_key('demo')
 CONTAINERS = pod_layout.init_container_names('tuning', STAGE)
@@ -145,6 +146,7 @@ def node_state_of(stored):
 def script_a_run_that_succeeds(server, stored_node):
     """After the preflight: every node write applied, ConfigMaps created, the pod created, runs, logs, deleted."""
     server.reply('PATCH', NODE_PATH, body=stored_node.patch, repeat=True)
+    server.reply('PATCH', NODE_STATUS_PATH, body=stored_node.patch_status, repeat=True)
     script_configmaps(server)
     server.reply('POST', PODS, status=201, body=created)
     script_watch(server, [terminated(name) for name in CONTAINERS])
@@ -171,10 +173,16 @@ def test_a_stage_that_succeeds_is_written_in_the_operators_order_and_recorded_co
         'GET %s/%s' % (CMS, PACKAGE_CM), 'POST ' + CMS, 'GET %s/%s' % (CMS, META_CM), 'POST ' + CMS,
         'POST ' + PODS,
         'PATCH ' + NODE_PATH,                         # in_progress, once the pod exists
+        'PATCH ' + NODE_STATUS_PATH,                  # the CR's node conditions appear (NotReady, Erroring)
         'GET ' + PODS, 'GET %s watch' % PODS,         # the watch to the verdict
     ] + ['GET %s/log' % POD_PATH] * 3 + [
-        'PATCH ' + NODE_PATH,                         # the success
+        'PATCH ' + NODE_PATH,                         # the success (the conditions stay as they are)
         'DELETE ' + POD_PATH]
+    status_patch = server.of('PATCH', NODE_STATUS_PATH)[0].body
+    assert status_patch['metadata'] == {'resourceVersion': '11'}  # guarded by the node the in_progress write returned
+    assert [(c['type'], c['status'], c['reason']) for c in status_patch['status']['conditions']] == [
+        ('skyhook.nvidia.com/demo/NotReady', 'True', 'Incomplete'),
+        ('skyhook.nvidia.com/demo/Erroring', 'False', 'Not Erroring')]
     patches = server.of('PATCH', NODE_PATH)
     in_progress = node_state.decode(patches[1].body['metadata']['annotations'][STATE_KEY])
     assert in_progress[KEY]['state'] == 'in_progress' and in_progress[KEY]['stage'] == STAGE
@@ -204,6 +212,7 @@ def test_a_stage_that_succeeds_is_written_in_the_operators_order_and_recorded_co
 def test_a_stage_whose_pod_fails_is_recorded_erroring_with_its_logs(server, stored_node):
     script_preflight(server)
     server.reply('PATCH', NODE_PATH, body=stored_node.patch, repeat=True)
+    server.reply('PATCH', NODE_STATUS_PATH, body=stored_node.patch_status, repeat=True)
     script_configmaps(server)
     server.reply('POST', PODS, status=201, body=created)
     failing = [terminated(CONTAINERS[0]), terminated(CONTAINERS[1], exit_code=3, reason='Error'),
@@ -217,7 +226,11 @@ def test_a_stage_whose_pod_fails_is_recorded_erroring_with_its_logs(server, stor
     # the container that never started has no log to read
     assert [r.query['container'] for r in server.of('GET', POD_PATH + '/log')] == CONTAINERS[:2]
     # the failed pod stays, as the operator leaves it (kubectl skyhook package logs reads it)
-    assert calls(server)[-3:] == ['GET %s/log' % POD_PATH] * 2 + ['PATCH ' + NODE_PATH]
+    assert calls(server)[-4:] == ['GET %s/log' % POD_PATH] * 2 + ['PATCH ' + NODE_PATH, 'PATCH ' + NODE_STATUS_PATH]
+    # skyhook/failure-skyhook/node-assert.yaml
+    conditions = dict((c['type'], (c['status'], c.get('reason'))) for c in stored_node.doc['status']['conditions'])
+    assert conditions['skyhook.nvidia.com/demo/NotReady'] == ('True', 'Incomplete')
+    assert conditions['skyhook.nvidia.com/demo/Erroring'] == ('True', 'Package(s) Erroring or Unknown')
     assert events_of(server) == [('Apply', 'Warning', 'Package [tuning:1.2.3] stage [apply] erroring on [skyhook:demo]: '
                                                       'init container %s failed (exit code 3, reason Error, 0 restart(s))'
                                   % CONTAINERS[1])]
@@ -262,6 +275,7 @@ def test_a_pod_left_by_an_interrupted_run_is_adopted_not_created(server, stored_
     left = pod_doc([terminated(CONTAINERS[0])], phase='Pending')
     script_preflight(server, existing=left)
     server.reply('PATCH', NODE_PATH, body=stored_node.patch, repeat=True)
+    server.reply('PATCH', NODE_STATUS_PATH, body=stored_node.patch_status, repeat=True)
     script_configmaps(server)
     script_watch(server, [terminated(name) for name in CONTAINERS])
     script_logs(server)
