@@ -44,10 +44,23 @@ OPERATOR_METRICS = ('operator metrics (../../metrics_test.py scrapes the operato
 
 # scenario -> {(step name, block, operation index or None for the whole step): reason}
 REMOVED = {
+    'deployment-policy/legacy-compatibility': {('verify-metrics', 'try', None): OPERATOR_METRICS},
+    'deployment-policy/linear-strategy': {('verify-compartment', 'try', 1): OPERATOR_METRICS,
+                                          ('verify-final-metrics', 'try', None): OPERATOR_METRICS},
+    'deployment-policy/multi-compartment': {('verify-compartments', 'try', 1): OPERATOR_METRICS,
+                                            ('verify-compartments', 'try', 2): OPERATOR_METRICS,
+                                            ('verify-final-metrics', 'try', None): OPERATOR_METRICS},
+    'deployment-policy/overlapping-selectors': {('verify-compartments', 'try', 2): OPERATOR_METRICS,
+                                                ('verify-final-metrics', 'try', None): OPERATOR_METRICS},
+    'skyhook/simple-skyhook': {('deploy', 'try', 3): OPERATOR_METRICS, ('deploy', 'try', 5): OPERATOR_METRICS,
+                               ('deploy', 'try', 8): OPERATOR_METRICS},
+    'skyhook/failure-skyhook': {('failure', 'try', 3): OPERATOR_METRICS},
 }
 
 # scenario -> the collection gap that makes it fail (see the module doc)
 XFAIL = {
+    'cli/reset': ('gap: a disabled CR\'s nodes get no skyhook.nvidia.com/status_<cr>=disabled (the operator\'s '
+                  'IntrospectNode writes it; apply skips a disabled CR and writes nothing on its nodes)'),
 }
 
 
