@@ -31,7 +31,7 @@ from ansible_collections.nodewright.bridge.plugins.module_utils import label_sel
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_plan
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
 from ansible_collections.nodewright.bridge.plugins.module_utils.constants import PREFIX
-from ansible_collections.nodewright.bridge.plugins.module_utils.rollout_scheduler import RolloutScheduler
+from ansible_collections.nodewright.bridge.plugins.module_utils.rollout_scheduler import RolloutScheduler, batch_state_errors
 
 # The status fields this collection keeps (the merge patch touches nothing else).
 OWNED_FIELDS = ('status', 'nodeState', 'nodeStatus', 'completeNodes', 'nodesInProgress', 'packageList',
@@ -203,12 +203,15 @@ def reset_on_completion(doc, policy_doc):
     return False
 
 
-def compartment_statuses(cr, nodes, policy, previous, completing, reset):
+def compartment_statuses(cr, nodes, policy, previous, complete, reset, batch_states=None):
     """``compartmentStatuses``: per compartment its counts (always written, zeros included) and batchState.
 
-    batchState is the one the status already has (the operator's, or a CLI reset's); on a transition
-    into complete with ``reset`` it goes back to ``{currentBatch: 1}``. Without a policy: the legacy
-    ``__default__`` compartment of the interruptionBudget.
+    batchState: the one a running rollout gives (``batch_states``: compartment -> BatchProcessingState,
+    the budgeted strategy's after each scored batch), else the one the status already has (the
+    operator's, an earlier run's, a CLI reset's). While the CR is complete and ``reset`` says so it is
+    ``{currentBatch: 1}``: the operator resets it on the transition into complete, after the last batch
+    was counted, and no batch runs until the next rollout. Without a policy: the legacy
+    ``__default__`` compartment of the interruptionBudget (a fixed strategy: it has a batchState too).
     """
     pairs = [(n.name, n.labels) for n in nodes]
     done = [n.name for n in nodes if n.complete]
@@ -225,18 +228,66 @@ def compartment_statuses(cr, nodes, policy, previous, completing, reset):
                  'inProgress': sum(1 for n in members if n.status == 'in_progress'),
                  'completed': completed, 'progressPercent': completed * 100 // matched if matched else 0}
         if comp.strategy is not None:
-            batch = ((previous or {}).get(comp.name) or {}).get('batchState')
-            entry['batchState'] = {'currentBatch': 1} if (reset and completing) or not isinstance(batch, dict) else batch
+            batch = (batch_states or {}).get(comp.name)
+            if batch is None:
+                batch = ((previous or {}).get(comp.name) or {}).get('batchState')
+            entry['batchState'] = {'currentBatch': 1} if (reset and complete) or not isinstance(batch, dict) else batch
         out[comp.name] = entry
     return out
 
 
-def wanted_status(cr, doc, nodes, policy=None, policy_doc=None, policy_missing=False, now=''):
+def resumed_batch_states(cr, doc, nodes, policy_doc=None):
+    """The batch states a new run of the CR continues: compartment -> BatchProcessingState of its status.
+
+    As the operator loads them on each reconcile, except where it would reset them first: with
+    ``resetBatchStateOnCompletion`` (reset_on_completion), a package version change on any node
+    (the node's state names a package of the CR at another version) starts from batch 1.
+    ``nodes``: the CR's nodes (planner.normalise_nodes' shape). Entries that are not a valid
+    BatchProcessingState are left out (the run starts that compartment fresh).
+    """
+    current = (doc.get('status') or {}).get('compartmentStatuses')
+    if not isinstance(current, dict):
+        return {}
+    if reset_on_completion(doc, policy_doc) and version_changed(cr, nodes):
+        return {}
+    out = {}
+    for comp, entry in current.items():
+        state = entry.get('batchState') if isinstance(entry, dict) else None
+        if state and not batch_state_errors(state, comp):
+            out[comp] = dict(state)
+    return out
+
+
+def version_changed(cr, nodes):
+    """A node's state has a package of the CR at a version other than the CR's (the operator's upgrade trigger).
+
+    ``nodes``: planner.normalise_nodes' shape; each distinct state annotation is decoded once, an
+    unreadable one is left to the plan (NodeStateMalformed).
+    """
+    wanted = dict((p.name, p.version) for p in cr.packages.values())
+    key, seen = node_state.node_state_key(cr.name), set()
+    for node in nodes:
+        raw = node['annotations'].get(key)
+        if raw is None or raw in seen:
+            continue
+        seen.add(raw)
+        try:
+            state = node_state.decode(raw, node['name'])
+        except node_state.NodeStateError:
+            continue
+        for entry in state.values():
+            if entry.get('name') in wanted and entry.get('version') != wanted[entry['name']]:
+                return True
+    return False
+
+
+def wanted_status(cr, doc, nodes, policy=None, policy_doc=None, policy_missing=False, now='', batch_states=None):
     """The status the CR should have over ``nodes`` (StatusNodes of status_nodes), keeping what it owns only.
 
     ``doc``: the CR as read (its generation and current status); ``policy``: its DeploymentPolicy (a
     cr_model policy), ``policy_doc`` that policy's document, ``policy_missing``: the CR names one
-    that does not exist; ``now``: the RFC 3339 time new conditions carry.
+    that does not exist; ``now``: the RFC 3339 time new conditions carry; ``batch_states``: the
+    running rollout's batch states (compartment_statuses).
     """
     current = doc.get('status') or {}
     generation = (doc.get('metadata') or {}).get('generation') or 0
@@ -259,15 +310,26 @@ def wanted_status(cr, doc, nodes, policy=None, policy_doc=None, policy_missing=F
         wanted['compartmentStatuses'] = None  # no policy, no compartments (the operator drops them)
     else:
         wanted['compartmentStatuses'] = compartment_statuses(cr, nodes, policy, current.get('compartmentStatuses'),
-                                                             completing, reset_on_completion(doc, policy_doc))
+                                                             status == 'complete', reset_on_completion(doc, policy_doc),
+                                                             batch_states)
     return wanted
 
 
 def _map_patch(current, wanted):
-    """A merge patch turning the map ``current`` into ``wanted`` (removed keys null; changed values whole)."""
+    """A JSON merge patch turning the map ``current`` into ``wanted``: removed keys null, changed values.
+
+    A merge patch merges nested maps (RFC 7386), so a map that changes is patched key by key, down to
+    its leaves: a key it lost (a package's old version in nodeState, a batchState counter back to zero)
+    must be sent as null, or the server keeps it.
+    """
     current = current if isinstance(current, dict) else {}
     wanted = wanted or {}
-    patch = dict((k, v) for k, v in wanted.items() if current.get(k) != v)
+    patch = {}
+    for key, value in wanted.items():
+        old = current.get(key)
+        if old == value:
+            continue
+        patch[key] = _map_patch(old, value) if isinstance(old, dict) and isinstance(value, dict) else value
     patch.update((k, None) for k in current if k not in wanted)
     return patch
 

@@ -40,6 +40,35 @@ from ansible_collections.nodewright.bridge.plugins.module_utils.cr_model import 
 STRATEGY_SAFETY = {'fixed': 0, 'linear': 1, 'exponential': 2, None: 3}
 NODE_ORDERS = ('name', 'inventory')
 
+# The operator's BatchProcessingState (a CR's status.compartmentStatuses[*].batchState): what a rollout
+# keeps of a compartment's batches from one reconcile, and one rollout, to the next.
+BATCH_STATE_FIELDS = {'currentBatch': int, 'consecutiveFailures': int, 'completedNodes': int, 'failedNodes': int,
+                      'shouldStop': bool, 'lastBatchSize': int, 'lastBatchFailed': bool}
+
+
+def batch_state(scored, completed, failed, streak, last_size, last_failed, stopped):
+    """The BatchProcessingState of a compartment after ``scored`` batches (zero values left out, as Go's omitempty)."""
+    state = {'currentBatch': scored + 1, 'consecutiveFailures': streak, 'completedNodes': completed,
+             'failedNodes': failed, 'shouldStop': bool(stopped), 'lastBatchSize': last_size,
+             'lastBatchFailed': bool(last_failed)}
+    return dict((key, value) for key, value in state.items() if value)
+
+
+def batch_state_errors(state, where):
+    """What is wrong with a BatchProcessingState read from a CR's status (someone else may have written it)."""
+    if not isinstance(state, dict):
+        return ['%s: must be a mapping, got %s' % (where, type(state).__name__)]
+    errors = []
+    for key, value in sorted(state.items()):
+        kind = BATCH_STATE_FIELDS.get(key)
+        if kind is None:
+            continue  # a field of a newer operator: not ours to judge
+        if kind is bool and not isinstance(value, bool):
+            errors.append('%s.%s: must be a boolean, got %r' % (where, key, value))
+        elif kind is int and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+            errors.append('%s.%s: must be a non-negative integer, got %r' % (where, key, value))
+    return errors
+
 
 def ceiling(budget, matched):
     """Maximum nodes in flight for a budget over ``matched`` nodes (0 when none matched)."""
@@ -95,6 +124,9 @@ class CompartmentRollout(object):
         self.stopped = False
         self.stop_reason = None
         self.current = None
+        # batches an earlier rollout of the CR scored, when this one continues its batch state
+        # (the CR's status, see resume): the numbers go on from there
+        self.batches_before = 0
         self.batches = []  # history: {'number', 'size', 'hosts', 'ok', 'failed', 'failed_batch', 'progress'}
         # False when a shared budget runs the compartment for the fleet (module_utils/shared_budget.py):
         # the fleet's batches, not this run's share of them, decide when it stops
@@ -131,6 +163,34 @@ class CompartmentRollout(object):
     @property
     def in_flight(self):
         return list(self.current or [])
+
+    @property
+    def next_number(self):
+        """The number of the next batch (the operator's currentBatch)."""
+        return self.batches_before + len(self.batches) + 1
+
+    def resume(self, state, cr_name=None):
+        """Continue from a persisted BatchProcessingState, as the operator's compartment does on each reconcile.
+
+        The batch number, the last batch's size and outcome (what the next size grows or shrinks
+        from) and the failure streak carry over; ``shouldStop`` keeps the compartment stopped until
+        ``kubectl skyhook deployment-policy reset`` (or a completion with resetBatchStateOnCompletion).
+        The completed and failed counts are not taken: they are recounted from the nodes.
+        """
+        self.batches_before = max(0, (state.get('currentBatch') or 1) - 1)
+        self.consecutive_failures = state.get('consecutiveFailures') or 0
+        self.last_batch_size = state.get('lastBatchSize') or 0
+        self.last_batch_failed = bool(state.get('lastBatchFailed'))
+        if state.get('shouldStop') and self.queue:
+            self.stopped = True
+            self.stop_reason = ('stopped by an earlier rollout (the CR\'s status.compartmentStatuses.%s.batchState.'
+                                'shouldStop); `kubectl skyhook deployment-policy reset %s` starts it again'
+                                % (self.name, cr_name or '<cr>'))
+
+    def batch_state(self):
+        """This compartment's BatchProcessingState, for the CR's status."""
+        return batch_state(self.batches_before + len(self.batches), self.completed, self.failed,
+                           self.consecutive_failures, self.last_batch_size, self.last_batch_failed, self.stopped)
 
     def next_batch_size(self):
         """Size of the next batch from the outcomes so far (0 when nothing is left)."""
@@ -196,7 +256,7 @@ class CompartmentRollout(object):
             self._judge(batch_failed, progress)
             self.last_batch_size = len(batch)
             self.last_batch_failed = batch_failed
-        record = {'number': len(self.batches) + 1, 'size': len(batch), 'hosts': list(batch), 'ok': ok_nodes,
+        record = {'number': self.next_number, 'size': len(batch), 'hosts': list(batch), 'ok': ok_nodes,
                   'failed': failed_nodes, 'failed_batch': batch_failed, 'progress': progress,
                   'stopped': self.stopped}
         if removed_nodes:
@@ -273,7 +333,7 @@ class RolloutScheduler(_CompartmentSet):
 
     @classmethod
     def build(cls, nodes, policy=None, legacy_cr=None, order='name', done=(), cap_to_ceiling=True,
-              compartment_of=None):
+              compartment_of=None, batch_states=None, cr_name=None):
         """A scheduler over ``nodes`` (an ordered list of ``(name, labels)``).
 
         Exactly one of ``policy`` (a DeploymentPolicy) or ``legacy_cr`` (a CR whose
@@ -281,7 +341,18 @@ class RolloutScheduler(_CompartmentSet):
         neither, everything runs in one batch (the operator's default of 100%).
         ``compartment_of`` optionally pins nodes to compartments by name (the strategy
         plugin's ``nodewright_compartment`` hostvar) instead of label matching.
+        ``batch_states``: compartment name -> the BatchProcessingState this rollout continues
+        (``CompartmentRollout.resume``; ``cr_name`` names the CR in a stop reason).
         """
+        scheduler = cls._build(nodes, policy, legacy_cr, order, done, cap_to_ceiling, compartment_of)
+        for comp in scheduler.compartments:
+            state = (batch_states or {}).get(comp.name)
+            if state and comp.strategy is not None:
+                comp.resume(state, cr_name)
+        return scheduler
+
+    @classmethod
+    def _build(cls, nodes, policy, legacy_cr, order, done, cap_to_ceiling, compartment_of):
         if order not in NODE_ORDERS:
             raise ValueError('order must be one of %s, got %r' % (', '.join(NODE_ORDERS), order))
         nodes = list(nodes)

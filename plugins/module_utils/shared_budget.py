@@ -43,7 +43,7 @@ import json
 import re
 
 from ansible_collections.nodewright.bridge.plugins.module_utils.pod_layout import safe_name
-from ansible_collections.nodewright.bridge.plugins.module_utils.rollout_scheduler import CompartmentRollout, ceiling
+from ansible_collections.nodewright.bridge.plugins.module_utils.rollout_scheduler import CompartmentRollout, batch_state, ceiling
 
 ANNOTATION = 'nodewright.bridge/budget'
 LABEL_SCOPE = 'nodewright.bridge/rollout'
@@ -279,12 +279,27 @@ def _drop_unwanted_orphans(state):
             del batch['nodes'][node]
 
 
-def join(state, run, print_, nodes, now, expiry, host=None, pid=None):
+def seed_counters(rollout):
+    """The counters a fresh fleet rollout starts from: what ``rollout`` resumed of the CR's batch state."""
+    return {'scored': rollout.batches_before, 'streak': rollout.consecutive_failures,
+            'last_size': rollout.last_batch_size, 'last_failed': rollout.last_batch_failed,
+            'stopped': rollout.stop_reason if rollout.stopped else None}
+
+
+def batch_state_of(state):
+    """The fleet compartment's BatchProcessingState, for the CR's status."""
+    counters = state['counters']
+    return batch_state(counters['scored'], counters['completed'], counters['failed'], counters['streak'],
+                       counters['last_size'], counters['last_failed'], counters['stopped'] is not None)
+
+
+def join(state, run, print_, nodes, now, expiry, host=None, pid=None, seed=None):
     """Register ``run`` (its nodes) in the rollout; a fresh rollout when no live run is left.
 
     ``print_``: the fingerprint of what the run rolls out; ``host`` and ``pid``: where the run's process
-    lives (a run on the same machine can tell when it is gone, see ``end_runs``). Returns True when this
-    started a fresh rollout.
+    lives (a run on the same machine can tell when it is gone, see ``end_runs``); ``seed``: the counters
+    a fresh rollout starts from (``seed_counters``: the batch state of the CR's status). Returns True
+    when this started a fresh rollout.
     """
     expire(state, now)
     fresh = not state['runs']
@@ -293,6 +308,8 @@ def join(state, run, print_, nodes, now, expiry, host=None, pid=None):
         state.clear()
         state.update(new_state(mode))
         state['fingerprint'] = print_
+        if seed:
+            state['counters'].update(seed)
     elif state['fingerprint'] != print_:
         raise BudgetMismatch('the runs %s roll out something else with this budget (fingerprint %s, this run %s): '
                              'another version of the CR or another policy; let them finish first'

@@ -178,7 +178,7 @@ def _drive(scheduler, run_batch, record, echo, budget, order, elsewhere, before_
         wave = [h for name in order for h in batches.get(name, [])]
         for name in order:
             if name in batches and record is not None:
-                rollout_state.batch_started(record, name, len(scheduler.compartment(name).batches) + 1, batches[name])
+                rollout_state.batch_started(record, name, scheduler.compartment(name).next_number, batches[name])
         if echo:
             echo('nodewright: running %s' % ', '.join('%s: %s' % (n, ','.join(batches[n])) for n in order if n in batches))
         failed = set(run_batch(wave) if budget is None else _renewing(budget, run_batch, wave))

@@ -21,7 +21,7 @@ from ansible_collections.nodewright.bridge.plugins.module_utils import kube as k
 from ansible_collections.nodewright.bridge.plugins.module_utils import rollout_gates
 from ansible_collections.nodewright.bridge.plugins.module_utils.constants import NODEWRIGHT_API_VERSION
 from ansible_collections.nodewright.bridge.plugins.module_utils.rollout_scheduler import (
-    RolloutScheduler, SlidingWindowScheduler)
+    RolloutScheduler, SlidingWindowScheduler, batch_state_errors)
 
 VAR_POLICY = 'nodewright_policy'
 VAR_BUDGET = 'nodewright_interruption_budget'
@@ -240,8 +240,13 @@ class Phase(object):
     must have succeeded before this one starts.
     """
 
-    def __init__(self, name, settings, hosts=None, compartments=None, after_all=(), budget_key=None, selector=None):
+    def __init__(self, name, settings, hosts=None, compartments=None, after_all=(), budget_key=None, selector=None,
+                 batch_state=None, cr_status=False):
         self.name = name
+        # compartment -> the BatchProcessingState of the CR's status this rollout continues (rollout_plan's
+        # batch_state); cr_status: the phase is a CR in the cluster, whose status gets the batch state
+        self.batch_state = batch_state or {}
+        self.cr_status = cr_status
         self.selector = selector  # the CR's node selection (the NotReady gate counts in it), or None: the hosts
         self.budget_key = budget_key  # what the phase rolls out (a CR's version): the shared budget's fingerprint
         self.settings = settings
@@ -285,7 +290,7 @@ def parse_phases(play_vars, read_file=None):
         if name in seen:
             errors.append('%s: the name is used twice' % where)
         unknown = sorted(set(entry) - set(('name', 'policy', 'interruption_budget', 'hosts', 'after_all', 'budget_key',
-                                          'selector')))
+                                          'selector', 'batch_state', 'cr_status')))
         if unknown:
             errors.append('%s: unknown keys %s' % (where, ', '.join(unknown)))
         hosts = entry.get('hosts')
@@ -301,6 +306,12 @@ def parse_phases(play_vars, read_file=None):
             errors.append('%s.after_all: must list earlier phases (got %r)' % (where, after_all))
             after_all = []
         seen.add(name)
+        batch_state = entry.get('batch_state') or {}
+        if not isinstance(batch_state, dict):
+            errors.append('%s.batch_state: must be a mapping of compartment names to batch states' % where)
+            batch_state = {}
+        for comp, state in sorted(batch_state.items()):
+            errors.extend(batch_state_errors(state, '%s.batch_state.%s' % (where, comp)))
         try:
             settings = parse_settings({VAR_POLICY: entry.get('policy'), VAR_BUDGET: entry.get('interruption_budget'),
                                        VAR_WINDOW: play_vars.get(VAR_WINDOW), VAR_ORDER: play_vars.get(VAR_ORDER),
@@ -309,7 +320,8 @@ def parse_phases(play_vars, read_file=None):
         except RolloutConfigError as exc:
             errors.extend('%s: %s' % (where, err) for err in exc.errors)
             continue
-        phases.append(Phase(name, settings, hosts, compartments, after_all, entry.get('budget_key'), entry.get('selector')))
+        phases.append(Phase(name, settings, hosts, compartments, after_all, entry.get('budget_key'), entry.get('selector'),
+                            batch_state, bool(entry.get('cr_status'))))
     if errors:
         raise RolloutConfigError(errors)
     return phases
@@ -359,9 +371,12 @@ def node_inputs(settings, hosts):
     return nodes, pinned
 
 
-def build_scheduler(settings, nodes, compartment_of=None):
-    """The scheduler for ``nodes`` (``[(name, labels)]``): SlidingWindowScheduler or RolloutScheduler."""
-    kwargs = {'order': settings.order}
+def build_scheduler(settings, nodes, compartment_of=None, batch_states=None, cr_name=None):
+    """The scheduler for ``nodes`` (``[(name, labels)]``): SlidingWindowScheduler or RolloutScheduler.
+
+    ``batch_states``: compartment -> the BatchProcessingState the rollout continues (``cr_name`` is the CR's).
+    """
+    kwargs = {'order': settings.order, 'batch_states': batch_states, 'cr_name': cr_name}
     if settings.policy is not None:
         kwargs['policy'] = settings.policy
         kwargs['compartment_of'] = compartment_of or {}

@@ -172,14 +172,18 @@ class SharedBudget(object):
 
     # ------------------------------------------------------------------ what a run does
 
-    def join(self, nodes):
-        """Register this run with its nodes (``{compartment: [names]}``) in every compartment it has nodes in."""
+    def join(self, nodes, seeds=None):
+        """Register this run with its nodes (``{compartment: [names]}``) in every compartment it has nodes in.
+
+        ``seeds``: compartment -> the counters a fresh fleet rollout starts from (the CR's batch state).
+        """
         now = self.clock()
         for comp, names in nodes.items():
             if comp not in self.rules or not names:
                 continue
-            self.update(comp, lambda s, names=names: rules_mod.join(s, self.run, self.prints[comp], names, now, self.expiry,
-                                                                    self.host, os.getpid()))
+            seed = (seeds or {}).get(comp)
+            self.update(comp, lambda s, names=names, seed=seed: rules_mod.join(
+                s, self.run, self.prints[comp], names, now, self.expiry, self.host, os.getpid(), seed=seed))
             self.joined.add(comp)
         self.last_renew = now
 
@@ -197,6 +201,11 @@ class SharedBudget(object):
     def stopped(self, comp):
         state = self.states.get(comp)
         return state['counters']['stopped'] if state else None
+
+    def batch_state(self, comp):
+        """The fleet compartment's BatchProcessingState as last read or written (None before the join)."""
+        state = self.states.get(comp)
+        return rules_mod.batch_state_of(state) if state else None
 
     def renew_if_due(self):
         """Renew this run's heartbeat and slots once a third of the expiry has passed (called from the run loop)."""

@@ -12,7 +12,10 @@ transition after a quiet spell starts a write ``interval`` seconds later, which 
 transition in between (the status is computed from the nodes then, not from the transitions).
 
 * ``ThreadedKeeper`` (the sequence engine: many nodes in one process): a thread per CR writes;
-* ``DeferredKeeper`` (a node_update run in its own worker): one write when the node's sequence ends.
+* ``DeferredKeeper`` (a node_update run in its own worker): one write when the node's sequence ends;
+* ``BatchStateKeeper`` (the budgeted strategy): the batch state of each compartment
+  (``compartmentStatuses[*].batchState``) when a phase starts and after each scored batch, the
+  only part of the status the nodes cannot tell.
 
 A failed write never fails a node: it is warned about once (a refusal names the missing permission)
 and, after a refusal (401, 403), not tried again in this process.
@@ -40,12 +43,12 @@ class _Keeper(object):
         self.warnings = []
         self.writes = 0
 
-    def write(self):
+    def write(self, batch_states=None):
         """One sync of the CR's status; never raises (a failure becomes a warning, once)."""
         if self.refused:
             return
         try:
-            changed = cr_status.sync(kube_api.Kube(self.connection), self.cr_name)[0]
+            changed = cr_status.sync(self.kube(), self.cr_name, batch_states=batch_states)[0]
             self.writes += int(changed)
         except kube_api.KubeError as exc:
             if exc.status in (401, 403):
@@ -56,6 +59,31 @@ class _Keeper(object):
             # the status is a report of the nodes: whatever it cannot read must not stop a rollout
             if not self.warnings:
                 self.warnings.append('the status of %s was not written: %s: %s' % (self.cr_name, type(exc).__name__, exc))
+
+
+    def kube(self):
+        return kube_api.Kube(self.connection)
+
+
+class BatchStateKeeper(_Keeper):
+    """The strategy's writer of a CR's batch states (one client for the phase; a write only when they change)."""
+
+    def __init__(self, connection, cr_name):
+        super(BatchStateKeeper, self).__init__(connection, cr_name)
+        self.client = None
+        self.written = {}
+
+    def kube(self):
+        if self.client is None:
+            self.client = kube_api.Kube(self.connection)
+        return self.client
+
+    def keep(self, batch_states):
+        """Write ``batch_states`` (compartment -> BatchProcessingState) unless this keeper wrote them already."""
+        fresh = dict((comp, state) for comp, state in batch_states.items() if self.written.get(comp) != state)
+        if fresh:
+            self.written.update(fresh)
+            self.write(batch_states=fresh)
 
 
 class DeferredKeeper(_Keeper):

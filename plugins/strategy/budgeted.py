@@ -98,6 +98,7 @@ from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_g
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_state
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import shared_budget
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import sequence_engine
+from ansible_collections.nodewright.bridge.plugins.plugin_utils import status_keeper
 
 display = Display()
 
@@ -166,6 +167,7 @@ class _Gate(object):
         self.parked = {}  # host states moved out of the iterator while not in flight
         self.parking = True
         self.budget = None  # the current phase's shared budget (plugin_utils/shared_budget.py), or None
+        self.batch_keeper = None  # writes the phase's batch states to its CR's status (a CR in the cluster), or None
         self.released = set()  # hosts whose slot in the shared budget was given back
         self.elsewhere = {}  # the current phase's hosts that other runs of the shared budget finished: name -> outcome
         self.budget_polled = 0.0  # sliding mode: when the budget was last asked without waiting
@@ -382,7 +384,8 @@ class _BudgetedMixin(object):
             if phase.name is not None:
                 self._variable_manager.set_host_variable(host.name, rollout_config.HOSTVAR_PHASE, phase.name)
         nodes, pinned = rollout_config.node_inputs(phase.settings, [i for i in inputs if i[0] not in excluded])
-        gate.scheduler = rollout_config.build_scheduler(phase.settings, nodes, pinned)
+        gate.scheduler = rollout_config.build_scheduler(phase.settings, nodes, pinned, batch_states=phase.batch_state,
+                                                        cr_name=phase.name)
         gate.excluded = excluded
         gate.budget, gate.elsewhere, gate.released, gate.budget_waiting = None, {}, set(), set()
         gate.deferred, gate.gate_blocked = None, None
@@ -406,6 +409,11 @@ class _BudgetedMixin(object):
                             % (phase.settings.shared.get('name') or phase.name))
         elif phase.settings.shared is not None:
             self._nw_join_budget(phase)
+        gate.batch_keeper = None
+        if phase.cr_status and not gate.check_mode:
+            gate.batch_keeper = status_keeper.BatchStateKeeper(shared_budget.connection_params(dict(gate.connection)),
+                                                               phase.name)
+            self._nw_keep_batch_states()
 
     @staticmethod
     def _nw_forget_roles(play, host_name):
@@ -580,6 +588,7 @@ class _BudgetedMixin(object):
         record = gate.scheduler.record(comp, ok, failed, removed)
         if self._nw_sync_stop(comp):
             record['stopped'] = True  # this run's share of the fleet's batch that stopped the compartment
+        self._nw_keep_batch_states([comp])
         gate.run_failed.update(failed + removed)
         del gate.active[comp]
         gate.numbers.pop(comp, None)
@@ -613,7 +622,7 @@ class _BudgetedMixin(object):
             for comp in sorted(batches, key=self._nw_comp_index):
                 names = batches[comp]
                 gate.active[comp] = names
-                gate.numbers[comp] = len(gate.scheduler.compartment(comp).batches) + 1
+                gate.numbers[comp] = gate.scheduler.compartment(comp).next_number
                 gate.admitted.extend(names)
                 self._nw_unpark(iterator, names)
                 rollout_state.batch_started(gate.record, comp, gate.numbers[comp], names)
@@ -655,6 +664,8 @@ class _BudgetedMixin(object):
                 self._nw_release(iterator, [name])
             records = sched.complete(name, ok, removed=self._nw_removed(name, ok))
             fleet_stopped = self._nw_sync_stop(comp)
+            if records:
+                self._nw_keep_batch_states([comp])
             for record in records:
                 if fleet_stopped and not record.get('drain'):
                     record['stopped'] = True
@@ -703,7 +714,9 @@ class _BudgetedMixin(object):
             client = kube_api.Kube(shared_budget.connection_params(dict(gate.connection, **shared)))
             gate.budget = shared_budget.SharedBudget(client, shared['namespace'], scope, gate.settings.window,
                                                      rules, key=key, expiry=shared['slot_expiry'])
-            gate.budget.join(dict((r.name, list(r.queue)) for r in rollouts))
+            # a fresh fleet rollout continues the batch state the CR's status had (rollout_config.build_scheduler)
+            gate.budget.join(dict((r.name, list(r.queue)) for r in rollouts),
+                             seeds=dict((r.name, budget_rules.seed_counters(r)) for r in rollouts))
         except (kube_api.KubeError, shared_budget.BudgetError) as exc:
             self._nw_budget_failed(exc)
             return
@@ -768,6 +781,30 @@ class _BudgetedMixin(object):
                                    len(record['ok']), len(record['failed']), 'FAILED BATCH' if record['failed_batch'] else 'ok',
                                    record['progress'], '; STOPPED' if record['stopped'] else ''), cows=False)
             self._nw_sync_stop(comp)
+            if records:
+                self._nw_keep_batch_states([comp])
+
+    def _nw_keep_batch_states(self, comps=None):
+        """The batch state of the phase's compartments (``comps``: only these) in its CR's status.
+
+        The fleet's when a shared budget runs the compartment (any run that scores a fleet batch
+        writes it), else this run's; a compartment without a strategy has none.
+        """
+        gate = self._nw
+        keeper = gate.batch_keeper
+        if keeper is None:
+            return
+        states = {}
+        for comp in gate.scheduler.compartments:
+            rollout = getattr(comp, 'rollout', comp)
+            if rollout.strategy is None or (comps is not None and rollout.name not in comps):
+                continue
+            fleet = gate.budget.batch_state(rollout.name) if gate.budget is not None else None
+            states[rollout.name] = fleet if fleet is not None else rollout.batch_state()
+        known = len(keeper.warnings)
+        keeper.keep(states)
+        for warning in keeper.warnings[known:]:
+            display.warning('nodewright.bridge.budgeted: %s' % warning)
 
     def _nw_sync_stop(self, comp):
         """A fleet compartment stopped (by any run's batch): this run's compartment stops with the same reason."""

@@ -171,3 +171,17 @@ def test_windows_and_gates_are_the_plays_in_every_phase():
     assert [p.settings.gates.max_not_ready for p in phases] == [1, 1]
     errors = errors_of({'nodewright_interruption_budget': {'count': 1}, 'nodewright_maintenance_windows': [{'start': 1320, 'end': '04:00'}]})
     assert any('nodewright_maintenance_windows[0].start' in e and 'quote the time' in e for e in errors), errors
+
+
+def test_a_phase_carries_the_batch_state_its_cr_continues():
+    phases = rollout_config.parse_phases({'nodewright_phases': [
+        {'name': 'cr-a', 'interruption_budget': {'count': 1}, 'hosts': ['n1', 'n2'], 'cr_status': True,
+         'batch_state': {'__default__': {'currentBatch': 3, 'lastBatchSize': 1}}}]})
+    assert phases[0].cr_status and phases[0].batch_state == {'__default__': {'currentBatch': 3, 'lastBatchSize': 1}}
+    scheduler = rollout_config.build_scheduler(phases[0].settings, [('n1', {}), ('n2', {})],
+                                               batch_states=phases[0].batch_state, cr_name='cr-a')
+    assert scheduler.compartment('__default__').next_number == 3
+    with pytest.raises(rollout_config.RolloutConfigError, match=r'batch_state.__default__.currentBatch: must be a non-negative'):
+        rollout_config.parse_phases({'nodewright_phases': [
+            {'name': 'cr-a', 'interruption_budget': {'count': 1}, 'hosts': ['n1'],
+             'batch_state': {'__default__': {'currentBatch': 'x'}}}]})

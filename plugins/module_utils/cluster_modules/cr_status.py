@@ -44,26 +44,29 @@ def _policy(kube, cr):
     return cr_model.build_policy(doc), doc, False
 
 
-def compute(kube, cr_name):
-    """``(CR document, wanted status, patch or None)`` from fresh reads of the CR, its policy and its nodes."""
+def compute(kube, cr_name, batch_states=None):
+    """``(CR document, wanted status, patch or None)`` from fresh reads of the CR, its policy and its nodes.
+
+    ``batch_states``: compartment -> the BatchProcessingState a running rollout has reached (the strategy's).
+    """
     doc = kube.get_cr(cr_name)
     cr = cr_model.build_cr(doc)
     policy, policy_doc, missing = _policy(kube, cr)
     listing = kube.list_nodes(label_selector=label_selector.to_query(cr.node_selector) or None)
     nodes = cr_status.status_nodes(cr, normalise_nodes(listing.get('items') or []))
     wanted = cr_status.wanted_status(cr, doc, nodes, policy=policy, policy_doc=policy_doc, policy_missing=missing,
-                                     now=_now())
+                                     now=_now(), batch_states=batch_states)
     return doc, wanted, cr_status.status_patch(doc.get('status'), wanted)
 
 
-def sync(kube, cr_name, check_mode=False):
+def sync(kube, cr_name, check_mode=False, batch_states=None):
     """Write the CR's status as its nodes say it is: ``(changed, wanted status, CR document)``.
 
     A conflict (someone wrote the CR since it was read) is computed again on fresh data, up to
     ATTEMPTS times. Raises KubeError (the caller decides whether a status write may fail anything).
     """
     for attempt in range(ATTEMPTS):
-        doc, wanted, patch = compute(kube, cr_name)
+        doc, wanted, patch = compute(kube, cr_name, batch_states)
         if patch is None or check_mode:
             return patch is not None, wanted, doc
         try:

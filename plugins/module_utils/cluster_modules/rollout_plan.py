@@ -16,6 +16,7 @@ __metaclass__ = type
 from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils import cr_status
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils import label_selector
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
@@ -50,8 +51,14 @@ def run(params, warn):
     nodes = _read_nodes(params, kube, cr, sources)
     for warning in cr_warnings(cr):
         warn(warning)
+    # a CR in the cluster continues the batch state of its status, as the operator does (a file has none)
+    batch_states = {}
+    if sources['cr'] == 'cluster':
+        batch_states = cr_status.resumed_batch_states(cr, cr_doc, nodes, policy_doc)
     result = plan_rollout(cr, nodes, policy=policy, order=params['node_order'],
-                          cap_to_ceiling=params['cap_batches_at_ceiling'], config_changes=params['config_changes'])
+                          cap_to_ceiling=params['cap_batches_at_ceiling'], config_changes=params['config_changes'],
+                          batch_states=batch_states)
+    result['batch_state'] = batch_states
     result['sources'] = sources
     result['cr_document'] = _portable(cr_doc)
     result['policy_document'] = _portable(policy_doc) if policy_doc is not None else None
