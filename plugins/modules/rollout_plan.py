@@ -168,6 +168,15 @@ interruption_budget:
   description: The CR's C(interruptionBudget) when no DeploymentPolicy applies (C({percent 100}) when the CR has none), else null.
   returned: success
   type: dict
+batch_state:
+  description:
+    - The batch state each compartment continues (compartment name -> the operator's BatchProcessingState, from the
+      CR's C(status.compartmentStatuses)), as the operator's next reconcile would; the compartments' batches are
+      planned from it. Empty for a CR given as a file, and when C(resetBatchStateOnCompletion) and a package version
+      change start the rollout from batch 1.
+  returned: success
+  type: dict
+  sample: {"tier1": {"currentBatch": 4, "completedNodes": 8, "lastBatchSize": 4}}
 sources:
   description: Where the CR, the policy and the nodes came from (C(given) or C(cluster)).
   returned: success
