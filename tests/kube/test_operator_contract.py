@@ -144,7 +144,6 @@ def test_a_completed_rollout_reads_as_the_operators(cluster, playbooks, node, na
     assert _node_conditions(cluster, node, name) == {'NotReady': ('True', 'Incomplete'), 'Erroring': ('False', 'Not Erroring')}
 
 
-
 def test_the_failed_package_workflow(cluster, playbooks, node, namespace, crs):
     cr = crs.create({'tuning': package(image=FAIL_PKG_IMAGE)}, selector=_pin(cluster, node))
     name = cr['metadata']['name']

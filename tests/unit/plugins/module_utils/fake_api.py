@@ -126,7 +126,6 @@ class Stored(object):
             self.doc = after
         return copy.deepcopy(after)
 
-
     def patch_status(self, request):
         """A strategic merge patch of the status subresource: ``status.conditions`` merge by ``type``."""
         body = copy.deepcopy(request.body)

@@ -530,8 +530,8 @@ def test_the_conditions_follow_the_write_in_one_guarded_status_patch(server, kub
     server.reply('PATCH', NODE_PATH, body=echo_node)
     server.reply('PATCH', STATUS_PATH, body=with_condition(7))
     after, patch = kube.update_node('n1', lambda current: {'metadata': {'labels': {'a': 'b'}}}, conditions=wanted_once)
-    assert [r.method + ' ' + r.path for r in server.requests] == ['GET ' + NODE_PATH, 'PATCH ' + NODE_PATH,
-                                                                   'PATCH ' + STATUS_PATH]
+    sent = [r.method + ' ' + r.path for r in server.requests]
+    assert sent == ['GET ' + NODE_PATH, 'PATCH ' + NODE_PATH, 'PATCH ' + STATUS_PATH]
     assert server.of('PATCH', STATUS_PATH)[0].body == {'status': {'conditions': [{'type': 'x/cr/NotReady', 'status': 'True'}]},
                                                        'metadata': {'resourceVersion': '6'}}
     assert after['metadata']['resourceVersion'] == '7' and patch == {'metadata': {'labels': {'a': 'b'}}}

@@ -251,8 +251,8 @@ def test_a_complete_record_the_state_no_longer_backs_is_to_be_recorded_unknown()
     result = planner.plan_rollout(make_cr({'interruptionBudget': {'count': 1}}), nodes)
     stale = dict((n, p['stale_complete']) for n, p in result['nodes'].items())
     assert stale == {'reset': True, 'label-only': True, 'done': False, 'running': False}
-    assert planner.cr_decision(result)['record'] == [{'node': 'label-only', 'status': 'unknown'},
-                                                    {'node': 'reset', 'status': 'unknown'}]
+    assert planner.cr_decision(result)['record'] == [
+        {'node': 'label-only', 'status': 'unknown'}, {'node': 'reset', 'status': 'unknown'}]
     # a paused CR records nothing (the operator records its nodes paused: not done here)
     paused = make_cr({'interruptionBudget': {'count': 1}})
     paused.annotations['skyhook.nvidia.com/pause'] = 'true'
