@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: help venv test lint docs docs-lint changelog-lint browser strategy-matrix-new unit sanity galaxy-smoke kube interop bench bench-api bench-fleet demo demo-up demo-run demo-down clean molecule
+.PHONY: scenarios help venv test lint docs docs-lint changelog-lint browser strategy-matrix-new unit sanity galaxy-smoke kube interop bench bench-api bench-fleet demo demo-up demo-run demo-down clean molecule
 
 help:
 	@echo "make demo          24 fake GPU nodes in 3 racks, examples/gpu-node-tuning.yaml applied with progress (make demo-down)"
@@ -18,6 +18,7 @@ help:
 	@echo "make galaxy-smoke  build the tarball, install it, run rollout_plan from the installed copy"
 	@echo "make kube          tests against the real control plane (builds it the first time)"
 	@echo "make interop       the real NodeWright operator and the collection on one test cluster (handoffs, guard)"
+	@echo "make scenarios     NodeWright's own chainsaw e2e scenarios, the collection in the operator's place (not in make test)"
 	@echo "make strategy      strategy plugin tests on the default ansible-core; strategy-matrix: 2.16-2.19"
 	@echo "make strategy-matrix-new   the same on ansible-core 2.20, 2.21 and the newest (a CPython 3.13 built from source)"
 	@echo "make cluster-up / cluster-down   a test cluster for manual use (.cluster/kubeconfig)"
@@ -85,6 +86,12 @@ kube: venv
 # one test cluster: handoffs both ways, an upgrade across sides, the operator guard (tests/interop).
 interop: venv
 	$(BIN)/python -m pytest tests/interop -q -m interop
+
+# NodeWright's own e2e scenarios (chainsaw, from ../shared/upstream) against nodes the collection manages:
+# a bridge reconciler runs nodewright.bridge.apply as the operator would (tests/scenarios; not in make test).
+# Builds kubectl-skyhook and chainsaw the first time (tests/scenarios/build-peers.sh, cached).
+scenarios: venv
+	$(BIN)/python -m pytest tests/scenarios -q -m cluster $(SCENARIOS_ARGS)
 
 bench: venv
 	$(BIN)/python tests/bench/plan_bench.py
