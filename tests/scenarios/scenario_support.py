@@ -304,10 +304,15 @@ class BridgeReconciler:
         self._stop = threading.Event()
         self._proc = None
         self._thread = threading.Thread(target=self._loop, daemon=True, name='bridge-reconciler')
+        self._sampler = threading.Thread(target=self._sample_loop, daemon=True, name='cr-status-sampler')
         self.errors = []
+        # what the CRs' status said over time, each change once: (time, cr, status, nodeStatus, completeNodes)
+        self.timeline = []
+        self._seen = {}
 
     def start(self):
         self._thread.start()
+        self._sampler.start()
         return self
 
     def stop(self, timeout=60):
@@ -319,6 +324,7 @@ class BridgeReconciler:
             except ProcessLookupError:
                 pass
         self._thread.join(timeout)
+        self._sampler.join(5)
         self.api.close()
 
     # what the operator watches
@@ -383,6 +389,23 @@ class BridgeReconciler:
                 if not names:
                     last = digest
                 self._stop.wait(self.interval)
+
+    def _sample_loop(self):
+        while not self._stop.is_set():
+            try:
+                self._sample(self._list('skyhooks'))
+            except Exception:  # pylint: disable=broad-exception-caught
+                pass
+            self._stop.wait(0.5)
+
+    def _sample(self, crs):
+        for cr in crs:
+            status = cr.get('status') or {}
+            view = (status.get('status'), status.get('nodeStatus'), status.get('completeNodes'))
+            name = cr['metadata']['name']
+            if self._seen.get(name) != view:
+                self._seen[name] = view
+                self.timeline.append((time.strftime('%H:%M:%S'), name) + view)
 
     def _run(self, names):
         variables = {'nodewright_kubeconfig': self.kubeconfig, 'nodewright_cr_name': names,

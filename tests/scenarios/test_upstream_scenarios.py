@@ -129,7 +129,8 @@ def test_scenario(scenario, peers, scenario_clusters):
     files = ss.assert_files(scenario_dir, yaml.safe_load((scenario_dir / 'chainsaw-test.yaml').read_text()))
     summary = {'scenario': scenario, 'rc': result.rc, 'seconds': seconds, 'failures': result.failures(),
                'assertions': _count(result, files), 'removed': {f'{k[0]} {k[1]}[{k[2]}]': v for k, v in removed.items()},
-               'runs': reconciler.runs, 'reconciler_errors': reconciler.errors}
+               'runs': reconciler.runs, 'reconciler_errors': reconciler.errors,
+               'cr_status_timeline': reconciler.timeline}
     (out_dir / 'summary.json').write_text(json.dumps(summary, indent=1))
     assert result.rc == 0, (f'chainsaw failed ({seconds}s): {json.dumps(result.failures(), indent=1)[:6000]}\n'
                             f'--- reconciler runs ---\n{reconciler.summary()}\n'
