@@ -314,7 +314,11 @@ def cr_decision(plan, required=None):
     stage and its uncordon); ``record``: ``[{node, status}]`` to write before the run, as the
     operator's reconcile would (``blocked``: an ignored node with work left; ``unknown``: a complete
     record its node state no longer backs); ``skipped``: why nothing starts (paused, disabled).
-    ``pending``: the nodes not complete, whether they run or not.
+    ``pending``: the nodes not complete, whether they run or not. ``rolling``: the nodes to run that
+    the CR was in the middle of when the run was planned (their status on the node, or in the CR's
+    status, which `kubectl skyhook reset` keeps: in_progress or erroring): an unowned cordon on them is
+    the CR's, taken back and released (node_cordon take_over). Decided here, before the run writes any
+    status, since the run's own status writes recompute the CR's view of a reset node.
     """
     cr, nodes = plan['cr'], plan.get('nodes') or {}
     required = runtime_required([plan]) if required is None else required
@@ -322,7 +326,8 @@ def cr_decision(plan, required=None):
     pending = sorted(n for n, p in nodes.items() if not p['complete'])
     skipped = skip_reason(cr)
     if skipped:
-        return {'runs': [], 'complete': [], 'release': [], 'record': [], 'skipped': skipped, 'pending': pending}
+        return {'runs': [], 'complete': [], 'release': [], 'record': [], 'rolling': [], 'skipped': skipped,
+                'pending': pending}
     record = ([{'node': n, 'status': 'blocked'} for n in plan.get('to_block') or []]
               + [{'node': n, 'status': 'unknown'} for n in pending if nodes[n].get('stale_complete')])
     return {
@@ -330,6 +335,8 @@ def cr_decision(plan, required=None):
         'complete': [n for n in complete if not nodes[n].get('recorded') or required.get(n)],
         'release': [n for n in complete if cr['name'] in nodes[n].get('cordoned_by', [])],
         'record': sorted(record, key=lambda r: r['node']),
+        'rolling': [n for n in pending if set((nodes[n].get('status'), nodes[n].get('cr_status')))
+                    & set(node_state.ROLLING_STATUSES)],
         'skipped': None,
         'pending': pending,
     }

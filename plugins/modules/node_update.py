@@ -104,6 +104,15 @@ options:
     description: Release the CR's cordon when a step fails (by default the node stays cordoned, as the operator leaves it).
     type: bool
     default: false
+  take_over:
+    description:
+      - Whether an unowned cordon on the node is the CR's, taken back and released at the end, as with
+        O(nodewright.bridge.node_cordon#module:take_over) of M(nodewright.bridge.node_cordon). That is a node the CR
+        was rolling, whose cordon record C(kubectl skyhook reset) removed.
+      - Unset, the module decides from its own plan (the node's status for the CR, on the node or in the CR's status,
+        in_progress or erroring). The apply playbook sets it from the plan it made before the run wrote any status.
+    type: bool
+    version_added: 0.2.0
   operator_guard:
     description: Refuse a CR that a running NodeWright operator reconciles (see M(nodewright.bridge.operator_guard)).
       Only CRs read from the cluster are checked.

@@ -314,8 +314,11 @@ class _NodeValues(node_steps.ValueSource):
         return self.params['runtime_required_crs']
 
     def cordon_take_over(self):
-        # the node's status for the CR, on the node or in the CR's status (which `kubectl skyhook
-        # reset` keeps): a node the CR was in the middle of
+        # the run's plan says (apply: planned before any status write), else the node's status for the CR,
+        # on the node or in the CR's status (which `kubectl skyhook reset` keeps): a node the CR was in the
+        # middle of
+        if self.params.get('take_over') is not None:
+            return self.params['take_over']
         plan = self.sequence.plan or {}
         return bool(set((plan.get('status'), plan.get('cr_status'))) & set(node_state.ROLLING_STATUSES))
 

@@ -60,7 +60,6 @@ class _Keeper(object):
             if not self.warnings:
                 self.warnings.append('the status of %s was not written: %s: %s' % (self.cr_name, type(exc).__name__, exc))
 
-
     def kube(self):
         return kube_api.Kube(self.connection)
 

@@ -62,8 +62,8 @@ def _batch_state(cluster, name):
     return status['status'], status['compartmentStatuses']['__default__']['batchState']
 
 
-def test_the_batch_state_survives_a_completion_and_the_next_rollout_continues_it(cluster, playbooks, namespace, crs,
-                                                                                  pool, policy):
+def test_the_batch_state_survives_a_completion_and_the_next_rollout_continues_it(
+        cluster, playbooks, namespace, crs, pool, policy):
     cr = crs.create({'quick': package()}, selector=pool, deploymentPolicy=policy,
                     deploymentPolicyOptions={'resetBatchStateOnCompletion': False})
     name = cr['metadata']['name']

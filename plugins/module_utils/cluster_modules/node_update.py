@@ -38,6 +38,7 @@ def module_args():
         health_min_pods=dict(type='int', default=1),
         health_timeout=dict(type='int', default=600),
         uncordon_on_failure=dict(type='bool', default=False),
+        take_over=dict(type='bool'),
         operator_guard=dict(type='bool', default=True),
         force=dict(type='bool', default=False),
     )

@@ -89,7 +89,7 @@ def test_an_invalid_given_policy_names_its_file():
 
 def test_paused_and_disabled_crs_start_nothing_and_say_why():
     paused = planner.cr_decision(plan('a', ['n1', 'n2'], complete=['n2'], paused=True, cordoned_by={'n2': ['a']}))
-    assert paused == {'runs': [], 'complete': [], 'release': [], 'record': [], 'skipped': planner.PAUSED,
+    assert paused == {'runs': [], 'complete': [], 'release': [], 'record': [], 'rolling': [], 'skipped': planner.PAUSED,
                       'pending': ['n1']}
     both = planner.cr_decision(plan('a', ['n1'], paused=True, disabled=True))
     assert both['skipped'] == 'disabled (skyhook.nvidia.com/disable=true), left alone'  # disabled wins
@@ -153,3 +153,11 @@ def test_runtime_required_lists_every_runtime_required_cr_of_a_node_and_records_
     assert run['runtime_required'] == {'n1': ['a', 'b'], 'n2': ['a']}
     assert run['crs']['a']['complete'] == ['n1'] and run['crs']['b']['complete'] == ['n1']  # the taint is checked
     assert run['crs']['c']['complete'] == []  # recorded, no runtime-required taint
+
+
+def test_the_nodes_the_cr_was_rolling_are_decided_before_the_run():
+    # n1 on the node, n2 only in the CR's status (a CLI reset removed the node's record), n3 not started
+    made = plan('a', ['n1', 'n2', 'n3', 'n4'], complete=['n4'], status={'n1': 'erroring'})
+    made['nodes']['n2']['cr_status'] = 'in_progress'
+    made['nodes']['n4']['cr_status'] = 'in_progress'  # complete: nothing to take over
+    assert planner.cr_decision(made)['rolling'] == ['n1', 'n2']
