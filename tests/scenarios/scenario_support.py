@@ -205,23 +205,34 @@ def prepare(scenario, removed, cli_path):
     return cat_dir / name
 
 
+def _docs(scenario_dir, spec):
+    if spec.get('file'):
+        path = scenario_dir / spec['file']
+        return [d for d in yaml.safe_load_all(path.read_text(encoding='utf-8')) if d]
+    if spec.get('resource'):
+        return [spec['resource']]
+    return []
+
+
 def assert_files(scenario_dir, test_doc):
-    """{(step name, operation number as chainsaw's report counts it): [(apiVersion, kind), ...]} of the
-    assert / error operations of the scenario's try blocks (the report names them "operation <n>")."""
+    """{(step name, "operation <n>"): (apiVersion, kind)} of the assert / error operations of the try blocks.
+
+    chainsaw's report numbers a step's operations after splitting every file operation (apply, create,
+    assert, error, ...) into one operation per YAML document, so an assert file of a Node and a Skyhook
+    is two operations, each with a result of its own.
+    """
     out = {}
     for step in test_doc['spec']['steps']:
-        for number, op in enumerate(step.get('try') or [], 1):
+        number = 0
+        for op in step.get('try') or []:
             kind = _op_kind(op)
-            if kind in ('assert', 'error'):
-                spec = op[kind]
-                if spec.get('file'):
-                    path = scenario_dir / spec['file']
-                    docs = [d for d in yaml.safe_load_all(path.read_text(encoding='utf-8')) if d]
-                elif spec.get('resource'):
-                    docs = [spec['resource']]
-                else:
-                    docs = []
-                out[(step.get('name'), f'operation {number}')] = [(d.get('apiVersion'), d.get('kind')) for d in docs]
+            spec = op[kind] if isinstance(op[kind], dict) else {}
+            docs = _docs(scenario_dir, spec) if kind in ('apply', 'create', 'assert', 'error', 'delete', 'patch',
+                                                         'update') and spec.get('file') else [spec.get('resource')]
+            for doc in docs or [None]:
+                number += 1
+                if kind in ('assert', 'error'):
+                    out[(step.get('name'), f'operation {number}')] = ((doc or {}).get('apiVersion'), (doc or {}).get('kind'))
     return out
 
 

@@ -66,6 +66,10 @@ REMOVED = {
 XFAIL = {
     'cli/reset': ('gap: a disabled CR\'s nodes get no skyhook.nvidia.com/status_<cr>=disabled (the operator\'s '
                   'IntrospectNode writes it; apply skips a disabled CR and writes nothing on its nodes)'),
+    'deployment-policy/overlapping-selectors': (
+        'gap: nodes outside the current batch read "unknown" in status.nodeStatus where the operator says '
+        '"waiting" (assert-compartments.yaml wants 3 in_progress and 3 waiting; the collection showed 3 in_progress '
+        'and 3 unknown)'),
     'skyhook/simple-skyhook': ('gap: a package image with a tag other than its version (dexter: agentless:bogus, '
                                'version 1.2.3) is refused as invalid, so nothing runs; the operator replaces the tag '
                                'with the version'),
@@ -98,8 +102,8 @@ def _count(result, files):
             for op in step.get('operations') or []:
                 if op.get('type') not in ('assert', 'error'):
                     continue
-                classes = {ss.assertion_class(k) for k in files.get((step.get('name'), op.get('name')), [])} or {'?'}
-                for cls in classes:
+                key = files.get((step.get('name'), op.get('name')))
+                for cls in [ss.assertion_class(key) if key else '?']:
                     entry = counts.setdefault(cls, [0, 0])
                     entry[1] += 1
                     entry[0] += 0 if op.get('failure') else 1
