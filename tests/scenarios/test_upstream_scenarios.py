@@ -70,6 +70,10 @@ XFAIL = {
         'gap: nodes outside the current batch read "unknown" in status.nodeStatus where the operator says '
         '"waiting" (assert-compartments.yaml wants 3 in_progress and 3 waiting; the collection showed 3 in_progress '
         'and 3 unknown)'),
+    'skyhook/config-skyhook': (
+        'gap: a configMap change made while a rollout runs (update-while-running.yaml: baxter game.properties, '
+        'configInterrupts service) is not rolled out: the next apply plans "0 to update", baxter stays '
+        '{stage: config, state: complete}; the operator runs its config interrupt and post-interrupt stage'),
     'skyhook/simple-skyhook': ('gap: a package image with a tag other than its version (dexter: agentless:bogus, '
                                'version 1.2.3) is refused as invalid, so nothing runs; the operator replaces the tag '
                                'with the version'),
