@@ -296,7 +296,7 @@ class BridgeReconciler:
     annotations, taints, schedulability) differs from what it was when the last run started, or
     when a CR has work left (no status, status not complete/paused/disabled, or an observedGeneration
     behind its generation). A failed run is retried with back-off (5 s doubling to 30 s) while nothing
-    changes, as the operator requeues an erroring CR. One run at a time, all CRs in it (the playbook
+    changes, as the operator requeues a reconcile that returned an error. One run at a time, all CRs in it (the playbook
     orders them by priority); each run's output is kept in ``log_dir``.
     """
 
@@ -387,7 +387,7 @@ class BridgeReconciler:
             names = sorted(c['metadata']['name'] for c in crs if not c['metadata'].get('deletionTimestamp'))
             changed = digest != last
             pending = any(self._work_left(c) for c in crs)
-            if names and (changed or (pending and time.monotonic() >= next_retry)):
+            if names and (changed or ((pending or failures) and time.monotonic() >= next_retry)):
                 last = digest
                 rc = self._run(names)
                 if rc == 0:
