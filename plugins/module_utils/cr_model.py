@@ -289,6 +289,13 @@ class NodeWrightCR(object):
         options = spec.get('deploymentPolicyOptions') or {}
         self.reset_batch_state_on_completion = options.get('resetBatchStateOnCompletion', True)
         self.packages = dict((key, Package(key, pkg)) for key, pkg in (spec.get('packages') or {}).items())
+        # A CR deleted while a finalizer holds it (the operator's) first uninstalls every package with
+        # uninstall.enabled that a node still has (HasUninstallWork's finalizer case; cr_deletion.py)
+        self.deleting = bool(meta.get('deletionTimestamp'))
+        if self.deleting:
+            for pkg in self.packages.values():
+                if pkg.uninstall_enabled:
+                    pkg.uninstall_apply = True
         status = doc.get('status') or {}
         # Keys of each package's configMap that changed since the nodes last applied it
         # (the operator keeps them in status.configUpdates).

@@ -570,7 +570,10 @@ class Kube(object):
                 node = self.get_node(node_name)
         except KubeError:
             return None  # the step's own requests report a node that cannot be read
-        body = self._event_body(node, node_name, reason, message, event_type, namespace)
+        involved = {'apiVersion': 'v1', 'kind': 'Node', 'name': node_name}
+        if (node.get('metadata') or {}).get('uid'):
+            involved['uid'] = node['metadata']['uid']
+        body = self._event_body(involved, reason, message, event_type, namespace)
         try:
             self.call(describe('create', 'event', body['metadata']['name'], namespace), self.core.create_namespaced_event,
                       namespace, body, once=True, _request_timeout=min(self.request_timeout, EVENT_TIMEOUT))
@@ -585,14 +588,28 @@ class Kube(object):
                              % namespace if refused else 'further failures are not reported'))
         return None
 
-    @staticmethod
-    def _event_body(node, node_name, reason, message, event_type, namespace):
-        meta = node.get('metadata') or {}
-        now = time.time()
-        stamp = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(now))
-        involved = {'apiVersion': 'v1', 'kind': 'Node', 'name': node_name}
+    def cr_event(self, doc, reason, message, event_type='Warning', namespace='default'):
+        """An Event on a CR (a cluster-scoped object: its Events live in ``default``, as kubectl describe finds them).
+
+        Best effort like ``node_event``: returns None, or a warning when it could not be written.
+        """
+        meta = doc.get('metadata') or {}
+        involved = {'apiVersion': doc.get('apiVersion'), 'kind': doc.get('kind'), 'name': meta.get('name')}
         if meta.get('uid'):
             involved['uid'] = meta['uid']
+        body = self._event_body(involved, reason, message, event_type, namespace)
+        try:
+            self.call(describe('create', 'event', body['metadata']['name'], namespace), self.core.create_namespaced_event,
+                      namespace, body, once=True, _request_timeout=min(self.request_timeout, EVENT_TIMEOUT))
+        except KubeError as exc:
+            return 'the %s Event on %s was not written: %s' % (reason, meta.get('name'), exc.message)
+        return None
+
+    @staticmethod
+    def _event_body(involved, reason, message, event_type, namespace):
+        now = time.time()
+        stamp = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(now))
+        node_name = involved['name']
         return {
             'apiVersion': 'v1', 'kind': 'Event',
             # as client-go names them: the object's name and the time in hex (a few random bits
@@ -780,6 +797,14 @@ class Kube(object):
         return self.call(describe('patch', '%s.%s/status' % (plural, group), name),
                          self.custom.patch_cluster_custom_object_status, group, version, plural, name, body,
                          _content_type='application/merge-patch+json')
+
+    def patch_cr(self, doc, patch):
+        """Merge-patch a CR as ``doc`` (as read) names it (its metadata: the finalizers); returns the CR after."""
+        group, version = doc['apiVersion'].split('/', 1)
+        plural = dict(CR_PLACES).get(group, 'skyhooks')
+        name = doc['metadata']['name']
+        return self.call(describe('patch', '%s.%s' % (plural, group), name), self.custom.patch_cluster_custom_object,
+                         group, version, plural, name, patch, _content_type='application/merge-patch+json')
 
     def get_policy(self, name):
         """A DeploymentPolicy by name (skyhook.nvidia.com, then nodewright.nvidia.com)."""

@@ -181,8 +181,9 @@ def status_patch(cr_name, status):
 
 
 # The statuses node_state's action=record writes: what the operator writes on nodes it does not run
-# (blocked: an ignored node its batch picks; unknown: a complete record its state no longer backs).
-RECORDED_STATUSES = ('blocked', 'unknown')
+# (blocked: an ignored node its batch picks; unknown: a complete record its state no longer backs;
+# paused / disabled: every node of a CR that is; waiting: a node of a resumed CR until its batch starts it).
+RECORDED_STATUSES = ('blocked', 'unknown', 'paused', 'disabled', 'waiting')
 
 
 def record_patch(cr_name, status, annotations, labels):

@@ -262,6 +262,10 @@ BLOCKED = 'nodes waiting for an earlier CR (sequencing node): %s'
 WAITS_FOR_ALL = 'sequencing all: waits until %s is complete on every node'
 
 
+# The node statuses a paused or disabled CR gives its nodes (the operator's IntrospectNode).
+HELD_STATUSES = ('paused', 'disabled')
+
+
 def skip_reason(cr):
     """Why a CR (a plan's ``cr``) starts nothing at all: disabled or paused; None if it may run."""
     if cr.get('disabled'):
@@ -313,7 +317,9 @@ def cr_decision(plan, required=None):
     ``release``: the complete nodes still holding the CR's cordon (a run stopped between the last
     stage and its uncordon); ``record``: ``[{node, status}]`` to write before the run, as the
     operator's reconcile would (``blocked``: an ignored node with work left; ``unknown``: a complete
-    record its node state no longer backs); ``skipped``: why nothing starts (paused, disabled).
+    record its node state no longer backs; ``paused`` / ``disabled``: every node of a CR that is;
+    ``waiting``: a node not complete that said paused or disabled, once the CR runs again);
+    ``skipped``: why nothing starts (paused, disabled).
     ``pending``: the nodes not complete, whether they run or not. ``rolling``: the nodes to run that
     the CR was in the middle of when the run was planned (their status on the node, or in the CR's
     status, which `kubectl skyhook reset` keeps: in_progress or erroring): an unowned cordon on them is
@@ -326,10 +332,16 @@ def cr_decision(plan, required=None):
     pending = sorted(n for n, p in nodes.items() if not p['complete'])
     skipped = skip_reason(cr)
     if skipped:
-        return {'runs': [], 'complete': [], 'release': [], 'record': [], 'rolling': [], 'skipped': skipped,
+        # IntrospectNode: every node of a paused or disabled CR says so (the CR's status wins, as in cr_status)
+        held = 'paused' if cr.get('paused') else 'disabled'
+        record = [{'node': n, 'status': held} for n in sorted(nodes) if nodes[n].get('status') != held]
+        return {'runs': [], 'complete': [], 'release': [], 'record': record, 'rolling': [], 'skipped': skipped,
                 'pending': pending}
     record = ([{'node': n, 'status': 'blocked'} for n in plan.get('to_block') or []]
-              + [{'node': n, 'status': 'unknown'} for n in pending if nodes[n].get('stale_complete')])
+              + [{'node': n, 'status': 'unknown'} for n in pending if nodes[n].get('stale_complete')]
+              # resumed or enabled again: a node not complete waits for its batch (complete ones get their record)
+              + [{'node': n, 'status': 'waiting'} for n in pending if nodes[n].get('status') in HELD_STATUSES
+                 and n not in (plan.get('to_block') or [])])
     return {
         'runs': pending,
         'complete': [n for n in complete if not nodes[n].get('recorded') or required.get(n)],

@@ -27,7 +27,8 @@ description:
     It refuses when the node state says a package is still in progress or erroring.
   - V(record) sets C(status_<cr>) (annotation and label) to O(status), as the operator records a node it does not
     run, V(blocked) for a node its batch picks that carries C(skyhook.nvidia.com/ignore=true), V(unknown) for a node
-    recorded complete whose node state no longer is. M(nodewright.bridge.rollout_plan)'s C(decision.record) lists
+    recorded complete whose node state no longer is, V(paused) or V(disabled) for every node of a CR that is, and
+    V(waiting) for a node not complete of a CR resumed or enabled again, until its batch starts it. M(nodewright.bridge.rollout_plan)'s C(decision.record) lists
     which; the apply playbook writes them before the rollout.
   - V(complete), V(reset) and V(record) also keep the CR's node conditions C(skyhook.nvidia.com/<cr>/NotReady) and
     C(skyhook.nvidia.com/<cr>/Erroring) in the node's C(status.conditions) as the operator writes them (one patch of
@@ -59,7 +60,7 @@ options:
     description:
       - For V(record) (required there), the status to record for the CR on the node.
     type: str
-    choices: [blocked, unknown]
+    choices: [blocked, unknown, paused, disabled, waiting]
   runtime_required_crs:
     description:
       - For V(complete), the CRs with C(runtimeRequired) that target the node. When the list is not empty and all of

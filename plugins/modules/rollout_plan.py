@@ -177,6 +177,11 @@ batch_state:
   returned: success
   type: dict
   sample: {"tier1": {"currentBatch": 4, "completedNodes": 8, "lastBatchSize": 4}}
+deleting:
+  description: The CR (from the cluster) is marked deleted and held by the operator's finalizer; its packages with
+    C(uninstall.enabled) are planned for uninstall, and M(nodewright.bridge.cr_finalize) finishes the deletion.
+  returned: success
+  type: bool
 sources:
   description: Where the CR, the policy and the nodes came from (C(given) or C(cluster)).
   returned: success

@@ -15,6 +15,7 @@ __metaclass__ = type
 
 from ansible.module_utils.basic import missing_required_lib
 
+from ansible_collections.nodewright.bridge.plugins.module_utils import cr_deletion
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_status
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
@@ -59,6 +60,8 @@ def run(params, warn):
                           cap_to_ceiling=params['cap_batches_at_ceiling'], config_changes=params['config_changes'],
                           batch_states=batch_states)
     result['batch_state'] = batch_states
+    # a CR kubectl delete marked deleted that the operator's finalizer holds: apply's report finishes it (cr_finalize)
+    result['deleting'] = sources['cr'] == 'cluster' and cr_deletion.being_deleted(cr_doc)
     result['sources'] = sources
     result['cr_document'] = _portable(cr_doc)
     result['policy_document'] = _portable(policy_doc) if policy_doc is not None else None

@@ -253,7 +253,8 @@ def test_a_complete_record_the_state_no_longer_backs_is_to_be_recorded_unknown()
     assert stale == {'reset': True, 'label-only': True, 'done': False, 'running': False}
     assert planner.cr_decision(result)['record'] == [
         {'node': 'label-only', 'status': 'unknown'}, {'node': 'reset', 'status': 'unknown'}]
-    # a paused CR records nothing (the operator records its nodes paused: not done here)
+    # a paused CR records every node paused (IntrospectNode), not unknown
     paused = make_cr({'interruptionBudget': {'count': 1}})
     paused.annotations['skyhook.nvidia.com/pause'] = 'true'
-    assert planner.cr_decision(planner.plan_rollout(paused, nodes))['record'] == []
+    assert planner.cr_decision(planner.plan_rollout(paused, nodes))['record'] == [
+        {'node': n, 'status': 'paused'} for n in ('done', 'label-only', 'reset', 'running')]

@@ -89,10 +89,19 @@ def test_an_invalid_given_policy_names_its_file():
 
 def test_paused_and_disabled_crs_start_nothing_and_say_why():
     paused = planner.cr_decision(plan('a', ['n1', 'n2'], complete=['n2'], paused=True, cordoned_by={'n2': ['a']}))
-    assert paused == {'runs': [], 'complete': [], 'release': [], 'record': [], 'rolling': [], 'skipped': planner.PAUSED,
+    # every node says paused, the operator's IntrospectNode (then only those that do not say so yet)
+    assert paused == {'runs': [], 'complete': [], 'release': [], 'rolling': [], 'skipped': planner.PAUSED,
+                      'record': [{'node': 'n1', 'status': 'paused'}, {'node': 'n2', 'status': 'paused'}],
                       'pending': ['n1']}
+    paused['record'] = planner.cr_decision(plan('a', ['n1', 'n2'], complete=['n2'], paused=True,
+                                                status={'n2': 'paused'}))['record']
+    assert paused['record'] == [{'node': 'n1', 'status': 'paused'}]
     both = planner.cr_decision(plan('a', ['n1'], paused=True, disabled=True))
-    assert both['skipped'] == 'disabled (skyhook.nvidia.com/disable=true), left alone'  # disabled wins
+    assert both['skipped'] == 'disabled (skyhook.nvidia.com/disable=true), left alone'  # disabled wins the message
+    assert both['record'] == [{'node': 'n1', 'status': 'paused'}]  # the node's status follows the CR's: paused
+    # enabled again: a node not complete waits for its batch, a complete one gets its complete record
+    again = planner.cr_decision(plan('a', ['n1', 'n2'], complete=['n2'], status={'n1': 'disabled', 'n2': 'disabled'}))
+    assert again['record'] == [{'node': 'n1', 'status': 'waiting'}] and again['complete'] == ['n2']
     assert planner.cr_warnings(make_cr()) == []
     both = make_cr(annotations={'skyhook.nvidia.com/pause': 'true', 'skyhook.nvidia.com/disable': 'true'})
     assert planner.cr_warnings(both) == [

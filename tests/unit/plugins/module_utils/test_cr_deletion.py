@@ -1,0 +1,97 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""cr_deletion: the deletion of a CR the operator's finalizer holds (HandleFinalizer, CleanupSCRMetadata, Uncordon)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.nodewright.bridge.plugins.module_utils import cr_deletion
+from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
+
+P = 'skyhook.nvidia.com'
+
+
+def _doc(annotations=None, deleted=True, finalizers=(cr_deletion.FINALIZER,)):
+    meta = {'name': 'gone', 'annotations': dict(annotations or {}), 'finalizers': list(finalizers), 'generation': 3,
+            'resourceVersion': '7'}
+    if deleted:
+        meta['deletionTimestamp'] = '2026-12-02T10:00:00Z'
+    return {'apiVersion': P + '/v1alpha1', 'kind': 'Skyhook', 'metadata': meta,
+            'spec': {'nodeSelectors': {'matchLabels': {'pool': 'gpu'}},
+                     'packages': {'keep': {'version': '1.0.0', 'image': 'x/keep'},
+                                  'clean': {'version': '2.0.0', 'image': 'x/clean', 'uninstall': {'enabled': True}}}}}
+
+
+def _node(name, packages=(), raw=None):
+    state = {}
+    for pkg, version in packages:
+        state = node_state.upsert(state, pkg, version, 'x/' + pkg, 'complete', 'config')[0]
+    text = raw if raw is not None else node_state.encode(state)
+    return {'name': name, 'labels': {'pool': 'gpu'}, 'annotations': {node_state.node_state_key('gone'): text}}
+
+
+def test_a_deleted_cr_uninstalls_its_uninstall_enabled_packages():
+    cr = cr_model.build_cr(_doc())
+    assert cr.deleting and cr.packages['clean'].is_uninstalling and not cr.packages['keep'].is_uninstalling
+    assert not cr_model.build_cr(_doc(deleted=False)).packages['clean'].is_uninstalling
+    assert cr_deletion.being_deleted(_doc()) and not cr_deletion.being_deleted(_doc(finalizers=()))
+    assert not cr_deletion.being_deleted(_doc(deleted=False))
+
+
+def test_the_finalizer_waits_blocks_or_finalizes_as_the_operators_switch():
+    cr = cr_model.build_cr(_doc())
+    nodes = [_node('n1', [('keep', '1.0.0'), ('clean', '2.0.0')]), _node('n2', [('keep', '1.0.0')])]
+    pending, malformed = cr_deletion.pending_uninstall(cr, nodes)
+    assert pending == [('n1', 'clean|2.0.0')] and malformed == []
+    assert cr_deletion.decide(cr, pending, malformed)['action'] == 'wait'
+    paused = cr_model.build_cr(_doc({P + '/pause': 'true'}))
+    blocked = cr_deletion.decide(paused, pending, malformed)
+    assert (blocked['action'], blocked['reason']) == ('blocked', 'PausedWithPendingUninstall')
+    assert blocked['event'] == 'Cannot delete Skyhook gone: paused with uninstall work pending. Unpause to proceed.'
+    disabled = cr_model.build_cr(_doc({P + '/disable': 'true'}))
+    assert cr_deletion.decide(disabled, pending, malformed)['reason'] == 'DisabledWithPendingUninstall'
+    # paused with nothing pending: the deletion goes on
+    assert cr_deletion.decide(paused, [], [])['action'] == 'finalize'
+    pending, malformed = cr_deletion.pending_uninstall(cr, [_node('n3', raw='{not json')])
+    assert malformed == ['n3'] and cr_deletion.decide(cr, pending, malformed)['reason'] == 'MalformedNodeState'
+
+
+def test_the_condition_is_set_once_and_cleared():
+    blocked = cr_deletion.decide(cr_model.build_cr(_doc({P + '/pause': 'true'})), [('n1', 'clean|2.0.0')], [])
+    other = {'type': 'Ready', 'status': 'False'}
+    first = cr_deletion.blocked_conditions([other], blocked, 3, 'T1')
+    assert first == [other, {'type': 'DeletionBlocked', 'status': 'True', 'reason': 'PausedWithPendingUninstall',
+                             'message': blocked['message'], 'observedGeneration': 3, 'lastTransitionTime': 'T1'}]
+    assert cr_deletion.blocked_conditions(first, blocked, 3, 'T2') is None
+    assert cr_deletion.blocked_conditions(first, {'action': 'finalize'}, 3, 'T2') == [other]
+    assert cr_deletion.blocked_conditions([other], {'action': 'wait'}, 3, 'T2') is None
+
+
+def test_the_cleanup_removes_what_the_cr_wrote_and_only_its_own_cordon():
+    state = node_state.encode(node_state.upsert({}, 'keep', '1.0.0', 'x/keep', 'complete', 'config')[0])
+    annotations = {P + '/nodeState_gone': state, P + '/version_gone': 'v0.15.0', P + '/status_gone': 'complete',
+                   P + '/cordon_gone': 'true', P + '/status_other': 'complete', 'bridge.nodewright.io/cordon-inherited_x': 'true'}
+    labels = {P + '/status_gone': 'complete', P + '/status_other': 'complete', 'pool': 'gpu'}
+    patch = cr_deletion.cleanup_patch('gone', annotations, labels, unschedulable=True)
+    assert patch == {'spec': {'unschedulable': False},
+                     'metadata': {'annotations': {P + '/cordon_gone': None, P + '/status_gone': None},
+                                  'labels': {P + '/status_gone': None}}}
+    # another CR holds a cordon too: the node stays cordoned; an empty state goes with its version record
+    annotations.update({P + '/cordon_other': 'true', P + '/nodeState_gone': '{}'})
+    patch = cr_deletion.cleanup_patch('gone', annotations, labels, unschedulable=True)
+    assert 'spec' not in patch and patch['metadata']['annotations'][P + '/nodeState_gone'] is None
+    assert patch['metadata']['annotations'][P + '/version_gone'] is None
+    assert cr_deletion.cleanup_patch('gone', {}, {'pool': 'gpu'}, unschedulable=False) is None
+
+
+def test_the_node_conditions_and_the_finalizer_go():
+    node = {'status': {'conditions': [{'type': 'Ready'}, {'type': P + '/gone/NotReady'}, {'type': P + '/gone/Erroring'},
+                                      {'type': P + '/other/NotReady'}]}}
+    assert cr_deletion.conditions_removal('gone', node) == {'status': {'conditions': [
+        {'type': P + '/gone/NotReady', '$patch': 'delete'}, {'type': P + '/gone/Erroring', '$patch': 'delete'}]}}
+    assert cr_deletion.conditions_removal('gone', {'status': {}}) is None
+    doc = _doc(finalizers=('other/x', cr_deletion.FINALIZER))
+    assert cr_deletion.finalizers_patch(doc) == {'metadata': {'finalizers': ['other/x'], 'resourceVersion': '7'}}
