@@ -64,8 +64,6 @@ REMOVED = {
 
 # scenario -> the collection gap that makes it fail (see the module doc)
 XFAIL = {
-    'cli/reset': ('gap: a disabled CR\'s nodes get no skyhook.nvidia.com/status_<cr>=disabled (the operator\'s '
-                  'IntrospectNode writes it; apply skips a disabled CR and writes nothing on its nodes)'),
     'deployment-policy/overlapping-selectors': (
         'gap: nodes outside the current batch read "unknown" in status.nodeStatus where the operator says '
         '"waiting" (assert-compartments.yaml wants 3 in_progress and 3 waiting; the collection showed 3 in_progress '
