@@ -12,4 +12,3 @@ cd "$(dirname "$0")/.."
 tests/cluster/build.sh prometheus
 tests/interop/build-operator.sh
 tests/python/build-python.sh
-tests/scenarios/build-peers.sh cli chainsaw  # the upstream e2e scenarios (make scenarios)

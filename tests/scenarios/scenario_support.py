@@ -53,7 +53,7 @@ NAMESPACE = 'skyhook'
 TEST_NODE_LABEL = 'skyhook.nvidia.com/test-node'
 TEST_NODE_VALUE = 'skyhooke2e'
 # What upstream's e2e runs the operator with (operator/Makefile: AGENT_IMAGE?=$(IMG_REPO)/agentless:6.2.0);
-# kwok plays that image (tests/cluster/stages/pod-agentless.yaml).
+# kwok plays that image (tests/cluster/stages/pod-agentless-*.yaml).
 AGENT_IMAGE = 'ghcr.io/nvidia/skyhook/agentless:6.2.0'
 # upstream: CHAINSAW_ARGS:=--exec-timeout 30s --parallel 1
 CHAINSAW_ARGS = ('--exec-timeout', '30s', '--parallel', '1')
