@@ -224,7 +224,9 @@ def compartment_statuses(cr, nodes, policy, previous, complete, reset, batch_sta
     for comp in scheduler.compartments:
         members = [by_name[name] for name in comp.nodes if name in by_name]
         matched, completed = len(members), sum(1 for n in members if n.complete)
-        entry = {'matched': matched, 'ceiling': comp.ceiling,
+        # the operator's CalculateCeiling: a count budget's count even over no node (docs/semantics 3)
+        count = (comp.budget or {}).get('count')
+        entry = {'matched': matched, 'ceiling': count if count is not None else comp.ceiling,
                  'inProgress': sum(1 for n in members if n.status == 'in_progress'),
                  'completed': completed, 'progressPercent': completed * 100 // matched if matched else 0}
         if comp.strategy is not None:
@@ -296,7 +298,7 @@ def wanted_status(cr, doc, nodes, policy=None, policy_doc=None, policy_missing=F
     completing = status == 'complete' and current.get('status') != 'complete'
     wanted = {
         'status': status,
-        'nodeState': dict((n.name, n.state) for n in nodes if n.state),
+        'nodeState': dict((n.name, _omit_empty(n.state)) for n in nodes if n.state),
         'nodeStatus': node_statuses,
         'completeNodes': '%d/%d' % (sum(1 for n in nodes if n.status == 'complete'), len(nodes)),
         'nodesInProgress': sum(1 for n in nodes if n.status in node_state.ROLLING_STATUSES),
@@ -313,6 +315,12 @@ def wanted_status(cr, doc, nodes, policy=None, policy_doc=None, policy_missing=F
                                                              status == 'complete', reset_on_completion(doc, policy_doc),
                                                              batch_states)
     return wanted
+
+
+def _omit_empty(state):
+    """A node state as the operator's status carries it: each entry without its empty omitempty fields."""
+    return dict((key, dict((f, v) for f, v in entry.items() if v or f not in node_state.OMIT_EMPTY))
+                for key, entry in state.items())
 
 
 def _map_patch(current, wanted):
@@ -348,7 +356,8 @@ def status_patch(current, wanted):
             patch[field] = changed
     for field in ('status', 'completeNodes', 'packageList', 'nodesInProgress', 'observedGeneration'):
         value = wanted[field] or None
-        if current.get(field) != value and not (value is None and field not in current):
+        # a zero value the operator wrote reads as the null this collection sends (omitempty)
+        if current.get(field) != value and not (value is None and not current.get(field)):
             patch[field] = value
     if (current.get('conditions') or []) != wanted['conditions']:
         patch['conditions'] = wanted['conditions']

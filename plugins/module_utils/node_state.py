@@ -38,7 +38,7 @@ STATUSES = ('complete', 'blocked', 'waiting', 'disabled', 'paused', 'in_progress
 OPERATOR_VERSION = 'v0.15.0'
 
 _FIELDS = ('name', 'version', 'image', 'containerSHA', 'stage', 'state', 'restarts')
-_OMIT_EMPTY = ('containerSHA', 'state', 'restarts')
+OMIT_EMPTY = ('containerSHA', 'state', 'restarts')  # omitempty in the operator's PackageStatus
 
 
 class NodeStateError(ValueError):
@@ -76,7 +76,7 @@ def _encode_status(status):
     parts = []
     for field in _FIELDS:
         value = status.get(field)
-        if field in _OMIT_EMPTY and not value:
+        if field in OMIT_EMPTY and not value:
             continue
         if field == 'restarts':
             parts.append('"restarts":%d' % int(value))
