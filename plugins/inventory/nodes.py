@@ -207,7 +207,8 @@ from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
 from ansible_collections.nodewright.bridge.plugins.module_utils import inventory_groups
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils import label_selector
-from ansible_collections.nodewright.bridge.plugins.module_utils.planner import choose_policy, cr_warnings, normalise_nodes, plan_rollout
+from ansible_collections.nodewright.bridge.plugins.module_utils.planner import (
+    choose_policy, cr_warnings, normalise_nodes, plan_rollout, plan_warnings)
 
 try:
     # ansible-core 2.19 and later: strings from an inventory plugin are never templated unless marked
@@ -324,7 +325,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
         else:
             raise AnsibleParserError('%s: set cr (a file with the CR) or cr_name (a CR in the cluster) in %s' % (self.NAME, path))
         try:
-            cr = cr_model.build_cr(cr_doc)
+            cr = cr_model.build_cr(cr_doc, stored=not self.get_option('cr'))
         except cr_model.CRValidationError as exc:
             raise cr_model.CRValidationError('%s (from %s)' % (exc.what, source), exc.errors)
         given = where = None
@@ -336,6 +337,8 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
         for warning in cr_warnings(cr):
             self.display.warning('%s: %s' % (self.NAME, warning))
         plan = plan_rollout(cr, normalise_nodes(nodes), policy=policy)
+        for warning in plan_warnings(plan):
+            self.display.warning('%s: %s' % (self.NAME, warning))
         return cr, plan, nodes
 
     # ------------------------------------------------------------------ populating

@@ -205,8 +205,8 @@ class Package(object):
     def __init__(self, key, spec):
         self.name = spec.get('name') or key
         self.version = spec['version']
-        # The operator cuts the image at its first ':' (the tag must equal the version,
-        # which validation enforces), then pulls <image>:<version> or <image>@<containerSHA>.
+        # The operator cuts the image at its first ':' (its webhook refuses a tag other than the version,
+        # its controller drops any tag: image_tag_problems), then pulls <image>:<version> or <image>@<containerSHA>.
         self.image = spec['image'].split(':', 1)[0]
         self.container_sha = spec.get('containerSHA') or ''
         self.agent_image_override = spec.get('agentImageOverride') or ''
@@ -399,15 +399,8 @@ def _package_errors(key, pkg, all_packages):
     version = pkg.get('version')
     if isinstance(version, str) and not semver.is_valid(version):
         errors.append('%s.version: %r is not a valid semantic version (for example 1.2.3)' % (path, version))
-    image = pkg.get('image')
-    if isinstance(image, str):
-        if image == '':
-            errors.append('%s.image: must not be empty' % path)
-        elif ':' in image and isinstance(version, str):
-            name, tag = image.split(':', 1)
-            if tag != version:
-                errors.append("%s.image: tag %r of %r does not match the package version %r; leave the tag off "
-                              "(the version is the tag)" % (path, tag, name, version))
+    if pkg.get('image') == '':
+        errors.append('%s.image: must not be empty' % path)
     config_map = pkg.get('configMap') if isinstance(pkg.get('configMap'), dict) else {}
     config_interrupts = pkg.get('configInterrupts') if isinstance(pkg.get('configInterrupts'), dict) else {}
     for pattern in sorted(config_interrupts):
@@ -565,8 +558,31 @@ def normalise_cr(doc):
     return result
 
 
-def cr_errors(doc):
-    """Every problem of a Skyhook / NodeWright document, by field path."""
+def image_tag_problems(doc):
+    """``spec.packages.<key>.image``: the packages whose image carries a tag other than their version, one text
+    each. The operator's webhook refuses them; its controller cuts the tag off (``Packages.Images``), so the
+    version is the tag whatever the image says."""
+    spec = doc.get('spec') if isinstance(doc, dict) else None
+    packages = spec.get('packages') if isinstance(spec, dict) else None
+    problems = []
+    for key in sorted(packages) if isinstance(packages, dict) else ():
+        pkg = packages[key] if isinstance(packages[key], dict) else {}
+        image, version = pkg.get('image'), pkg.get('version')
+        if isinstance(image, str) and ':' in image and isinstance(version, str):
+            name, tag = image.split(':', 1)
+            if tag != version:
+                problems.append("spec.packages.%s.image: tag %r of %r does not match the package version %r; leave "
+                                "the tag off (the version is the tag)" % (key, tag, name, version))
+    return problems
+
+
+def cr_errors(doc, stored=False):
+    """Every problem of a Skyhook / NodeWright document, by field path.
+
+    ``stored``: the document was read from the API server, which admitted it: a tag that is not the version is
+    what the controller cuts off (``image_tag_problems``), not an error; a document to be applied is refused
+    for it as the webhook refuses it.
+    """
     if not isinstance(doc, dict):
         return ['must be an object']
     errors = []
@@ -602,6 +618,8 @@ def cr_errors(doc):
             if isinstance(packages[key], dict):
                 errors.extend(_package_errors(key, packages[key], packages))
         errors.extend(_cycle_errors(packages))
+    if not stored:
+        errors.extend(image_tag_problems(doc))
     return errors
 
 
@@ -667,9 +685,10 @@ def _normalise_selector(selector):
 # --------------------------------------------------------------------------- builders
 
 
-def build_cr(doc):
-    """A NodeWrightCR from a document; CRValidationError lists every problem."""
-    errors = cr_errors(doc)
+def build_cr(doc, stored=False):
+    """A NodeWrightCR from a document; CRValidationError lists every problem. ``stored``: read from the API
+    server (``cr_errors``)."""
+    errors = cr_errors(doc, stored=stored)
     if errors:
         raise CRValidationError(_describe(doc, 'CR'), errors)
     return NodeWrightCR(normalise_cr(doc))

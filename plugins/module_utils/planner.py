@@ -137,7 +137,8 @@ def plan_rollout(cr, nodes, policy=None, order='name', cap_to_ceiling=True, conf
 
 def _cached_plan(cr, node, plans_by_state, plans_by_relevant_state, config_changes):
     """The node's plan. Most of a fleet shares a handful of states (nothing done yet, all done, ...):
-    each distinct annotation is planned once. Plans are read-only from here on."""
+    each distinct annotation is planned once. Plans are read-only from here on. Raises
+    CRValidationError (naming the node and its annotation) for a state that cannot be read."""
     state_key = node_state.node_state_key(cr.name)
     raw_state = node['annotations'].get(state_key)
     plan = plans_by_state.get(raw_state)
@@ -163,26 +164,34 @@ def _records(node, cr_name, status):
     return node['annotations'].get(key) == status and node['labels'].get(key) == status
 
 
-def _plan_rollout(cr, nodes, policy, order, cap_to_ceiling, config_changes, batch_states):
-    selected, unmatched, ignored, to_block = [], [], [], []
+def _sort_nodes(cr, nodes, config_changes):
+    """``(selected, node_plans, unmatched, ignored, to_block, malformed)``: the nodes as the CR sees them."""
+    selected, unmatched, ignored, to_block, malformed = [], [], [], [], {}
     node_plans, plans_by_state, plans_by_relevant_state = {}, {}, {}
     for node in nodes:
         if not label_selector.matches(cr.node_selector, node['labels']):
             unmatched.append(node['name'])
             continue
+        try:
+            plan = _cached_plan(cr, node, plans_by_state, plans_by_relevant_state, config_changes)
+        except cr_model.CRValidationError as exc:
+            if not node_state.is_ignored(node['labels']):
+                # the operator's NodeStateMalformed: reported, never touched, and the CR holds (cr_decision)
+                malformed[node['name']] = exc.errors[0]
+            plan = None  # an unreadable state on an ignored node is not this run's to judge
         if node_state.is_ignored(node['labels']):
             # out of every rollout; recorded blocked while it has work left, as the operator's node picker does
             ignored.append(node['name'])
-            try:
-                plan = _cached_plan(cr, node, plans_by_state, plans_by_relevant_state, config_changes)
-            except cr_model.CRValidationError:
-                continue  # an unreadable state on a node left alone is not this run's to judge
-            if not plan['complete'] and not _records(node, cr.name, 'blocked'):
+            if plan is not None and not plan['complete'] and not _records(node, cr.name, 'blocked'):
                 to_block.append(node['name'])
-            continue
-        plan = _cached_plan(cr, node, plans_by_state, plans_by_relevant_state, config_changes)
-        node_plans[node['name']] = plan
-        selected.append(node)
+        elif plan is not None:
+            node_plans[node['name']] = plan
+            selected.append(node)
+    return selected, node_plans, unmatched, ignored, to_block, malformed
+
+
+def _plan_rollout(cr, nodes, policy, order, cap_to_ceiling, config_changes, batch_states):
+    selected, node_plans, unmatched, ignored, to_block, malformed = _sort_nodes(cr, nodes, config_changes)
     done = [n for n, p in node_plans.items() if p['complete']]
     pairs = [(n['name'], n['labels']) for n in selected]
     source = {'policy': policy} if policy is not None else {'legacy_cr': cr}
@@ -209,7 +218,7 @@ def _plan_rollout(cr, nodes, policy, order, cap_to_ceiling, config_changes, batc
             'status': status,
             'recorded': bool(plan['complete'] and recorded),
             # recorded complete (annotation or label) while its state is not (kubectl skyhook node reset,
-            # package rerun, a new package): the operator's next reconcile records it unknown (IntrospectNode)
+            # package rerun, a new package): the operator's reconciles record it unknown, then waiting (IntrospectNode)
             'stale_complete': not plan['complete'] and 'complete' in (
                 node['annotations'].get(node_state.status_key(cr.name)), node['labels'].get(node_state.status_key(cr.name))),
             'cordoned_by': node_state.cordon_owners(node['annotations']),
@@ -228,6 +237,8 @@ def _plan_rollout(cr, nodes, policy, order, cap_to_ceiling, config_changes, batc
         'unmatched': sorted(unmatched),
         'ignored': sorted(ignored),
         'to_block': sorted(to_block),
+        # node -> why its state annotation cannot be read (the CR's NodeStateMalformed condition)
+        'malformed': malformed,
         'summary': {
             'matched': len(selected),
             'complete': len(done),
@@ -257,6 +268,8 @@ def _plan_rollout(cr, nodes, policy, order, cap_to_ceiling, config_changes, batc
 # rollout_phases filter (several CRs in one run, the ``budgeted`` strategy's phases).
 
 PAUSED = 'paused (%s=true), no batch starts' % PAUSE_ANNOTATION
+MALFORMED = ('holds: the node state of %s cannot be read (NodeStateMalformed); nothing starts until it is repaired '
+             'or the node reset (kubectl skyhook node reset)')
 DISABLED = 'disabled (%s=true), left alone' % DISABLE_ANNOTATION
 BLOCKED = 'nodes waiting for an earlier CR (sequencing node): %s'
 WAITS_FOR_ALL = 'sequencing all: waits until %s is complete on every node'
@@ -264,6 +277,9 @@ WAITS_FOR_ALL = 'sequencing all: waits until %s is complete on every node'
 
 # The node statuses a paused or disabled CR gives its nodes (the operator's IntrospectNode).
 HELD_STATUSES = ('paused', 'disabled')
+# The statuses of a node not complete that the operator turns into waiting (IntrospectNode, with compartments:
+# a running CR always has at least its default one).
+WAITS_FROM = ('unknown',) + HELD_STATUSES
 
 
 def skip_reason(cr):
@@ -273,6 +289,21 @@ def skip_reason(cr):
     if cr.get('paused'):
         return PAUSED
     return None
+
+
+def malformed_reason(plan):
+    """Why a CR starts nothing while a node's state cannot be read (the operator's reconcile stops on it: a
+    package may be mid-uninstall there); None when every node's state reads."""
+    malformed = plan.get('malformed') or {}
+    if not malformed:
+        return None
+    return MALFORMED % ', '.join(sorted(malformed))
+
+
+def plan_warnings(plan):
+    """The warnings a plan gives about its nodes: one per node whose state cannot be read, naming the field."""
+    return ['%s %s: %s; the node is left alone and the CR holds (NodeStateMalformed)' % (
+        plan['cr'].get('kind', 'CR'), plan['cr']['name'], why) for _, why in sorted((plan.get('malformed') or {}).items())]
 
 
 def cr_warnings(cr):
@@ -316,9 +347,9 @@ def cr_decision(plan, required=None):
     (missing, or a runtime-required taint to check: ``required`` is ``runtime_required``'s map);
     ``release``: the complete nodes still holding the CR's cordon (a run stopped between the last
     stage and its uncordon); ``record``: ``[{node, status}]`` to write before the run, as the
-    operator's reconcile would (``blocked``: an ignored node with work left; ``unknown``: a complete
-    record its node state no longer backs; ``paused`` / ``disabled``: every node of a CR that is;
-    ``waiting``: a node not complete that said paused or disabled, once the CR runs again);
+    operator's reconcile would (``blocked``: an ignored node with work left; ``paused`` / ``disabled``:
+    every node of a CR that is; ``waiting``: a node not complete whose status says nothing yet, or
+    complete (its node state was reset), or paused or disabled once the CR runs again);
     ``skipped``: why nothing starts (paused, disabled).
     ``pending``: the nodes not complete, whether they run or not. ``rolling``: the nodes to run that
     the CR was in the middle of when the run was planned (their status on the node, or in the CR's
@@ -331,17 +362,23 @@ def cr_decision(plan, required=None):
     complete = sorted(n for n, p in nodes.items() if p['complete'])
     pending = sorted(n for n, p in nodes.items() if not p['complete'])
     skipped = skip_reason(cr)
+    malformed = malformed_reason(plan)
+    if malformed and not skipped:
+        # held whole, as the operator's reconcile errors out: no node starts, none is recorded
+        return {'runs': [], 'complete': [], 'release': [], 'record': [], 'rolling': [], 'skipped': malformed,
+                'pending': pending}
     if skipped:
         # IntrospectNode: every node of a paused or disabled CR says so (the CR's status wins, as in cr_status)
         held = 'paused' if cr.get('paused') else 'disabled'
         record = [{'node': n, 'status': held} for n in sorted(nodes) if nodes[n].get('status') != held]
         return {'runs': [], 'complete': [], 'release': [], 'record': record, 'rolling': [], 'skipped': skipped,
                 'pending': pending}
-    record = ([{'node': n, 'status': 'blocked'} for n in plan.get('to_block') or []]
-              + [{'node': n, 'status': 'unknown'} for n in pending if nodes[n].get('stale_complete')]
-              # resumed or enabled again: a node not complete waits for its batch (complete ones get their record)
-              + [{'node': n, 'status': 'waiting'} for n in pending if nodes[n].get('status') in HELD_STATUSES
-                 and n not in (plan.get('to_block') or [])])
+    to_block = plan.get('to_block') or []
+    record = ([{'node': n, 'status': 'blocked'} for n in to_block]
+              # IntrospectNode: a node not complete that says nothing (unknown), complete (its state was reset) or
+              # paused / disabled (the CR runs again) waits for its batch; complete ones get their record
+              + [{'node': n, 'status': 'waiting'} for n in pending if n not in to_block and (
+                  nodes[n].get('stale_complete') or nodes[n].get('status') in WAITS_FROM)])
     return {
         'runs': pending,
         'complete': [n for n in complete if not nodes[n].get('recorded') or required.get(n)],

@@ -85,7 +85,7 @@ def load_cr(kube, cr_arg, cr_name):
         if not all(isinstance(d, dict) for d in docs):
             raise cr_model.CRValidationError('cr', ['must be a CR document, a list of documents or a file path'])
         doc = cr_model.select_cr(docs, cr_name, 'cr')[0]
-    return cr_model.build_cr(doc), doc
+    return cr_model.build_cr(doc, stored=cr_arg is None), doc
 
 
 def held(kube, cr, node, cr_from_file=False):

@@ -257,6 +257,15 @@ ignored:
   returned: success
   type: list
   elements: str
+malformed:
+  description:
+    - Selected nodes whose node-state annotation cannot be read, each with the reason (the annotation
+      and field at fault). They are not planned and never touched; while any is listed the CR starts
+      nothing (C(decision.skipped)), as the operator's reconcile stops on it, and its status carries the
+      C(NodeStateMalformed) condition. Repair the annotation or reset the node.
+  returned: success
+  type: dict
+  sample: {gpu-7: "gpu-7 annotation skyhook.nvidia.com/nodeState_tuning is not valid JSON: ..."}
 summary:
   description: Counts of matched, complete, to_update, needs_drain nodes and of batches.
   returned: success

@@ -129,12 +129,12 @@ def test_a_completed_rollout_reads_as_the_operators(cluster, playbooks, node, na
     assert _cr(cluster, name)['status'] == status
     assert [c for c in cluster.core.read_node(node).status.conditions if c.type.startswith(PREFIX)] == conditions
 
-    # kubectl skyhook node reset drops the nodeState only; the next run records the node unknown, as the
-    # operator's next reconcile, even when it does not reach the node (here: no node in --limit)
+    # kubectl skyhook node reset drops the nodeState only; the next run records the node waiting for its batch,
+    # as the operator's reconciles settle it, even when it does not reach the node (here: no node in --limit)
     cluster.core.patch_node(node, {'metadata': {'annotations': {'%s/nodeState_%s' % (PREFIX, name): None}}})
     unreached = _apply(playbooks, name, namespace, extra_args=('--limit', 'localhost'))
     assert unreached.rc == 0, unreached
-    assert _status_of(cluster, node, name) == ('unknown', 'unknown')
+    assert _status_of(cluster, node, name) == ('waiting', 'waiting')
     assert _node_conditions(cluster, node, name)['NotReady'] == ('True', 'Incomplete')
     # kubectl skyhook node ignore, then the next run: the operator's node picker records the node blocked
     cluster.core.patch_node(node, {'metadata': {'labels': {PREFIX + '/ignore': 'true'}}})

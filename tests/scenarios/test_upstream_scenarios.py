@@ -64,10 +64,6 @@ REMOVED = {
 
 # scenario -> the collection gap that makes it fail (see the module doc)
 XFAIL = {
-    'deployment-policy/overlapping-selectors': (
-        'gap: nodes outside the current batch read "unknown" in status.nodeStatus where the operator says '
-        '"waiting" (assert-compartments.yaml wants 3 in_progress and 3 waiting; the collection showed 3 in_progress '
-        'and 3 unknown)'),
     'skyhook/config-skyhook': (
         'gap: a configMap change made while a rollout runs (update-while-running.yaml: baxter game.properties, '
         'configInterrupts service) is not rolled out: the next apply plans "0 to update", baxter stays '
@@ -80,13 +76,6 @@ XFAIL = {
         'gap: a node with a taint the CR\'s pods do not tolerate (kind-worker2 test-block=true:NoSchedule) is '
         'rolled out (status_strict-order-skyhook-zzz=complete); the operator\'s NodePicker marks it blocked '
         '(CheckTaintToleration) and starts nothing there'),
-    'skyhook/malformed-node-state': (
-        'gap: a nodeState annotation that is not JSON makes apply refuse the whole run ("node kind-worker is '
-        'invalid": plan_crs fails) and no condition is written; the operator sets the CR condition '
-        'NodeStateMalformed (status True, reason ParseError, "nodeState annotation cannot be parsed on 1 node(s)")'),
-    'skyhook/simple-skyhook': ('gap: a package image with a tag other than its version (dexter: agentless:bogus, '
-                               'version 1.2.3) is refused as invalid, so nothing runs; the operator replaces the tag '
-                               'with the version'),
 }
 
 

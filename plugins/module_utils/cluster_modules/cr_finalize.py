@@ -74,7 +74,7 @@ def run(module, kube):
     if not cr_deletion.being_deleted(doc):
         return dict(changed=False, cr_name=name, action='none', msg='%s is not being deleted (or carries no %s finalizer)'
                     % (name, cr_deletion.FINALIZER))
-    cr = cr_model.build_cr(doc)
+    cr = cr_model.build_cr(doc, stored=True)
     raw_nodes = _nodes(kube, cr)
     pending, malformed = cr_deletion.pending_uninstall(cr, normalise_nodes(raw_nodes))
     decision = cr_deletion.decide(cr, pending, malformed)

@@ -50,7 +50,7 @@ def compute(kube, cr_name, batch_states=None):
     ``batch_states``: compartment -> the BatchProcessingState a running rollout has reached (the strategy's).
     """
     doc = kube.get_cr(cr_name)
-    cr = cr_model.build_cr(doc)
+    cr = cr_model.build_cr(doc, stored=True)
     policy, policy_doc, missing = _policy(kube, cr)
     listing = kube.list_nodes(label_selector=label_selector.to_query(cr.node_selector) or None)
     nodes = cr_status.status_nodes(cr, normalise_nodes(listing.get('items') or []))

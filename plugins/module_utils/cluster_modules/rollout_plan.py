@@ -22,7 +22,7 @@ from ansible_collections.nodewright.bridge.plugins.module_utils import kube as k
 from ansible_collections.nodewright.bridge.plugins.module_utils import label_selector
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
 from ansible_collections.nodewright.bridge.plugins.module_utils.planner import (
-    choose_policy, cr_warnings, normalise_nodes, plan_decision, plan_rollout)
+    choose_policy, cr_warnings, normalise_nodes, plan_decision, plan_rollout, plan_warnings)
 
 
 def _documents(value, what):
@@ -41,7 +41,11 @@ def run(params, warn):
     if params['cr'] is None or params['nodes'] is None:
         kube = kube_api.Kube(params)
     cr_doc, bundled_policies = _read_cr(params, kube, sources)
-    cr = cr_model.build_cr(cr_doc)
+    stored = sources['cr'] == 'cluster'
+    cr = cr_model.build_cr(cr_doc, stored=stored)
+    for problem in cr_model.image_tag_problems(cr_doc) if stored else ():
+        warn('%s: the operator replaces that tag with the version (its webhook refuses it on create or update)'
+             % problem)
     given = _documents(params['policy'], 'policy') if params['policy'] is not None else None
     policy, policy_doc, policy_source = choose_policy(cr, bundled_policies, given=given,
                                                       fetch=kube.get_policy if kube is not None else None)
@@ -59,6 +63,8 @@ def run(params, warn):
     result = plan_rollout(cr, nodes, policy=policy, order=params['node_order'],
                           cap_to_ceiling=params['cap_batches_at_ceiling'], config_changes=params['config_changes'],
                           batch_states=batch_states)
+    for warning in plan_warnings(result):
+        warn(warning)
     result['batch_state'] = batch_states
     # a CR kubectl delete marked deleted that the operator's finalizer holds: apply's report finishes it (cr_finalize)
     result['deleting'] = sources['cr'] == 'cluster' and cr_deletion.being_deleted(cr_doc)

@@ -105,6 +105,23 @@ def test_image_tag_equal_to_version_is_accepted():
     assert errors_of(with_pkgs(tuning=pkg(version='1.2.3', image='repo/img:1.2.3'))) == []
 
 
+def test_a_stored_cr_has_its_other_tag_replaced_by_the_version():
+    # the webhook refuses it (a file to apply); one the API server admitted runs as the controller runs it
+    doc = with_pkgs(tuning=pkg(version='1.2.3', image='repo/img:bogus'), other=pkg(version='1.0.0', image='repo/o'))
+    expected = ["spec.packages.tuning.image: tag 'bogus' of 'repo/img' does not match the package version '1.2.3'; "
+                "leave the tag off (the version is the tag)"]
+    assert cr_model.image_tag_problems(doc) == expected
+    with pytest.raises(cr_model.CRValidationError) as info:
+        cr_model.build_cr(doc)
+    assert info.value.errors == expected
+    cr = cr_model.build_cr(doc, stored=True)
+    assert cr.packages['tuning'].image_ref == 'repo/img:1.2.3' and cr.packages['other'].image_ref == 'repo/o:1.0.0'
+    # every other rule still holds for a stored CR
+    broken = with_pkgs(tuning=pkg(version='not-semver', image='repo/img:bogus'))
+    assert [e for e in cr_model.cr_errors(broken, stored=True) if 'tag' in e] == []
+    assert any('not a valid semantic version' in e for e in cr_model.cr_errors(broken, stored=True))
+
+
 def test_glob_config_interrupt_matching_a_key_is_accepted():
     assert errors_of(with_pkgs(tuning=pkg(configMap={'a.sh': 'x', 'b.conf': 'y'},
                                           configInterrupts={'*.sh': {'type': 'service', 'services': ['kubelet']},

@@ -184,14 +184,34 @@ def test_plan_rollout_config_changes():
     ('{broken', 'is not valid JSON'),
     ('{"tuning|1.0.0":{"name":"tuning","version":"1.0.0","image":"i","stage":"deploy"}}', "stage 'deploy' is not one of"),
 ])
-def test_bad_annotation_names_the_node(annotation, needle):
+def test_bad_annotation_names_the_node_and_holds_the_cr(annotation, needle):
     nodes = [node('good'), node('bad-node', annotations={STATE_KEY: annotation})]
-    with pytest.raises(cr_model.CRValidationError) as info:
-        planner.plan_rollout(make_cr(), nodes)
-    assert info.value.what == 'node bad-node'
-    assert len(info.value.errors) == 1
-    assert info.value.errors[0].startswith('bad-node annotation %s' % STATE_KEY)
-    assert needle in info.value.errors[0]
+    result = planner.plan_rollout(make_cr(), nodes)
+    # the node is reported with the annotation and field at fault, and left out of the plan
+    assert list(result['malformed']) == ['bad-node']
+    assert result['malformed']['bad-node'].startswith('bad-node annotation %s' % STATE_KEY)
+    assert needle in result['malformed']['bad-node']
+    assert list(result['nodes']) == ['good'] and result['summary']['matched'] == 1
+    # the operator's reconcile stops on it: no node of the CR starts, none is recorded
+    decision = planner.cr_decision(result)
+    assert decision['runs'] == [] and decision['record'] == [] and decision['complete'] == []
+    assert 'bad-node' in decision['skipped'] and 'NodeStateMalformed' in decision['skipped']
+    (warning,) = planner.plan_warnings(result)
+    assert warning.startswith('NodeWright demo: ') and 'bad-node annotation' in warning and needle in warning
+    # repaired: the CR runs again, nothing malformed
+    nodes[1] = node('bad-node')
+    repaired = planner.plan_rollout(make_cr(), nodes)
+    assert repaired['malformed'] == {} and planner.cr_decision(repaired)['runs'] == ['bad-node', 'good']
+    assert planner.plan_warnings(repaired) == []
+
+
+def test_a_paused_cr_with_a_malformed_node_still_says_paused():
+    cr = cr_model.build_cr({'apiVersion': 'nodewright.nvidia.com/v1alpha1', 'kind': 'NodeWright',
+                            'metadata': {'name': 'demo', 'annotations': {planner.PAUSE_ANNOTATION: 'true'}},
+                            'spec': {'nodeSelectors': {'matchLabels': {'pool': 'gpu'}},
+                                     'packages': {'tt': {'version': '1.0.0', 'image': 'i'}}}})
+    result = planner.plan_rollout(cr, [node('good'), node('bad', annotations={STATE_KEY: '{x'})])
+    assert planner.cr_decision(result)['skipped'] == planner.PAUSED
 
 
 def test_bad_annotation_on_an_unselected_node_is_ignored():
@@ -238,23 +258,30 @@ def test_an_ignored_node_with_work_left_is_to_be_recorded_blocked():
     assert result['ignored'] == ['blocked', 'broken', 'done', 'fresh'] and result['to_block'] == ['fresh']
     assert sorted(result['nodes']) == ['normal']  # ignored nodes stay out of the rollout
     decision = planner.cr_decision(result)
-    assert decision['record'] == [{'node': 'fresh', 'status': 'blocked'}] and decision['runs'] == ['normal']
+    assert decision['record'] == [{'node': 'fresh', 'status': 'blocked'}, {'node': 'normal', 'status': 'waiting'}]
+    assert decision['runs'] == ['normal']
 
 
-def test_a_complete_record_the_state_no_longer_backs_is_to_be_recorded_unknown():
+def test_a_node_not_complete_that_says_nothing_or_complete_is_to_be_recorded_waiting():
     key = node_state.status_key('demo')
     record = {key: 'complete'}
     nodes = [node('reset', labels=record, annotations=dict(record)),                 # kubectl skyhook node reset
              node('label-only', labels=record),
              node('done', labels=record, annotations=dict(record, **{STATE_KEY: COMPLETE})),
-             node('running', labels={key: 'in_progress'}, annotations={key: 'in_progress'})]
+             node('running', labels={key: 'in_progress'}, annotations={key: 'in_progress'}),
+             node('failed', labels={key: 'erroring'}, annotations={key: 'erroring'}),
+             node('queued', labels={key: 'waiting'}, annotations={key: 'waiting'}),
+             node('fresh')]
     result = planner.plan_rollout(make_cr({'interruptionBudget': {'count': 1}}), nodes)
     stale = dict((n, p['stale_complete']) for n, p in result['nodes'].items())
-    assert stale == {'reset': True, 'label-only': True, 'done': False, 'running': False}
+    assert stale == {'reset': True, 'label-only': True, 'done': False, 'running': False, 'failed': False,
+                     'queued': False, 'fresh': False}
+    # IntrospectNode's settled state (complete -> unknown -> waiting): waiting for the node's batch; a node in
+    # progress or erroring keeps its status, one already waiting is not written again
     assert planner.cr_decision(result)['record'] == [
-        {'node': 'label-only', 'status': 'unknown'}, {'node': 'reset', 'status': 'unknown'}]
-    # a paused CR records every node paused (IntrospectNode), not unknown
+        {'node': n, 'status': 'waiting'} for n in ('fresh', 'label-only', 'reset')]
+    # a paused CR records every node paused (IntrospectNode), not waiting
     paused = make_cr({'interruptionBudget': {'count': 1}})
     paused.annotations['skyhook.nvidia.com/pause'] = 'true'
     assert planner.cr_decision(planner.plan_rollout(paused, nodes))['record'] == [
-        {'node': n, 'status': 'paused'} for n in ('done', 'label-only', 'reset', 'running')]
+        {'node': n, 'status': 'paused'} for n in sorted(result['nodes'])]
