@@ -709,8 +709,14 @@ class Kube(object):
 
     # ------------------------------------------------------------------ config maps
 
-    def apply_configmap(self, manifest, dry_run=False, attempts=5):
-        """Create or update a ConfigMap to match ``manifest``: 'created', 'updated' or 'unchanged'.
+    def list_configmaps(self, namespace, label_selector=None):
+        kwargs = {'label_selector': label_selector} if label_selector else {}
+        return self.call(describe('list', 'configmaps', namespace=namespace), self.core.list_namespaced_config_map,
+                         namespace, **kwargs)
+
+    def apply_configmap(self, manifest, dry_run=False, attempts=5, create_only=False):
+        """Create or update a ConfigMap to match ``manifest``: 'created', 'updated', 'unchanged' or, with
+        ``create_only`` (a ConfigMap whose data only its owner's rules may change), 'kept' when it differs.
 
         Several stages on one node share its node-metadata ConfigMap and may write it at the same
         time: a create that finds it already there, or an update that lost a race (409), reads it
@@ -736,6 +742,8 @@ class Kube(object):
                     and _contains(cur_meta.get('annotations') or {}, meta.get('annotations') or {}))
             if same:
                 return 'unchanged'
+            if create_only:
+                return 'kept'
             patch = {'metadata': {'labels': meta.get('labels') or {}, 'annotations': meta.get('annotations') or {},
                                   'resourceVersion': cur_meta.get('resourceVersion')},
                      'data': _replace_map(current.get('data') or {}, manifest.get('data') or {})}

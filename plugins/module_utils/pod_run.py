@@ -379,7 +379,7 @@ class RecordedRun(object):
         self.deleted = False
 
 
-def run_recorded(module, kube, runner, record, result, started, configmaps=(), node=None, settle=None):
+def run_recorded(module, kube, runner, record, result, started, configmaps=(), node=None, settle=None, create_only=()):
     """Run ``runner``'s pod (a ``PodRun``) and record it on the node as the operator does; returns a ``RecordedRun``.
 
     The requests, in this order (the pod modules' tests and the API-request bench count them):
@@ -388,7 +388,8 @@ def run_recorded(module, kube, runner, record, result, started, configmaps=(), n
        send the pod and the in_progress node write (from ``node``, a fresh read) as dry runs;
     2. check mode: ``result`` gets ``changed``, ``outcome`` planned, ``manifest``, ``adopt``,
        ``entry`` and ``duration``, and the run stops (``planned`` is set);
-    3. apply ``configmaps``, create (or adopt) the pod, write in_progress; if that write fails, the
+    3. apply ``configmaps`` (those named in ``create_only`` only created when missing), create (or adopt)
+       the pod, write in_progress; if that write fails, the
        pod is deleted again (``PodRun.abandon``) and the error raised;
     4. wait for the pod by watch; ``settle(verdict) -> outcome`` may then wait for more (a reboot);
     5. read the logs (always on failure, on success with ``collect_logs=always``);
@@ -413,7 +414,8 @@ def run_recorded(module, kube, runner, record, result, started, configmaps=(), n
                       entry=done.planned_state.get(record.key), duration=round(time.time() - started, 3))
         return done
 
-    done.configmaps = dict((cm['metadata']['name'], kube.apply_configmap(cm)) for cm in configmaps)
+    done.configmaps = dict((cm['metadata']['name'], kube.apply_configmap(cm, create_only=cm['metadata']['name'] in create_only))
+                           for cm in configmaps)
     runner.start()
     try:
         write_node_state(kube, record.node_name, record.cr_name, record.in_progress, status='in_progress',

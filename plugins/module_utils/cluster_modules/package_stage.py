@@ -60,7 +60,10 @@ def run(module, kube):
                             timeout=params['timeout'], delete=params['delete_pod'], log_lines=params['log_lines'],
                             entry=current, stage=stage)
     done = pod_run.run_recorded(module, kube, runner, _record(node_name, cr.name, package, stage, current), result,
-                                started, configmaps=configmaps, node=node)
+                                started, configmaps=configmaps, node=node,
+                                # a CR in the cluster: its package ConfigMap changes only as an edit is rolled out
+                                # (package_config), so a rollout under way finishes with the data it started with
+                                create_only=[package_cm['metadata']['name']] if package_cm and params['cr'] is None else ())
     if done.planned:
         result.update(configmaps=dict((cm['metadata']['name'], 'planned') for cm in configmaps),
                       pod={'name': manifest['metadata']['name'], 'namespace': namespace})

@@ -1,0 +1,121 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+# Note that this file is PRIVATE to the collection nodewright.bridge: it can change in any release.
+# Do not use it from other collections or from standalone plugins and modules.
+"""The code of the module nodewright.bridge.package_config (its options and everything after AnsibleModule).
+
+The rules are module_utils/config_edits.py's; this reads the CR, its package ConfigMaps, its nodes and
+package pods, and writes what an applied edit changes, in the operator's order: the erroring pods go,
+``status.configUpdates``, the nodes' state and status, then the ConfigMap.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.nodewright.bridge.plugins.module_utils import config_edits
+from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils import label_selector
+from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
+from ansible_collections.nodewright.bridge.plugins.module_utils import pod_layout
+from ansible_collections.nodewright.bridge.plugins.module_utils import pod_run
+from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
+from ansible_collections.nodewright.bridge.plugins.module_utils.constants import NAME_LABEL, PACKAGE_LABEL
+
+ATTEMPTS = 4
+
+
+def _states(kube, cr):
+    """node name -> decoded state, every node the CR selects; a state that cannot be read fails the module."""
+    listing = kube.list_nodes(label_selector=label_selector.to_query(cr.node_selector) or None)
+    states = {}
+    for node in listing.get('items') or []:
+        meta = node['metadata']
+        if not label_selector.matches(cr.node_selector, meta.get('labels') or {}):
+            continue
+        key = node_state.node_state_key(cr.name)
+        states[meta['name']] = node_state.decode((meta.get('annotations') or {}).get(key),
+                                                 where='node %s annotation %s' % (meta['name'], key))
+    return states
+
+
+def _package_pods(kube, cr, package, namespace):
+    """The pods of ``package`` (any node), as the operator finds them by its name and package labels."""
+    query = '%s=%s,%s=%s' % (NAME_LABEL, cr.name, PACKAGE_LABEL, pod_layout.package_label(package))
+    return kube.list_pods(namespace=namespace, label_selector=query).get('items') or []
+
+
+def _write_updates(kube, name, package_name, keys, all_complete):
+    """``status.configUpdates`` as the edit leaves it, on fresh reads (guarded by the resourceVersion)."""
+    for attempt in range(ATTEMPTS):
+        doc = kube.get_cr(name)
+        current = (doc.get('status') or {}).get('configUpdates') or {}
+        wanted = config_edits.config_updates_after(current, package_name, keys, all_complete)
+        if wanted == current:
+            return
+        # a merge patch merges maps: a package the edit dropped is sent as null
+        patch = dict(wanted, **dict((k, None) for k in current if k not in wanted))
+        try:
+            kube.patch_cr_status(doc, {'status': {'configUpdates': patch}})
+            return
+        except kube_api.Conflict:
+            if attempt == ATTEMPTS - 1:
+                raise
+
+
+def _apply(kube, cr, doc, package, keys, decision, pods, params):
+    """The edit, written: the erroring pods deleted, configUpdates, every node back in config, the ConfigMap."""
+    for pod in pods:
+        if pod['spec'].get('nodeName') in decision['restart']:
+            kube.delete_pod(pod['metadata']['namespace'], pod['metadata']['name'], uid=pod['metadata'].get('uid'))
+    _write_updates(kube, cr.name, package.name, keys, decision['all_complete'])
+    for node in sorted(decision['nodes']):
+        pod_run.write_node_state(kube, node, cr.name, lambda state: config_edits.restarted_state(state, package)[0],
+                                 status='in_progress')
+    uid = pod_layout.cr_identity(doc)[0]
+    kube.apply_configmap(pod_layout.package_configmap(cr, package, params['namespace'], cr_uid=uid))
+
+
+def run(module, kube):
+    params = module.params
+    name = params['cr_name']
+    doc = kube.get_cr(name)
+    cr = cr_model.build_cr(doc, stored=True)
+    result = dict(cr_name=name, changed=False, packages={})
+    if cr.paused or cr.disabled:
+        return dict(result, msg='%s is %s: its configMap edits wait' % (name, 'paused' if cr.paused else 'disabled'))
+    listing = kube.list_configmaps(params['namespace'], label_selector='%s=%s' % (NAME_LABEL, name))
+    configmaps = dict((cm['metadata']['name'], cm.get('data') or {}) for cm in listing.get('items') or [])
+    found = config_edits.edits(cr, configmaps)
+    if not found:
+        return dict(result, msg='%s: no package configMap differs from its ConfigMap' % name)
+    states = _states(kube, cr)
+    for package, keys in found:
+        pods = _package_pods(kube, cr, package, params['namespace'])
+        decision = config_edits.decide(cr, package, states, pods_left=set(p['spec'].get('nodeName') for p in pods))
+        decision['nodes'] = sorted(states)
+        result['packages'][package.name] = dict(keys=keys, action=decision['action'], why=decision['why'],
+                                                restart=decision['restart'])
+        if decision['action'] != 'apply':
+            continue
+        result['changed'] = True
+        if not module.check_mode:
+            _apply(kube, cr, doc, package, keys, decision, pods, params)
+    applied = sorted(p for p, r in result['packages'].items() if r['action'] == 'apply')
+    return dict(result, msg='%s: configMap edits %s' % (name, ', '.join(
+        '%s %s (%s)' % (p, r['action'], r['why']) for p, r in sorted(result['packages'].items()))), applied=applied)
+
+
+def module_args():
+    """The AnsibleModule keywords: the argument spec and its rules (also used in the controller process)."""
+    argument_spec = kube_api.auth_argument_spec()
+    argument_spec.update(cr_name=dict(type='str', required=True),
+                         namespace=dict(type='str', default=pod_layout.DEFAULT_NAMESPACE))
+    return dict(argument_spec=argument_spec, supports_check_mode=True)
+
+
+def execute(module):
+    """Everything after AnsibleModule: the run, exit_json / fail_json (cluster_modules/_runner.py)."""
+    _runner.execute(module, run, context=dict(cr_name=module.params['cr_name']))

@@ -1,0 +1,112 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+# Note that this file is PRIVATE to the collection nodewright.bridge: it can change in any release.
+# Do not use it from other collections or from standalone plugins and modules.
+"""An edit of a package's ``configMap``, rolled out as the operator rolls it out (UpsertConfigmaps,
+HandleConfigUpdates).
+
+The package ConfigMap ``<cr>-<package>-<version>`` holds the data the nodes last took. When the CR's
+``configMap`` differs from it, the operator waits until either every node has the package complete
+(and no package pod left) or a node is erroring in the package's config, interrupt or post-interrupt
+stage (whose pod it deletes, so that it is created again with the new data). Then it records the keys
+that are new or changed in ``status.configUpdates`` (replacing the package's earlier keys when every
+node is complete, adding to them otherwise), puts the package back into ``config`` / ``in_progress``
+on every node of the CR (status ``in_progress``) and only then updates the ConfigMap. The config stage
+then runs again, followed by the ``configInterrupts`` that match the changed keys (node_plan).
+
+Until then the ConfigMap keeps its old data (a stage pod never updates it), so a rollout under way
+finishes with the data it started with. A package being uninstalled on any node is left alone. No I/O.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
+from ansible_collections.nodewright.bridge.plugins.module_utils.cr_model import glob_match
+from ansible_collections.nodewright.bridge.plugins.module_utils.node_plan import changed_config_keys
+from ansible_collections.nodewright.bridge.plugins.module_utils.pod_layout import package_configmap_name
+
+# The stages whose erroring pod a config edit replaces (HandleConfigUpdates).
+RESTARTED_STAGES = ('config', 'interrupt', 'post-interrupt')
+_UNINSTALL_STAGES = ('uninstall', 'uninstall-interrupt')
+
+
+def package_complete(cr, package, state):
+    """Whether ``package`` is complete on a node whose decoded state is ``state`` (IsPackageComplete): its
+    entry for the CR's version is complete at its last stage (post-interrupt if it has an interrupt, which
+    with recorded config updates means a matching configInterrupt)."""
+    entry = (state or {}).get(package.unique_name)
+    if entry is None or entry['state'] != 'complete':
+        return False
+    keys = cr.config_updates.get(package.name)
+    if keys:
+        has_interrupt = any(glob_match(pattern, key) for pattern in package.config_interrupts for key in keys)
+    else:
+        has_interrupt = package.interrupt is not None
+    return entry['stage'] == ('post-interrupt' if has_interrupt else 'config')
+
+
+def edits(cr, configmaps):
+    """``[(package, keys)]``: the CR's packages whose ``configMap`` differs from their ConfigMap's data.
+
+    ``configmaps``: ConfigMap name -> data, the package ConfigMaps of the CR in the cluster. A package
+    without ``configMap``, or whose ConfigMap does not exist yet (its first stage creates it), has no edit.
+    ``keys`` may be empty (only keys were removed): the ConfigMap still takes the new data.
+    """
+    found = []
+    for name in sorted(cr.packages):
+        package = cr.packages[name]
+        data = configmaps.get(package_configmap_name(cr.name, package))
+        if not package.config_map or data is None or dict(data) == package.config_map:
+            continue
+        found.append((package, changed_config_keys(data, package.config_map)))
+    return found
+
+
+def decide(cr, package, states, pods_left=()):
+    """What an edit of ``package`` does now: ``{'action', 'why', 'restart'}``.
+
+    ``states``: node name -> decoded state, every node the CR selects; ``pods_left``: the nodes that still
+    hold a pod of the package. ``action`` is ``apply`` (every node complete with no pod left, or some
+    node erroring in a stage the edit restarts: ``restart`` lists those nodes, whose pods go), ``wait``
+    (the package is still rolling out with its old data) or ``hold`` (it is being uninstalled somewhere).
+    """
+    uninstalling = sorted(n for n, s in states.items()
+                          if (s.get(package.unique_name) or {}).get('stage') in _UNINSTALL_STAGES)
+    if uninstalling:
+        return {'action': 'hold', 'restart': [], 'all_complete': False,
+                'why': 'being uninstalled on %s: config changes wait for it' % ', '.join(uninstalling)}
+    complete = [n for n, s in states.items() if n not in pods_left and package_complete(cr, package, s)]
+    restart = sorted(n for n, s in states.items()
+                     if (s.get(package.unique_name) or {}).get('stage') in RESTARTED_STAGES
+                     and s[package.unique_name]['state'] == 'erroring')
+    every = len(complete) == len(states)
+    if every or restart:
+        why = ('complete on every node' if every else
+               'erroring on %s: its pod is replaced with the new data' % ', '.join(restart))
+        return {'action': 'apply', 'restart': restart, 'all_complete': every, 'why': why}
+    return {'action': 'wait', 'restart': [], 'all_complete': False,
+            'why': 'still rolling out (%d/%d nodes complete): the edit follows once every node is' % (
+                len(complete), len(states))}
+
+
+def config_updates_after(current, package_name, keys, all_complete):
+    """``status.configUpdates`` after an edit is applied: the package's keys replaced (every node complete:
+    the earlier edit is finished) or added to, in the operator's order (AddConfigUpdates appends)."""
+    updates = dict((k, list(v or [])) for k, v in (current or {}).items())
+    if all_complete:
+        updates.pop(package_name, None)
+    merged = list(updates.get(package_name) or [])
+    merged += [k for k in keys if k not in merged]
+    if merged:
+        updates[package_name] = merged
+    return updates
+
+
+def restarted_state(state, package):
+    """The node's state with ``package`` back in ``config`` / ``in_progress`` (Upsert with no restarts);
+    ``(state, changed)``."""
+    return node_state.upsert(state or {}, package.name, package.version, package.image, 'in_progress', 'config',
+                             restarts=0, container_sha=package.container_sha)

@@ -1,0 +1,105 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""config_edits: a package configMap edit, rolled out as the operator does (UpsertConfigmaps, HandleConfigUpdates)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.nodewright.bridge.plugins.module_utils import config_edits
+from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils import node_plan
+from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
+
+
+def _cr(data=None, updates=None, interrupt=None):
+    tuning = {'version': '1.0.0', 'image': 'x/tuning', 'configMap': dict(data or {'a.conf': 'new', 'b.conf': 'same'}),
+              'configInterrupts': {'a.conf': {'type': 'service', 'services': ['rsyslog']}}}
+    if interrupt:
+        tuning['interrupt'] = interrupt
+    doc = {'apiVersion': 'skyhook.nvidia.com/v1alpha1', 'kind': 'Skyhook', 'metadata': {'name': 'cfg'},
+           'spec': {'nodeSelectors': {'matchLabels': {'pool': 'gpu'}},
+                    'packages': {'tuning': tuning, 'plain': {'version': '2.0.0', 'image': 'x/plain'}}},
+           'status': {'configUpdates': updates} if updates else {}}
+    return cr_model.build_cr(doc, stored=True)
+
+
+def _state(stage='config', state='complete', package='tuning', version='1.0.0'):
+    return node_state.upsert({}, package, version, 'x/' + package, state, stage)[0]
+
+
+def test_an_edit_is_the_keys_new_or_changed():
+    cr = _cr()
+    assert config_edits.edits(cr, {}) == []  # no ConfigMap yet: the first stage creates it
+    assert config_edits.edits(cr, {'cfg-tuning-1.0.0': {'a.conf': 'new', 'b.conf': 'same'}}) == []
+    ((package, keys),) = config_edits.edits(cr, {'cfg-tuning-1.0.0': {'a.conf': 'old', 'b.conf': 'same', 'gone': 'x'}})
+    assert package.name == 'tuning' and keys == ['a.conf']  # a removed key is no change (as the operator compares)
+    ((_, keys),) = config_edits.edits(cr, {'cfg-tuning-1.0.0': {'a.conf': 'new', 'b.conf': 'same', 'gone': 'x'}})
+    assert keys == []  # only removed: the ConfigMap still takes the new data
+
+
+def test_an_edit_waits_for_every_node_and_no_pod_left():
+    cr = _cr()
+    package = cr.packages['tuning']
+    done = {'n1': _state(), 'n2': _state()}
+    assert config_edits.decide(cr, package, done) == {'action': 'apply', 'restart': [], 'all_complete': True,
+                                                        'why': 'complete on every node'}
+    rolling = {'n1': _state(), 'n2': _state(stage='apply', state='in_progress'), 'n3': {}}
+    wait = config_edits.decide(cr, package, rolling)
+    assert wait['action'] == 'wait' and '1/3 nodes complete' in wait['why']
+    assert config_edits.decide(cr, package, done, pods_left={'n2'})['action'] == 'wait'
+
+
+def test_an_erroring_config_interrupt_or_post_interrupt_is_restarted_at_once():
+    cr = _cr(interrupt={'type': 'reboot'})
+    package = cr.packages['tuning']
+    for stage in config_edits.RESTARTED_STAGES:
+        states = {'n1': _state(stage=stage, state='erroring'), 'n2': _state(stage='apply', state='in_progress')}
+        decision = config_edits.decide(cr, package, states)
+        assert decision['action'] == 'apply' and decision['restart'] == ['n1'] and not decision['all_complete']
+    # erroring in apply: the edit is not what failed there
+    assert config_edits.decide(cr, package, {'n1': _state(stage='apply', state='erroring')})['action'] == 'wait'
+
+
+def test_an_uninstall_holds_the_edit():
+    cr = _cr()
+    decision = config_edits.decide(cr, cr.packages['tuning'], {'n1': _state(stage='uninstall', state='in_progress'),
+                                                               'n2': _state()})
+    assert decision['action'] == 'hold' and 'n1' in decision['why']
+
+
+def test_package_complete_follows_the_interrupt_that_counts():
+    package_state = _state(stage='config')
+    assert config_edits.package_complete(_cr(), _cr().packages['tuning'], package_state)
+    with_reboot = _cr(interrupt={'type': 'reboot'})
+    assert not config_edits.package_complete(with_reboot, with_reboot.packages['tuning'], package_state)
+    assert config_edits.package_complete(with_reboot, with_reboot.packages['tuning'], _state(stage='post-interrupt'))
+    # recorded config updates: only a matching configInterrupt counts (HasInterrupt)
+    updated = _cr(updates={'tuning': ['b.conf']}, interrupt={'type': 'reboot'})
+    assert config_edits.package_complete(updated, updated.packages['tuning'], package_state)
+    updated = _cr(updates={'tuning': ['a.conf']})
+    assert not config_edits.package_complete(updated, updated.packages['tuning'], package_state)
+    assert not config_edits.package_complete(updated, updated.packages['tuning'], _state(stage='config', state='erroring'))
+
+
+def test_config_updates_are_replaced_when_every_node_was_complete_else_added():
+    current = {'tuning': ['old.conf'], 'other': ['x']}
+    assert config_edits.config_updates_after(current, 'tuning', ['a.conf'], True) == {'tuning': ['a.conf'], 'other': ['x']}
+    assert config_edits.config_updates_after(current, 'tuning', ['a.conf', 'old.conf'], False) == {
+        'tuning': ['old.conf', 'a.conf'], 'other': ['x']}
+    assert config_edits.config_updates_after(current, 'tuning', [], True) == {'other': ['x']}
+    assert current == {'tuning': ['old.conf'], 'other': ['x']}  # not changed in place
+
+
+def test_the_package_goes_back_to_config_and_the_plan_runs_its_config_interrupt():
+    cr = _cr(updates={'tuning': ['a.conf']}, interrupt={'type': 'reboot'})
+    state = dict(_state(stage='post-interrupt'), **_state(package='plain', version='2.0.0'))
+    after, changed = config_edits.restarted_state(state, cr.packages['tuning'])
+    assert changed and after['tuning|1.0.0']['stage'] == 'config' and after['tuning|1.0.0']['state'] == 'in_progress'
+    assert after['plain|2.0.0'] == state['plain|2.0.0']
+    assert config_edits.restarted_state(after, cr.packages['tuning']) == (after, False)
+    steps = [(s['package'], s['stage']) for s in node_plan.plan_node(cr, after)['pending']]
+    # the config stage, then the configInterrupt of the changed key (rsyslog, not the package's reboot)
+    assert steps == [('tuning', 'config'), ('tuning', 'interrupt'), ('tuning', 'post-interrupt')]
+    assert node_plan.plan_node(cr, after)['interrupt']['type'] == 'service'
