@@ -167,10 +167,8 @@ def write_node_state(kube, node_name, cr_name, transform, status=None, dry_run=F
         seen['state'] = new
         patch = {'metadata': {'annotations': {}, 'labels': {}}}
         if new != state:
-            if new:
-                patch['metadata']['annotations'].update(node_state.node_state_patch(cr_name, new)['metadata']['annotations'])
-            else:
-                patch['metadata']['annotations'][node_state.node_state_key(cr_name)] = None
+            # the last package uninstalled leaves '{}', as the operator's json.Marshal of an empty map writes it
+            patch['metadata']['annotations'].update(node_state.node_state_patch(cr_name, new)['metadata']['annotations'])
         for key, value in (extra or {}).items():
             if annotations.get(key) != value:
                 patch['metadata']['annotations'][key] = value
