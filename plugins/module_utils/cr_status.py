@@ -30,6 +30,7 @@ __metaclass__ = type
 from ansible_collections.nodewright.bridge.plugins.module_utils import label_selector
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_plan
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
+from ansible_collections.nodewright.bridge.plugins.module_utils import pod_layout
 from ansible_collections.nodewright.bridge.plugins.module_utils.constants import PREFIX
 from ansible_collections.nodewright.bridge.plugins.module_utils.rollout_scheduler import RolloutScheduler, batch_state_errors
 
@@ -39,7 +40,8 @@ OWNED_FIELDS = ('status', 'nodeState', 'nodeStatus', 'completeNodes', 'nodesInPr
 
 READY = 'Ready'
 # Conditions this collection sets or removes; the operator's others (ApplyPackage, Transition...) stay as they are.
-OWNED_CONDITIONS = (READY, PREFIX + '/' + READY, 'NodesIgnored', PREFIX + '/NodesIgnored', 'NodeStateMalformed',
+OWNED_CONDITIONS = (READY, PREFIX + '/' + READY, 'NodesIgnored', PREFIX + '/NodesIgnored',
+                    'TaintNotTolerable', PREFIX + '/TaintNotTolerable', 'NodeStateMalformed',
                     'DeploymentPolicyNotFound', PREFIX + '/DeploymentPolicyNotFound')
 
 # Ready's reason per CR status (skyhookNodes.UpdateCondition).
@@ -57,6 +59,7 @@ class StatusNode(object):
     def __init__(self, name, labels, annotations, cr, plans=None):
         self.name = name
         self.labels = labels
+        self.taints = []  # the taints the CR's pods do not tolerate (status_nodes sets them)
         key = node_state.node_state_key(cr.name)
         # the status annotation; missing or unknown values count as unknown (Status())
         self.status = annotations.get(node_state.status_key(cr.name))
@@ -83,7 +86,13 @@ def status_nodes(cr, nodes):
     """The nodes ``cr`` selects (``nodes``: planner.normalise_nodes' shape), sorted by name, as StatusNodes."""
     chosen = [n for n in nodes if label_selector.matches(cr.node_selector, n['labels'])]
     plans = {}
-    return [StatusNode(n['name'], n['labels'], n['annotations'], cr, plans) for n in sorted(chosen, key=lambda n: n['name'])]
+    tolerations = pod_layout.picker_tolerations(cr)
+    result = []
+    for n in sorted(chosen, key=lambda n: n['name']):
+        status_node = StatusNode(n['name'], n['labels'], n['annotations'], cr, plans)
+        status_node.taints = node_state.untolerated(n.get('taints'), tolerations)
+        result.append(status_node)
+    return result
 
 
 def aggregate(cr, nodes, policy_missing=False):
@@ -139,6 +148,14 @@ def _malformed_message(names):
     return text
 
 
+def _untolerated_message(names):
+    if not names:
+        return 'All nodes have tolerable taints.'
+    if len(names) > MESSAGE_NAMES_MAX:
+        return '%d nodes have taints that are not tolerable. Skipping.' % len(names)
+    return 'Node [%s] has taints that are not tolerable. Skipping.' % ', '.join(sorted(names))
+
+
 def _ignored_message(names):
     if not names:
         return 'No nodes have ignore label set.'
@@ -153,6 +170,10 @@ def wanted_conditions(cr, nodes, status, node_statuses, generation, policy_missi
     ready = _condition(READY, 'True' if every else 'False', READY_REASONS.get(status, 'Unknown'),
                        ready_message(node_statuses, len(nodes)), generation)
     wanted = [ready, dict(ready, type=PREFIX + '/' + READY)]
+    untolerated = [n.name for n in nodes if n.taints]
+    taints = _condition('TaintNotTolerable', 'True' if untolerated else 'False', 'TaintNotTolerable',
+                        _untolerated_message(untolerated), generation)
+    wanted += [taints, dict(taints, type=PREFIX + '/TaintNotTolerable')]
     ignored = [n.name for n in nodes if node_state.is_ignored(n.labels)]
     flag = _condition('NodesIgnored', 'True' if ignored else 'False', 'NodesIgnored', _ignored_message(ignored), generation)
     wanted += [flag, dict(flag, type=PREFIX + '/NodesIgnored')]

@@ -415,6 +415,30 @@ def parse_taint(spec):
     return taint
 
 
+def tolerates(toleration, taint):
+    """Kubernetes' Toleration.ToleratesTaint (no comparison operators): effect, key, then Exists or Equal."""
+    if toleration.get('effect') and toleration['effect'] != taint.get('effect'):
+        return False
+    if toleration.get('key') and toleration['key'] != taint.get('key'):
+        return False
+    operator = toleration.get('operator') or 'Equal'
+    if operator == 'Exists':
+        return True
+    return operator == 'Equal' and (toleration.get('value') or '') == (taint.get('value') or '')
+
+
+def taint_text(taint):
+    """``key[=value]:effect``, as kubectl writes a taint."""
+    value = taint.get('value')
+    return '%s%s:%s' % (taint.get('key') or '', '=' + value if value else '', taint.get('effect') or '')
+
+
+def untolerated(taints, tolerations):
+    """The taints (as ``taint_text``) that no toleration tolerates: the operator's CheckTaintToleration wants
+    every taint of a node tolerated, whatever its effect, before it picks the node."""
+    return [taint_text(t) for t in taints or [] if not any(tolerates(tol, t) for tol in tolerations)]
+
+
 def runtime_taint_patch(node, taint_spec, required_crs):
     """Remove the runtime-required taint once every CR in ``required_crs`` is complete on the node.
 

@@ -18,13 +18,14 @@ import json
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
 from ansible_collections.nodewright.bridge.plugins.module_utils import label_selector
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
+from ansible_collections.nodewright.bridge.plugins.module_utils import pod_layout
 from ansible_collections.nodewright.bridge.plugins.module_utils.constants import DISABLE_ANNOTATION, PAUSE_ANNOTATION
 from ansible_collections.nodewright.bridge.plugins.module_utils.node_plan import plan_node
 from ansible_collections.nodewright.bridge.plugins.module_utils.rollout_scheduler import RolloutScheduler
 
 
 def normalise_nodes(raw, where='nodes'):
-    """``[{name, labels, annotations}]`` from that list, a Kubernetes NodeList or a list of Node objects."""
+    """``[{name, labels, annotations, taints}]`` from that list, a Kubernetes NodeList or a list of Node objects."""
     if isinstance(raw, dict) and isinstance(raw.get('items'), list):
         raw = raw['items']
     if not isinstance(raw, list):
@@ -51,6 +52,8 @@ def normalise_nodes(raw, where='nodes'):
                 errors.append('%s.%s: must be a map of strings' % (path, field))
                 value = {}
             entry[field] = dict(value)
+        taints = (item.get('spec') or {}).get('taints') if isinstance(item.get('spec'), dict) else item.get('taints')
+        entry['taints'] = [t for t in taints or [] if isinstance(t, dict)]
         nodes.append(entry)
     if errors:
         raise cr_model.CRValidationError(where, errors)
@@ -165,9 +168,10 @@ def _records(node, cr_name, status):
 
 
 def _sort_nodes(cr, nodes, config_changes):
-    """``(selected, node_plans, unmatched, ignored, to_block, malformed)``: the nodes as the CR sees them."""
-    selected, unmatched, ignored, to_block, malformed = [], [], [], [], {}
+    """``(selected, node_plans, unmatched, ignored, to_block, malformed, untolerated)``: the nodes as the CR sees them."""
+    selected, unmatched, ignored, to_block, malformed, untolerated = [], [], [], [], {}, {}
     node_plans, plans_by_state, plans_by_relevant_state = {}, {}, {}
+    tolerations = pod_layout.picker_tolerations(cr)
     for node in nodes:
         if not label_selector.matches(cr.node_selector, node['labels']):
             unmatched.append(node['name'])
@@ -179,19 +183,24 @@ def _sort_nodes(cr, nodes, config_changes):
                 # the operator's NodeStateMalformed: reported, never touched, and the CR holds (cr_decision)
                 malformed[node['name']] = exc.errors[0]
             plan = None  # an unreadable state on an ignored node is not this run's to judge
-        if node_state.is_ignored(node['labels']):
+        taints = node_state.untolerated(node.get('taints'), tolerations)
+        if taints and not node_state.is_ignored(node['labels']):
+            untolerated[node['name']] = taints
+        if node_state.is_ignored(node['labels']) or taints:
             # out of every rollout; recorded blocked while it has work left, as the operator's node picker does
-            ignored.append(node['name'])
+            # (an ignored node, or one with a taint the CR does not tolerate: CheckTaintToleration)
+            if not taints:
+                ignored.append(node['name'])
             if plan is not None and not plan['complete'] and not _records(node, cr.name, 'blocked'):
                 to_block.append(node['name'])
         elif plan is not None:
             node_plans[node['name']] = plan
             selected.append(node)
-    return selected, node_plans, unmatched, ignored, to_block, malformed
+    return selected, node_plans, unmatched, ignored, to_block, malformed, untolerated
 
 
 def _plan_rollout(cr, nodes, policy, order, cap_to_ceiling, config_changes, batch_states):
-    selected, node_plans, unmatched, ignored, to_block, malformed = _sort_nodes(cr, nodes, config_changes)
+    selected, node_plans, unmatched, ignored, to_block, malformed, untolerated = _sort_nodes(cr, nodes, config_changes)
     done = [n for n, p in node_plans.items() if p['complete']]
     pairs = [(n['name'], n['labels']) for n in selected]
     source = {'policy': policy} if policy is not None else {'legacy_cr': cr}
@@ -239,6 +248,8 @@ def _plan_rollout(cr, nodes, policy, order, cap_to_ceiling, config_changes, batc
         'to_block': sorted(to_block),
         # node -> why its state annotation cannot be read (the CR's NodeStateMalformed condition)
         'malformed': malformed,
+        # node -> the taints the CR's pods do not tolerate (the operator's TaintNotTolerable): out of the rollout
+        'untolerated': untolerated,
         'summary': {
             'matched': len(selected),
             'complete': len(done),
@@ -303,7 +314,7 @@ def malformed_reason(plan):
 def plan_warnings(plan):
     """The warnings a plan gives about its nodes: one per node whose state cannot be read, naming the field."""
     return ['%s %s: %s; the node is left alone and the CR holds (NodeStateMalformed)' % (
-        plan['cr'].get('kind', 'CR'), plan['cr']['name'], why) for _, why in sorted((plan.get('malformed') or {}).items())]
+        plan['cr'].get('kind', 'CR'), plan['cr']['name'], why) for why in [v for k, v in sorted((plan.get('malformed') or {}).items())]]
 
 
 def cr_warnings(cr):

@@ -320,6 +320,18 @@ def runtime_required_toleration(runtime_required_taint=DEFAULT_RUNTIME_REQUIRED_
     return toleration
 
 
+def picker_tolerations(cr, runtime_required_taint=DEFAULT_RUNTIME_REQUIRED_TAINT):
+    """The tolerations the operator's node picker checks a node's taints against (SelectNodes): the cordon
+    (unschedulable, NoSchedule), the CR's additionalTolerations and, for a runtimeRequired CR only, the
+    runtime-required taint. A node with another taint is blocked, although its pods (bound by nodeName)
+    would run."""
+    tolerations = [{'key': UNSCHEDULABLE_TAINT, 'operator': 'Exists', 'effect': 'NoSchedule'}]
+    tolerations += copy.deepcopy(cr.additional_tolerations)
+    if cr.runtime_required:
+        tolerations.append(runtime_required_toleration(runtime_required_taint))
+    return tolerations
+
+
 def pod_tolerations(cr, runtime_required_taint=DEFAULT_RUNTIME_REQUIRED_TAINT):
     """Cordon (unschedulable, Exists), the runtime-required taint, then the CR's additionalTolerations."""
     return ([{'key': UNSCHEDULABLE_TAINT, 'operator': 'Exists'}, runtime_required_toleration(runtime_required_taint)]

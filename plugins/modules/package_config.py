@@ -13,7 +13,7 @@ short_description: Roll an edit of a package's configMap out as the NodeWright o
 version_added: 0.2.0
 author: nodewright.bridge contributors (@nodewright)
 description:
-  - A package's C(configMap) lives twice: in the CR, and in the package ConfigMap C(<cr>-<package>-<version>) in
+  - A package's C(configMap) lives twice, in the CR and in the package ConfigMap C(<cr>-<package>-<version>) in
     the operator namespace, which the package pods mount. When the two differ, the CR was edited; this module
     rolls the edit out as the operator's C(UpsertConfigmaps) / C(HandleConfigUpdates) do.
   - The edit is applied (V(apply)) once every node the CR selects has the package complete with no package pod

@@ -35,7 +35,7 @@ def test_an_edit_is_the_keys_new_or_changed():
     assert config_edits.edits(cr, {'cfg-tuning-1.0.0': {'a.conf': 'new', 'b.conf': 'same'}}) == []
     ((package, keys),) = config_edits.edits(cr, {'cfg-tuning-1.0.0': {'a.conf': 'old', 'b.conf': 'same', 'gone': 'x'}})
     assert package.name == 'tuning' and keys == ['a.conf']  # a removed key is no change (as the operator compares)
-    ((_, keys),) = config_edits.edits(cr, {'cfg-tuning-1.0.0': {'a.conf': 'new', 'b.conf': 'same', 'gone': 'x'}})
+    ((dummy, keys),) = config_edits.edits(cr, {'cfg-tuning-1.0.0': {'a.conf': 'new', 'b.conf': 'same', 'gone': 'x'}})
     assert keys == []  # only removed: the ConfigMap still takes the new data
 
 
@@ -43,8 +43,8 @@ def test_an_edit_waits_for_every_node_and_no_pod_left():
     cr = _cr()
     package = cr.packages['tuning']
     done = {'n1': _state(), 'n2': _state()}
-    assert config_edits.decide(cr, package, done) == {'action': 'apply', 'restart': [], 'all_complete': True,
-                                                        'why': 'complete on every node'}
+    expected = {'action': 'apply', 'restart': [], 'all_complete': True, 'why': 'complete on every node'}
+    assert config_edits.decide(cr, package, done) == expected
     rolling = {'n1': _state(), 'n2': _state(stage='apply', state='in_progress'), 'n3': {}}
     wait = config_edits.decide(cr, package, rolling)
     assert wait['action'] == 'wait' and '1/3 nodes complete' in wait['why']

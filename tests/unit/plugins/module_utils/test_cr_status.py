@@ -114,6 +114,18 @@ def test_ignored_nodes_are_named():
     assert ignored['status'] == 'True' and ignored['message'] == 'Node [a] has ignore label set. Skipping.'
 
 
+def test_nodes_with_taints_the_cr_does_not_tolerate_are_named():
+    tainted = dict(node('b'), taints=[{'key': 'test-block', 'value': 'true', 'effect': 'NoSchedule'}])
+    cordoned = dict(node('a', 'complete', DONE), taints=[{'key': 'node.kubernetes.io/unschedulable', 'effect': 'NoSchedule'}])
+    status = wanted([cordoned, tainted])
+    conditions = dict((c['type'], c) for c in status['conditions'])
+    for ctype in ('TaintNotTolerable', 'skyhook.nvidia.com/TaintNotTolerable'):
+        assert (conditions[ctype]['status'], conditions[ctype]['reason'], conditions[ctype]['message']) == (
+            'True', 'TaintNotTolerable', 'Node [b] has taints that are not tolerable. Skipping.')
+    clear = dict((c['type'], c) for c in wanted([cordoned])['conditions'])['TaintNotTolerable']
+    assert (clear['status'], clear['message']) == ('False', 'All nodes have tolerable taints.')
+
+
 def test_the_patch_is_none_when_nothing_changed_and_keeps_transition_times():
     nodes = [node('n1', 'complete', DONE)]
     first = wanted(nodes)

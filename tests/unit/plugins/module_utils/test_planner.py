@@ -39,17 +39,17 @@ def node(name, labels=None, annotations=None):
 
 def test_normalise_plain_list():
     nodes = planner.normalise_nodes([{'name': 'a', 'labels': {'x': 'y'}}, {'name': 'b', 'annotations': {'k': 'v'}}])
-    assert nodes == [{'name': 'a', 'labels': {'x': 'y'}, 'annotations': {}},
-                     {'name': 'b', 'labels': {}, 'annotations': {'k': 'v'}}]
+    assert nodes == [{'name': 'a', 'labels': {'x': 'y'}, 'annotations': {}, 'taints': []},
+                     {'name': 'b', 'labels': {}, 'annotations': {'k': 'v'}, 'taints': []}]
 
 
 def test_normalise_node_list():
     node_list = {'apiVersion': 'v1', 'kind': 'NodeList', 'items': [
         {'metadata': {'name': 'n1', 'labels': {'pool': 'gpu'}, 'annotations': {STATE_KEY: '{}'}}, 'spec': {}},
-        {'metadata': {'name': 'n2'}, 'status': {}}]}
+        {'metadata': {'name': 'n2'}, 'status': {}, 'spec': {'taints': [{'key': 'k', 'effect': 'NoSchedule'}]}}]}
     assert planner.normalise_nodes(node_list) == [
-        {'name': 'n1', 'labels': {'pool': 'gpu'}, 'annotations': {STATE_KEY: '{}'}},
-        {'name': 'n2', 'labels': {}, 'annotations': {}}]
+        {'name': 'n1', 'labels': {'pool': 'gpu'}, 'annotations': {STATE_KEY: '{}'}, 'taints': []},
+        {'name': 'n2', 'labels': {}, 'annotations': {}, 'taints': [{'key': 'k', 'effect': 'NoSchedule'}]}]
 
 
 def test_normalise_fixture_file(fixture_text):
@@ -285,3 +285,30 @@ def test_a_node_not_complete_that_says_nothing_or_complete_is_to_be_recorded_wai
     paused.annotations['skyhook.nvidia.com/pause'] = 'true'
     assert planner.cr_decision(planner.plan_rollout(paused, nodes))['record'] == [
         {'node': n, 'status': 'paused'} for n in sorted(result['nodes'])]
+
+
+def test_a_node_with_a_taint_the_cr_does_not_tolerate_is_left_out_and_blocked():
+    taint = {'key': 'test-block', 'value': 'true', 'effect': 'NoSchedule'}
+    cordon = {'key': 'node.kubernetes.io/unschedulable', 'effect': 'NoSchedule'}
+    nodes = [dict(node('tainted'), taints=[taint]), dict(node('cordoned'), taints=[cordon]), node('plain'),
+             dict(node('done', annotations={STATE_KEY: COMPLETE}), taints=[taint])]
+    result = planner.plan_rollout(make_cr(), nodes)
+    assert result['untolerated'] == {'tainted': ['test-block=true:NoSchedule'], 'done': ['test-block=true:NoSchedule']}
+    assert sorted(result['nodes']) == ['cordoned', 'plain'] and result['to_block'] == ['tainted']
+    assert {'node': 'tainted', 'status': 'blocked'} in planner.cr_decision(result)['record']
+    # an additionalToleration that matches lets it in
+    tolerant = make_cr({'additionalTolerations': [{'key': 'test-block', 'operator': 'Exists'}]})
+    assert planner.plan_rollout(tolerant, nodes)['untolerated'] == {}
+
+
+@pytest.mark.parametrize('toleration,taint,expected', [
+    ({'operator': 'Exists'}, {'key': 'a', 'effect': 'NoExecute'}, True),             # empty key + Exists: every taint
+    ({'key': 'a', 'operator': 'Exists'}, {'key': 'a', 'value': 'x', 'effect': 'NoSchedule'}, True),
+    ({'key': 'a', 'value': 'x'}, {'key': 'a', 'value': 'x', 'effect': 'NoSchedule'}, True),  # Equal by default
+    ({'key': 'a', 'value': 'y'}, {'key': 'a', 'value': 'x', 'effect': 'NoSchedule'}, False),
+    ({'key': 'a', 'operator': 'Exists', 'effect': 'NoExecute'}, {'key': 'a', 'effect': 'NoSchedule'}, False),
+    ({'key': 'b', 'operator': 'Exists'}, {'key': 'a', 'effect': 'PreferNoSchedule'}, False),
+    ({'key': 'a', 'operator': 'Gt', 'value': '1'}, {'key': 'a', 'value': '2', 'effect': 'NoSchedule'}, False),
+])
+def test_tolerates_is_kubernetes_rule(toleration, taint, expected):
+    assert node_state.tolerates(toleration, taint) is expected
