@@ -257,6 +257,16 @@ ignored:
   returned: success
   type: list
   elements: str
+untolerated:
+  description:
+    - Selected nodes with a taint that the CR's pods do not tolerate, each with those taints (C(key[=value]:effect)).
+      The operator's node picker checks every taint of a node against the cordon's toleration, the CR's
+      C(additionalTolerations) and, for a C(runtimeRequired) CR, the runtime-required one, and blocks the node
+      otherwise; so does the plan. They are left out of the rollout and recorded C(blocked) while they have work left;
+      the CR's status carries C(TaintNotTolerable).
+  returned: success
+  type: dict
+  sample: {gpu-3: ["test-block=true:NoSchedule"]}
 malformed:
   description:
     - Selected nodes whose node-state annotation cannot be read, each with the reason (the annotation
