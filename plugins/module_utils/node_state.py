@@ -433,10 +433,20 @@ def taint_text(taint):
     return '%s%s:%s' % (taint.get('key') or '', '=' + value if value else '', taint.get('effect') or '')
 
 
+# The taints the node lifecycle controller sets and lifts with a node condition (TaintNodesByCondition,
+# NoExecuteTaintManager). The operator's picker blocks such a node only until its next reconcile after the
+# condition clears; one run of the collection would leave it out altogether, so they are left to what
+# watches health (node_health, the not-ready gate) instead of blocking the node (docs/semantics.md 25).
+CONDITION_TAINTS = ('node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable',
+                    'node.kubernetes.io/memory-pressure', 'node.kubernetes.io/disk-pressure',
+                    'node.kubernetes.io/pid-pressure', 'node.kubernetes.io/network-unavailable')
+
+
 def untolerated(taints, tolerations):
     """The taints (as ``taint_text``) that no toleration tolerates: the operator's CheckTaintToleration wants
-    every taint of a node tolerated, whatever its effect, before it picks the node."""
-    return [taint_text(t) for t in taints or [] if not any(tolerates(tol, t) for tol in tolerations)]
+    every taint of a node tolerated, whatever its effect, before it picks the node (CONDITION_TAINTS aside)."""
+    return [taint_text(t) for t in taints or [] if t.get('key') not in CONDITION_TAINTS
+            and not any(tolerates(tol, t) for tol in tolerations)]
 
 
 def runtime_taint_patch(node, taint_spec, required_crs):

@@ -290,7 +290,10 @@ def test_a_node_not_complete_that_says_nothing_or_complete_is_to_be_recorded_wai
 def test_a_node_with_a_taint_the_cr_does_not_tolerate_is_left_out_and_blocked():
     taint = {'key': 'test-block', 'value': 'true', 'effect': 'NoSchedule'}
     cordon = {'key': 'node.kubernetes.io/unschedulable', 'effect': 'NoSchedule'}
-    nodes = [dict(node('tainted'), taints=[taint]), dict(node('cordoned'), taints=[cordon]), node('plain'),
+    # a condition taint of the node lifecycle controller is left to the health checks and the not-ready gate
+    not_ready = [{'key': 'node.kubernetes.io/not-ready', 'effect': 'NoSchedule'},
+                 {'key': 'node.kubernetes.io/unreachable', 'effect': 'NoExecute'}]
+    nodes = [dict(node('tainted'), taints=[taint]), dict(node('cordoned'), taints=[cordon] + not_ready), node('plain'),
              dict(node('done', annotations={STATE_KEY: COMPLETE}), taints=[taint])]
     result = planner.plan_rollout(make_cr(), nodes)
     assert result['untolerated'] == {'tainted': ['test-block=true:NoSchedule'], 'done': ['test-block=true:NoSchedule']}
