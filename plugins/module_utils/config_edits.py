@@ -24,28 +24,12 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
-from ansible_collections.nodewright.bridge.plugins.module_utils.cr_model import glob_match
-from ansible_collections.nodewright.bridge.plugins.module_utils.node_plan import changed_config_keys
+from ansible_collections.nodewright.bridge.plugins.module_utils.node_plan import changed_config_keys, package_complete
 from ansible_collections.nodewright.bridge.plugins.module_utils.pod_layout import package_configmap_name
 
 # The stages whose erroring pod a config edit replaces (HandleConfigUpdates).
 RESTARTED_STAGES = ('config', 'interrupt', 'post-interrupt')
 _UNINSTALL_STAGES = ('uninstall', 'uninstall-interrupt')
-
-
-def package_complete(cr, package, state):
-    """Whether ``package`` is complete on a node whose decoded state is ``state`` (IsPackageComplete): its
-    entry for the CR's version is complete at its last stage (post-interrupt if it has an interrupt, which
-    with recorded config updates means a matching configInterrupt)."""
-    entry = (state or {}).get(package.unique_name)
-    if entry is None or entry['state'] != 'complete':
-        return False
-    keys = cr.config_updates.get(package.name)
-    if keys:
-        has_interrupt = any(glob_match(pattern, key) for pattern in package.config_interrupts for key in keys)
-    else:
-        has_interrupt = package.interrupt is not None
-    return entry['stage'] == ('post-interrupt' if has_interrupt else 'config')
 
 
 def edits(cr, configmaps):

@@ -148,20 +148,22 @@ def _malformed_message(names):
     return text
 
 
-def _untolerated_message(names):
+def _skipped_message(names, none, what):
+    """The node picker's message of a node-list condition (NodesIgnored, TaintNotTolerable): ``none`` when no node
+    is listed, the names up to MESSAGE_NAMES_MAX, else the count."""
     if not names:
-        return 'All nodes have tolerable taints.'
+        return none
     if len(names) > MESSAGE_NAMES_MAX:
-        return '%d nodes have taints that are not tolerable. Skipping.' % len(names)
-    return 'Node [%s] has taints that are not tolerable. Skipping.' % ', '.join(sorted(names))
+        return '%d nodes %s. Skipping.' % (len(names), what % 'have')
+    return 'Node [%s] %s. Skipping.' % (', '.join(sorted(names)), what % 'has')
+
+
+def _untolerated_message(names):
+    return _skipped_message(names, 'All nodes have tolerable taints.', '%s taints that are not tolerable')
 
 
 def _ignored_message(names):
-    if not names:
-        return 'No nodes have ignore label set.'
-    if len(names) > MESSAGE_NAMES_MAX:
-        return '%d nodes have ignore label set. Skipping.' % len(names)
-    return 'Node [%s] has ignore label set. Skipping.' % ', '.join(sorted(names))
+    return _skipped_message(names, 'No nodes have ignore label set.', '%s ignore label set')
 
 
 def wanted_conditions(cr, nodes, status, node_statuses, generation, policy_missing):
@@ -344,7 +346,7 @@ def _omit_empty(state):
                 for key, entry in state.items())
 
 
-def _map_patch(current, wanted):
+def map_patch(current, wanted):
     """A JSON merge patch turning the map ``current`` into ``wanted``: removed keys null, changed values.
 
     A merge patch merges nested maps (RFC 7386), so a map that changes is patched key by key, down to
@@ -358,7 +360,7 @@ def _map_patch(current, wanted):
         old = current.get(key)
         if old == value:
             continue
-        patch[key] = _map_patch(old, value) if isinstance(old, dict) and isinstance(value, dict) else value
+        patch[key] = map_patch(old, value) if isinstance(old, dict) and isinstance(value, dict) else value
     patch.update((k, None) for k in current if k not in wanted)
     return patch
 
@@ -372,7 +374,7 @@ def status_patch(current, wanted):
     current = current or {}
     patch = {}
     for field in ('nodeState', 'nodeStatus'):
-        changed = _map_patch(current.get(field), wanted[field])
+        changed = map_patch(current.get(field), wanted[field])
         if changed:
             patch[field] = changed
     for field in ('status', 'completeNodes', 'packageList', 'nodesInProgress', 'observedGeneration'):
@@ -387,7 +389,7 @@ def status_patch(current, wanted):
         if current.get('compartmentStatuses'):
             patch['compartmentStatuses'] = None
     else:
-        changed = _map_patch(current.get('compartmentStatuses'), compartments)
+        changed = map_patch(current.get('compartmentStatuses'), compartments)
         if changed:
             patch['compartmentStatuses'] = changed
     return {'status': patch} if patch else None

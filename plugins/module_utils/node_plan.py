@@ -212,6 +212,17 @@ def _interrupts_by_package(cr, graph, updates):
     return pkg_interrupts
 
 
+def package_complete(cr, pkg, state):
+    """Whether ``pkg`` is complete on a node whose decoded state is ``state`` (the operator's IsPackageComplete),
+    its interrupt counted as HasInterrupt counts it with the CR's recorded config updates."""
+    updates = cr.config_updates
+    if updates.get(pkg.name):
+        interrupts = config_interrupts(cr, updates).get(pkg.name) or []
+    else:
+        interrupts = [pkg.interrupt] if pkg.interrupt else []
+    return _is_complete(pkg, state or {}, {pkg.name: interrupts})
+
+
 def _uninstall_items(graph, state, pkg_interrupts):
     """Uninstall first: packages asked to uninstall that are still on the node, and any
     package already inside the uninstall cycle (it must finish, even if cancelled late)."""

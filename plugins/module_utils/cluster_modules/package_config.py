@@ -16,6 +16,7 @@ __metaclass__ = type
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import config_edits
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils import cr_status
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils import label_selector
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
@@ -27,18 +28,20 @@ from ansible_collections.nodewright.bridge.plugins.module_utils.constants import
 ATTEMPTS = 4
 
 
-def _states(kube, cr):
-    """node name -> decoded state, every node the CR selects; a state that cannot be read fails the module."""
+def _nodes(kube, cr):
+    """``(node name -> decoded state, node name -> the node as listed)``, every node the CR selects; a state
+    that cannot be read fails the module."""
     listing = kube.list_nodes(label_selector=label_selector.to_query(cr.node_selector) or None)
-    states = {}
+    states, nodes = {}, {}
+    key = node_state.node_state_key(cr.name)
     for node in listing.get('items') or []:
         meta = node['metadata']
         if not label_selector.matches(cr.node_selector, meta.get('labels') or {}):
             continue
-        key = node_state.node_state_key(cr.name)
         states[meta['name']] = node_state.decode((meta.get('annotations') or {}).get(key),
                                                  where='node %s annotation %s' % (meta['name'], key))
-    return states
+        nodes[meta['name']] = node
+    return states, nodes
 
 
 def _package_pods(kube, cr, package, namespace):
@@ -55,25 +58,24 @@ def _write_updates(kube, name, package_name, keys, all_complete):
         wanted = config_edits.config_updates_after(current, package_name, keys, all_complete)
         if wanted == current:
             return
-        # a merge patch merges maps: a package the edit dropped is sent as null
-        patch = dict(wanted, **dict((k, None) for k in current if k not in wanted))
         try:
-            kube.patch_cr_status(doc, {'status': {'configUpdates': patch}})
+            kube.patch_cr_status(doc, {'status': {'configUpdates': cr_status.map_patch(current, wanted)}})
             return
         except kube_api.Conflict:
             if attempt == ATTEMPTS - 1:
                 raise
 
 
-def _apply(kube, cr, doc, package, keys, decision, pods, params):
+def _apply(kube, cr, doc, package, keys, decision, pods, params, nodes):
     """The edit, written: the erroring pods deleted, configUpdates, every node back in config, the ConfigMap."""
     for pod in pods:
         if pod['spec'].get('nodeName') in decision['restart']:
             kube.delete_pod(pod['metadata']['namespace'], pod['metadata']['name'], uid=pod['metadata'].get('uid'))
     _write_updates(kube, cr.name, package.name, keys, decision['all_complete'])
-    for node in sorted(decision['nodes']):
-        pod_run.write_node_state(kube, node, cr.name, lambda state: config_edits.restarted_state(state, package)[0],
-                                 status='in_progress')
+    for name in sorted(nodes):
+        # from the node as listed, no GET per node (a node written since is read again: resourceVersion-guarded)
+        pod_run.write_node_state(kube, name, cr.name, lambda state: config_edits.restarted_state(state, package)[0],
+                                 status='in_progress', node=nodes[name])
     uid = pod_layout.cr_identity(doc)[0]
     kube.apply_configmap(pod_layout.package_configmap(cr, package, params['namespace'], cr_uid=uid))
 
@@ -91,18 +93,17 @@ def run(module, kube):
     found = config_edits.edits(cr, configmaps)
     if not found:
         return dict(result, msg='%s: no package configMap differs from its ConfigMap' % name)
-    states = _states(kube, cr)
+    states, nodes = _nodes(kube, cr)
     for package, keys in found:
         pods = _package_pods(kube, cr, package, params['namespace'])
         decision = config_edits.decide(cr, package, states, pods_left=set(p['spec'].get('nodeName') for p in pods))
-        decision['nodes'] = sorted(states)
         result['packages'][package.name] = dict(keys=keys, action=decision['action'], why=decision['why'],
                                                 restart=decision['restart'])
         if decision['action'] != 'apply':
             continue
         result['changed'] = True
         if not module.check_mode:
-            _apply(kube, cr, doc, package, keys, decision, pods, params)
+            _apply(kube, cr, doc, package, keys, decision, pods, params, nodes)
     applied = sorted(p for p, r in result['packages'].items() if r['action'] == 'apply')
     return dict(result, msg='%s: configMap edits %s' % (name, ', '.join(
         '%s %s (%s)' % (p, r['action'], r['why']) for p, r in sorted(result['packages'].items()))), applied=applied)

@@ -71,16 +71,16 @@ def test_an_uninstall_holds_the_edit():
 
 def test_package_complete_follows_the_interrupt_that_counts():
     package_state = _state(stage='config')
-    assert config_edits.package_complete(_cr(), _cr().packages['tuning'], package_state)
+    assert node_plan.package_complete(_cr(), _cr().packages['tuning'], package_state)
     with_reboot = _cr(interrupt={'type': 'reboot'})
-    assert not config_edits.package_complete(with_reboot, with_reboot.packages['tuning'], package_state)
-    assert config_edits.package_complete(with_reboot, with_reboot.packages['tuning'], _state(stage='post-interrupt'))
+    assert not node_plan.package_complete(with_reboot, with_reboot.packages['tuning'], package_state)
+    assert node_plan.package_complete(with_reboot, with_reboot.packages['tuning'], _state(stage='post-interrupt'))
     # recorded config updates: only a matching configInterrupt counts (HasInterrupt)
     updated = _cr(updates={'tuning': ['b.conf']}, interrupt={'type': 'reboot'})
-    assert config_edits.package_complete(updated, updated.packages['tuning'], package_state)
+    assert node_plan.package_complete(updated, updated.packages['tuning'], package_state)
     updated = _cr(updates={'tuning': ['a.conf']})
-    assert not config_edits.package_complete(updated, updated.packages['tuning'], package_state)
-    assert not config_edits.package_complete(updated, updated.packages['tuning'], _state(stage='config', state='erroring'))
+    assert not node_plan.package_complete(updated, updated.packages['tuning'], package_state)
+    assert not node_plan.package_complete(updated, updated.packages['tuning'], _state(stage='config', state='erroring'))
 
 
 def test_config_updates_are_replaced_when_every_node_was_complete_else_added():
