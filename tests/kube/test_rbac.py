@@ -143,7 +143,10 @@ def _rollout_objects(audited, pool):
     cluster, custom = audited.cluster, kclient.CustomObjectsApi(audited.cluster.api)
     policy = _policy(f'policy-{pool.id}')
     custom.create_cluster_custom_object('skyhook.nvidia.com', 'v1alpha1', 'deploymentpolicies', policy)
-    cr = audited.crs.create({'tuning': package(configMap={'a.conf': 'x\n'}, interrupt={'type': 'reboot'})},
+    # a stage that takes 1s: the first look at its pod finds it running, so the wait watches pods
+    # (a pod that kwok finished before that look would leave pods/watch unused, by chance)
+    cr = audited.crs.create({'tuning': package(image='registry.local/slow-1s/tuning', configMap={'a.conf': 'x\n'},
+                                               interrupt={'type': 'reboot'})},
                             prefix='rbac', selector={'nodewright.bridge/pool': pool.id},
                             podNonInterruptLabels={'matchLabels': {'workload': 'training'}},
                             deploymentPolicy=policy['metadata']['name'])
