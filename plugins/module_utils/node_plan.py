@@ -23,7 +23,13 @@ returns the steps in the order the operator would run them:
 * The interrupts of one wave are merged as the operator does (fudgeInterruptWithPriority):
   reboot wins, then restartAllServices, service (service lists merged), noop; the package
   that owns the merged interrupt runs it, the others' interrupt stage is skipped.
-* Cordon and drain are only needed when an interrupt is due.
+* Cordon and drain are only needed when an interrupt is due, and only the packages that need
+  the interrupt wait for the drain (the operator's ProcessInterrupt drains before the first
+  stage of a package with an interrupt; the others run meanwhile). Each step says what it waits
+  for (``after``): None (runs first, the node as it is), ``'cordon'`` (the cordon is taken from
+  the first wave with a package that needs the drain, as the operator takes it there: the
+  packages without an interrupt of that wave and later run cordoned while the protected pods
+  finish) or ``'drain'`` (a package with an interrupt, or one that depends on such a package).
 
 No I/O.
 """
@@ -37,6 +43,7 @@ from ansible_collections.nodewright.bridge.plugins.module_utils.cr_model import 
 
 INTERRUPT_PRIORITY = {'reboot': 0, 'restartAllServices': 1, 'service': 2, 'noop': 3}
 _UNINSTALL_STAGES = ('uninstall', 'uninstall-interrupt')
+_INTERRUPT_STAGES = ('interrupt', 'uninstall-interrupt')
 
 
 def changed_config_keys(old_data, new_data):
@@ -164,6 +171,7 @@ def plan_node(cr, state, config_updates=None, config_changes=None):
     uninstalling = _uninstall_items(graph, state, pkg_interrupts)
     waves, blocked = _waves(cr, graph, state, uninstalling, pkg_interrupts)
     pending, interrupts = _pending_steps(cr, waves, pkg_interrupts)
+    _order_around_the_drain(cr, pending)
     return {
         'pending': pending,
         'interrupts': interrupts,
@@ -322,7 +330,7 @@ def _pending_steps(cr, waves, pkg_interrupts):
                 # phase (apply in flight, then uninstall)
                 rank = max(rank, _phase_rank(stage))
                 step = {'package': pkg.name, 'version': pkg.version, 'stage': stage, 'wave': number}
-                if stage in ('interrupt', 'uninstall-interrupt'):
+                if stage in _INTERRUPT_STAGES:
                     if pkg.name == owner:
                         step['interrupt'] = merged
                     else:
@@ -334,6 +342,38 @@ def _pending_steps(cr, waves, pkg_interrupts):
         _label(wave_steps)
         pending.extend(wave_steps)
     return pending, interrupts
+
+
+def _order_around_the_drain(cr, pending):
+    """Set ``after`` on each step and put the steps in that order (each part keeps the plan's order).
+
+    A package needs the drain when one of its steps is an interrupt (its own or merged into
+    another's), or when it depends, directly or not, on a pending package that needs it.
+    """
+    needs = set(s['package'] for s in pending if s['stage'] in _INTERRUPT_STAGES)
+    if not needs:
+        for step in pending:
+            step['after'] = None
+        return
+    names = set(s['package'] for s in pending)
+    grew = True
+    while grew:
+        grew = False
+        for name in names - needs:
+            pkg = cr.packages.get(name)
+            if pkg is not None and any(d in needs for d in pkg.depends_on):
+                needs.add(name)
+                grew = True
+    first_cordoned_wave = min(s['wave'] for s in pending if s['package'] in needs)
+    for step in pending:
+        if step['package'] in needs:
+            step['after'] = 'drain'
+        else:
+            step['after'] = 'cordon' if step['wave'] >= first_cordoned_wave else None
+    pending.sort(key=lambda s: _AFTER_ORDER[s['after']])  # stable: each part keeps its order
+
+
+_AFTER_ORDER = {None: 0, 'cordon': 1, 'drain': 2}
 
 
 def _label(wave_steps):

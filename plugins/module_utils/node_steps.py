@@ -5,9 +5,11 @@
 # Do not use it from other collections or from standalone plugins and modules.
 """The per-node sequence of a CR, defined once: which module runs, when, with which arguments.
 
-    cordon -> wait for the protected pods and drain -> the plan's pending steps (package
-    stages; the merged interrupt of each wave) -> health gate (a new boot ID after a reboot)
-    -> record complete -> uncordon;  on a failure: uncordon, only if asked.
+    the plan's steps that need no cordon -> cordon -> the steps that run cordoned -> wait for
+    the protected pods and drain -> the steps that need the drain (the packages with an
+    interrupt and what depends on them; the merged interrupt of each wave) -> health gate (a
+    new boot ID after a reboot) -> record complete -> uncordon;  on a failure: uncordon, only
+    if asked. Which of the plan's steps goes where is the plan's ``after`` (node_plan).
 
 Three things follow this definition:
 
@@ -83,15 +85,24 @@ class ValueSource(object):
 
 
 class Step(object):
-    """One step of the sequence: ``key`` (its name in node_update's result), module, when, argument builder."""
+    """One step of the sequence: ``key`` (its name in node_update's result), module, when, argument builder.
 
-    def __init__(self, key, module, when, build=None, records_state=False):
+    A step without a module is a place for the plan's pending steps: those whose ``after`` is
+    ``pending_after``.
+    """
+
+    def __init__(self, key, module, when, build=None, records_state=False, pending_after=None):
         self.key = key
         self.module = module
         self.when = when
         self.build = build
         # a step about the CR's state on the node (the maintenance role, without a CR, has none)
         self.records_state = records_state
+        self.pending_after = pending_after
+
+    @property
+    def is_pending(self):
+        return self.module is None
 
     def args(self, source):
         return without_omitted(self.build(source))
@@ -105,7 +116,8 @@ def without_omitted(args):
 
 
 def _cordon_args(src):
-    return {'node': src.node, 'cr_name': src.cr, 'take_over': src.cordon_take_over()}
+    # hold: a pause, disable or ignore written since the plan takes no cordon, as it starts no pod
+    return {'node': src.node, 'cr_name': src.cr, 'take_over': src.cordon_take_over(), 'hold': True}
 
 
 def _uncordon_args(src):
@@ -117,6 +129,7 @@ def _drain_args(src):
         'node': src.node,
         'wait_for': src.protected_pods(),
         'wait_for_timeout': src.setting('wait_for_protected_timeout'),
+        'hold_for': src.cr,  # a pause during the wait for the protected pods evicts nothing
         'timeout': src.setting('drain_timeout'),
         'preflight': src.setting('drain_preflight'),
         'skip': src.setting('drain_skip'),
@@ -143,12 +156,17 @@ def _complete_args(src):
     }
 
 
-PENDING = 'pending'  # the plan's pending steps go here (pending_call)
+# the places of the plan's pending steps (pending_call), by what they wait for (node_plan's ``after``)
+PENDING_FIRST = 'pending, before the cordon'
+PENDING_CORDONED = 'pending, cordoned'
+PENDING = 'pending'
 
 STEPS = (
+    Step(PENDING_FIRST, None, ALWAYS, pending_after=None),
     Step('cordon', 'node_cordon', IF_DRAINED, _cordon_args),
+    Step(PENDING_CORDONED, None, IF_DRAINED, pending_after='cordon'),
     Step('drain', 'node_drain', IF_DRAINED, _drain_args),
-    Step(PENDING, None, ALWAYS),
+    Step(PENDING, None, ALWAYS, pending_after='drain'),
     Step('health', 'node_health', IF_DRAINED, _health_args),
     Step('complete', 'node_state', ALWAYS, _complete_args, records_state=True),
     Step('uncordon', 'node_cordon', IF_CORDON_HELD, _uncordon_args),
@@ -204,6 +222,15 @@ def pending_call(src, step):
         return None
     return 'node_interrupt', {'node': src.node, 'package': step['package'], 'stage': step['stage'],
                               'interrupt': step['interrupt'], 'covered': list(step.get('covers') or [])}
+
+
+def pending_part(step, pending):
+    """The plan's ``pending`` steps that go in the place ``step``.
+
+    A step without ``after`` (a plan made before there was one) goes where every step went then:
+    after the drain.
+    """
+    return [p for p in pending if p.get('after', 'drain') == step.pending_after]
 
 
 def reboots(step):

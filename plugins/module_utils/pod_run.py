@@ -98,12 +98,23 @@ def held(kube, cr, node, cr_from_file=False):
     """
     annotations = cr.annotations
     if cr_from_file:
-        try:
-            annotations = ((kube.get_cr(cr.name, cr.api_version).get('metadata') or {}).get('annotations') or {})
-        except kube_api.NotFound:
-            pass
+        annotations = _annotations_in_cluster(kube, cr.name, cr.api_version, annotations)
     labels = (node.get('metadata') or {}).get('labels') or {}
     return hold_reason(cr.name, annotations, node['metadata']['name'], labels)
+
+
+def held_by_name(kube, cr_name, node):
+    """``held`` for a step that knows the CR by name only (a cordon, a drain): the CR as the cluster has it now
+    (one GET; a CR that is not in the cluster holds nothing, the node's ignore label still does)."""
+    labels = (node.get('metadata') or {}).get('labels') or {}
+    return hold_reason(cr_name, _annotations_in_cluster(kube, cr_name, None, {}), node['metadata']['name'], labels)
+
+
+def _annotations_in_cluster(kube, name, api_version, default):
+    try:
+        return (kube.get_cr(name, api_version).get('metadata') or {}).get('annotations') or {}
+    except kube_api.NotFound:
+        return default
 
 
 def hold_reason(cr_name, cr_annotations, node_name, node_labels):

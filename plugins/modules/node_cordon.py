@@ -54,6 +54,15 @@ options:
         cordoned the node), nor when another CR holds a cordon.
     type: bool
     default: false
+  hold:
+    description:
+      - With O(state=cordoned), read the CR O(cr_name) in the cluster first (one GET), and take no cordon when it is paused
+        or disabled (C(skyhook.nvidia.com/pause), C(/disable)) or the node carries C(skyhook.nvidia.com/ignore=true), as
+        the operator starts nothing then. The task then fails with RV(held) set to V(paused), V(disabled) or V(ignored)
+        and a message naming the annotation and the CLI command that lifts it. A CR that is not in the cluster holds
+        nothing. M(nodewright.bridge.node_update) sets it.
+    type: bool
+    default: false
 attributes:
   check_mode:
     support: full
@@ -109,9 +118,12 @@ owners:
   elements: str
   sample: [gpu-tuning]
 held:
-  description: Whether O(cr_name) holds a cordon on the node after the task.
+  description:
+    - Whether O(cr_name) holds a cordon on the node after the task.
+    - When O(hold) refused the cordon, why, as the pod modules say it (the task failed, nothing was changed).
   returned: always
-  type: bool
+  type: raw
+  sample: true
 inherited:
   description: Whether the owner's cordon was inherited from a cordon that was already there.
   returned: always

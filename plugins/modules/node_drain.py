@@ -55,6 +55,13 @@ options:
     description: Seconds to wait for the O(wait_for) pods to finish.
     type: int
     default: 3600
+  hold_for:
+    description:
+      - The name of a NodeWright CR this drain is for. After the wait for the O(wait_for) pods and before the first
+        eviction, the CR is read in the cluster (one GET) and nothing is evicted when it is paused or disabled, or when
+        the node carries C(skyhook.nvidia.com/ignore=true); the task then fails with RV(held) set to V(paused),
+        V(disabled) or V(ignored). A CR that is not in the cluster holds nothing. M(nodewright.bridge.node_update) sets it.
+    type: str
   preflight:
     description:
       - Before evicting anything, evict every pod as a server-side dry run; if a PDB would refuse any of
@@ -170,6 +177,11 @@ protected_wait:
   description: Seconds spent waiting for the O(wait_for) pods.
   returned: always
   type: float
+held:
+  description: V(paused), V(disabled) or V(ignored) when O(hold_for) found its CR paused or disabled, or the node ignored, and nothing was evicted (the task failed).
+  returned: when held
+  type: str
+  sample: paused
 duration:
   description: Seconds the task took.
   returned: always

@@ -233,17 +233,24 @@ compartments:
       elements: str
   sample: [{"name": "__default__", "matched": 10, "ceiling": 3, "batch_sizes": [3, 3, 3, 1]}]
 nodes:
-  description: Per node name, what it still has to do.
+  description:
+    - Per node name, what it still has to do.
+    - Each pending step says what it waits for in C(after), as the operator orders a node. V(null) runs on the node as it
+      is. V(cordon) runs once the node is cordoned, while the protected pods finish (the packages without an interrupt
+      of the first wave that needs the drain, and of later waves). V(drain) runs after the drain (the packages with an
+      interrupt and those that depend on them).
   returned: success
   type: dict
   sample:
     gpu-node-00:
       compartment: __default__
       pending:
-        - {package: tuning, version: 1.2.0, stage: apply, wave: 1}
-        - {package: tuning, version: 1.2.0, stage: config, wave: 1}
-        - {package: tuning, version: 1.2.0, stage: interrupt, wave: 1, interrupt: {type: reboot, services: []}}
-        - {package: tuning, version: 1.2.0, stage: post-interrupt, wave: 1}
+        - {package: driver, version: 2.0.0, stage: apply, wave: 1, after: cordon}
+        - {package: driver, version: 2.0.0, stage: config, wave: 1, after: cordon}
+        - {package: tuning, version: 1.2.0, stage: apply, wave: 1, after: drain}
+        - {package: tuning, version: 1.2.0, stage: config, wave: 1, after: drain}
+        - {package: tuning, version: 1.2.0, stage: interrupt, wave: 1, interrupt: {type: reboot, services: []}, after: drain}
+        - {package: tuning, version: 1.2.0, stage: post-interrupt, wave: 1, after: drain}
       needs_drain: true
       interrupt: {type: reboot, services: [], package: tuning, wave: 1}
       complete: false

@@ -6,10 +6,11 @@
 """The per-node sequence of a NodeWright CR, as the operator works a node, over the cluster modules.
 
 plan the node -> (operator guard) -> nothing if complete (record complete, release a leftover
-cordon) -> if an interrupt is due: owned cordon, wait for the podNonInterruptLabels pods and
-drain -> the pending steps in the plan's order (package stages; the merged interrupt of each
-wave, whose covered packages go skipped then complete) -> if drained: health gate (a new boot
-after a reboot) -> record complete -> uncordon (only the CR's own cordon).
+cordon) -> the pending steps in the plan's order (package stages; the merged interrupt of each
+wave, whose covered packages go skipped then complete), and if an interrupt is due, around
+them: owned cordon, wait for the podNonInterruptLabels pods and drain, placed where the plan's
+``after`` says (node_steps.STEPS) -> if drained: health gate (a new boot after a reboot) ->
+record complete -> uncordon (only the CR's own cordon).
 On a failure the node stays cordoned (its state is erroring) unless ``uncordon_on_failure``.
 
 Every step is one of the collection's modules, run through ``run_step(module, args)`` which
@@ -84,6 +85,7 @@ class NodeSequence(object):
         self.cr_doc = {}
         self.plan = None
         self.boot_before_reboot = None
+        self.cordoned = False  # this run took the cordon (a failure before it leaves the node schedulable)
         # the pods whose dry runs have passed on this node: a package's stage pods (its image), a
         # package's interrupt pods (the agent image it runs); their later ones skip the dry runs
         # (package_stage / node_interrupt option preflight)
@@ -171,7 +173,7 @@ class NodeSequence(object):
         try:
             self.run_steps(drained=drained, cordon_held=cordon_held)
         except StepFailed as exc:
-            return self.failure(exc, exc.step, cordon_held=cordon_held or drained)
+            return self.failure(exc, exc.step, cordon_held=cordon_held or self.cordoned)
         return self.finish('updated', 'node %s updated for %s: %s' % (
             self.node, self.cr, ', '.join(s['step'] for s in self.steps if s['step'] not in ('plan', 'operator guard'))))
 
@@ -181,11 +183,13 @@ class NodeSequence(object):
         for step in node_steps.STEPS:
             if not node_steps.applies(step.when, drained, cordon_held):
                 continue
-            if step.key == node_steps.PENDING:
-                for segment in segments(self.plan['pending']):
+            if step.is_pending:
+                for segment in segments(node_steps.pending_part(step, self.plan['pending'])):
                     self.run_segment(segment)
             else:
                 self.step(step.key, step.module, step.args(values))
+                if step.key == 'cordon':
+                    self.cordoned = True
 
     def run_segment(self, segment):
         """Each package's steps in order; the packages at once when allowed. Raises the first failure in plan order."""

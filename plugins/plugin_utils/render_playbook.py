@@ -313,8 +313,8 @@ def node_tasks(r, steps):
     for step in steps:
         if step.when == node_steps.IF_DRAINED and not r['fresh']['needs_drain']:
             continue  # a node without the CR is never drained: the playbook has no such task
-        if step.key == node_steps.PENDING:
-            for pending in r['fresh']['pending']:
+        if step.is_pending:
+            for pending in node_steps.pending_part(step, r['fresh']['pending']):
                 out.extend(_pending_tasks(r, values, pending))
             continue
         out.append(_task(titles[step.key], step.module, step.args(values), WHEN[step.when]))

@@ -16,6 +16,7 @@ __metaclass__ = type
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_events
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
+from ansible_collections.nodewright.bridge.plugins.module_utils import pod_run
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
 from ansible_collections.nodewright.bridge.plugins.module_utils.constants import CORDON_PREFIX, INHERITED_CORDON_PREFIX
 from ansible_collections.nodewright.bridge.plugins.module_utils.cr_model import cr_name_errors
@@ -41,6 +42,11 @@ def run(module, kube):
         return node_state.uncordon_patch(owner, meta.get('annotations'), unschedulable)[0]
 
     before_node = kube.get_node(name)
+    if state == 'cordoned' and module.params['hold']:
+        hold = pod_run.held_by_name(kube, owner, before_node)
+        if hold:
+            raise _runner.ModuleFailed(hold[1].replace('no new pod starts', 'no cordon is taken'), node=name,
+                                       changed=False, held=hold[0])
     before = _view(before_node)
     after_node, patch = kube.update_node(name, mutate, node=before_node, dry_run=module.check_mode)
     # In check mode the server's dry run answers with the node as it would be.
@@ -80,6 +86,7 @@ def module_args():
         cr_name=dict(type='str', required=True, **_runner.renamed('owner')),
         state=dict(type='str', default='cordoned', choices=['cordoned', 'uncordoned']),
         take_over=dict(type='bool', default=False),
+        hold=dict(type='bool', default=False),
     )
     return dict(argument_spec=argument_spec, supports_check_mode=True)
 

@@ -21,6 +21,7 @@ from ansible_collections.nodewright.bridge.plugins.module_utils import kube as k
 from ansible_collections.nodewright.bridge.plugins.module_utils import label_selector
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_events
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
+from ansible_collections.nodewright.bridge.plugins.module_utils import pod_run
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
 
 SKIP_OPTIONS = {
@@ -52,6 +53,7 @@ class Drain(object):
         self.lock = threading.Lock()
         # the CRs whose cordon the node carries (what the drain is for, in its Event); None until the node is read
         self.owners = None
+        self.protected_wait = 0.0
 
     def elapsed(self):
         return round(time.time() - self.start, 3)
@@ -132,6 +134,9 @@ class Drain(object):
         protected_wait = 0.0
         if not self.module.check_mode:
             protected_wait = self.wait_for_protected(name, protected)
+        self.protected_wait = protected_wait
+        if params['hold_for'] and not self.module.check_mode:
+            self.check_hold(name)
         pods = self.kube.pods_on_node(name).get('items') or []
         entries, targets = self.plan(pods, rules, pod_selector, protected)
         result = dict(node=name, pods=entries, skipped=len(entries) - len(targets), evicted=0,
@@ -146,6 +151,14 @@ class Drain(object):
             _runner.node_event(self.module, self.kube, name, node_events.drained(
                 name, self.owners, result['evicted'], result['skipped'], pdb_waits, protected_wait))
         return result
+
+    def check_hold(self, name):
+        """Evict nothing for a CR paused or disabled since the run began, or on a node ignored meanwhile
+        (the wait for the protected pods can be long)."""
+        hold = pod_run.held_by_name(self.kube, self.params['hold_for'], self.kube.get_node(name))
+        if hold:
+            raise _runner.ModuleFailed(hold[1].replace('no new pod starts', 'nothing is evicted'), node=name,
+                                       changed=False, held=hold[0], protected_wait=self.protected_wait)
 
     def failed(self, exc):
         """The Warning Event of a drain that failed once the node was read (not for invalid options)."""
@@ -271,6 +284,7 @@ def module_args():
         pod_selector=dict(type='raw'),
         wait_for=dict(type='raw'),
         wait_for_timeout=dict(type='int', default=3600),
+        hold_for=dict(type='str'),
         preflight=dict(type='bool', default=False),
         disable_eviction=dict(type='bool', default=False),
         grace_period=dict(type='int'),

@@ -245,8 +245,8 @@ def test_build_hosts_groups_and_vars():
                                         'nodewright_state_pending', 'nodewright_needs_drain']
     assert new['nodewright_compartment'] == '__default__'
     assert [(s['package'], s['stage']) for s in new['nodewright_pending']] == [
-        ('driver', 'apply'), ('tuning', 'apply'), ('driver', 'config'), ('tuning', 'config'),
-        ('tuning', 'interrupt'), ('tuning', 'post-interrupt')]
+        ('driver', 'apply'), ('driver', 'config'),  # no interrupt: runs before the drain
+        ('tuning', 'apply'), ('tuning', 'config'), ('tuning', 'interrupt'), ('tuning', 'post-interrupt')]
     assert new['nodewright_interrupt']['type'] == 'reboot'
     assert new['nodewright_status'] == 'unknown' and new['nodewright_state'] == {}
     assert new['nodewright_labels'] == {'pool': 'gpu'}

@@ -164,6 +164,53 @@ def test_dependent_of_an_uninstalled_package_is_blocked():
 # --------------------------------------------------------------------------- several packages
 
 
+def _after(plan):
+    return [(s['package'], s['stage'], s['after']) for s in plan['pending']]
+
+
+def test_the_packages_without_an_interrupt_run_before_the_drain_as_upstreams_interrupt_scenario():
+    # chainsaw skyhook/interrupt: jason (no interrupt) runs to config complete while the node is
+    # cordoned and the protected pod still runs; everything else waits for the drain
+    service = {'type': 'service', 'services': ['rsyslog']}
+    cr = make_cr(jason=pkg('1.3.2'), dexter=pkg('1.2.3', interrupt=REBOOT), john=pkg('1.2.3', interrupt=service),
+                 spencer=pkg('3.2.3', dependsOn={'dexter': '1.2.3'}),
+                 baxter=pkg('3.3', interrupt=service, dependsOn={'spencer': '3.2.3'}),
+                 foobar=pkg('1.2', dependsOn={'dexter': '1.2.3', 'baxter': '3.3'}))
+    plan = node_plan.plan_node(cr, {})
+    assert plan['needs_drain'] is True
+    assert _after(plan)[:2] == [('jason', 'apply', 'cordon'), ('jason', 'config', 'cordon')]
+    assert set(s['after'] for s in plan['pending'][2:]) == {'drain'}
+    # the rest keeps the operator's order: the wave's merged interrupt after its packages' config
+    assert steps(plan)[2:8] == [('dexter', 'apply'), ('john', 'apply'), ('dexter', 'config'), ('john', 'config'),
+                                ('dexter', 'interrupt'), ('john', 'interrupt')]
+    assert [s['package'] for s in plan['pending'][8:]] == ['dexter', 'john', 'spencer', 'spencer', 'baxter', 'baxter',
+                                                           'baxter', 'baxter', 'foobar', 'foobar']
+
+
+def test_the_cordon_is_taken_at_the_first_wave_that_needs_the_drain():
+    # aa and bb need no interrupt and nothing that does: they run on the schedulable node; the
+    # cordon comes with wave 3 (cc reboots); zz of wave 3 runs cordoned before the drain; dd
+    # (depends on cc) waits for the drain with cc
+    cr = make_cr(aa=pkg(), bb=pkg(dependsOn={'aa': '1.0.0'}), cc=pkg(interrupt=REBOOT, dependsOn={'bb': '1.0.0'}),
+                 zz=pkg(dependsOn={'bb': '1.0.0'}), dd=pkg(dependsOn={'cc': '1.0.0'}))
+    plan = node_plan.plan_node(cr, {})
+    assert _after(plan) == [
+        ('aa', 'apply', None), ('aa', 'config', None), ('bb', 'apply', None), ('bb', 'config', None),
+        ('zz', 'apply', 'cordon'), ('zz', 'config', 'cordon'),
+        ('cc', 'apply', 'drain'), ('cc', 'config', 'drain'), ('cc', 'interrupt', 'drain'),
+        ('cc', 'post-interrupt', 'drain'), ('dd', 'apply', 'drain'), ('dd', 'config', 'drain')]
+
+
+def test_without_an_interrupt_nothing_waits_for_a_cordon():
+    plan = node_plan.plan_node(make_cr(aa=pkg(), bb=pkg(dependsOn={'aa': '1.0.0'})), {})
+    assert plan['needs_drain'] is False and set(s['after'] for s in plan['pending']) == {None}
+    # a package resuming after its interrupt (post-interrupt left) needs no drain either
+    cr = make_cr(aa=pkg(interrupt=REBOOT), bb=pkg())
+    plan = node_plan.plan_node(cr, state(('aa', '1.0.0', 'interrupt', 'complete')))
+    assert plan['needs_drain'] is False and _after(plan) == [
+        ('bb', 'apply', None), ('bb', 'config', None), ('aa', 'post-interrupt', None)]
+
+
 def test_depends_on_waves():
     cr = make_cr(bb=pkg(dependsOn={'aa': '1.0.0'}), aa=pkg())
     plan = node_plan.plan_node(cr, {})

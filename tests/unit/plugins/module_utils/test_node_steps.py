@@ -22,10 +22,21 @@ MAINTENANCE_ONLY = ('nw_maint_before',)
 
 def test_the_sequence_order():
     assert [(s.key, s.module, s.when) for s in node_steps.STEPS] == [
-        ('cordon', 'node_cordon', node_steps.IF_DRAINED), ('drain', 'node_drain', node_steps.IF_DRAINED),
+        ('pending, before the cordon', None, node_steps.ALWAYS),
+        ('cordon', 'node_cordon', node_steps.IF_DRAINED),
+        ('pending, cordoned', None, node_steps.IF_DRAINED),
+        ('drain', 'node_drain', node_steps.IF_DRAINED),
         ('pending', None, node_steps.ALWAYS), ('health', 'node_health', node_steps.IF_DRAINED),
         ('complete', 'node_state', node_steps.ALWAYS), ('uncordon', 'node_cordon', node_steps.IF_CORDON_HELD)]
     assert [(s.key, s.module) for s in node_steps.RESCUE] == [('uncordon after failure', 'node_cordon')]
+    assert [s.pending_after for s in node_steps.STEPS if s.is_pending] == [None, 'cordon', 'drain']
+
+
+def test_each_pending_step_goes_where_its_after_says():
+    pending = [{'id': 'a', 'after': None}, {'id': 'b', 'after': 'cordon'}, {'id': 'c', 'after': 'drain'},
+               {'id': 'd'}]  # a plan from before ``after``: after the drain, as every step then
+    places = [s for s in node_steps.STEPS if s.is_pending]
+    assert [[p['id'] for p in node_steps.pending_part(s, pending)] for s in places] == [['a'], ['b'], ['c', 'd']]
 
 
 def test_when_a_step_applies():
@@ -67,7 +78,7 @@ def test_omitted_values_are_not_passed():
     drain = dict((s.key, s) for s in node_steps.STEPS)['drain']
     assert drain.args(_Source()) == {'node': 'n1', 'wait_for_timeout': 'value of wait_for_protected_timeout',
                                      'timeout': 'value of drain_timeout', 'preflight': 'value of drain_preflight',
-                                     'skip': 'value of drain_skip'}
+                                     'skip': 'value of drain_skip', 'hold_for': 'demo'}
     health = dict((s.key, s) for s in node_steps.STEPS)['health']
     assert health.args(_Source())['boot_id_not'] == 'boot-1' and 'pod_selector' not in health.args(_Source())
 

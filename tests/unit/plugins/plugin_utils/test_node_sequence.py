@@ -83,6 +83,35 @@ def test_a_node_with_a_reboot_runs_the_operator_sequence_in_order():
     assert [s['step'] for s in result['steps']][4:7] == ['driver apply', 'tuning apply', 'driver interrupt (reboot)']
 
 
+AROUND_THE_DRAIN = [
+    {'package': 'base', 'stage': 'apply', 'wave': 1, 'after': None},
+    {'package': 'jason', 'stage': 'apply', 'wave': 2, 'after': 'cordon'},
+    {'package': 'driver', 'stage': 'apply', 'wave': 2, 'after': 'drain'},
+    {'package': 'driver', 'stage': 'interrupt', 'wave': 2, 'after': 'drain', 'interrupt': {'type': 'reboot'}},
+]
+
+
+def test_the_steps_that_need_no_drain_run_before_it_and_those_of_the_cordoned_waves_cordoned():
+    cluster = Cluster(_plan(pending=[dict(p) for p in AROUND_THE_DRAIN]))
+    result = NodeSequence(_params(), {}, cluster).run()
+    assert cluster.modules()[2:] == [
+        ('package_stage', 'base'), ('node_cordon', None), ('package_stage', 'jason'), ('node_drain', None),
+        ('package_stage', 'driver'), ('node_interrupt', 'driver'), ('node_health', None), ('node_state', 'complete'),
+        ('node_cordon', 'uncordoned')]
+    assert result['status'] == 'updated'
+
+
+def test_a_failure_before_the_cordon_leaves_the_node_schedulable_and_says_nothing_of_a_cordon():
+    cluster = Cluster(_plan(pending=[dict(p) for p in AROUND_THE_DRAIN]), fail_at=('package_stage', 'base', 'apply', None))
+    result = NodeSequence(_params(uncordon_on_failure=True), {}, cluster).run()
+    assert [m for m, unused in cluster.modules()] == ['rollout_plan', 'operator_guard', 'package_stage']
+    assert result['failed'] is True and 'cordon' not in result['msg']
+    # failing once cordoned: the node stays cordoned by the CR
+    cluster = Cluster(_plan(pending=[dict(p) for p in AROUND_THE_DRAIN]), fail_at=('package_stage', 'jason', 'apply', None))
+    result = NodeSequence(_params(), {}, cluster).run()
+    assert result['msg'].endswith('(the node stays cordoned by tuning)')
+
+
 def test_a_complete_node_costs_a_plan_and_a_complete_record_only():
     cluster = Cluster(_plan(complete=True, pending=[]), answers={'node_state': {'changed': False}})
     result = NodeSequence(_params(), {}, cluster).run()

@@ -103,7 +103,7 @@ def test_the_node_tasks_are_the_sequence_definition_with_jinja_values():
     assert modules[:2] == ['nodewright.bridge.node_cordon', 'nodewright.bridge.node_drain']
     assert modules[-3:] == ['nodewright.bridge.node_health', 'nodewright.bridge.node_state', 'nodewright.bridge.node_cordon']
     outer = [t for t, m in zip(tasks, modules) if m not in ('nodewright.bridge.package_stage', 'nodewright.bridge.node_interrupt')]
-    steps = [s for s in node_steps.STEPS if s.key != node_steps.PENDING]
+    steps = [s for s in node_steps.STEPS if not s.is_pending]
     for task, step in zip(outer, steps):
         args = task['nodewright.bridge.' + step.module]
         assert set(args) <= set(node_steps.option_names(step)), step
