@@ -17,7 +17,11 @@ description:
     operator guard (M(nodewright.bridge.operator_guard), for a CR read from the cluster). Unless the node is already
     complete, it then runs what the plan says, in order.
   - When an interrupt is due, an owned cordon (M(nodewright.bridge.node_cordon)), a wait for the C(podNonInterruptLabels)
-    pods and a drain (M(nodewright.bridge.node_drain)).
+    pods and a drain (M(nodewright.bridge.node_drain)), as the operator places them. The packages without an interrupt
+    (and that depend on none with one) run first, on the schedulable node up to the first dependency wave that needs the
+    drain and cordoned from there; the others run after the drain. The plan's C(after) says where each step goes.
+  - A pause, disable or ignore written during the run stops it before its next pod, cordon or eviction (the task
+    fails with C(held)); the node is left as it is.
   - The pending package stages (M(nodewright.bridge.package_stage)) and the merged interrupt of each dependency wave
     (M(nodewright.bridge.node_interrupt)). The packages of a wave run at once unless the CR sets C(serial), as the
     operator runs them; each package's own stages stay in order.
@@ -180,7 +184,7 @@ cr:
 status:
   description:
     - V(updated) (steps ran), V(complete) (nothing was pending), V(ignored) (the node carries C(skyhook.nvidia.com/ignore)),
-      V(not-selected) (a failure), or V(failed).
+      V(not-selected) (a failure), V(failed), or what held the run (RV(held)).
   returned: always
   type: str
 message:
@@ -217,6 +221,13 @@ failed_step:
   returned: failed
   type: str
   sample: gpu-driver apply
+held:
+  description:
+    - V(paused), V(disabled) or V(ignored) when a step found the CR paused or disabled, or the node ignored, since the
+      plan; no new pod, cordon or eviction was made. RV(status) is the same word; the task failed.
+  returned: when held
+  type: str
+  sample: paused
 '''
 
 from ansible.module_utils.basic import AnsibleModule

@@ -215,3 +215,30 @@ def test_rbac_without_eviction_fails_and_evicts_nothing(cluster, modules, node, 
     result = modules.run('node_drain', name=node, **reader)
     assert result['failed'] is True and 'forbidden' in result['msg'] and 'evict pod' in result['msg']
     assert _uids(cluster, namespace, 'app=web') == {web[0].metadata.uid}
+
+
+def test_a_pause_written_during_the_wait_for_protected_pods_evicts_nothing(cluster, modules, node, namespace, crs):
+    # kubectl skyhook pause while the drain waits for a training pod: the operator would start
+    # nothing more, so the drain made for the CR evicts nothing once the wait ends
+    cr = crs.create({'tuning': {'version': '1.0.0', 'image': 'registry.local/tuning', 'interrupt': {'type': 'reboot'}}},
+                    prefix='hold')['metadata']['name']
+    web = _deployment(cluster, namespace, 'web', node, 1)
+    body = _template({'workload': 'training'}, node, restartPolicy='Never')
+    cluster.core.create_namespaced_pod(namespace, {'metadata': dict(body['metadata'], name='train'), 'spec': body['spec']})
+    cluster.wait_pod(namespace, 'train', lambda p: p.status.phase == 'Running')
+    handle = modules.start('node_drain', name=node, wait_for={'matchLabels': {'workload': 'training'}}, timeout=60,
+                           hold_for=cr)
+    time.sleep(3)
+    crs.custom.patch_cluster_custom_object('skyhook.nvidia.com', 'v1alpha1', 'skyhooks', cr,
+                                           {'metadata': {'annotations': {'skyhook.nvidia.com/pause': 'true'}}})
+    cluster.core.patch_namespaced_pod_status('train', namespace, {'status': {'phase': 'Succeeded'}})
+    result = modules.finish(handle)
+    assert result['failed'] is True and result['held'] == 'paused', result
+    assert f'{cr} is paused' in result['msg'] and 'nothing is evicted' in result['msg'] and result['changed'] is False
+    assert _uids(cluster, namespace, 'app=web') == {web[0].metadata.uid}
+    # the cordon for a paused CR is refused the same way; a CR that is not in the cluster holds nothing
+    cordon = modules.run('node_cordon', name=node, owner=cr, hold=True)
+    assert cordon['failed'] is True and cordon['held'] == 'paused' and 'no cordon is taken' in cordon['msg'], cordon
+    assert not cluster.core.read_node(node).spec.unschedulable
+    free = modules.run('node_cordon', name=node, owner='no-such-cr', hold=True)
+    assert free['rc'] == 0 and free['held'] is True and cluster.core.read_node(node).spec.unschedulable

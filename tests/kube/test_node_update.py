@@ -71,7 +71,9 @@ def test_a_node_is_brought_up_to_date_then_left_alone(cluster, playbooks, namesp
     assert result['status'] == 'updated', result
     assert result['ran_in'] == ran_in
     steps = [s['step'] for s in result['steps']]
-    assert steps[:3] == ['plan', 'cordon', 'drain'] and steps[-3:] == ['health', 'complete', 'uncordon']
+    # tuning has no interrupt: it runs cordoned before the drain, as the operator runs it (ProcessInterrupt)
+    assert steps[:5] == ['plan', 'cordon', 'tuning apply', 'tuning config', 'drain']
+    assert steps[-3:] == ['health', 'complete', 'uncordon']
     assert 'driver interrupt (reboot)' in steps
     state = json.loads(_annotations(cluster, node)[STATE.format('upd')])
     assert {k: (e['stage'], e['state']) for k, e in state.items()} == {
