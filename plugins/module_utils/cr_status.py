@@ -95,8 +95,12 @@ def status_nodes(cr, nodes):
     return result
 
 
-def aggregate(cr, nodes, policy_missing=False):
-    """``.status.status`` (CollectNodeStatus, then IntrospectSkyhook's overrides)."""
+def aggregate(cr, nodes, policy_missing=False, waiting_for=()):
+    """``.status.status`` (CollectNodeStatus, then IntrospectSkyhook's overrides).
+
+    ``waiting_for``: the earlier CRs with ``sequencing: all`` not complete everywhere; they hold this
+    one as a whole (isBlockedByGlobalPredecessor), whatever its nodes last recorded.
+    """
     if cr.paused:
         return 'paused'  # even when complete (UpdateSkyhookPauseStatus)
     remaining = [n for n in nodes if not n.complete]
@@ -106,6 +110,8 @@ def aggregate(cr, nodes, policy_missing=False):
         return 'disabled'
     if policy_missing:
         return 'blocked'
+    if waiting_for:
+        return 'waiting'
     statuses = [n.status for n in remaining]
     if 'in_progress' in statuses:
         return 'in_progress'
@@ -306,17 +312,18 @@ def version_changed(cr, nodes):
     return False
 
 
-def wanted_status(cr, doc, nodes, policy=None, policy_doc=None, policy_missing=False, now='', batch_states=None):
+def wanted_status(cr, doc, nodes, policy=None, policy_doc=None, policy_missing=False, now='', batch_states=None,
+                  waiting_for=()):
     """The status the CR should have over ``nodes`` (StatusNodes of status_nodes), keeping what it owns only.
 
     ``doc``: the CR as read (its generation and current status); ``policy``: its DeploymentPolicy (a
     cr_model policy), ``policy_doc`` that policy's document, ``policy_missing``: the CR names one
     that does not exist; ``now``: the RFC 3339 time new conditions carry; ``batch_states``: the
-    running rollout's batch states (compartment_statuses).
+    running rollout's batch states (compartment_statuses); ``waiting_for``: see aggregate.
     """
     current = doc.get('status') or {}
     generation = (doc.get('metadata') or {}).get('generation') or 0
-    status = aggregate(cr, nodes, policy_missing)
+    status = aggregate(cr, nodes, policy_missing, waiting_for)
     node_statuses = dict((n.name, n.status) for n in nodes)
     completing = status == 'complete' and current.get('status') != 'complete'
     wanted = {

@@ -265,13 +265,17 @@ def _plan_rollout(cr, nodes, policy, order, cap_to_ceiling, config_changes, batc
 # What a plan means for a run, as the operator's rules say (docs/semantics.md):
 #
 # * a paused CR starts no batch, a disabled CR is left alone;
-# * ``sequencing: node`` (the default): a CR starts on a node once every earlier CR that selects
-#   the node is complete there. A node an earlier CR still has to finish in this run waits for
-#   it (the strategy leaves it out if it failed there); a node an earlier CR will not finish in
-#   this run (paused, disabled, itself waiting) is blocked;
-# * ``sequencing: all``: a CR starts once every earlier CR is complete on every node. If an
-#   earlier CR will not finish in this run, the CR waits for a later run; otherwise its phase
-#   runs after theirs, and only if they succeeded on every node (``after_all``);
+# * a CR's ``sequencing`` says how it gates the CRs after it (docs/ordering_of_skyhooks.md: "A
+#   skyhook's sequencing field determines how it gates the next priority"; IsNodeReadyForSkyhook,
+#   isBlockedByGlobalPredecessor). A disabled CR gates nothing (the operator skips it);
+# * after a ``sequencing: node`` CR (the default), a later CR starts on a node once the earlier
+#   one is complete there. A node the earlier CR still has to finish in this run waits for it
+#   (the strategy leaves it out if it failed there); a node it will not finish in this run
+#   (paused, itself waiting) is blocked;
+# * after a ``sequencing: all`` CR, a later CR starts only once that CR is complete on every
+#   node. If it will not finish everywhere in this run, the later CR waits for a later run
+#   (``waiting_for``: its status says waiting); otherwise the later CR's phase runs after the
+#   gate's, and only if the gate succeeded on every node (``after_all``);
 # * runtimeRequired: a node's runtime-required taint is lifted once every runtimeRequired CR
 #   that selects it is complete there.
 #
@@ -283,7 +287,7 @@ MALFORMED = ('holds: the node state of %s cannot be read (NodeStateMalformed); n
              'or the node reset (kubectl skyhook node reset)')
 DISABLED = 'disabled (%s=true), left alone' % DISABLE_ANNOTATION
 BLOCKED = 'nodes waiting for an earlier CR (sequencing node): %s'
-WAITS_FOR_ALL = 'sequencing all: waits until %s is complete on every node'
+WAITS_FOR_ALL = 'waits until %s (sequencing all) is complete on every node'
 
 
 # The node statuses a paused or disabled CR gives its nodes (the operator's IntrospectNode).
@@ -458,41 +462,45 @@ def rollout_phases(plans, with_documents=False):
     phases, crs = [], {}
     unfinished = {}  # CR name -> nodes it selects that will not be complete after this run
     running = {}  # CR name -> nodes it rolls out to in this run
+    gates_all = set()  # the earlier CRs with sequencing all
     for name in order:
         plan = by_name[name]
         decision = cr_decision(plan, required)
-        after_all = _sequence(plan['cr'], decision, running, unfinished)
+        after_all = _sequence(decision, running, unfinished, gates_all)
         pending = decision.pop('pending')
         decision['waiting'] = _waiting(decision)
         decision['documents'] = cr_documents(plan) if with_documents else None
         crs[name] = decision
         if decision['runs']:
             phases.append(_phase(plan, decision['runs'], after_all))
+        if plan['cr'].get('disabled'):
+            continue  # gates nothing: the operator skips a disabled CR (IsNodeReadyForSkyhook)
         running[name] = list(decision['runs'])
         unfinished[name] = [n for n in pending if n not in decision['runs']]
+        if plan['cr'].get('sequencing') == 'all':
+            gates_all.add(name)
     return {'order': order, 'phases': phases, 'crs': crs, 'runtime_required': required}
 
 
-def _sequence(cr, decision, running, unfinished):
-    """Apply the earlier CRs' sequencing to ``decision`` (in place); the phases to run after (sequencing all)."""
+def _sequence(decision, running, unfinished, gates_all):
+    """Apply the earlier CRs' sequencing to ``decision`` (in place); the phases to run after (the gates, sequencing all)."""
     decision['blocked'] = {}
+    decision['waiting_for'] = []
     if decision['skipped']:
         return []
-    if cr.get('sequencing') == 'all':
-        waiting = sorted(c for c in unfinished if unfinished[c])
-        if waiting:
-            decision.update(runs=[], skipped=WAITS_FOR_ALL % ', '.join(waiting))
-            return []
-        return [c for c in running if running[c]]
+    waiting = sorted(c for c in gates_all if unfinished[c])
+    if waiting:
+        decision.update(runs=[], skipped=WAITS_FOR_ALL % ', '.join(waiting), waiting_for=waiting)
+        return []
     runs = []
     for node in decision['runs']:
-        blockers = sorted(c for c in unfinished if node in unfinished[c])
+        blockers = sorted(c for c in unfinished if c not in gates_all and node in unfinished[c])
         if blockers:
             decision['blocked'][node] = blockers
         else:
             runs.append(node)
     decision['runs'] = runs
-    return []
+    return [c for c in running if c in gates_all and running[c]]  # in run order
 
 
 def _waiting(decision):

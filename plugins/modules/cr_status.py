@@ -40,6 +40,15 @@ options:
         permission (C(patch) on C(skyhooks/status)), and the play goes on.
     type: bool
     default: false
+  waiting_for:
+    description:
+      - The earlier CRs with C(sequencing: all) that are not complete on every node. While there is one, the CR's
+        C(status.status) is V(waiting) unless it is complete, paused, disabled or its policy is missing, as the operator's
+        C(isBlockedByGlobalPredecessor) says, whatever its nodes last recorded. The apply playbook passes its run's
+        decision.
+    type: list
+    elements: str
+    default: []
 attributes:
   check_mode:
     support: full

@@ -34,8 +34,9 @@ def test_priority_sequencing_runtime_required_and_pause(cluster, playbooks, name
         first, second, paused = f'base-{pool}', f'late-{pool}', f'paused-{pool}'
         docs = [
             # listed out of order on purpose: priority decides
-            _cr(second, pool, 300, sequencing='all', runtimeRequired=True),
-            _cr(first, pool, 100, runtimeRequired=True),
+            _cr(second, pool, 300, runtimeRequired=True),
+            # the first CR's sequencing all gates the later ones (docs/ordering_of_skyhooks.md)
+            _cr(first, pool, 100, sequencing='all', runtimeRequired=True),
             dict(_cr(paused, pool, 400), metadata={'name': paused, 'annotations': {'skyhook.nvidia.com/pause': 'true'}}),
         ]
         path = tmp_path / 'crs.yaml'
@@ -54,8 +55,8 @@ def test_priority_sequencing_runtime_required_and_pause(cluster, playbooks, name
             # Both runtimeRequired CRs are complete: the taint is gone.
             assert not [t for t in node.spec.taints or [] if t.key == 'skyhook.nvidia.com']
             assert not node.spec.unschedulable
-        # The later CR's package pods were created after the first CR had finished everywhere (sequencing all
-        # also holds here because the first CR completed): its state entries exist, in the operator's format.
+        # The later CR's package pods were created after the first CR had finished everywhere (its sequencing
+        # all held them until then): its state entries exist, in the operator's format.
         state = json.loads(cluster.core.read_node(nodes[0]).metadata.annotations[f'skyhook.nvidia.com/nodeState_{second}'])
         assert state['tuning|1.0.0']['stage'] == 'post-interrupt' and state['tuning|1.0.0']['state'] == 'complete'
     finally:
@@ -70,13 +71,14 @@ def test_sequencing_all_waits_while_an_earlier_cr_is_not_complete_everywhere(clu
     launcher.wait_nodes_ready(cluster.api, nodes, timeout=60)
     try:
         first, second = f'paused-{pool}', f'waits-{pool}'
-        held = dict(_cr(first, pool, 100), metadata={'name': first, 'annotations': {'skyhook.nvidia.com/pause': 'true'}})
-        docs = [held, _cr(second, pool, 200, sequencing='all')]
+        held = dict(_cr(first, pool, 100, sequencing='all'),
+                    metadata={'name': first, 'annotations': {'skyhook.nvidia.com/pause': 'true'}})
+        docs = [held, _cr(second, pool, 200)]
         path = tmp_path / 'crs.yaml'
         path.write_text(yaml.safe_dump_all(docs))
         result = playbooks.run('nodewright.bridge.apply', extra_vars={'nodewright_cr': str(path), 'nodewright_namespace': namespace})
         assert result.rc == 0, result
-        assert f'{second}: sequencing all: waits until {first} is complete on every node' in result.stdout
+        assert f'{second}: waits until {first} (sequencing all) is complete on every node' in result.stdout
         for name in nodes:
             annotations = cluster.core.read_node(name).metadata.annotations or {}
             assert f'skyhook.nvidia.com/nodeState_{second}' not in annotations

@@ -44,10 +44,11 @@ def _policy(kube, cr):
     return cr_model.build_policy(doc), doc, False
 
 
-def compute(kube, cr_name, batch_states=None):
+def compute(kube, cr_name, batch_states=None, waiting_for=()):
     """``(CR document, wanted status, patch or None)`` from fresh reads of the CR, its policy and its nodes.
 
-    ``batch_states``: compartment -> the BatchProcessingState a running rollout has reached (the strategy's).
+    ``batch_states``: compartment -> the BatchProcessingState a running rollout has reached (the strategy's);
+    ``waiting_for``: the earlier sequencing-all CRs that hold this one (cr_status.aggregate).
     """
     doc = kube.get_cr(cr_name)
     cr = cr_model.build_cr(doc, stored=True)
@@ -55,18 +56,18 @@ def compute(kube, cr_name, batch_states=None):
     listing = kube.list_nodes(label_selector=label_selector.to_query(cr.node_selector) or None)
     nodes = cr_status.status_nodes(cr, normalise_nodes(listing.get('items') or []))
     wanted = cr_status.wanted_status(cr, doc, nodes, policy=policy, policy_doc=policy_doc, policy_missing=missing,
-                                     now=_now(), batch_states=batch_states)
+                                     now=_now(), batch_states=batch_states, waiting_for=waiting_for)
     return doc, wanted, cr_status.status_patch(doc.get('status'), wanted)
 
 
-def sync(kube, cr_name, check_mode=False, batch_states=None):
+def sync(kube, cr_name, check_mode=False, batch_states=None, waiting_for=()):
     """Write the CR's status as its nodes say it is: ``(changed, wanted status, CR document)``.
 
     A conflict (someone wrote the CR since it was read) is computed again on fresh data, up to
     ATTEMPTS times. Raises KubeError (the caller decides whether a status write may fail anything).
     """
     for attempt in range(ATTEMPTS):
-        doc, wanted, patch = compute(kube, cr_name, batch_states)
+        doc, wanted, patch = compute(kube, cr_name, batch_states, waiting_for)
         if patch is None or check_mode:
             return patch is not None, wanted, doc
         try:
@@ -90,7 +91,7 @@ def run(module, kube):
     name = module.params['cr_name']
     before = None
     try:
-        changed, wanted, doc = sync(kube, name, check_mode=module.check_mode)
+        changed, wanted, doc = sync(kube, name, check_mode=module.check_mode, waiting_for=module.params['waiting_for'])
     except kube_api.KubeError as exc:
         if exc.status != 403 or module.params['fail_on_refusal']:
             raise
@@ -111,6 +112,7 @@ def module_args():
     argument_spec.update(
         cr_name=dict(type='str', required=True),
         fail_on_refusal=dict(type='bool', default=False),
+        waiting_for=dict(type='list', elements='str', default=[]),
     )
     return dict(argument_spec=argument_spec, supports_check_mode=True)
 

@@ -93,6 +93,18 @@ def test_the_aggregate_follows_collect_node_status():
     assert wanted([node('a', 'complete', DONE)], policy_missing=True)['status'] == 'blocked'
 
 
+def test_an_earlier_sequencing_all_cr_not_complete_holds_the_cr_waiting():
+    # chainsaw skyhook/strict-order: aa's node still says blocked (an untolerated taint, since removed), but
+    # the gate (priority 2, sequencing all) is not complete everywhere: aa is waiting (isBlockedByGlobalPredecessor)
+    assert wanted([node('a', 'blocked')], waiting_for=['gate'])['status'] == 'waiting'
+    assert wanted([node('a', 'blocked')])['status'] == 'blocked'
+    assert wanted([node('a', 'complete', DONE)], waiting_for=['gate'])['status'] == 'complete'
+    paused = copy.deepcopy(DOC)
+    paused['metadata']['annotations'] = {'skyhook.nvidia.com/pause': 'true'}
+    assert wanted([node('a', 'blocked')], doc=paused, waiting_for=['gate'])['status'] == 'paused'
+    assert wanted([node('a', 'blocked')], policy_missing=True, waiting_for=['gate'])['status'] == 'blocked'
+
+
 def test_the_ready_message_groups_nodes_in_the_operators_order():
     assert cr_status.ready_message({'n1': 'complete', 'n2': 'in_progress', 'n3': 'waiting'}, 3) == (
         '1/3 nodes complete (n1), 1 in progress (n2), 1 waiting (n3)')

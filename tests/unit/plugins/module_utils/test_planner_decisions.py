@@ -135,8 +135,8 @@ def test_the_run_takes_the_crs_by_priority_then_name_whatever_the_input_order():
 
 
 def test_nodes_blocked_by_an_earlier_crs_sequencing_wait_with_a_message():
-    run = planner.rollout_phases([plan('a', ['n1', 'n2'], priority=100, disabled=True), plan('b', ['n1', 'n2', 'n3'])])
-    assert run['crs']['a']['waiting'] == planner.DISABLED
+    run = planner.rollout_phases([plan('a', ['n1', 'n2'], priority=100, paused=True), plan('b', ['n1', 'n2', 'n3'])])
+    assert run['crs']['a']['waiting'] == planner.PAUSED
     assert run['crs']['b']['blocked'] == {'n1': ['a'], 'n2': ['a']} and run['crs']['b']['runs'] == ['n3']
     assert run['crs']['b']['waiting'] == 'nodes waiting for an earlier CR (sequencing node): n1, n2'
     free = planner.rollout_phases([plan('a', ['n1'], priority=100, complete=['n1']), plan('b', ['n1'])])
@@ -144,10 +144,10 @@ def test_nodes_blocked_by_an_earlier_crs_sequencing_wait_with_a_message():
 
 
 def test_sequencing_all_waits_for_a_later_run_but_keeps_its_records():
-    run = planner.rollout_phases([plan('a', ['n1'], priority=100, paused=True),
-                                  plan('b', ['n2', 'n3'], complete=['n3'], sequencing='all', cordoned_by={'n3': ['b']})])
+    run = planner.rollout_phases([plan('a', ['n1'], priority=100, paused=True, sequencing='all'),
+                                  plan('b', ['n2', 'n3'], complete=['n3'], cordoned_by={'n3': ['b']})])
     assert run['crs']['b']['runs'] == [] and run['phases'] == []
-    assert run['crs']['b']['waiting'] == 'sequencing all: waits until a is complete on every node'
+    assert run['crs']['b']['waiting'] == 'waits until a (sequencing all) is complete on every node'
     assert run['crs']['b']['complete'] == ['n3'] and run['crs']['b']['release'] == ['n3']
 
 

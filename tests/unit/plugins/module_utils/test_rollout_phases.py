@@ -52,15 +52,29 @@ def test_sequencing_node_blocks_only_nodes_an_earlier_cr_cannot_finish_in_this_r
     assert run['crs']['b']['runs'] == ['n1'] and 'after_all' not in run['phases'][1]
 
 
-def test_sequencing_all_runs_after_every_earlier_phase_or_waits_for_a_later_run():
+def test_sequencing_all_gates_the_later_crs_until_it_is_complete_everywhere():
+    # the gate's own sequencing decides (docs/ordering_of_skyhooks.md): b runs after a, and only if a succeeded
+    run = rollout_phases([plan('a', ['n1', 'n2'], sequencing='all'), plan('b', ['n3'])])
+    assert run['phases'][1]['after_all'] == ['a'] and run['crs']['b']['waiting_for'] == []
+    # a later CR's sequencing all gates nothing before it: b runs on n3 as soon as it can
     run = rollout_phases([plan('a', ['n1', 'n2']), plan('b', ['n3'], sequencing='all')])
-    assert run['phases'][1]['after_all'] == ['a']
-    run = rollout_phases([plan('a', ['n1'], disabled=True), plan('b', ['n3'], sequencing='all')])
-    assert run['crs']['b']['skipped'] == 'sequencing all: waits until a is complete on every node'
+    assert 'after_all' not in run['phases'][1] and run['crs']['b']['runs'] == ['n3']
+    # a gate that cannot finish in this run (paused): every later CR waits for a later run, on every node
+    run = rollout_phases([plan('a', ['n1'], sequencing='all', paused=True), plan('b', ['n3']), plan('c', ['n1'])])
+    assert run['crs']['b']['skipped'] == 'waits until a (sequencing all) is complete on every node'
+    assert run['crs']['b']['waiting_for'] == ['a'] and run['crs']['c']['waiting_for'] == ['a']
     assert [p['name'] for p in run['phases']] == []
-    # complete everywhere already: nothing to wait for
-    run = rollout_phases([plan('a', ['n1'], complete=['n1']), plan('b', ['n1'], sequencing='all')])
+    # complete everywhere already, or disabled: nothing to wait for
+    run = rollout_phases([plan('a', ['n1'], complete=['n1'], sequencing='all'), plan('b', ['n1'])])
     assert 'after_all' not in run['phases'][0] and run['phases'][0]['name'] == 'b'
+    run = rollout_phases([plan('a', ['n1'], sequencing='all', disabled=True), plan('b', ['n1'])])
+    assert run['crs']['b']['runs'] == ['n1'] and run['crs']['b']['waiting'] is None
+
+
+def test_a_disabled_cr_blocks_no_node_of_a_later_one():
+    # the operator skips a disabled CR when it orders them (IsNodeReadyForSkyhook); a paused one blocks
+    run = rollout_phases([plan('a', ['n1'], disabled=True), plan('b', ['n1'])])
+    assert run['crs']['b']['blocked'] == {} and run['crs']['b']['runs'] == ['n1']
 
 
 def test_paused_and_disabled_crs_record_and_release_nothing():
