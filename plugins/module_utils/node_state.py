@@ -25,7 +25,7 @@ __metaclass__ = type
 import json
 
 from ansible_collections.nodewright.bridge.plugins.module_utils.constants import (
-    AUTO_TAINT_PREFIX, CORDON_PREFIX, IGNORE_LABEL, INHERITED_CORDON_PREFIX, NODE_STATE_PREFIX, STATUS_PREFIX,
+    AUTO_TAINT_PREFIX, CORDON_PREFIX, IGNORE_LABEL, INHERITED_CORDON_PREFIX, NODE_STATE_PREFIX, PREFIX, STATUS_PREFIX,
     TAINT_EFFECTS, VERSION_PREFIX)
 
 STAGES = ('uninstall', 'uninstall-interrupt', 'upgrade', 'apply', 'interrupt', 'post-interrupt', 'config')
@@ -447,6 +447,30 @@ def untolerated(taints, tolerations):
     every taint of a node tolerated, whatever its effect, before it picks the node (CONDITION_TAINTS aside)."""
     return [taint_text(t) for t in taints or [] if t.get('key') not in CONDITION_TAINTS
             and not any(tolerates(tol, t) for tol in tolerations)]
+
+
+def is_new_node(annotations):
+    """No CR has written the node yet: it carries no ``skyhook.nvidia.com/`` annotation (HasSkyhookAnnotations)."""
+    return not any(key.startswith(PREFIX + '/') for key in annotations or {})
+
+
+def auto_taint_patch(node, taint_spec):
+    """The operator's HandleAutoTaint on one node: the runtime-required taint and its marker; None if not due.
+
+    Due on a new node (is_new_node) that lacks the taint (TaintExists: same key and effect). The
+    marker is ``skyhook.nvidia.com/autoTaint_<taint key>``, as the controller writes it (``kubectl
+    skyhook reset`` removes ``autoTaint_<cr>``: an upstream mismatch, kept as it is).
+    """
+    taint = parse_taint(taint_spec)
+    meta = node.get('metadata') or {}
+    taints = list((node.get('spec') or {}).get('taints') or [])
+    if not is_new_node(meta.get('annotations')) or has_taint(taints, taint):
+        return None
+    return {'metadata': {'annotations': {AUTO_TAINT_PREFIX + taint['key']: 'true'}}, 'spec': {'taints': taints + [taint]}}
+
+
+def has_taint(taints, taint):
+    return any(t.get('key') == taint['key'] and t.get('effect') == taint['effect'] for t in taints or [])
 
 
 def runtime_taint_patch(node, taint_spec, required_crs):

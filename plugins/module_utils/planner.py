@@ -19,7 +19,8 @@ from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
 from ansible_collections.nodewright.bridge.plugins.module_utils import label_selector
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
 from ansible_collections.nodewright.bridge.plugins.module_utils import pod_layout
-from ansible_collections.nodewright.bridge.plugins.module_utils.constants import DISABLE_ANNOTATION, PAUSE_ANNOTATION
+from ansible_collections.nodewright.bridge.plugins.module_utils.constants import (
+    DEFAULT_RUNTIME_REQUIRED_TAINT, DISABLE_ANNOTATION, PAUSE_ANNOTATION)
 from ansible_collections.nodewright.bridge.plugins.module_utils.node_plan import plan_node
 from ansible_collections.nodewright.bridge.plugins.module_utils.rollout_scheduler import RolloutScheduler
 
@@ -168,8 +169,10 @@ def _records(node, cr_name, status):
 
 
 def _sort_nodes(cr, nodes, config_changes):
-    """``(selected, node_plans, unmatched, ignored, to_block, malformed, untolerated)``: the nodes as the CR sees them."""
+    """``(selected, node_plans, unmatched, ignored, to_block, malformed, untolerated, left_out)``: the nodes as the CR
+    sees them."""
     selected, unmatched, ignored, to_block, malformed, untolerated = [], [], [], [], {}, {}
+    left_out = []  # selected, not complete, and out of the rollout: the CR is not complete everywhere
     node_plans, plans_by_state, plans_by_relevant_state = {}, {}, {}
     tolerations = pod_layout.picker_tolerations(cr)
     for node in nodes:
@@ -186,6 +189,9 @@ def _sort_nodes(cr, nodes, config_changes):
         taints = node_state.untolerated(node.get('taints'), tolerations)
         if taints and not node_state.is_ignored(node['labels']):
             untolerated[node['name']] = taints
+        if plan is None or not plan['complete']:
+            if node_state.is_ignored(node['labels']) or taints or plan is None:
+                left_out.append(node['name'])
         if node_state.is_ignored(node['labels']) or taints:
             # out of every rollout; recorded blocked while it has work left, as the operator's node picker does
             # (an ignored node, or one with a taint the CR does not tolerate: CheckTaintToleration)
@@ -196,11 +202,22 @@ def _sort_nodes(cr, nodes, config_changes):
         elif plan is not None:
             node_plans[node['name']] = plan
             selected.append(node)
-    return selected, node_plans, unmatched, ignored, to_block, malformed, untolerated
+    return selected, node_plans, unmatched, ignored, to_block, malformed, untolerated, left_out
+
+
+def _auto_taint(cr, nodes):
+    """The operator's getAutoTaintNodes for one CR: every node it selects that no CR has written yet and that lacks
+    the runtime-required taint (the operator's default one), paused, disabled or ignored alike."""
+    if not (cr.runtime_required and cr.auto_taint_new_nodes):
+        return []
+    taint = node_state.parse_taint(DEFAULT_RUNTIME_REQUIRED_TAINT)
+    return sorted(n['name'] for n in nodes if label_selector.matches(cr.node_selector, n['labels'])
+                  and node_state.is_new_node(n['annotations']) and not node_state.has_taint(n.get('taints'), taint))
 
 
 def _plan_rollout(cr, nodes, policy, order, cap_to_ceiling, config_changes, batch_states):
-    selected, node_plans, unmatched, ignored, to_block, malformed, untolerated = _sort_nodes(cr, nodes, config_changes)
+    selected, node_plans, unmatched, ignored, to_block, malformed, untolerated, left_out = _sort_nodes(
+        cr, nodes, config_changes)
     done = [n for n, p in node_plans.items() if p['complete']]
     pairs = [(n['name'], n['labels']) for n in selected]
     source = {'policy': policy} if policy is not None else {'legacy_cr': cr}
@@ -250,6 +267,11 @@ def _plan_rollout(cr, nodes, policy, order, cap_to_ceiling, config_changes, batc
         'malformed': malformed,
         # node -> the taints the CR's pods do not tolerate (the operator's TaintNotTolerable): out of the rollout
         'untolerated': untolerated,
+        # the selected nodes left out of the rollout (ignored, untolerated, unreadable) that are not complete: while
+        # there is one the CR is not complete everywhere (a sequencing-all CR holds the later ones)
+        'left_out': sorted(left_out),
+        # the new nodes the runtime-required taint goes on first (runtimeRequired and autoTaintNewNodes)
+        'auto_taint': _auto_taint(cr, nodes),
         'summary': {
             'matched': len(selected),
             'complete': len(done),
@@ -476,7 +498,8 @@ def rollout_phases(plans, with_documents=False):
         if plan['cr'].get('disabled'):
             continue  # gates nothing: the operator skips a disabled CR (IsNodeReadyForSkyhook)
         running[name] = list(decision['runs'])
-        unfinished[name] = [n for n in pending if n not in decision['runs']]
+        # the operator's IsComplete counts every node the CR selects, the ones its picker leaves out too
+        unfinished[name] = [n for n in pending if n not in decision['runs']] + list(plan.get('left_out') or [])
         if plan['cr'].get('sequencing') == 'all':
             gates_all.add(name)
     return {'order': order, 'phases': phases, 'crs': crs, 'runtime_required': required}

@@ -30,6 +30,11 @@ description:
     recorded complete whose node state no longer is, V(paused) or V(disabled) for every node of a CR that is, and
     V(waiting) for a node not complete of a CR resumed or enabled again, until its batch starts it. M(nodewright.bridge.rollout_plan)'s C(decision.record) lists
     which; the apply playbook writes them before the rollout.
+  - V(auto_taint) puts the runtime-required taint (O(runtime_required_taint)) and the marker
+    C(skyhook.nvidia.com/autoTaint_<taint key>) on a node that no CR has written yet (no C(skyhook.nvidia.com/)
+    annotation) and lacks the taint, as the operator's HandleAutoTaint does for a CR with C(runtimeRequired) and
+    C(autoTaintNewNodes); otherwise it changes nothing. M(nodewright.bridge.rollout_plan)'s C(auto_taint) lists such
+    nodes; the apply playbook taints them before anything else.
   - V(complete), V(reset) and V(record) also keep the CR's node conditions C(skyhook.nvidia.com/<cr>/NotReady) and
     C(skyhook.nvidia.com/<cr>/Erroring) in the node's C(status.conditions) as the operator writes them (one patch of
     the C(nodes/status) subresource, only when they change; best effort, a refusal is a warning).
@@ -54,7 +59,7 @@ options:
   action:
     description: What to do.
     type: str
-    choices: [read, reset, ignore, unignore, complete, record]
+    choices: [read, reset, ignore, unignore, complete, record, auto_taint]
     default: read
   status:
     description:
@@ -69,7 +74,7 @@ options:
     elements: str
     default: []
   runtime_required_taint:
-    description: The runtime-required taint, C(key=value:Effect).
+    description: The runtime-required taint, C(key=value:Effect) (V(complete) removes it, V(auto_taint) adds it).
     type: str
     default: skyhook.nvidia.com=runtime-required:NoSchedule
   package:

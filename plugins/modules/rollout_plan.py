@@ -274,6 +274,25 @@ untolerated:
   returned: success
   type: dict
   sample: {gpu-3: ["test-block=true:NoSchedule"]}
+left_out:
+  description:
+    - Selected nodes that are out of the rollout (ignored, with an untolerated taint, or with an unreadable node state)
+      and not complete. While there is one, the CR is not complete everywhere, as the operator's C(IsComplete) counts
+      every node the CR selects. A C(sequencing: all) CR then holds every CR after it.
+  returned: success
+  type: list
+  elements: str
+  sample: [gpu-3]
+auto_taint:
+  description:
+    - For a CR with C(runtimeRequired) and C(autoTaintNewNodes), the selected nodes that no CR has written yet (no
+      C(skyhook.nvidia.com/) annotation) and that lack the runtime-required taint. The operator taints such nodes as
+      soon as it sees them (HandleAutoTaint); the apply playbook does it before anything else of its run
+      (M(nodewright.bridge.node_state) O(nodewright.bridge.node_state#module:action=auto_taint)). Empty otherwise.
+  returned: success
+  type: list
+  elements: str
+  sample: [gpu-node-31]
 malformed:
   description:
     - Selected nodes whose node-state annotation cannot be read, each with the reason (the annotation

@@ -59,3 +59,46 @@ def test_an_untolerated_taint_blocks_the_node_until_the_cr_tolerates_it(cluster,
             custom.delete_cluster_custom_object(GROUP, VERSION, PLURAL, name)
         except kclient.ApiException:
             pass
+
+
+RUNTIME_TAINT = {'key': PREFIX, 'value': 'runtime-required', 'effect': 'NoSchedule'}
+
+
+def _runtime_tainted(cluster, node):
+    return [t for t in cluster.core.read_node(node).spec.taints or [] if t.key == PREFIX]
+
+
+def test_auto_taint_new_nodes_taints_a_new_node_first_and_the_rollout_lifts_it(cluster, playbooks, node, namespace):
+    # HandleAutoTaint: a node no CR has written yet gets the runtime-required taint at once, even while the CR is
+    # paused; completing the runtimeRequired CR lifts it; a node the CR has written is never tainted again
+    custom = kclient.CustomObjectsApi(cluster.api)
+    name = 'auto-%s' % uuid.uuid4().hex[:6]
+    value = uuid.uuid4().hex[:8]
+    cluster.core.patch_node(node, {'metadata': {'labels': {'nodewright.bridge/auto': value}}})
+    doc = skyhook(name, {'tuning': package()}, selector={'nodewright.bridge/auto': value},
+                  runtimeRequired=True, autoTaintNewNodes=True)
+    doc['metadata']['annotations'] = {'%s/pause' % PREFIX: 'true'}
+    custom.create_cluster_custom_object(GROUP, VERSION, PLURAL, doc)
+    try:
+        paused = _apply(playbooks, name, namespace)
+        assert paused.rc == 0, paused
+        meta = cluster.core.read_node(node).metadata
+        assert [(t.key, t.value, t.effect) for t in _runtime_tainted(cluster, node)] == [
+            (PREFIX, 'runtime-required', 'NoSchedule')]
+        assert meta.annotations['%s/autoTaint_%s' % (PREFIX, PREFIX)] == 'true'
+        assert meta.labels['%s/status_%s' % (PREFIX, name)] == 'paused'
+        assert cluster.core.list_namespaced_pod(namespace, field_selector='spec.nodeName=%s' % node).items == []
+
+        custom.patch_cluster_custom_object(GROUP, VERSION, PLURAL, name,
+                                           {'metadata': {'annotations': {'%s/pause' % PREFIX: None}}})
+        rolled = _apply(playbooks, name, namespace)
+        assert rolled.rc == 0, rolled
+        assert cluster.core.read_node(node).metadata.labels['%s/status_%s' % (PREFIX, name)] == 'complete'
+        assert _runtime_tainted(cluster, node) == []  # the runtimeRequired CR is complete: lifted
+        again = _apply(playbooks, name, namespace)
+        assert again.rc == 0 and _runtime_tainted(cluster, node) == [], again  # not a new node any more
+    finally:
+        try:
+            custom.delete_cluster_custom_object(GROUP, VERSION, PLURAL, name)
+        except kclient.ApiException:
+            pass

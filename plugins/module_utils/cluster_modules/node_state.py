@@ -97,6 +97,8 @@ def run(module, kube):
             return node_state.unrecord_complete(patch, cr_name, meta.get('annotations'), meta.get('labels'))
         if action == 'record':
             return node_state.record_patch(cr_name, params['status'], meta.get('annotations'), meta.get('labels'))
+        if action == 'auto_taint':
+            return node_state.auto_taint_patch(current, params['runtime_required_taint'])
         return node_state.ignore_patch(meta.get('labels'), action == 'ignore')
 
     # the CR's node conditions follow its record on the node (not for ignore / unignore: no record changes)
@@ -119,7 +121,8 @@ def module_args():
     argument_spec.update(
         node=dict(type='str', required=True, **_runner.renamed('name')),
         cr_name=dict(type='str', **_runner.renamed('cr')),
-        action=dict(type='str', default='read', choices=['read', 'reset', 'ignore', 'unignore', 'complete', 'record']),
+        action=dict(type='str', default='read',
+                    choices=['read', 'reset', 'ignore', 'unignore', 'complete', 'record', 'auto_taint']),
         status=dict(type='str', choices=list(node_state.RECORDED_STATUSES)),
         runtime_required_crs=dict(type='list', elements='str', default=[]),
         runtime_required_taint=dict(type='str', default=DEFAULT_RUNTIME_REQUIRED_TAINT),

@@ -466,3 +466,19 @@ def test_a_reset_of_a_complete_node_records_it_unknown_in_the_same_patch():
         key: 'unknown'}
     assert node_state.unrecord_complete(reset, 'demo', {key: 'erroring'}, {key: 'erroring'}) == reset
     assert node_state.unrecord_complete(None, 'demo', {key: 'complete'}, {key: 'complete'}) is None
+
+
+def test_auto_taint_puts_the_runtime_taint_and_its_marker_on_a_node_no_cr_has_written():
+    spec = 'skyhook.nvidia.com=runtime-required:NoSchedule'
+    other = {'key': 'gpu', 'effect': 'NoSchedule'}
+    fresh = {'metadata': {'name': 'n', 'annotations': {'kubeadm.alpha.kubernetes.io/cri-socket': 'x'}},
+             'spec': {'taints': [other]}}
+    assert node_state.auto_taint_patch(fresh, spec) == {
+        'metadata': {'annotations': {'skyhook.nvidia.com/autoTaint_skyhook.nvidia.com': 'true'}},
+        'spec': {'taints': [other, {'key': 'skyhook.nvidia.com', 'value': 'runtime-required', 'effect': 'NoSchedule'}]}}
+    # written by a CR already, or tainted (same key and effect, any value): nothing to do
+    written = {'metadata': {'annotations': {'skyhook.nvidia.com/status_x': 'complete'}}, 'spec': {}}
+    assert node_state.auto_taint_patch(written, spec) is None
+    tainted = {'metadata': {}, 'spec': {'taints': [{'key': 'skyhook.nvidia.com', 'value': 'other', 'effect': 'NoSchedule'}]}}
+    assert node_state.auto_taint_patch(tainted, spec) is None
+    assert node_state.is_new_node({'bridge.nodewright.io/cordon-inherited_x': 'true'}) is True

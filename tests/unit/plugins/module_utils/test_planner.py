@@ -315,3 +315,34 @@ def test_a_node_with_a_taint_the_cr_does_not_tolerate_is_left_out_and_blocked():
 ])
 def test_tolerates_is_kubernetes_rule(toleration, taint, expected):
     assert node_state.tolerates(toleration, taint) is expected
+
+
+def test_nodes_left_out_and_not_complete_keep_a_sequencing_all_cr_from_completing_everywhere():
+    # chainsaw skyhook/strict-order: the gate (sequencing all) cannot run on the tainted node, so the CRs
+    # after it wait on every node, as the operator's IsComplete counts every node the CR selects
+    taint = {'key': 'test-block', 'value': 'true', 'effect': 'NoSchedule'}
+    nodes = [node('worker'), dict(node('worker2'), taints=[taint]), node('ignored', labels={'skyhook.nvidia.com/ignore': 'true'}),
+             dict(node('done', annotations={node_state.node_state_key('gate'): COMPLETE}), taints=[taint])]
+    gate = planner.plan_rollout(make_cr({'priority': 2, 'sequencing': 'all'}, name='gate'), nodes)
+    assert gate['left_out'] == ['ignored', 'worker2']  # done is complete: it holds nothing
+    later = planner.plan_rollout(make_cr({'priority': 3}, name='aa'), nodes)
+    run = planner.rollout_phases([gate, later])
+    assert run['crs']['gate']['runs'] == ['worker']
+    assert run['crs']['aa']['runs'] == [] and run['crs']['aa']['waiting_for'] == ['gate']
+    # once the taint is gone and the gate can finish everywhere in this run, aa runs after it
+    free = [n for n in nodes if n['name'] != 'worker2'] + [node('worker2')]
+    run = planner.rollout_phases([planner.plan_rollout(make_cr({'priority': 2, 'sequencing': 'all'}, name='gate'),
+                                                       [n for n in free if n['name'] != 'ignored']),
+                                  planner.plan_rollout(make_cr({'priority': 3}, name='aa'), free)])
+    assert run['phases'][1]['after_all'] == ['gate']
+
+
+def test_new_nodes_of_a_runtime_required_cr_with_auto_taint_are_listed_for_the_taint():
+    runtime = {'key': 'skyhook.nvidia.com', 'value': 'runtime-required', 'effect': 'NoSchedule'}
+    nodes = [node('new'), node('written', annotations={STATE_KEY: COMPLETE}), dict(node('tainted'), taints=[runtime]),
+             node('other-pool', labels={'pool': 'cpu'}), node('new-ignored', labels={'skyhook.nvidia.com/ignore': 'true'})]
+    auto = make_cr({'runtimeRequired': True, 'autoTaintNewNodes': True})
+    # getAutoTaintNodes: selected, no skyhook.nvidia.com/ annotation, without the taint (ignored or not)
+    assert planner.plan_rollout(auto, nodes)['auto_taint'] == ['new', 'new-ignored']
+    assert planner.plan_rollout(make_cr({'runtimeRequired': True}), nodes)['auto_taint'] == []
+    assert planner.plan_rollout(make_cr({'autoTaintNewNodes': True}), nodes)['auto_taint'] == []
