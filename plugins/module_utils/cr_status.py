@@ -15,8 +15,8 @@ Checked against NVIDIA/nodewright at ``71ca22b8`` (operator/api/v1alpha1/skyhook
 SkyhookStatus; internal/controller/cluster_state_v2.go: ReportState, CollectNodeStatus,
 IntrospectSkyhook, UpdateNodeStateMalformedCondition, buildCompartmentStatus,
 resetSkyhookBatchState; internal/wrapper/skyhook_conditions.go: the Ready message;
-internal/wrapper/skyhook.go: SetStatus). What the collection does not write (``nodeBootIds``,
-``nodePriority``, the batch counters of ``compartmentStatuses[*].batchState``, the Transition and
+internal/wrapper/skyhook.go: SetStatus, RemoveNodePriority; NodePicker.upsertPick). What the collection does not
+write (``nodeBootIds``, the batch counters of ``compartmentStatuses[*].batchState``, the Transition and
 ApplyPackage conditions) is listed in docs/semantics.md.
 
 ``wanted_status`` computes the fields; ``status_patch`` the JSON merge patch from the status as read
@@ -36,7 +36,7 @@ from ansible_collections.nodewright.bridge.plugins.module_utils.rollout_schedule
 
 # The status fields this collection keeps (the merge patch touches nothing else).
 OWNED_FIELDS = ('status', 'nodeState', 'nodeStatus', 'completeNodes', 'nodesInProgress', 'packageList',
-                'observedGeneration', 'conditions', 'compartmentStatuses')
+                'observedGeneration', 'conditions', 'compartmentStatuses', 'nodePriority', 'nodeOrderOffset')
 
 READY = 'Ready'
 # Conditions this collection sets or removes; the operator's others (ApplyPackage, Transition...) stay as they are.
@@ -312,14 +312,36 @@ def version_changed(cr, nodes):
     return False
 
 
+def node_priority(current, node_statuses, now, picked=()):
+    """``(nodePriority, nodeOrderOffset)`` as the operator keeps them, from the status as read.
+
+    A node is listed with the time it was first picked (upsertPick: ``picked``, the nodes a batch
+    starts, and any node rolling that is not listed yet) and leaves the list once complete, each
+    removal adding one to the offset (RemoveNodePriority). SKYHOOK_NODE_ORDER is the node's rank in
+    the list (by time, then name) plus the offset (pod_layout.node_order_from_status).
+    """
+    priority = dict(current.get('nodePriority') or {})
+    offset = int(current.get('nodeOrderOffset') or 0)
+    for name in sorted(priority):
+        if node_statuses.get(name) == 'complete':
+            del priority[name]
+            offset += 1
+    rolling = set(n for n, s in node_statuses.items() if s in node_state.ROLLING_STATUSES)
+    for name in sorted(set(picked) | rolling):
+        if name not in priority and node_statuses.get(name) != 'complete':
+            priority[name] = now
+    return priority, offset
+
+
 def wanted_status(cr, doc, nodes, policy=None, policy_doc=None, policy_missing=False, now='', batch_states=None,
-                  waiting_for=()):
+                  waiting_for=(), picked=()):
     """The status the CR should have over ``nodes`` (StatusNodes of status_nodes), keeping what it owns only.
 
     ``doc``: the CR as read (its generation and current status); ``policy``: its DeploymentPolicy (a
     cr_model policy), ``policy_doc`` that policy's document, ``policy_missing``: the CR names one
     that does not exist; ``now``: the RFC 3339 time new conditions carry; ``batch_states``: the
-    running rollout's batch states (compartment_statuses); ``waiting_for``: see aggregate.
+    running rollout's batch states (compartment_statuses); ``waiting_for``: see aggregate; ``picked``: the
+    nodes a batch starts now (node_priority).
     """
     current = doc.get('status') or {}
     generation = (doc.get('metadata') or {}).get('generation') or 0
@@ -338,6 +360,7 @@ def wanted_status(cr, doc, nodes, policy=None, policy_doc=None, policy_missing=F
                                        wanted_conditions(cr, nodes, status, node_statuses, generation, policy_missing),
                                        now),
     }
+    wanted['nodePriority'], wanted['nodeOrderOffset'] = node_priority(current, node_statuses, now, picked)
     if policy_missing:
         wanted['compartmentStatuses'] = None  # no policy, no compartments (the operator drops them)
     else:
@@ -380,11 +403,11 @@ def status_patch(current, wanted):
     """
     current = current or {}
     patch = {}
-    for field in ('nodeState', 'nodeStatus'):
+    for field in ('nodeState', 'nodeStatus', 'nodePriority'):
         changed = map_patch(current.get(field), wanted[field])
         if changed:
             patch[field] = changed
-    for field in ('status', 'completeNodes', 'packageList', 'nodesInProgress', 'observedGeneration'):
+    for field in ('status', 'completeNodes', 'packageList', 'nodesInProgress', 'observedGeneration', 'nodeOrderOffset'):
         value = wanted[field] or None
         # a zero value the operator wrote reads as the null this collection sends (omitempty)
         if current.get(field) != value and not (value is None and not current.get(field)):

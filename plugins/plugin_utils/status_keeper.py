@@ -14,8 +14,8 @@ transition in between (the status is computed from the nodes then, not from the 
 * ``ThreadedKeeper`` (the sequence engine: many nodes in one process): a thread per CR writes;
 * ``DeferredKeeper`` (a node_update run in its own worker): one write when the node's sequence ends;
 * ``BatchStateKeeper`` (the budgeted strategy): the batch state of each compartment
-  (``compartmentStatuses[*].batchState``) when a phase starts and after each scored batch, the
-  only part of the status the nodes cannot tell.
+  (``compartmentStatuses[*].batchState``) when a phase starts and after each scored batch, and
+  the nodes a batch starts (``nodePriority``), the parts of the status the nodes cannot tell.
 
 A failed write never fails a node: it is warned about once (a refusal names the missing permission)
 and, after a refusal (401, 403), not tried again in this process.
@@ -43,12 +43,12 @@ class _Keeper(object):
         self.warnings = []
         self.writes = 0
 
-    def write(self, batch_states=None):
+    def write(self, batch_states=None, picked=()):
         """One sync of the CR's status; never raises (a failure becomes a warning, once)."""
         if self.refused:
             return
         try:
-            changed = cr_status.sync(self.kube(), self.cr_name, batch_states=batch_states)[0]
+            changed = cr_status.sync(self.kube(), self.cr_name, batch_states=batch_states, picked=picked)[0]
             self.writes += int(changed)
         except kube_api.KubeError as exc:
             if exc.status in (401, 403):
@@ -83,6 +83,10 @@ class BatchStateKeeper(_Keeper):
         if fresh:
             self.written.update(fresh)
             self.write(batch_states=fresh)
+
+    def pick(self, names):
+        """The nodes ``names`` start now: listed in ``status.nodePriority`` unless they are already."""
+        self.write(picked=list(names))
 
 
 class DeferredKeeper(_Keeper):

@@ -266,6 +266,7 @@ class _BudgetedMixin(object):
         self._nw_compact(iterator)
 
     def _nw_unpark(self, iterator, names):
+        self._nw_pick(names)
         states = iterator.host_states
         for name in names:
             if name in self._nw.parked:
@@ -783,6 +784,17 @@ class _BudgetedMixin(object):
             self._nw_sync_stop(comp)
             if records:
                 self._nw_keep_batch_states([comp])
+
+    def _nw_pick(self, names):
+        """The hosts start: the CR's status lists them as picked (nodePriority), before their first pod reads it
+        (SKYHOOK_NODE_ORDER), as the operator's node picker does; one status write per batch."""
+        keeper = self._nw.batch_keeper
+        if keeper is None or not names:
+            return
+        known = len(keeper.warnings)
+        keeper.pick(names)
+        for warning in keeper.warnings[known:]:
+            display.warning('nodewright.bridge.budgeted: %s' % warning)
 
     def _nw_keep_batch_states(self, comps=None):
         """The batch state of the phase's compartments (``comps``: only these) in its CR's status.

@@ -44,11 +44,12 @@ def _policy(kube, cr):
     return cr_model.build_policy(doc), doc, False
 
 
-def compute(kube, cr_name, batch_states=None, waiting_for=()):
+def compute(kube, cr_name, batch_states=None, waiting_for=(), picked=()):
     """``(CR document, wanted status, patch or None)`` from fresh reads of the CR, its policy and its nodes.
 
     ``batch_states``: compartment -> the BatchProcessingState a running rollout has reached (the strategy's);
-    ``waiting_for``: the earlier sequencing-all CRs that hold this one (cr_status.aggregate).
+    ``waiting_for``: the earlier sequencing-all CRs that hold this one (cr_status.aggregate); ``picked``: the nodes
+    a batch starts now (cr_status.node_priority).
     """
     doc = kube.get_cr(cr_name)
     cr = cr_model.build_cr(doc, stored=True)
@@ -56,18 +57,18 @@ def compute(kube, cr_name, batch_states=None, waiting_for=()):
     listing = kube.list_nodes(label_selector=label_selector.to_query(cr.node_selector) or None)
     nodes = cr_status.status_nodes(cr, normalise_nodes(listing.get('items') or []))
     wanted = cr_status.wanted_status(cr, doc, nodes, policy=policy, policy_doc=policy_doc, policy_missing=missing,
-                                     now=_now(), batch_states=batch_states, waiting_for=waiting_for)
+                                     now=_now(), batch_states=batch_states, waiting_for=waiting_for, picked=picked)
     return doc, wanted, cr_status.status_patch(doc.get('status'), wanted)
 
 
-def sync(kube, cr_name, check_mode=False, batch_states=None, waiting_for=()):
+def sync(kube, cr_name, check_mode=False, batch_states=None, waiting_for=(), picked=()):
     """Write the CR's status as its nodes say it is: ``(changed, wanted status, CR document)``.
 
     A conflict (someone wrote the CR since it was read) is computed again on fresh data, up to
     ATTEMPTS times. Raises KubeError (the caller decides whether a status write may fail anything).
     """
     for attempt in range(ATTEMPTS):
-        doc, wanted, patch = compute(kube, cr_name, batch_states, waiting_for)
+        doc, wanted, patch = compute(kube, cr_name, batch_states, waiting_for, picked)
         if patch is None or check_mode:
             return patch is not None, wanted, doc
         try:

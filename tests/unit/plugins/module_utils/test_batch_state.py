@@ -167,7 +167,7 @@ def test_the_status_patch_nulls_what_a_nested_map_lost():
                                                  'batchState': {'currentBatch': 3, 'completedNodes': 2, 'lastBatchSize': 1}}},
                'nodeState': {'n0': {'quick|3.20.0': {'name': 'quick'}}}}
     wanted = {'status': None, 'completeNodes': None, 'packageList': None, 'nodesInProgress': None,
-              'observedGeneration': None, 'conditions': [], 'nodeStatus': {},
+              'observedGeneration': None, 'conditions': [], 'nodeStatus': {}, 'nodePriority': {}, 'nodeOrderOffset': 0,
               'nodeState': {'n0': {'quick|3.21.0': {'name': 'quick'}}},
               'compartmentStatuses': {'tier1': dict(current['compartmentStatuses']['tier1'], batchState={'currentBatch': 1})}}
     patch = cr_status.status_patch(current, wanted)['status']

@@ -17,6 +17,7 @@ import copy
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_status
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
+from ansible_collections.nodewright.bridge.plugins.module_utils import pod_layout
 
 NOW = '2026-12-02T10:00:00Z'
 DOC = {
@@ -184,3 +185,20 @@ def test_removed_nodes_leave_the_maps():
     status = cr_status.wanted_status(cr(doc), doc, cr_status.status_nodes(cr(doc), [node('n1', 'complete', DONE)]), now=NOW)
     patch = cr_status.status_patch(doc['status'], status)['status']
     assert patch['nodeStatus'] == {'gone': None} and patch['nodeState']['gone'] is None
+
+
+def test_node_priority_lists_the_picked_nodes_until_complete_and_counts_the_ones_removed():
+    # NodePicker.upsertPick / RemoveNodePriority: a picked node keeps its first pick time, a complete one
+    # leaves the list and adds one to the offset (chainsaw skyhook/strict-order: worker2 starts with order 1)
+    current = {'nodePriority': {'worker': '2026-12-02T10:00:00Z'}, 'nodeOrderOffset': 0}
+    priority, offset = cr_status.node_priority(current, {'worker': 'complete', 'worker2': 'waiting'}, NOW,
+                                               picked=['worker2'])
+    assert (priority, offset) == ({'worker2': NOW}, 1)
+    assert pod_layout.node_order_from_status({'nodePriority': priority, 'nodeOrderOffset': offset}, 'worker2') == 1
+    # already listed: the first time stays; a node rolling that no batch listed (the node role alone) is added
+    priority, offset = cr_status.node_priority({'nodePriority': {'a': '2026-12-02T09:00:00Z'}},
+                                               {'a': 'in_progress', 'b': 'erroring', 'c': 'waiting'}, NOW, picked=['a'])
+    assert (priority, offset) == ({'a': '2026-12-02T09:00:00Z', 'b': NOW}, 0)
+    # the status carries them; a write that changes nothing else sends only what changed
+    status = wanted([node('a', 'in_progress')])
+    assert status['nodePriority'] == {'a': NOW} and status['nodeOrderOffset'] == 0
