@@ -42,7 +42,7 @@ options:
     default: false
   waiting_for:
     description:
-      - The earlier CRs with C(sequencing: all) that are not complete on every node. While there is one, the CR's
+      - The earlier CRs with C(sequencing) V(all) that are not complete on every node. While there is one, the CR's
         C(status.status) is V(waiting) unless it is complete, paused, disabled or its policy is missing, as the operator's
         C(isBlockedByGlobalPredecessor) says, whatever its nodes last recorded. The apply playbook passes its run's
         decision.

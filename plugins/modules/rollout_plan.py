@@ -278,7 +278,7 @@ left_out:
   description:
     - Selected nodes that are out of the rollout (ignored, with an untolerated taint, or with an unreadable node state)
       and not complete. While there is one, the CR is not complete everywhere, as the operator's C(IsComplete) counts
-      every node the CR selects. A C(sequencing: all) CR then holds every CR after it.
+      every node the CR selects. A C(sequencing) V(all) CR then holds every CR after it.
   returned: success
   type: list
   elements: str
