@@ -178,7 +178,9 @@ protected_wait:
   returned: always
   type: float
 held:
-  description: V(paused), V(disabled) or V(ignored) when O(hold_for) found its CR paused or disabled, or the node ignored, and nothing was evicted (the task failed).
+  description:
+    - V(paused), V(disabled) or V(ignored) when O(hold_for) found its CR paused or disabled, or the node ignored,
+      and nothing was evicted (the task failed).
   returned: when held
   type: str
   sample: paused

@@ -59,6 +59,24 @@ def test_no_jinja_expression_is_longer_than_the_limit(top):
     assert not long_ones, 'move this logic into Python (a filter or a module result): %s' % long_ones
 
 
+# ansible-test's pep8 and ansible-lint's yamllint both stop at 160; checked here so a long line fails in
+# seconds, not minutes into CI's lint and sanity stages.
+MAX_LINE_CHARS = 160
+
+
+@pytest.mark.parametrize('top', ['plugins', 'playbooks', 'roles', 'tests'])
+def test_no_line_is_longer_than_the_linters_allow(top):
+    long_ones = []
+    for path in _files(top, ('.py', '.yml', '.yaml')):
+        if os.sep + 'build' + os.sep in path:
+            continue
+        with open(path) as handle:
+            for number, line in enumerate(handle, 1):
+                if len(line.rstrip('\n')) > MAX_LINE_CHARS:
+                    long_ones.append('%s:%d' % (os.path.relpath(path, REPO_ROOT), number))
+    assert not long_ones, 'wrap these lines (%d characters at most): %s' % (MAX_LINE_CHARS, long_ones)
+
+
 def test_every_internal_python_file_says_it_is_private():
     unmarked = []
     for top in ('plugins/module_utils', 'plugins/plugin_utils'):
