@@ -169,9 +169,10 @@ def _records(node, cr_name, status):
 
 
 def _sort_nodes(cr, nodes, config_changes):
-    """``(selected, node_plans, unmatched, ignored, to_block, malformed, untolerated, left_out)``: the nodes as the CR
-    sees them."""
+    """``(selected, node_plans, unmatched, ignored, (to_block, their recorded status), malformed, untolerated,
+    left_out)``: the nodes as the CR sees them."""
     selected, unmatched, ignored, to_block, malformed, untolerated = [], [], [], [], {}, {}
+    recorded = {}  # to_block node -> its status for the CR as the node records it (what a held CR keeps)
     left_out = []  # selected, not complete, and out of the rollout: the CR is not complete everywhere
     node_plans, plans_by_state, plans_by_relevant_state = {}, {}, {}
     tolerations = pod_layout.picker_tolerations(cr)
@@ -199,10 +200,11 @@ def _sort_nodes(cr, nodes, config_changes):
                 ignored.append(node['name'])
             if plan is not None and not plan['complete'] and not _records(node, cr.name, 'blocked'):
                 to_block.append(node['name'])
+                recorded[node['name']] = node['annotations'].get(node_state.status_key(cr.name)) or 'unknown'
         elif plan is not None:
             node_plans[node['name']] = plan
             selected.append(node)
-    return selected, node_plans, unmatched, ignored, to_block, malformed, untolerated, left_out
+    return selected, node_plans, unmatched, ignored, (to_block, recorded), malformed, untolerated, left_out
 
 
 def _auto_taint(cr, nodes):
@@ -216,7 +218,7 @@ def _auto_taint(cr, nodes):
 
 
 def _plan_rollout(cr, nodes, policy, order, cap_to_ceiling, config_changes, batch_states):
-    selected, node_plans, unmatched, ignored, to_block, malformed, untolerated, left_out = _sort_nodes(
+    selected, node_plans, unmatched, ignored, (to_block, to_block_status), malformed, untolerated, left_out = _sort_nodes(
         cr, nodes, config_changes)
     done = [n for n, p in node_plans.items() if p['complete']]
     pairs = [(n['name'], n['labels']) for n in selected]
@@ -263,6 +265,9 @@ def _plan_rollout(cr, nodes, policy, order, cap_to_ceiling, config_changes, batc
         'unmatched': sorted(unmatched),
         'ignored': sorted(ignored),
         'to_block': sorted(to_block),
+        # to_block node -> its status as recorded now: a CR held by a sequencing-all gate picks no node, so it
+        # records none blocked (the operator's picker never reaches it); IntrospectNode makes unknown ones waiting
+        'to_block_status': to_block_status,
         # node -> why its state annotation cannot be read (the CR's NodeStateMalformed condition)
         'malformed': malformed,
         # node -> the taints the CR's pods do not tolerate (the operator's TaintNotTolerable): out of the rollout
@@ -488,7 +493,7 @@ def rollout_phases(plans, with_documents=False):
     for name in order:
         plan = by_name[name]
         decision = cr_decision(plan, required)
-        after_all = _sequence(decision, running, unfinished, gates_all)
+        after_all = _sequence(decision, running, unfinished, gates_all, plan.get('to_block_status') or {})
         pending = decision.pop('pending')
         decision['waiting'] = _waiting(decision)
         decision['documents'] = cr_documents(plan) if with_documents else None
@@ -505,15 +510,19 @@ def rollout_phases(plans, with_documents=False):
     return {'order': order, 'phases': phases, 'crs': crs, 'runtime_required': required}
 
 
-def _sequence(decision, running, unfinished, gates_all):
-    """Apply the earlier CRs' sequencing to ``decision`` (in place); the phases to run after (the gates, sequencing all)."""
+def _sequence(decision, running, unfinished, gates_all, to_block_status):
+    """Apply the earlier CRs' sequencing to ``decision`` (in place); the phases to run after (the gates, sequencing all).
+
+    ``to_block_status``: the plan's nodes that the CR would record blocked, with their status as recorded now.
+    """
     decision['blocked'] = {}
     decision['waiting_for'] = []
     if decision['skipped']:
         return []
     waiting = sorted(c for c in gates_all if unfinished[c])
     if waiting:
-        decision.update(runs=[], skipped=WAITS_FOR_ALL % ', '.join(waiting), waiting_for=waiting)
+        decision.update(runs=[], skipped=WAITS_FOR_ALL % ', '.join(waiting), waiting_for=waiting,
+                        record=_held_records(decision['record'], to_block_status))
         return []
     runs = []
     for node in decision['runs']:
@@ -524,6 +533,15 @@ def _sequence(decision, running, unfinished, gates_all):
             runs.append(node)
     decision['runs'] = runs
     return [c for c in running if c in gates_all and running[c]]  # in run order
+
+
+def _held_records(record, to_block_status):
+    """The records of a CR that a sequencing-all gate holds: the operator processes no node of it (no node is
+    ready: hasReadyNodesForSkyhook), so its picker marks none blocked; IntrospectNode turns the ones that say
+    nothing yet (unknown, paused, disabled) into waiting and keeps the rest."""
+    kept = [r for r in record if not (r['status'] == 'blocked' and r['node'] in to_block_status)]
+    kept += [{'node': n, 'status': 'waiting'} for n, status in to_block_status.items() if status in WAITS_FROM]
+    return sorted(kept, key=lambda r: r['node'])
 
 
 def _waiting(decision):

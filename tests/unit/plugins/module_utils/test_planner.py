@@ -329,6 +329,15 @@ def test_nodes_left_out_and_not_complete_keep_a_sequencing_all_cr_from_completin
     run = planner.rollout_phases([gate, later])
     assert run['crs']['gate']['runs'] == ['worker']
     assert run['crs']['aa']['runs'] == [] and run['crs']['aa']['waiting_for'] == ['gate']
+    # the gate picks worker2 and records it blocked; aa, held whole, picks no node: its picker never marks the tainted
+    # or ignored node blocked, and IntrospectNode records them waiting as the rest (assert-gate-blocks-worker)
+    assert {'node': 'worker2', 'status': 'blocked'} in run['crs']['gate']['record']
+    assert run['crs']['aa']['record'] == [{'node': n, 'status': 'waiting'} for n in ('done', 'ignored', 'worker', 'worker2')]
+    # a status the node already records other than unknown / paused / disabled is kept (nothing written)
+    erroring = [dict(n, annotations={node_state.status_key('aa'): 'erroring'}) if n['name'] == 'worker2' else n
+                for n in nodes]
+    run = planner.rollout_phases([gate, planner.plan_rollout(make_cr({'priority': 3}, name='aa'), erroring)])
+    assert [r['node'] for r in run['crs']['aa']['record']] == ['done', 'ignored', 'worker']
     # once the taint is gone and the gate can finish everywhere in this run, aa runs after it
     free = [n for n in nodes if n['name'] != 'worker2'] + [node('worker2')]
     run = planner.rollout_phases([planner.plan_rollout(make_cr({'priority': 2, 'sequencing': 'all'}, name='gate'),
