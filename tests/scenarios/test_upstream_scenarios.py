@@ -37,6 +37,14 @@ SCENARIOS = [
     'deployment-policy/batch-state-reset',
     'skyhook/simple-skyhook', 'skyhook/hello-world', 'skyhook/failure-skyhook', 'skyhook/depends-on',
     'skyhook/config-skyhook', 'skyhook/interrupt', 'skyhook/strict-order', 'skyhook/malformed-node-state',
+    # the rest of upstream's skyhook scenarios (fourth session): updates, taints, cleanup, deletion, uninstall
+    'skyhook/simple-update-skyhook', 'skyhook/package-upgrade', 'skyhook/skyhook-upgrade', 'skyhook/validate-packages',
+    'skyhook/taint-scheduling', 'skyhook/runtime-required', 'skyhook/auto-taint-new-nodes',
+    'skyhook/interrupt-grouping', 'skyhook/cleanup-pods', 'skyhook/pod-finalizer',
+    'skyhook/delete-skyhook', 'skyhook/delete-blocked-when-paused', 'skyhook/delete-blocked-when-disabled',
+    'skyhook/uninstall-on-delete', 'skyhook/explicit-uninstall', 'skyhook/uninstall-mixed-packages',
+    'skyhook/uninstall-cancel', 'skyhook/uninstall-cancel-during-interrupt', 'skyhook/uninstall-fix-config',
+    'skyhook/downgrade-after-uninstall', 'skyhook/downgrade-enabled-false-preserves-state',
 ]
 
 OPERATOR_METRICS = ('operator metrics (../../metrics_test.py scrapes the operator\'s Prometheus endpoint): '
@@ -55,6 +63,10 @@ REMOVED = {
     'skyhook/simple-skyhook': {('deploy', 'try', 3): OPERATOR_METRICS, ('deploy', 'try', 5): OPERATOR_METRICS,
                                ('deploy', 'try', 8): OPERATOR_METRICS},
     'skyhook/failure-skyhook': {('failure', 'try', 3): OPERATOR_METRICS},
+    'skyhook/delete-skyhook': {('deploy and delete', 'try', 3): OPERATOR_METRICS,
+                               ('deploy and delete', 'try', 5): OPERATOR_METRICS},
+    'skyhook/taint-scheduling': {('taint scheduling', 'try', 3): OPERATOR_METRICS,
+                                 ('taint scheduling', 'try', 6): OPERATOR_METRICS},
     'skyhook/strict-order': {('apply-skyhooks', 'try', 1): OPERATOR_METRICS,
                              ('assert-worker-priority2-worker2-blocked', 'try', 3): OPERATOR_METRICS,
                              ('assert-gate-blocks-worker', 'try', 0): OPERATOR_METRICS,
@@ -68,22 +80,17 @@ XFAIL = {
         'difference: the edit made while the rollout runs is now rolled out as the operator does (node and ConfigMap '
         'asserts pass: post-interrupt complete after the config interrupt), but the CR assert wants observedGeneration '
         '3 where the collection reports the CR\'s generation, 2 (created, then edited once); with the operator the '
-        'CR reaches one generation more (cause not traced; the collection writes no spec)'),
+        'CR reaches one generation more (7: its finalizer Update writes the packages\' names into the spec)'),
     'skyhook/interrupt': (
         'difference (7): the packages without an interrupt now run while the protected pod holds the drain, as the '
         'operator runs them (pod 5/5, node 3/3), but the final CR assert wants observedGeneration 2 where the '
         'collection reports the CR\'s generation, 1: the operator\'s Update that adds its finalizer also writes the '
         'packages\' names into the spec, a generation the collection never makes'),
-    'skyhook/strict-order': (
-        'gap: the untolerated taint now blocks kind-worker2 (node 3/3, pod 1/1), but once the taint is gone '
-        'strict-order-skyhook-aa, held by the sequencing-all gate, reads status blocked (its node still says blocked) '
-        'where the operator says waiting (IntrospectSkyhook: isBlockedByGlobalPredecessor overrides the nodes); '
-        'cr_status computes one CR at a time and does not see the gate'),
     'skyhook/simple-skyhook': (
         'difference: the package whose image tag is not its version now runs with the version as the tag (the pod and '
         'node asserts pass), but the deploy assert wants observedGeneration 2 or 3 where the collection reports the '
-        'CR\'s generation, 1 (created once); with the operator the CR reaches a later generation (cause not traced; the '
-        'collection writes no spec)'),
+        'CR\'s generation, 1 (created once); with the operator the CR reaches a later generation (7: its finalizer '
+        'Update writes the packages\' names into the spec; the collection writes no spec)'),
 }
 
 
