@@ -395,6 +395,23 @@ def map_patch(current, wanted):
     return patch
 
 
+# The CR annotation the operator stamps with its version when it first reconciles a CR (Skyhook.SetVersion); the
+# kubectl plugin reads it to know which operator it talks to (pause, disable: "unable to determine operator version").
+CR_VERSION_ANNOTATION = PREFIX + '/version'
+
+
+def version_annotation_patch(doc):
+    """The merge patch that stamps the CR with the version the collection speaks, or None when it carries one.
+
+    Only a missing stamp is written: a CR an operator has reconciled keeps that operator's version (the
+    plugin's version checks stay the operator's), and the spec is never touched (the generation stays).
+    """
+    annotations = (doc.get('metadata') or {}).get('annotations') or {}
+    if annotations.get(CR_VERSION_ANNOTATION):
+        return None
+    return {'metadata': {'annotations': {CR_VERSION_ANNOTATION: node_state.OPERATOR_VERSION}}}
+
+
 def status_patch(current, wanted):
     """The JSON merge patch ``{'status': {...}}`` from the status as read to ``wanted``, or None.
 

@@ -110,6 +110,10 @@ def test_a_completed_rollout_reads_as_the_operators(cluster, playbooks, node, na
     assert status['nodeStatus'] == {node: 'complete'}
     assert set(status['nodeState'][node]) == {'driver|550.0.0', 'tuning|1.2.0'}
     assert status['observedGeneration'] == _cr(cluster, name)['metadata']['generation']
+    # stamped with the version the collection speaks, as the operator's first reconcile does (the kubectl plugin
+    # reads it before pause and disable); metadata only: the generation is still the one the user created
+    metadata = _cr(cluster, name)['metadata']
+    assert metadata['annotations'][PREFIX + '/version'] == 'v0.15.0' and metadata['generation'] == 1
     ready = _condition(status, 'Ready')
     assert (ready['status'], ready['reason']) == ('True', 'NodesConverged')  # kubectl wait --for=condition=Ready
     assert ready['message'] == '1/1 nodes complete (%s)' % node

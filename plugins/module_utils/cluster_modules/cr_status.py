@@ -69,8 +69,11 @@ def sync(kube, cr_name, check_mode=False, batch_states=None, waiting_for=(), pic
     """
     for attempt in range(ATTEMPTS):
         doc, wanted, patch = compute(kube, cr_name, batch_states, waiting_for, picked)
-        if patch is None or check_mode:
+        if check_mode:
             return patch is not None, wanted, doc
+        stamped = _stamp_version(kube, doc)
+        if patch is None:
+            return stamped, wanted, doc
         try:
             kube.patch_cr_status(doc, patch)
             return True, wanted, doc
@@ -78,6 +81,25 @@ def sync(kube, cr_name, check_mode=False, batch_states=None, waiting_for=(), pic
             if attempt == ATTEMPTS - 1:
                 raise
     return False, wanted, doc
+
+
+def _stamp_version(kube, doc):
+    """The CR's version annotation, as the operator's first reconcile writes it (cr_status.version_annotation_patch):
+    once per CR; True when written. A refusal (no ``patch`` on the CR itself, which the status needs not) is let
+    be: the plugin then warns that it cannot tell the operator's version, nothing else changes."""
+    patch = cr_status.version_annotation_patch(doc)
+    if patch is None:
+        return False
+    try:
+        after = kube.patch_cr(doc, patch)
+    except kube_api.KubeError as exc:
+        if exc.status in (401, 403, 404):
+            return False
+        raise
+    # the status patch that follows is guarded by the CR's resourceVersion: carry the new one
+    doc['metadata']['resourceVersion'] = (after.get('metadata') or {}).get('resourceVersion')
+    doc['metadata'].setdefault('annotations', {}).update(patch['metadata']['annotations'])
+    return True
 
 
 def refusal_warning(cr_name, exc):

@@ -202,3 +202,12 @@ def test_node_priority_lists_the_picked_nodes_until_complete_and_counts_the_ones
     # the status carries them; a write that changes nothing else sends only what changed
     status = wanted([node('a', 'in_progress')])
     assert status['nodePriority'] == {'a': NOW} and status['nodeOrderOffset'] == 0
+
+
+def test_the_cr_is_stamped_with_the_version_once_and_an_operator_stamp_is_kept():
+    # Skyhook.SetVersion: kubectl skyhook pause/disable read skyhook.nvidia.com/version to know the operator's version
+    assert cr_status.version_annotation_patch({'metadata': {'name': 'x'}}) == {
+        'metadata': {'annotations': {'skyhook.nvidia.com/version': node_state.OPERATOR_VERSION}}}
+    assert cr_status.version_annotation_patch({'metadata': {'annotations': {'skyhook.nvidia.com/version': ''}}})
+    operator_stamp = {'metadata': {'annotations': {'skyhook.nvidia.com/version': 'v0.20.1'}}}
+    assert cr_status.version_annotation_patch(operator_stamp) is None
