@@ -160,12 +160,13 @@ def _complete_args(src):
 PENDING_FIRST = 'pending, before the cordon'
 PENDING_CORDONED = 'pending, cordoned'
 PENDING = 'pending'
+DRAIN = 'drain'
 
 STEPS = (
     Step(PENDING_FIRST, None, ALWAYS, pending_after=None),
     Step('cordon', 'node_cordon', IF_DRAINED, _cordon_args),
     Step(PENDING_CORDONED, None, IF_DRAINED, pending_after='cordon'),
-    Step('drain', 'node_drain', IF_DRAINED, _drain_args),
+    Step(DRAIN, 'node_drain', IF_DRAINED, _drain_args),
     Step(PENDING, None, ALWAYS, pending_after='drain'),
     Step('health', 'node_health', IF_DRAINED, _health_args),
     Step('complete', 'node_state', ALWAYS, _complete_args, records_state=True),
@@ -222,6 +223,11 @@ def pending_call(src, step):
         return None
     return 'node_interrupt', {'node': src.node, 'package': step['package'], 'stage': step['stage'],
                               'interrupt': step['interrupt'], 'covered': list(step.get('covers') or [])}
+
+
+def step_by_key(key):
+    """The step of STEPS named ``key``."""
+    return next(step for step in STEPS if step.key == key)
 
 
 def pending_part(step, pending):

@@ -178,12 +178,21 @@ class NodeSequence(object):
             self.node, self.cr, ', '.join(s['step'] for s in self.steps if s['step'] not in ('plan', 'operator guard'))))
 
     def run_steps(self, drained, cordon_held):
-        """The steps of node_steps.STEPS that apply, in their order."""
+        """The steps of node_steps.STEPS that apply, in their order.
+
+        With packages at once (``parallel``, a CR that is not serial), the drain runs beside the cordoned
+        packages (run_around_the_drain) rather than between them and the packages that need it.
+        """
         values = _NodeValues(self)
+        overlap = drained and self.parallel and not self.cr_doc.get('serial')
         for step in node_steps.STEPS:
             if not node_steps.applies(step.when, drained, cordon_held):
                 continue
-            if step.is_pending:
+            if overlap and step.key in (node_steps.DRAIN, node_steps.PENDING):
+                continue  # run with the cordoned part
+            if overlap and step.key == node_steps.PENDING_CORDONED:
+                self.run_around_the_drain(values)
+            elif step.is_pending:
                 for segment in segments(node_steps.pending_part(step, self.plan['pending'])):
                     self.run_segment(segment)
             else:
@@ -191,14 +200,42 @@ class NodeSequence(object):
                 if step.key == 'cordon':
                     self.cordoned = True
 
-    def run_segment(self, segment):
-        """Each package's steps in order; the packages at once when allowed. Raises the first failure in plan order."""
+    def run_around_the_drain(self, values):
+        """The cordoned packages and the drain at once; a package that needs the drain starts once it is done.
+
+        The operator's reconcile: a package with an interrupt waits for EnsureNodeIsReadyForInterrupt (cordon,
+        drain) before its first stage while the others start, so with nothing to evict every package's apply
+        starts together (upstream e2e skyhook/config-skyhook), and while a protected pod holds the drain the
+        others run (skyhook/interrupt). A failed package waits for the drain to end before the sequence fails:
+        the rescue steps (an uncordon) never race an eviction.
+        """
+        drain_step = node_steps.step_by_key(node_steps.DRAIN)
+        parts = (node_steps.pending_part(node_steps.step_by_key(node_steps.PENDING_CORDONED), self.plan['pending'])
+                 + node_steps.pending_part(node_steps.step_by_key(node_steps.PENDING), self.plan['pending']))
+        parts.sort(key=lambda p: p.get('wave', 0))  # stable: within a wave the plan's order
+        gate = _DrainGate()
+        drain = threading.Thread(target=gate.run, args=(lambda: self.step(drain_step.key, drain_step.module, drain_step.args(values)),),
+                                 name='drain-%s' % self.node)
+        drain.start()
+        try:
+            for segment in segments(parts):
+                self.run_segment(segment, gate)
+        finally:
+            drain.join()
+        gate.raise_failure()
+
+    def run_segment(self, segment, gate=None):
+        """Each package's steps in order; the packages at once when allowed. Raises the first failure in plan order.
+
+        ``gate``: the drain that runs meanwhile (_DrainGate); a step that needs it waits for it.
+        """
         by_package = {}
         for pending in segment:
             by_package.setdefault(pending['package'], []).append(pending)
         groups = list(by_package.values())
         if len(groups) < 2 or not self.parallel or self.cr_doc.get('serial'):
             for pending in segment:
+                _await_drain(gate, pending)
                 self.pending_step(pending)
             return
         failures = [None] * len(groups)
@@ -206,6 +243,7 @@ class NodeSequence(object):
         def run_group(index, group):
             try:
                 for pending in group:
+                    _await_drain(gate, pending)
                     self.pending_step(pending)
             except StepFailed as exc:
                 failures[index] = exc
@@ -289,6 +327,36 @@ class NodeSequence(object):
         if gone:
             result['node_deleted'] = True  # the strategy takes the node out of its compartment's counts
         return result
+
+
+class _DrainGate(object):
+    """The drain of run_around_the_drain, run in its own thread: ``wait`` until it is done; its failure, once."""
+
+    def __init__(self):
+        self.done = threading.Event()
+        self.failure = None
+
+    def run(self, drain):
+        try:
+            drain()
+        except BaseException as exc:  # pylint: disable=broad-except
+            self.failure = exc  # a failed or held drain (StepFailed), or a sequence stopped (Cancelled)
+        finally:
+            self.done.set()
+
+    def wait(self):
+        self.done.wait()
+        if self.failure is not None:
+            raise self.failure
+
+    def raise_failure(self):
+        if self.failure is not None:
+            raise self.failure
+
+
+def _await_drain(gate, pending):
+    if gate is not None and pending.get('after', 'drain') == 'drain':
+        gate.wait()
 
 
 class _NodeValues(node_steps.ValueSource):

@@ -194,6 +194,60 @@ def test_without_a_cr_nothing_runs_and_the_message_says_what_to_set():
     assert result['failed'] is True and 'nodewright_cr' in result['msg'] and 'nodewright_cr_name' in result['msg']
 
 
+CONFIG_SKYHOOK = [  # upstream e2e skyhook/config-skyhook: baxter has no interrupt, spencer and dexter have one
+    {'package': 'baxter', 'stage': 'apply', 'wave': 1, 'after': 'cordon'},
+    {'package': 'spencer', 'stage': 'apply', 'wave': 1, 'after': 'drain'},
+    {'package': 'dexter', 'stage': 'apply', 'wave': 1, 'after': 'drain'},
+    {'package': 'baxter', 'stage': 'config', 'wave': 1, 'after': 'cordon'},
+    {'package': 'spencer', 'stage': 'config', 'wave': 1, 'after': 'drain'},
+    {'package': 'dexter', 'stage': 'config', 'wave': 1, 'after': 'drain'},
+]
+
+
+def _timed(cluster, seconds):
+    """run_step that records when each step started and makes the named modules take ``seconds``."""
+    import threading
+    import time as clock
+    seen, lock = {}, threading.Lock()
+
+    def run_step(module, args):
+        with lock:
+            seen.setdefault((module, args.get('package'), args.get('stage')), clock.time())  # the first call
+        clock.sleep(seconds.get(module, 0))
+        return cluster(module, args)
+    return run_step, seen
+
+
+def test_with_nothing_to_evict_every_package_of_the_wave_starts_together():
+    cluster = Cluster(_plan(pending=[dict(p) for p in CONFIG_SKYHOOK]))
+    run_step, seen = _timed(cluster, {'package_stage': 0.2})
+    result = NodeSequence(_params(cr={'kind': 'Skyhook'}), {}, run_step, parallel=True).run()
+    assert result['status'] == 'updated', result
+    applies = [seen[('package_stage', p, 'apply')] for p in ('baxter', 'spencer', 'dexter')]
+    # the drain ran beside baxter's apply, so the three applies overlap (the operator's one reconcile)
+    assert max(applies) - min(applies) < 0.15
+    assert seen[('node_drain', None, None)] < seen[('package_stage', 'spencer', 'apply')]
+    assert seen[('node_cordon', None, None)] < min(applies)
+
+
+def test_while_the_drain_waits_the_packages_without_interrupt_run_and_the_others_wait_for_it():
+    cluster = Cluster(_plan(pending=[dict(p) for p in CONFIG_SKYHOOK]))
+    run_step, seen = _timed(cluster, {'package_stage': 0.05, 'node_drain': 0.5})
+    NodeSequence(_params(cr={'kind': 'Skyhook'}), {}, run_step, parallel=True).run()
+    drained = seen[('node_drain', None, None)] + 0.5
+    assert seen[('package_stage', 'baxter', 'config')] < drained  # baxter went on while the drain waited
+    assert min(seen[('package_stage', p, 'apply')] for p in ('spencer', 'dexter')) >= drained - 0.01
+
+
+def test_a_held_drain_starts_no_package_that_needs_it_and_names_the_drain():
+    cluster = Cluster(_plan(pending=[dict(p) for p in CONFIG_SKYHOOK]),
+                      answers={'node_drain': {'failed': True, 'held': 'paused', 'msg': 'tuning is paused'}})
+    result = NodeSequence(_params(cr={'kind': 'Skyhook'}), {}, cluster, parallel=True).run()
+    ran = [a.get('package') for m, a in cluster.calls if m == 'package_stage']
+    assert set(ran) <= {'baxter'}
+    assert result['failed'] is True and result['failed_step'] == 'drain' and result['held'] == 'paused'
+
+
 def test_packages_of_a_wave_run_at_once_unless_serial():
     import threading
     import time as clock
