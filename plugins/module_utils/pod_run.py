@@ -200,12 +200,21 @@ def write_node_state(kube, node_name, cr_name, transform, status=None, dry_run=F
     return seen.get('state', {}), patch is not None
 
 
+# How often a running stage pod is checked against the CR as it is now (PodRun.recheck): the operator's
+# reconciles compare the running pods with the CR on every pass (a fix of a hanging stage lands).
+RECHECK_SECONDS = 10
+SUPERSEDED = 'superseded'
+
+
 class PodRun(object):
     """Create (or adopt) one pod, wait for its verdict by watch, collect logs, clean up."""
 
     def __init__(self, kube, manifest, log_containers, retries=0, timeout=600, delete='always', log_lines=200,
-                 entry=None, stage=None, failed_is_stale=True):
+                 entry=None, stage=None, failed_is_stale=True, recheck=None):
         self.kube = kube
+        # ``recheck(pod) -> why or None``: asked every RECHECK_SECONDS while the pod runs; a reason means the CR no
+        # longer asks for this pod (an edit made while the stage ran): it is deleted, verdict SUPERSEDED
+        self.recheck = recheck
         self.manifest = manifest
         self.namespace = manifest['metadata']['namespace']
         self.name = manifest['metadata']['name']
@@ -285,9 +294,25 @@ class PodRun(object):
         return pod
 
     def wait(self):
-        """The pod_layout verdict once the pod succeeded, failed (after ``retries``) or vanished."""
+        """The pod_layout verdict once the pod succeeded, failed (after ``retries``) or vanished; SUPERSEDED
+        (with ``reason``) when ``recheck`` found that the CR no longer asks for the pod, which is then deleted."""
+        deadline = self.started + self.timeout
+        while True:
+            remaining = max(1, deadline - time.time())
+            if self.recheck is None or remaining <= RECHECK_SECONDS:
+                return self._wait_for(remaining)
+            verdict = self._wait_for(RECHECK_SECONDS)
+            if verdict.get('outcome') != 'timeout':
+                return verdict
+            why = self.recheck(self.pod)
+            if why:
+                uid = self.pod['metadata'].get('uid')
+                self.kube.delete_pod(self.namespace, self.name, uid=uid, grace_period_seconds=0)
+                self.wait_deleted(uid)
+                return {'outcome': SUPERSEDED, 'reason': why}
+
+    def _wait_for(self, remaining):
         uid = self.pod['metadata']['uid']
-        remaining = max(1, self.timeout - (time.time() - self.started))
         verdict = {}
 
         def finished(objects):
@@ -434,6 +459,12 @@ def run_recorded(module, kube, runner, record, result, started, configmaps=(), n
         raise
     result['changed'] = True
     done.verdict = runner.wait()
+    if done.verdict.get('outcome') == SUPERSEDED:
+        # the CR changed under the stage: its pod is gone and the node's state stays in progress for the next plan
+        done.outcome = SUPERSEDED
+        result.update(outcome=SUPERSEDED, superseded=done.verdict['reason'], duration=round(time.time() - started, 3),
+                      pod={'name': runner.name, 'namespace': runner.namespace, 'deleted': True})
+        return done
     done.outcome = settle(done.verdict) if settle is not None else done.verdict.get('outcome')
     done.succeeded = done.outcome == pod_layout.SUCCEEDED
     if not done.succeeded or params['collect_logs'] == 'always':

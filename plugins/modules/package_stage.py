@@ -100,9 +100,21 @@ stage:
   returned: always
   type: str
 outcome:
-  description: C(succeeded), C(failed), C(timeout), C(missing) (the pod vanished), C(skipped) (already complete) or C(planned) (check mode).
+  description:
+    - C(succeeded), C(failed), C(timeout), C(missing) (the pod vanished), C(skipped) (already complete), C(planned)
+      (check mode) or C(superseded) (the CR was edited while the stage ran and no longer asks for its pod, which was
+      deleted; the task failed and the stage stays in progress for the next plan).
   returned: always
   type: str
+superseded:
+  description:
+    - Why the CR as it is now no longer asks for the running pod (its image, command, arguments or environment, or
+      the package gone). For a CR read from the cluster the pod is compared with it every 10 seconds while the stage
+      runs, as the operator's reconciles compare running pods with the CR; M(nodewright.bridge.node_update) then plans
+      the node again (up to three times).
+  returned: when the outcome is superseded
+  type: str
+  sample: container tuning-apply runs image ghcr.io/acme/tuning:1.2.0-bad, the CR asks for ghcr.io/acme/tuning:1.2.0
 entry:
   description: The package's node state entry after the task (absent after a completed uninstall).
   returned: always

@@ -54,6 +54,11 @@ def segments(pending):
     return out
 
 
+# Plans again after a CR edit superseded a running stage (package_stage ``superseded``), at most: an edit loop
+# (a tool rewriting the CR every few seconds) ends as a failure naming the edit rather than running for ever.
+MAX_REPLANS = 3
+
+
 class StepFailed(Exception):
     def __init__(self, step, result):
         super(StepFailed, self).__init__(result.get('msg') or 'failed')
@@ -86,6 +91,7 @@ class NodeSequence(object):
         self.plan = None
         self.boot_before_reboot = None
         self.cordoned = False  # this run took the cordon (a failure before it leaves the node schedulable)
+        self.replans = 0  # times the node was planned again after a CR edit superseded a running stage
         # the pods whose dry runs have passed on this node: a package's stage pods (its image), a
         # package's interrupt pods (the agent image it runs); their later ones skip the dry runs
         # (package_stage / node_interrupt option preflight)
@@ -173,6 +179,11 @@ class NodeSequence(object):
         try:
             self.run_steps(drained=drained, cordon_held=cordon_held)
         except StepFailed as exc:
+            if exc.result.get('superseded') and self.replans < MAX_REPLANS:
+                # the CR changed under a stage (its pod is gone): plan the node again from the CR as it is now, as
+                # the operator's next reconcile does
+                self.replans += 1
+                return self.run()
             return self.failure(exc, exc.step, cordon_held=cordon_held or self.cordoned)
         return self.finish('updated', 'node %s updated for %s: %s' % (
             self.node, self.cr, ', '.join(s['step'] for s in self.steps if s['step'] not in ('plan', 'operator guard'))))

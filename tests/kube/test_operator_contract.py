@@ -8,6 +8,8 @@
   fixed the next apply replaces it, never adopts it;
 * `kubectl skyhook reset` of a node a failing reboot package left cordoned: the next apply ends with the node
   schedulable, as the operator's would;
+* a CR fix made while a stage hangs lands in the same run (skyhook/validate-packages): the hanging pod is deleted and
+  the node planned again;
 * the node conditions `skyhook.nvidia.com/<cr>/NotReady` and `/Erroring` and the node-metadata ConfigMap, as
   the operator's e2e asserts check them (skyhook/simple-skyhook, skyhook/failure-skyhook), and the status an
   ignored node and a reset node get.
@@ -295,3 +297,31 @@ def test_a_pause_during_a_run_starts_no_new_pod_and_a_resume_continues(cluster, 
     assert resumed.rc == 0, resumed
     status = _cr(cluster, name)['status']
     assert status['status'] == 'complete' and status['completeNodes'] == '3/3'
+
+
+def test_a_fix_made_while_a_stage_hangs_lands_in_the_same_run(cluster, playbooks, node, namespace, crs):
+    # upstream e2e skyhook/validate-packages: a package that hangs is fixed in the CR while its stage runs; the
+    # operator's reconciles compare the running pod with the CR, delete it and run the fixed one
+    cr = crs.create({'tuning': package(image='registry.local/slow-10m/tuning')}, selector=_pin(cluster, node))
+    name = cr['metadata']['name']
+    recorder = CreationRecorder(cluster, namespace)
+    started = time.time()
+    run = playbooks.start('nodewright.bridge.apply', extra_vars={
+        'nodewright_cr_name': name, 'nodewright_namespace': namespace, 'nodewright_stage_timeout': 600})
+    deadline = time.time() + 120
+    while not recorder.created and time.time() < deadline:
+        time.sleep(0.2)
+    assert recorder.created, 'no package pod started'
+    _set_image(cluster, name, 'tuning', 'registry.local/nodewright/tuning')
+    out, dummy = run.communicate(timeout=300)
+    seconds = time.time() - started
+    created = recorder.finish()
+    assert run.returncode == 0, out[-4000:]
+    assert seconds < 120, 'the run waited for the hanging stage (%.0f s)' % seconds
+    status = _cr(cluster, name)['status']
+    assert status['status'] == 'complete' and status['nodeState'][node]['tuning|1.2.0']['image'] == \
+        'registry.local/nodewright/tuning'
+    assert len(created) >= 2  # the hanging pod, then the fixed one
+    leftover = [p.metadata.name for p in cluster.core.list_namespaced_pod(namespace).items
+                if 'slow-10m' in p.spec.init_containers[0].image]
+    assert leftover == []

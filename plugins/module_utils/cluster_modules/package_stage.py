@@ -15,6 +15,7 @@ __metaclass__ = type
 
 import time
 
+from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_events
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
 from ansible_collections.nodewright.bridge.plugins.module_utils import pod_layout
@@ -52,13 +53,15 @@ def run(module, kube):
     namespace = params['namespace']
     package_cm = pod_layout.package_configmap(cr, package, namespace, cr_uid=uid)
     metadata_cm = pod_layout.node_metadata_configmap(cr, node, namespace, agent_image=params['agent_image'], cr_uid=uid)
-    manifest = pod_layout.stage_pod(cr, package, stage, node_name, namespace,
-                                    node_order=pod_layout.node_order_from_status(status, node_name),
+    node_order = pod_layout.node_order_from_status(status, node_name)
+    manifest = pod_layout.stage_pod(cr, package, stage, node_name, namespace, node_order=node_order,
                                     cr_uid=uid, cr_generation=generation, **pod_run.operator_settings(params))
     configmaps = [cm for cm in (package_cm, metadata_cm) if cm is not None]
+    # a CR in the cluster can be edited while the stage runs; a CR given as a document cannot
+    recheck = _superseded(kube, params, cr.name, package.name, stage, node_order) if params['cr'] is None else None
     runner = pod_run.PodRun(kube, manifest, pod_layout.log_containers(package.name, stage), retries=params['retries'],
                             timeout=params['timeout'], delete=params['delete_pod'], log_lines=params['log_lines'],
-                            entry=current, stage=stage)
+                            entry=current, stage=stage, recheck=recheck)
     done = pod_run.run_recorded(module, kube, runner, _record(node_name, cr.name, package, stage, current), result,
                                 started, configmaps=configmaps, node=node,
                                 # a CR in the cluster: its package ConfigMap changes only as an edit is rolled out
@@ -70,6 +73,10 @@ def run(module, kube):
         if module._diff:
             result['diff'] = node_state.node_diff(node_name, current, done.planned_state.get(key), key=key)
         return result
+    if done.outcome == pod_run.SUPERSEDED:
+        raise ModuleFailed('%s stage %s on node %s: the CR changed while the stage ran (%s); its pod was deleted and '
+                           'the stage is left in progress for the next plan' % (key, stage, node_name, result['superseded']),
+                           **result)
     result.update(configmaps=done.configmaps, restarts=done.restarts)
     if not done.succeeded:
         why = _why(done, params['timeout'], runner)
@@ -78,6 +85,27 @@ def run(module, kube):
     _runner.node_event(module, kube, node_name, node_events.stage_applied(package.name, package.version, stage, cr.name,
                                                                           done.restarts))
     return result
+
+
+def _superseded(kube, params, cr_name, package_name, stage, node_order):
+    """``recheck`` of the stage's PodRun: why the CR as it is now no longer asks for the running pod, or None.
+
+    One GET of the CR per check; the pod it would ask for is built as run() builds it (the node order the
+    stage started with, which a CR edit does not change) and compared as an adopted pod is (by the CR alone).
+    """
+    def recheck(pod):
+        try:
+            now, doc = pod_run.load_cr(kube, None, cr_name)
+        except kube_api.NotFound:
+            return None  # deleted: the deletion's own handling decides (cr_deletion), not a stage in flight
+        package = now.packages.get(package_name)
+        if package is None:
+            return 'package %s is no longer in the CR' % package_name
+        uid, generation, dummy = pod_layout.cr_identity(doc)
+        wanted = pod_layout.stage_pod(now, package, stage, params['node'], params['namespace'], node_order=node_order,
+                                      cr_uid=uid, cr_generation=generation, **pod_run.operator_settings(params))
+        return pod_layout.stale_pod_reason(pod, wanted, None, stage, by_state=False)
+    return recheck
 
 
 def _record(node_name, cr_name, package, stage, current):
