@@ -129,6 +129,18 @@ def conditions_removal(cr_name, node):
     return {'status': {'conditions': [{'type': t, '$patch': 'delete'} for t in gone]}}
 
 
+def add_finalizer_patch(doc):
+    """A merge patch that adds the operator's finalizer to a CR that is not being deleted and lacks it, or None.
+
+    Guarded by the resourceVersion: the finalizers are a list, which a merge patch replaces whole.
+    """
+    meta = doc.get('metadata') or {}
+    finalizers = list(meta.get('finalizers') or [])
+    if meta.get('deletionTimestamp') or FINALIZER in finalizers:
+        return None
+    return {'metadata': {'finalizers': finalizers + [FINALIZER], 'resourceVersion': meta.get('resourceVersion')}}
+
+
 def finalizers_patch(doc):
     """A merge patch of the CR's metadata without the operator's finalizer, guarded by its resourceVersion."""
     meta = doc.get('metadata') or {}

@@ -26,8 +26,10 @@ description:
   - Once nothing is pending (V(finalize)), every node the CR selects loses what the CR wrote on it (its cordon when the
     CR holds it, never one someone else owns; its annotations and labels; its node conditions; the node state stays
     while it still lists packages) and the finalizer is removed, so the API server deletes the CR.
-  - A CR that is not being deleted, or that carries no such finalizer, is left alone (V(none)). The collection never
-    adds the finalizer itself (docs/semantics.md).
+  - A CR that is not being deleted, or that carries no such finalizer, is left alone (V(none)), unless
+    O(add_finalizer) asks for the finalizer (V(added)), as the operator's first reconcile adds it. The apply playbook
+    adds it only when C(nodewright_add_finalizer) is true; with the finalizer every C(kubectl delete) waits for the
+    next run (docs/semantics.md).
 extends_documentation_fragment:
   - nodewright.bridge.k8s_auth
 options:
@@ -35,6 +37,14 @@ options:
     description: The name of the Skyhook / NodeWright CR in the cluster.
     type: str
     required: true
+  add_finalizer:
+    description:
+      - Add the operator's finalizer (C(skyhook.nvidia.com/skyhook)) to the CR when it is not being deleted and lacks it.
+        A C(kubectl delete) then only marks the CR deleted, and a later run of this module uninstalls nothing itself
+        but finishes the deletion once the apply playbook has uninstalled the packages with C(uninstall.enabled).
+      - Use it where runs come often (a schedule, a loop, an operator-like runner); without one, every delete waits.
+    type: bool
+    default: false
 attributes:
   check_mode:
     support: full
@@ -56,6 +66,11 @@ EXAMPLES = r'''
     cr_name: gpu-node-tuning
   register: finalized
 
+- name: Hold kubectl delete of the CR until a run uninstalled its uninstall-enabled packages
+  nodewright.bridge.cr_finalize:
+    cr_name: gpu-node-tuning
+    add_finalizer: true
+
 - name: Say why the CR is still there
   ansible.builtin.debug:
     msg: "{{ finalized.msg }}"
@@ -68,8 +83,8 @@ cr_name:
   returned: always
   type: str
 action:
-  description: V(none) (not being deleted), V(wait) (uninstall pending), V(blocked) (DeletionBlocked) or V(finalize)
-    (the nodes cleaned up and the finalizer removed).
+  description: V(none) (not being deleted), V(added) (the finalizer added, O(add_finalizer)), V(wait) (uninstall
+    pending), V(blocked) (DeletionBlocked) or V(finalize) (the nodes cleaned up and the finalizer removed).
   returned: always
   type: str
 pending:

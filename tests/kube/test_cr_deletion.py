@@ -5,6 +5,7 @@
 skyhook/delete-blocked-when-paused and skyhook/uninstall-on-delete: `kubectl delete` of a paused CR with an
 uninstall-enabled package on a node is blocked (DeletionBlocked condition, Warning Event), the CR stays; once
 resumed, the next apply uninstalls the package, cleans the node up and removes the finalizer, and the CR is gone.
+The finalizer is the one apply adds with nodewright_add_finalizer, as the operator's first reconcile adds it.
 """
 
 from __future__ import annotations
@@ -22,9 +23,10 @@ PREFIX = 'skyhook.nvidia.com'
 FINALIZER = PREFIX + '/skyhook'
 
 
-def _apply(playbooks, name, namespace):
-    return playbooks.run('nodewright.bridge.apply', extra_vars={
-        'nodewright_cr_name': name, 'nodewright_namespace': namespace, 'nodewright_stage_timeout': 90})
+def _apply(playbooks, name, namespace, **extra):
+    variables = {'nodewright_cr_name': name, 'nodewright_namespace': namespace, 'nodewright_stage_timeout': 90}
+    variables.update(extra)
+    return playbooks.run('nodewright.bridge.apply', extra_vars=variables)
 
 
 def _get(custom, name):
@@ -44,11 +46,13 @@ def test_a_deleted_cr_is_uninstalled_then_released_and_a_pause_blocks_it(cluster
     doc = skyhook(name, {'clean': package(uninstall={'enabled': True}, interrupt={'type': 'reboot'}),
                          'keep': package(version='2.0.0')},
                   selector={'nodewright.bridge/deletion': value})
-    doc['metadata']['finalizers'] = [FINALIZER]  # as the operator adds it
     custom.create_cluster_custom_object(GROUP, VERSION, PLURAL, doc)
     try:
-        installed = _apply(playbooks, name, namespace)
+        # nodewright_add_finalizer: the finalizer goes on as the operator's first reconcile adds it (metadata only)
+        installed = _apply(playbooks, name, namespace, nodewright_add_finalizer=True)
         assert installed.rc == 0, installed
+        meta = _get(custom, name)['metadata']
+        assert meta['finalizers'] == [FINALIZER] and meta['generation'] == 1
         state_key = '%s/nodeState_%s' % (PREFIX, name)
         assert 'clean|1.2.0' in cluster.core.read_node(node).metadata.annotations[state_key]
 

@@ -468,7 +468,9 @@ class BridgeReconciler:
         variables = {'nodewright_kubeconfig': self.kubeconfig, 'nodewright_cr_name': names,
                      'nodewright_namespace': NAMESPACE, 'nodewright_agent_image': AGENT_IMAGE,
                      'nodewright_stage_timeout': 300, 'nodewright_interrupt_timeout': 300,
-                     'nodewright_drain_timeout': 120}
+                     'nodewright_drain_timeout': 120,
+                     # an always-on stand-in, as the operator is: its CRs carry the finalizer (kubectl delete waits)
+                     'nodewright_add_finalizer': True}
         variables.update(self.extra_vars)
         index = len(self.runs) + 1
         log = self.log_dir / f'run-{index:03d}.log'

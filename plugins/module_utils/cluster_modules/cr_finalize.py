@@ -68,10 +68,24 @@ def _clean_node(kube, cr_name, node, check_mode):
     return True
 
 
+def _add_finalizer(module, kube, name, doc):
+    """add_finalizer: the operator's finalizer on a CR that lacks it, as its first reconcile adds it (HandleFinalizer)."""
+    patch = cr_deletion.add_finalizer_patch(doc)
+    if patch is None:
+        return dict(changed=False, cr_name=name, action='none', msg='%s carries the %s finalizer' % (name, cr_deletion.FINALIZER))
+    if not module.check_mode:
+        kube.patch_cr(doc, patch)  # a conflict (written since the read) fails the task; the next run adds it
+    return dict(changed=True, cr_name=name, action='added',
+                msg='%s: the %s finalizer added; kubectl delete now waits for a run to finish the deletion'
+                % (name, cr_deletion.FINALIZER))
+
+
 def run(module, kube):
     name = module.params['cr_name']
     doc = kube.get_cr(name)
     if not cr_deletion.being_deleted(doc):
+        if module.params['add_finalizer']:
+            return _add_finalizer(module, kube, name, doc)
         return dict(changed=False, cr_name=name, action='none', msg='%s is not being deleted (or carries no %s finalizer)'
                     % (name, cr_deletion.FINALIZER))
     cr = cr_model.build_cr(doc, stored=True)
@@ -103,7 +117,7 @@ def run(module, kube):
 def module_args():
     """The AnsibleModule keywords: the argument spec and its rules (also used in the controller process)."""
     argument_spec = kube_api.auth_argument_spec()
-    argument_spec.update(cr_name=dict(type='str', required=True))
+    argument_spec.update(cr_name=dict(type='str', required=True), add_finalizer=dict(type='bool', default=False))
     return dict(argument_spec=argument_spec, supports_check_mode=True)
 
 

@@ -95,3 +95,11 @@ def test_the_node_conditions_and_the_finalizer_go():
     assert cr_deletion.conditions_removal('gone', {'status': {}}) is None
     doc = _doc(finalizers=('other/x', cr_deletion.FINALIZER))
     assert cr_deletion.finalizers_patch(doc) == {'metadata': {'finalizers': ['other/x'], 'resourceVersion': '7'}}
+
+
+def test_the_finalizer_is_added_once_and_never_to_a_cr_being_deleted():
+    doc = {'metadata': {'name': 'x', 'resourceVersion': '7', 'finalizers': ['other/keep']}}
+    assert cr_deletion.add_finalizer_patch(doc) == {
+        'metadata': {'finalizers': ['other/keep', cr_deletion.FINALIZER], 'resourceVersion': '7'}}
+    assert cr_deletion.add_finalizer_patch({'metadata': {'finalizers': [cr_deletion.FINALIZER]}}) is None
+    assert cr_deletion.add_finalizer_patch({'metadata': {'deletionTimestamp': '2026-12-03T00:00:00Z'}}) is None
