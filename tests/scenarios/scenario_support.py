@@ -430,7 +430,8 @@ class BridgeReconciler:
                 self.errors.append(f'{time.strftime("%H:%M:%S")} fingerprint: {exc}')
                 self._stop.wait(self.interval)
                 continue
-            names = sorted(c['metadata']['name'] for c in crs if not c['metadata'].get('deletionTimestamp'))
+            # a CR marked deleted that the finalizer holds is the run's too: apply uninstalls, then finalizes it
+            names = sorted(c['metadata']['name'] for c in crs)
             changed = digest != last
             pending = any(self._work_left(c) for c in crs)
             if names and (changed or ((pending or failures) and time.monotonic() >= next_retry)):
