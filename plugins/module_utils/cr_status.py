@@ -42,7 +42,10 @@ READY = 'Ready'
 # Conditions this collection sets or removes; the operator's others (ApplyPackage, Transition...) stay as they are.
 OWNED_CONDITIONS = (READY, PREFIX + '/' + READY, 'NodesIgnored', PREFIX + '/NodesIgnored',
                     'TaintNotTolerable', PREFIX + '/TaintNotTolerable', 'NodeStateMalformed',
-                    'DeploymentPolicyNotFound', PREFIX + '/DeploymentPolicyNotFound')
+                    'DeploymentPolicyNotFound', PREFIX + '/DeploymentPolicyNotFound', 'UninstallInProgress',
+                    'UninstallFailed')
+# The stages of an uninstall cycle in a node's state (NodeState.IsUninstallCycleInProgress).
+UNINSTALL_CYCLE_STAGES = ('uninstall', 'uninstall-interrupt')
 
 # Ready's reason per CR status (skyhookNodes.UpdateCondition).
 READY_REASONS = {'complete': 'NodesConverged', 'in_progress': 'Progressing', 'blocked': 'Blocked',
@@ -192,6 +195,26 @@ def wanted_conditions(cr, nodes, status, node_statuses, generation, policy_missi
         missing = _condition('DeploymentPolicyNotFound', 'True', 'DeploymentPolicyNotFound',
                              'DeploymentPolicy "%s" not found' % cr.deployment_policy, generation)
         wanted += [missing, dict(missing, type=PREFIX + '/DeploymentPolicyNotFound')]
+    return wanted + uninstall_conditions(cr, nodes, generation)
+
+
+def uninstall_conditions(cr, nodes, generation):
+    """UninstallInProgress and UninstallFailed, present only while true (UpdateUninstallConditions).
+
+    The node states decide, not the spec: a package of the CR whose entry is at an uninstall stage is in an
+    uninstall cycle until it leaves it (a cancel cannot stop an uninstall interrupt that has fired); erroring
+    there is a failing uninstall pod. Unreadable states are left to NodeStateMalformed.
+    """
+    names = set(p.unique_name for p in cr.packages.values())
+    cycles = [entry for n in nodes if n.state for key, entry in n.state.items()
+              if key in names and entry.get('stage') in UNINSTALL_CYCLE_STAGES]
+    wanted = []
+    if cycles:
+        wanted.append(_condition('UninstallInProgress', 'True', 'UninstallInProgress',
+                                 'One or more packages are being uninstalled', generation))
+    if any(entry.get('state') == 'erroring' for entry in cycles):
+        wanted.append(_condition('UninstallFailed', 'True', 'UninstallPodFailing', 'One or more uninstall pods are failing',
+                                 generation))
     return wanted
 
 

@@ -211,3 +211,24 @@ def test_the_cr_is_stamped_with_the_version_once_and_an_operator_stamp_is_kept()
     assert cr_status.version_annotation_patch({'metadata': {'annotations': {'skyhook.nvidia.com/version': ''}}})
     operator_stamp = {'metadata': {'annotations': {'skyhook.nvidia.com/version': 'v0.20.1'}}}
     assert cr_status.version_annotation_patch(operator_stamp) is None
+
+
+def _types(status):
+    return dict((c['type'], (c['status'], c['reason'])) for c in status['conditions'])
+
+
+def test_uninstall_conditions_follow_the_node_states_as_update_uninstall_conditions():
+    # skyhook/uninstall-cancel-during-interrupt and uninstall-fix-config: present only while true
+    running = wanted([node('n1', 'in_progress', (('dexter', 'uninstall-interrupt', 'in_progress'),
+                                                 ('failure', 'config', 'complete')))])
+    assert _types(running)['UninstallInProgress'] == ('True', 'UninstallInProgress')
+    assert 'UninstallFailed' not in _types(running)
+    failing = wanted([node('n1', 'erroring', (('dexter', 'uninstall', 'erroring'),)), node('n2', 'complete', DONE)])
+    assert _types(failing)['UninstallFailed'] == ('True', 'UninstallPodFailing')
+    assert _types(failing)['UninstallInProgress'][0] == 'True'
+    # the cycle over: both go, other conditions (the operator's own) stay
+    doc = copy.deepcopy(DOC)
+    doc['status'] = {'conditions': failing['conditions'] + [{'type': 'Transition', 'status': 'True', 'reason': 'Started'}]}
+    done = wanted([node('n1', 'complete', DONE)], doc=doc)
+    assert 'UninstallInProgress' not in _types(done) and 'UninstallFailed' not in _types(done)
+    assert 'Transition' in _types(done)
