@@ -31,9 +31,10 @@ RARE = {
     ('', 'pods/log', 'get'): 'read only when a package pod fails in a rollout',
     # the status of a CR of the announced group; the rollout below rolls a Skyhook (skyhooks/status is used)
     ('nodewright.nvidia.com', 'nodewrights/status', 'patch'): 'written only for nodewright.nvidia.com CRs',
-    # cr_finalize: only a CR deleted while the operator's finalizer holds it (tests/kube/test_cr_deletion.py)
-    ('skyhook.nvidia.com', 'skyhooks', 'patch'): 'removes the finalizer of a deleted CR only',
-    ('nodewright.nvidia.com', 'nodewrights', 'patch'): 'removes the finalizer of a deleted CR only',
+    # cr_finalize (a CR deleted while the operator's finalizer holds it, tests/kube/test_cr_deletion.py) and the
+    # version stamp of cr_status; the rollout below rolls a Skyhook, whose stamp uses skyhooks patch
+    ('nodewright.nvidia.com', 'nodewrights', 'patch'): 'the finalizer of a deleted CR and the version stamp, '
+                                                      'for nodewright.nvidia.com CRs only',
 }
 
 
