@@ -254,7 +254,8 @@ def test_api_server_stopped_during_drain_package_pod_and_reboot_wait(fcluster, f
         sc.wait_drain_blocked(node, blocker)
         away['drain'] = sc.outage()
         sc.unblock_drain(pdb)
-        sc.wait_pod(node, 'prep', 'apply')
+        # prep has no interrupt: it ran before the cordon (ProcessInterrupt); driver's pods come after the drain
+        sc.wait_pod(node, 'driver', 'apply', phase=None)  # its image starts at once: Pending only briefly
         away['pod'] = sc.outage()
         sc.wait_pod(node, 'driver', 'interrupt', phase=None)
         away['reboot'] = sc.outage()
@@ -451,7 +452,8 @@ def test_sigterm_during_drain_package_pod_and_reboot_wait(fcluster, fplaybooks, 
     kills['drain (pid)'] = _terminate(run, whole_group=False)
     sc.unblock_drain(pdb)
     run = launch(fplaybooks, 'nodewright.bridge.apply', extra_vars=sc.variables())
-    sc.wait_pod(node, 'prep', 'config')
+    # prep ran before the cordon (it has no interrupt); driver's pods come after the drain
+    sc.wait_pod(node, 'driver', 'config', phase=None)  # its image starts at once: Pending only briefly
     kills['package pod (group)'] = _terminate(run, whole_group=True)
     run = launch(fplaybooks, 'nodewright.bridge.apply', extra_vars=sc.variables())
     sc.wait_pod(node, 'driver', 'interrupt', phase=None)
