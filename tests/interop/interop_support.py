@@ -198,6 +198,11 @@ class Fleet:
         on_the_way = [n for n, node in nodes.items() if self.state_of(node) and n not in done]
         return bool(done and on_the_way)
 
+    def cr_annotations(self):
+        """The CR's annotations as the cluster has them now."""
+        doc = self.custom.get_cluster_custom_object(GROUP, VERSION, 'skyhooks', self.cr)
+        return doc['metadata'].get('annotations') or {}
+
     def leftover_cordons(self):
         """Nodes still cordoned, or still carrying a cordon ownership record of any CR."""
         out = {}

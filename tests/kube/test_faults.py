@@ -255,7 +255,9 @@ def test_api_server_stopped_during_drain_package_pod_and_reboot_wait(fcluster, f
         away['drain'] = sc.outage()
         sc.unblock_drain(pdb)
         # prep has no interrupt: it ran before the cordon (ProcessInterrupt); driver's pods come after the drain
-        sc.wait_pod(node, 'driver', 'apply', phase=None)  # its image starts at once: Pending only briefly
+        # its image finishes at once and the pod is deleted on success: wait for its record on the node instead
+        helpers.wait_for(lambda: 'driver|2.0.0' in sc.pool.state(node), 180, interval=0.2,
+                         what=f'driver started on {node}')
         away['pod'] = sc.outage()
         sc.wait_pod(node, 'driver', 'interrupt', phase=None)
         away['reboot'] = sc.outage()
