@@ -264,18 +264,24 @@ class CreationRecorder:
         return self.created
 
 
+def _start_until_a_pod(playbooks, recorder, name, namespace, stage_timeout):
+    """apply of the CR started in the background, returned once its first package pod exists."""
+    run = playbooks.start('nodewright.bridge.apply', extra_vars={
+        'nodewright_cr_name': name, 'nodewright_namespace': namespace, 'nodewright_stage_timeout': stage_timeout})
+    deadline = time.time() + 120
+    while not recorder.created and time.time() < deadline:
+        time.sleep(0.2)
+    assert recorder.created, 'no package pod started'
+    return run
+
+
 def test_a_pause_during_a_run_starts_no_new_pod_and_a_resume_continues(cluster, playbooks, three_nodes, namespace, crs):
     nodes, selector = three_nodes
     cr = crs.create({'tuning': package(image='registry.local/slow-3s/tuning')}, selector=selector,
                     interruptionBudget={'count': 1})
     name = cr['metadata']['name']
     recorder = CreationRecorder(cluster, namespace)
-    run = playbooks.start('nodewright.bridge.apply', extra_vars={
-        'nodewright_cr_name': name, 'nodewright_namespace': namespace, 'nodewright_stage_timeout': 90})
-    deadline = time.time() + 120
-    while not recorder.created and time.time() < deadline:
-        time.sleep(0.2)
-    assert recorder.created, 'no package pod started'
+    run = _start_until_a_pod(playbooks, recorder, name, namespace, stage_timeout=90)
     # kubectl skyhook pause <cr>
     paused = kclient.CustomObjectsApi(cluster.api).patch_cluster_custom_object(
         GROUP, VERSION, PLURAL, name, {'metadata': {'annotations': {PREFIX + '/pause': 'true'}}})
@@ -306,12 +312,7 @@ def test_a_fix_made_while_a_stage_hangs_lands_in_the_same_run(cluster, playbooks
     name = cr['metadata']['name']
     recorder = CreationRecorder(cluster, namespace)
     started = time.time()
-    run = playbooks.start('nodewright.bridge.apply', extra_vars={
-        'nodewright_cr_name': name, 'nodewright_namespace': namespace, 'nodewright_stage_timeout': 600})
-    deadline = time.time() + 120
-    while not recorder.created and time.time() < deadline:
-        time.sleep(0.2)
-    assert recorder.created, 'no package pod started'
+    run = _start_until_a_pod(playbooks, recorder, name, namespace, stage_timeout=600)
     _set_image(cluster, name, 'tuning', 'registry.local/nodewright/tuning')
     out, dummy = run.communicate(timeout=300)
     seconds = time.time() - started
