@@ -33,8 +33,8 @@ RARE = {
     ('nodewright.nvidia.com', 'nodewrights/status', 'patch'): 'written only for nodewright.nvidia.com CRs',
     # cr_finalize (a CR deleted while the operator's finalizer holds it, tests/kube/test_cr_deletion.py) and the
     # version stamp of cr_status; the rollout below rolls a Skyhook, whose stamp uses skyhooks patch
-    ('nodewright.nvidia.com', 'nodewrights', 'patch'): 'the finalizer of a deleted CR and the version stamp, '
-                                                      'for nodewright.nvidia.com CRs only',
+    ('nodewright.nvidia.com', 'nodewrights', 'patch'): (
+        'the finalizer of a deleted CR and the version stamp, for nodewright.nvidia.com CRs only'),
 }
 
 
