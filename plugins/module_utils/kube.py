@@ -18,6 +18,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import contextlib
+import copy
 import functools
 import json
 import os
@@ -348,10 +349,12 @@ _STATUS_FAILURES = {}
 class Kube(object):
     """A thin client over the typed APIs that speaks plain dicts and raises KubeError."""
 
-    def __init__(self, params):
+    def __init__(self, params, live_crs=None):
         if not HAS_KUBERNETES:
             raise KubeError(missing_required_lib('kubernetes') + ' (%s)' % KUBERNETES_IMPORT_ERROR)
         self.params = params
+        # LiveCRs of a long-lived process (the sequence engine): get_cr answers from its watches
+        self.live_crs = live_crs
         self.request_timeout = params.get('request_timeout') or 30
         outage = params.get('api_outage_timeout')
         self.outage_timeout = 60 if outage is None else max(0, outage)
@@ -790,6 +793,10 @@ class Kube(object):
         places = CR_PLACES
         if api_version:
             places = tuple(p for p in CR_PLACES if p[0] == api_version.split('/', 1)[0]) or CR_PLACES
+        if self.live_crs is not None:
+            doc = self.live_crs.lookup(name, places, self.host)
+            if doc is not None:
+                return doc
         return self._get_first('Skyhook / NodeWright', name, places)
 
     def patch_cr_status(self, doc, patch):
@@ -802,17 +809,24 @@ class Kube(object):
         plural = dict(CR_PLACES).get(group, 'skyhooks')
         name = doc['metadata']['name']
         body = dict(patch, metadata={'resourceVersion': doc['metadata'].get('resourceVersion')})
-        return self.call(describe('patch', '%s.%s/status' % (plural, group), name),
-                         self.custom.patch_cluster_custom_object_status, group, version, plural, name, body,
-                         _content_type='application/merge-patch+json')
+        return self._observed(self.call(describe('patch', '%s.%s/status' % (plural, group), name),
+                                        self.custom.patch_cluster_custom_object_status, group, version, plural, name, body,
+                                        _content_type='application/merge-patch+json'))
 
     def patch_cr(self, doc, patch):
         """Merge-patch a CR as ``doc`` (as read) names it (its metadata: the finalizers); returns the CR after."""
         group, version = doc['apiVersion'].split('/', 1)
         plural = dict(CR_PLACES).get(group, 'skyhooks')
         name = doc['metadata']['name']
-        return self.call(describe('patch', '%s.%s' % (plural, group), name), self.custom.patch_cluster_custom_object,
-                         group, version, plural, name, patch, _content_type='application/merge-patch+json')
+        return self._observed(self.call(describe('patch', '%s.%s' % (plural, group), name),
+                                        self.custom.patch_cluster_custom_object, group, version, plural, name, patch,
+                                        _content_type='application/merge-patch+json'))
+
+    def _observed(self, doc):
+        # a step that wrote the CR reads its own write next, even before the watch delivers it
+        if self.live_crs is not None and doc:
+            self.live_crs.observed(doc)
+        return doc
 
     def get_policy(self, name):
         """A DeploymentPolicy by name (skyhook.nvidia.com, then nodewright.nvidia.com)."""
@@ -919,6 +933,9 @@ class Kube(object):
         return rv, result, False
 
     def _list_func(self, kind, namespace):
+        if kind in _CR_KINDS:
+            group, plural = _CR_KINDS[kind]
+            return self.custom.list_cluster_custom_object, (group, GROUP_VERSIONS[group], plural)
         if kind == 'pods':
             if namespace:
                 return self.core.list_namespaced_pod, (namespace,)
@@ -932,6 +949,142 @@ class Kube(object):
         listing = self.call(describe('list', kind, namespace=namespace), func, *args, **selectors)
         objects = dict(((o.get('metadata') or {}).get('uid'), o) for o in listing.get('items') or [])
         return objects, (listing.get('metadata') or {}).get('resourceVersion')
+
+
+# The CR kinds the watches know ('skyhooks.skyhook.nvidia.com' -> (group, plural)).
+_CR_KINDS = dict(('%s.%s' % (plural, group), (group, plural)) for group, plural in CR_PLACES)
+# A CR watch's stream: renewed from its last resourceVersion after this many seconds (no list).
+CR_WATCH_SECONDS = 300
+# After a failed list (an outage), the next try is this many seconds later; meanwhile get_cr reads.
+CR_WATCH_RETRY_SECONDS = 2.0
+
+
+class LiveCRs(object):
+    """The CRs a long-lived process (the sequence engine) reads at every step, kept current by watches.
+
+    Why: a running rollout must notice a ``kubectl skyhook pause``, ``disable`` or a spec edit before
+    its next pod (docs/semantics.md, "live pause"); reading the CR at every step costs a GET per step
+    and node (and two 404s per step for a CR given as a file that the cluster does not have). One watch
+    per CR name and API group, started on the first lookup, answers all the steps of all the nodes.
+
+    ``lookup`` returns a copy of the CR as last seen, raises NotFound when no looked-up group has it,
+    or returns None while a watch is not in sync (its first list, an outage): the caller reads the CR
+    itself then, so the answer is never older than the watch's stream. A stream cut silently is
+    noticed after WATCH_IDLE_SECONDS without a byte, and the CR is listed again.
+    """
+
+    def __init__(self, params):
+        self.params = params
+        self.lock = threading.Lock()
+        self.watches = {}
+
+    def lookup(self, name, places, host):
+        """The CR ``name`` in the first of ``places`` ((group, plural) pairs) that has it; see the class."""
+        for group, plural in places:
+            with self.lock:
+                key = (host, group, name)
+                watch = self.watches.get(key)
+                new = watch is None
+                if new:
+                    watch = self.watches[key] = _CrWatch(Kube(self.params), '%s.%s' % (plural, group), name)
+            if new:
+                # the first lookup waits for the first list (one request, as the GET it replaces)
+                watch.synced.wait(watch.kube.request_timeout)
+            found, doc = watch.current()
+            if not found:
+                return None
+            if doc is not None:
+                return doc
+        raise NotFound('Skyhook / NodeWright %s not found in the cluster at %s (looked for %s)'
+                       % (name, host, ', '.join('%s.%s' % (plural, group) for group, plural in places)), 404)
+
+    def observed(self, doc):
+        """Take ``doc`` (a CR this process just wrote, as the server answered) if it is newer than the watch's copy."""
+        group = (doc.get('apiVersion') or '').split('/', 1)[0]
+        with self.lock:
+            watch = next((w for (unused, g, n), w in self.watches.items()
+                          if g == group and n == doc['metadata']['name']), None)
+        if watch is not None:
+            watch.offer(doc)
+
+
+class _CrWatch(object):
+    """One CR by name, in one API group: a daemon thread lists it, then follows its watch."""
+
+    def __init__(self, kube, kind, name):
+        self.kube = kube
+        self.kind = kind
+        self.name = name
+        self.lock = threading.Lock()
+        self.synced = threading.Event()
+        self.doc = None
+        threading.Thread(target=self.run, name='cr-watch %s %s' % (kind, name), daemon=True).start()
+
+    def current(self):
+        """``(in sync, a copy of the CR or None when it does not exist)``."""
+        with self.lock:
+            if not self.synced.is_set():
+                return False, None
+            return True, copy.deepcopy(self.doc)
+
+    def offer(self, doc):
+        with self.lock:
+            if self.doc is None or _newer(doc, self.doc):
+                self.doc = doc
+
+    def run(self):
+        selectors = {'field_selector': 'metadata.name=%s' % self.name}
+        while True:
+            try:
+                objects, rv = self.kube._list_for_watch(self.kind, None, selectors)
+            except NotFound:
+                # the group is not served (no such CRD): nothing to watch, the CR is not there
+                self._set({}, True)
+                return
+            except KubeError:
+                self._set({}, False)
+                time.sleep(CR_WATCH_RETRY_SECONDS)
+                continue
+            self._set(objects, True)
+            try:
+                self.follow(objects, rv, selectors)
+            except KubeError:
+                self._set(objects, False)
+                time.sleep(CR_WATCH_RETRY_SECONDS)
+
+    def follow(self, objects, rv, selectors):
+        """Follow the watch from ``rv`` until the server wants a new list (410) or the stream went silent."""
+        def on_event(unused_type, unused_obj):
+            self._set(objects, True)
+        while True:
+            deadline = time.time() + CR_WATCH_SECONDS
+            resp = self.kube._open_watch(self.kind, None, rv, CR_WATCH_SECONDS, selectors, deadline)
+            if resp is None:
+                return
+            try:
+                rv, unused, relist = self.kube._follow(resp, self.kind, objects, rv, lambda objs: None, deadline, on_event)
+            finally:
+                resp.close()
+                resp.release_conn()
+            if relist:
+                self._set(objects, False)
+                return
+
+    def _set(self, objects, synced):
+        with self.lock:
+            self.doc = next(iter(objects.values()), None)
+            if synced:
+                self.synced.set()
+            else:
+                self.synced.clear()
+
+
+def _newer(doc, than):
+    """Whether ``doc``'s resourceVersion is after ``than``'s (etcd revisions; opaque ones: take ``doc``)."""
+    mine, theirs = [(d.get('metadata') or {}).get('resourceVersion') or '' for d in (doc, than)]
+    if mine.isdigit() and theirs.isdigit():
+        return int(mine) > int(theirs)
+    return True
 
 
 def _contains(have, want):

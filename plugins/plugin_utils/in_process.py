@@ -52,6 +52,9 @@ class ModuleExit(BaseException):
 class ControllerModule(object):
     """The AnsibleModule interface the collection's modules use, for a run inside the worker."""
 
+    # the kube.LiveCRs the module's client reads CRs from (set by run(); AnsibleModule has none)
+    live_crs = None
+
     def __init__(self, name, params, check_mode=False, diff=False, **module_keywords):
         unknown = sorted(set(module_keywords) - set(SUPPORTED_KEYWORDS))
         if unknown:
@@ -184,8 +187,10 @@ def validate(name, module_code, args, check_mode=False):
     return plain(module.params), None
 
 
-def run(name, module_code, args, check_mode=False, diff=False):
+def run(name, module_code, args, check_mode=False, diff=False, live_crs=None):
     """Run ``module_code`` (a collection module exposing ``module_args()`` and ``execute(module)``).
+
+    ``live_crs``: the kube.LiveCRs of a long-lived process, for the module's client (``module.live_crs``).
 
     Returns the module's result. Never raises for what happens inside the module: an
     exception becomes a failed result that names it, as a module's traceback would, so that
@@ -194,6 +199,7 @@ def run(name, module_code, args, check_mode=False, diff=False):
     try:
         try:
             module = ControllerModule(name, plain(args), check_mode=check_mode, diff=diff, **module_code.module_args())
+            module.live_crs = live_crs
             module_code.execute(module)
         except ModuleExit as done:
             return plain(done.result)

@@ -82,23 +82,39 @@ class Cancelled(BaseException):
     that a step's ``except Exception`` does not turn it into a failure)."""
 
 
-def step_runner(check_mode, diff, cancelled=None):
+def step_runner(check_mode, diff, cancelled=None, live_crs=None):
     """``run_step(module, args)`` for NodeSequence: each step in this process, through its module's code."""
     def run_step(module, step_args):
         if cancelled is not None and cancelled():
             raise Cancelled()
         return in_process.run('nodewright.bridge.%s' % module, STEP_MODULES[module], step_args,
-                              check_mode=check_mode, diff=diff)
+                              check_mode=check_mode, diff=diff, live_crs=live_crs)
     return run_step
 
 
-def run_sequence(params, connection, check_mode, diff, cancelled=None, keepers=None):
+class LiveCRsByConnection(object):
+    """The engine's kube.LiveCRs, one per connection (the nodes of a play share one)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.by_key = {}
+
+    def get(self, connection):
+        key = json.dumps(connection, sort_keys=True, default=str)
+        with self.lock:
+            if key not in self.by_key:
+                self.by_key[key] = kube.LiveCRs(dict(connection))
+            return self.by_key[key]
+
+
+def run_sequence(params, connection, check_mode, diff, cancelled=None, keepers=None, live_crs=None):
     """One node's sequence in this process (a wave's packages in threads); never raises but Cancelled.
 
     ``keepers``: the engine's status keepers (one per CR, shared by its nodes); None: the node's own.
+    ``live_crs``: the engine's kube.LiveCRs for ``connection``: every step reads the CR from its watch.
     """
     try:
-        return NodeSequence(params, connection, step_runner(check_mode, diff, cancelled), parallel=True,
+        return NodeSequence(params, connection, step_runner(check_mode, diff, cancelled, live_crs), parallel=True,
                             keepers=keepers, check_mode=check_mode).run()
     except Cancelled:
         raise
@@ -278,6 +294,7 @@ _FORK_HOOK = []
 # The engine's status keepers: one per CR, shared by the sequences of its nodes (a write per burst
 # of transitions, not per transition). Made in the engine only (its fork starts with none).
 _KEEPERS = status_keeper.Keepers()
+_LIVE_CRS = LiveCRsByConnection()
 
 
 def _close_parent_end():
@@ -339,7 +356,8 @@ def _serve_one(conn):
         request = _recv(conn)
         try:
             result = run_sequence(request['params'], request['connection'], request.get('check_mode', False),
-                                  request.get('diff', False), cancelled=lambda: _peer_gone(conn), keepers=_KEEPERS)
+                                  request.get('diff', False), cancelled=lambda: _peer_gone(conn), keepers=_KEEPERS,
+                                  live_crs=_LIVE_CRS.get(request['connection']))
         except Cancelled:
             return
         result['ran_in'] = 'sequence engine'

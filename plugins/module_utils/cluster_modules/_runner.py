@@ -94,7 +94,7 @@ def execute(module, run, context=None, label='', check=None, build_kube=True):
     try:
         if check is not None:
             check(module.params)
-        kube = kube_api.Kube(module.params) if build_kube else None
+        kube = kube_api.Kube(module.params, live_crs=getattr(module, 'live_crs', None)) if build_kube else None
         result = run(module, kube)
     except (ModuleFailed, cr_model.CRValidationError, kube_api.KubeError) + DOMAIN_ERRORS as exc:
         msg, fields = failure(exc, context, label)

@@ -568,3 +568,60 @@ def test_a_refused_status_write_warns_once_and_is_not_tried_again(server, kube, 
     other = server.kube()
     other.update_node('n1', lambda current: None, conditions=wanted_once)  # same process: no second try
     assert len(server.of('PATCH', STATUS_PATH)) == 1 and other.warnings == [] and server.pending() == []
+
+
+# ---------------------------------------------------------------------- LiveCRs (the watches are in tests/kube)
+
+class _FakeWatch(object):
+    """A _CrWatch that is in sync (or not) with a given CR, and sends nothing."""
+
+    states = {}
+
+    def __init__(self, kube, kind, name):
+        self.kind, self.name = kind, name
+        self.kube = kube
+        self.synced = _Set()
+
+    def current(self):
+        return self.states.get(self.kind, (True, None))
+
+
+class _Set(object):
+    def wait(self, timeout):
+        return True
+
+
+def _live(monkeypatch, states):
+    monkeypatch.setattr(kube_api, '_CrWatch', _FakeWatch)
+    monkeypatch.setattr(kube_api, 'Kube', lambda params: type('K', (), {'request_timeout': 1})())
+    monkeypatch.setattr(_FakeWatch, 'states', states)
+    return kube_api.LiveCRs({})
+
+
+def test_live_crs_look_in_the_second_group_only_when_the_first_lacks_the_cr(monkeypatch):
+    doc = {'metadata': {'name': 'gpu'}}
+    live = _live(monkeypatch, {'skyhooks.skyhook.nvidia.com': (True, doc)})
+    assert live.lookup('gpu', kube_api.CR_PLACES, 'h') is doc
+    assert [w.kind for w in live.watches.values()] == ['skyhooks.skyhook.nvidia.com']
+    live = _live(monkeypatch, {'nodewrights.nodewright.nvidia.com': (True, doc)})
+    assert live.lookup('gpu', kube_api.CR_PLACES, 'h') is doc
+    assert sorted(w.kind for w in live.watches.values()) == ['nodewrights.nodewright.nvidia.com', 'skyhooks.skyhook.nvidia.com']
+
+
+def test_live_crs_answer_none_while_a_watch_is_not_in_sync_so_that_the_step_reads_the_cr(monkeypatch):
+    live = _live(monkeypatch, {'skyhooks.skyhook.nvidia.com': (False, None)})
+    assert live.lookup('gpu', kube_api.CR_PLACES, 'h') is None
+
+
+def test_live_crs_say_not_found_naming_the_cr_and_where_they_looked(monkeypatch):
+    live = _live(monkeypatch, {})
+    with pytest.raises(kube_api.NotFound) as caught:
+        live.lookup('gpu', kube_api.CR_PLACES[1:], 'https://api:6443')
+    assert str(caught.value) == ('Skyhook / NodeWright gpu not found in the cluster at https://api:6443 '
+                                 '(looked for nodewrights.nodewright.nvidia.com)')
+
+
+@pytest.mark.parametrize('mine, theirs, newer', [('12', '9', True), ('9', '12', False), ('12', '12', False),
+                                                 ('a1', '9', True), ('', '9', True)])
+def test_a_written_cr_replaces_the_watchs_copy_only_when_it_is_newer(mine, theirs, newer):
+    assert kube_api._newer({'metadata': {'resourceVersion': mine}}, {'metadata': {'resourceVersion': theirs}}) is newer

@@ -109,17 +109,23 @@ def test_the_client_is_built_from_the_params_before_the_run(monkeypatch):
     built = []
 
     class FakeKube(object):
-        def __init__(self, params):
-            built.append(params)
+        def __init__(self, params, live_crs=None):
+            built.append((params, live_crs))
     monkeypatch.setattr(kube_api, 'Kube', FakeKube)
     module = FakeModule(node='n1')
     with pytest.raises(_Ended):
         _runner.execute(module, lambda module, kube: dict(kube=type(kube).__name__))
-    assert built == [{'node': 'n1'}] and module.exited == {'kube': 'FakeKube'}
+    assert built == [({'node': 'n1'}, None)] and module.exited == {'kube': 'FakeKube'}
+    # in the sequence engine the module carries the engine's live CRs: its client reads CRs from them
+    module = FakeModule(node='n2')
+    module.live_crs = live = object()
+    with pytest.raises(_Ended):
+        _runner.execute(module, lambda module, kube: {})
+    assert built[-1] == ({'node': 'n2'}, live)
 
 
 def test_a_client_that_cannot_be_built_fails_like_a_request(monkeypatch):
-    def broken(params):
+    def broken(params, live_crs=None):
         raise kube_api.KubeError('no kubeconfig', status=0)
     monkeypatch.setattr(kube_api, 'Kube', broken)
     module = FakeModule(node='n1')

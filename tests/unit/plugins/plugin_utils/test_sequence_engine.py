@@ -100,11 +100,13 @@ def _submit(node='n1'):
 
 
 def test_a_worker_gets_the_result_computed_in_the_engine_process(engine_with):
-    def fake(params, connection, check_mode, diff, cancelled=None, keepers=None):
-        return {'pid': os.getpid(), 'node': params['node'], 'check_mode': check_mode}
+    def fake(params, connection, check_mode, diff, cancelled=None, keepers=None, live_crs=None):
+        return {'pid': os.getpid(), 'node': params['node'], 'check_mode': check_mode, 'live': type(live_crs).__name__}
     engine = engine_with(fake)
     result = _in_worker(lambda: _submit('gpu-7'))
     assert result['node'] == 'gpu-7' and result['check_mode'] is False
+    # the steps read the CR from the engine's watches
+    assert result['live'] == 'LiveCRs'
     assert result['pid'] == engine.pid != os.getpid()
     assert result['ran_in'] == 'sequence engine'
 
@@ -122,7 +124,7 @@ def test_sequences_of_many_workers_run_at_once(engine_with):
     # every sequence waits for all the others: they only get past the barrier if they run concurrently
     barrier = threading.Barrier(8, timeout=20)
 
-    def fake(params, connection, check_mode, diff, cancelled=None, keepers=None):
+    def fake(params, connection, check_mode, diff, cancelled=None, keepers=None, live_crs=None):
         barrier.wait()
         return {'node': params['node']}
     engine_with(fake)
@@ -139,7 +141,7 @@ def test_sequences_of_many_workers_run_at_once(engine_with):
 def test_a_sequence_stops_before_its_next_step_when_its_worker_is_gone(engine_with, tmp_path):
     marker = tmp_path / 'steps'
 
-    def fake(params, connection, check_mode, diff, cancelled=None, keepers=None):
+    def fake(params, connection, check_mode, diff, cancelled=None, keepers=None, live_crs=None):
         # as the real step runner does: ask before each step (here a step is a short sleep)
         done = 0
         try:
@@ -194,7 +196,7 @@ def test_a_cancelled_package_thread_stops_the_sequence_without_a_failure_record(
 
 
 def test_a_worker_is_told_when_the_engine_dies_under_it(engine_with):
-    def fake(params, connection, check_mode, diff, cancelled=None, keepers=None):
+    def fake(params, connection, check_mode, diff, cancelled=None, keepers=None, live_crs=None):
         os._exit(3)
     engine_with(fake)
     result = _in_worker(lambda: _submit('gpu-3'))
@@ -251,3 +253,12 @@ def test_the_engine_can_be_switched_off(monkeypatch):
     assert not sequence_engine.enabled()
     monkeypatch.setenv('NODEWRIGHT_BRIDGE_IN_PROCESS', 'nonsense')  # unreadable: the default (on)
     assert sequence_engine.enabled()
+
+
+def test_the_nodes_of_one_connection_share_one_set_of_cr_watches():
+    by_connection = sequence_engine.LiveCRsByConnection()
+    one = by_connection.get({'kubeconfig': '/a', 'context': None})
+    assert by_connection.get({'context': None, 'kubeconfig': '/a'}) is one
+    assert by_connection.get({'kubeconfig': '/b'}) is not one
+    # nothing is watched before a step asks for a CR
+    assert one.watches == {}
