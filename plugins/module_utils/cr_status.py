@@ -15,9 +15,10 @@ Checked against NVIDIA/nodewright at ``71ca22b8`` (operator/api/v1alpha1/skyhook
 SkyhookStatus; internal/controller/cluster_state_v2.go: ReportState, CollectNodeStatus,
 IntrospectSkyhook, UpdateNodeStateMalformedCondition, buildCompartmentStatus,
 resetSkyhookBatchState; internal/wrapper/skyhook_conditions.go: the Ready message;
-internal/wrapper/skyhook.go: SetStatus, RemoveNodePriority; NodePicker.upsertPick). What the collection does not
-write (``nodeBootIds``, the batch counters of ``compartmentStatuses[*].batchState``, the Transition and
-ApplyPackage conditions) is listed in docs/semantics.md.
+internal/wrapper/skyhook.go: SetStatus, RemoveNodePriority; NodePicker.upsertPick; skyhook_controller.go:
+TrackReboots, ApplyPackage; UpdateBlockedCondition). Where the collection's status differs (the batch counters of
+``compartmentStatuses[*].batchState``, the moment of the Transition and ApplyPackage messages) is listed in
+docs/semantics.md.
 
 ``wanted_status`` computes the fields; ``status_patch`` the JSON merge patch from the status as read
 (None when nothing changes). No I/O.
@@ -36,14 +37,18 @@ from ansible_collections.nodewright.bridge.plugins.module_utils.rollout_schedule
 
 # The status fields this collection keeps (the merge patch touches nothing else).
 OWNED_FIELDS = ('status', 'nodeState', 'nodeStatus', 'completeNodes', 'nodesInProgress', 'packageList',
-                'observedGeneration', 'conditions', 'compartmentStatuses', 'nodePriority', 'nodeOrderOffset')
+                'observedGeneration', 'conditions', 'compartmentStatuses', 'nodePriority', 'nodeOrderOffset',
+                'nodeBootIds')
 
 READY = 'Ready'
-# Conditions this collection sets or removes; the operator's others (ApplyPackage, Transition...) stay as they are.
+APPLY_PACKAGE = 'ApplyPackage'
+# The legacy condition that carries the CR's status as its reason (ReportState).
+TRANSITION = PREFIX + '/Transition'
+# Conditions this collection sets or removes; the operator's others (DeletionBlocked: cr_finalize's) stay as they are.
 OWNED_CONDITIONS = (READY, PREFIX + '/' + READY, 'NodesIgnored', PREFIX + '/NodesIgnored',
                     'TaintNotTolerable', PREFIX + '/TaintNotTolerable', 'NodeStateMalformed',
                     'DeploymentPolicyNotFound', PREFIX + '/DeploymentPolicyNotFound', 'UninstallInProgress',
-                    'UninstallFailed')
+                    'UninstallFailed', 'Blocked', TRANSITION, APPLY_PACKAGE, PREFIX + '/' + APPLY_PACKAGE)
 # The stages of an uninstall cycle in a node's state (NodeState.IsUninstallCycleInProgress).
 UNINSTALL_CYCLE_STAGES = ('uninstall', 'uninstall-interrupt')
 
@@ -175,12 +180,19 @@ def _ignored_message(names):
     return _skipped_message(names, 'No nodes have ignore label set.', '%s ignore label set')
 
 
-def wanted_conditions(cr, nodes, status, node_statuses, generation, policy_missing):
-    """The conditions this collection owns, in the operator's order (each with legacy twin where it writes one)."""
+def wanted_conditions(cr, nodes, status, node_statuses, generation, policy_missing, current=()):
+    """The conditions this collection owns, in the operator's order (each with legacy twin where it writes one).
+
+    ``current``: the CR's conditions as read (ApplyPackage keeps its message while that package still runs).
+    """
     every = all(n.complete for n in nodes)
     ready = _condition(READY, 'True' if every else 'False', READY_REASONS.get(status, 'Unknown'),
                        ready_message(node_statuses, len(nodes)), generation)
-    wanted = [ready, dict(ready, type=PREFIX + '/' + READY)]
+    # the legacy Transition: Ready with the status as its reason. The operator's message says "Transitioned [a] -> [b]"
+    # for the one reconcile that changes the status and the Ready message from the next one (at once, as its own
+    # status write triggers it); this collection writes that settled message
+    wanted = [ready, dict(ready, type=PREFIX + '/' + READY),
+              dict(ready, type=TRANSITION, reason=status or 'unknown')]
     untolerated = [n.name for n in nodes if n.taints]
     taints = _condition('TaintNotTolerable', 'True' if untolerated else 'False', 'TaintNotTolerable',
                         _untolerated_message(untolerated), generation)
@@ -195,7 +207,54 @@ def wanted_conditions(cr, nodes, status, node_statuses, generation, policy_missi
         missing = _condition('DeploymentPolicyNotFound', 'True', 'DeploymentPolicyNotFound',
                              'DeploymentPolicy "%s" not found' % cr.deployment_policy, generation)
         wanted += [missing, dict(missing, type=PREFIX + '/DeploymentPolicyNotFound')]
-    return wanted + uninstall_conditions(cr, nodes, generation)
+    return (wanted + uninstall_conditions(cr, nodes, generation) + blocked_conditions(cr, nodes, generation)
+            + apply_package_conditions(nodes, current, generation))
+
+
+def apply_package_conditions(nodes, current, generation):
+    """ApplyPackage and its legacy twin: "Applying package [name:version] to node [node]", True, never removed.
+
+    The operator sets it when it creates a package pod, so it names the last pod started. Derived from the
+    nodes: the condition as read while the package it names is still running there, else the first running
+    package (by node, then package); with none running, the condition as read (or none, before any pod).
+    """
+    running = ['Applying package [%s:%s] to node [%s]' % (entry.get('name'), entry.get('version'), n.name)
+               for n in nodes if n.state for unused, entry in sorted(n.state.items())
+               if entry.get('state') == 'in_progress']
+    by_type = dict((c.get('type'), c) for c in current or () if isinstance(c, dict))
+    old = by_type.get(APPLY_PACKAGE)
+    if old and (not running or old.get('message') in running):
+        # as written when that pod started (its generation then)
+        return [old, by_type.get(PREFIX + '/' + APPLY_PACKAGE) or dict(old, type=PREFIX + '/' + APPLY_PACKAGE)]
+    if not running:
+        return []
+    cond = _condition(APPLY_PACKAGE, 'True', APPLY_PACKAGE, running[0], generation)
+    return [cond, dict(cond, type=PREFIX + '/' + APPLY_PACKAGE)]
+
+
+def blocked_conditions(cr, nodes, generation):
+    """Blocked (DependencyUninstalled) while a package that is not complete everywhere depends on one that is being
+    uninstalled on a node, or that the spec uninstalls and no node has any more (UpdateBlockedCondition)."""
+    states = [n.state or {} for n in nodes if not n.malformed]
+    readable = len(states) == len(nodes) and states
+    in_cycle, done = set(), set()
+    for pkg in cr.packages.values():
+        if any((s.get(pkg.unique_name) or {}).get('stage') in UNINSTALL_CYCLE_STAGES for s in states):
+            in_cycle.add(pkg.name)
+        elif pkg.is_uninstalling and readable and not any(pkg.unique_name in s for s in states):
+            done.add(pkg.name)
+    messages = []
+    for name, pkg in cr.packages.items():
+        if pkg.is_uninstalling or (nodes and all(node_plan.package_complete(cr, pkg, n.state) for n in nodes)):
+            continue
+        for dep in pkg.depends_on:
+            if dep in in_cycle:
+                messages.append('package %s is blocked: dependency %s is being uninstalled' % (name, dep))
+            elif dep in done:
+                messages.append('package %s is blocked: dependency %s has been uninstalled' % (name, dep))
+    if not messages:
+        return []
+    return [_condition('Blocked', 'True', 'DependencyUninstalled', '; '.join(sorted(messages)), generation)]
 
 
 def uninstall_conditions(cr, nodes, generation):
@@ -241,6 +300,9 @@ def merge_conditions(current, wanted, now):
 def _stamped(cond, old, now):
     cond = dict(cond)
     same = old is not None and old.get('status') == cond['status'] and old.get('lastTransitionTime')
+    if cond['type'] == TRANSITION:
+        # AddSkyhookConditionRefreshingTransitionOnReasonOrMessage: a new reason or message is a transition too
+        same = same and (old.get('reason'), old.get('message')) == (cond['reason'], cond['message'])
     cond['lastTransitionTime'] = old['lastTransitionTime'] if same else now
     return cond
 
@@ -357,14 +419,15 @@ def node_priority(current, node_statuses, now, picked=()):
 
 
 def wanted_status(cr, doc, nodes, policy=None, policy_doc=None, policy_missing=False, now='', batch_states=None,
-                  waiting_for=(), picked=()):
+                  waiting_for=(), picked=(), boot_ids=None):
     """The status the CR should have over ``nodes`` (StatusNodes of status_nodes), keeping what it owns only.
 
     ``doc``: the CR as read (its generation and current status); ``policy``: its DeploymentPolicy (a
     cr_model policy), ``policy_doc`` that policy's document, ``policy_missing``: the CR names one
     that does not exist; ``now``: the RFC 3339 time new conditions carry; ``batch_states``: the
     running rollout's batch states (compartment_statuses); ``waiting_for``: see aggregate; ``picked``: the
-    nodes a batch starts now (node_priority).
+    nodes a batch starts now (node_priority); ``boot_ids``: node name -> ``status.nodeInfo.bootID`` (TrackReboots'
+    ``nodeBootIds``, over the CR's nodes; None: left as it is).
     """
     current = doc.get('status') or {}
     generation = (doc.get('metadata') or {}).get('generation') or 0
@@ -380,8 +443,10 @@ def wanted_status(cr, doc, nodes, policy=None, policy_doc=None, policy_missing=F
         'packageList': ','.join(sorted('%s:%s' % (p.name, p.version) for p in cr.packages.values())),
         'observedGeneration': generation if completing else current.get('observedGeneration'),
         'conditions': merge_conditions(current.get('conditions'),
-                                       wanted_conditions(cr, nodes, status, node_statuses, generation, policy_missing),
+                                       wanted_conditions(cr, nodes, status, node_statuses, generation, policy_missing,
+                                                         current.get('conditions')),
                                        now),
+        'nodeBootIds': None if boot_ids is None else dict((n.name, boot_ids.get(n.name) or '') for n in nodes),
     }
     wanted['nodePriority'], wanted['nodeOrderOffset'] = node_priority(current, node_statuses, now, picked)
     if policy_missing:
@@ -443,7 +508,9 @@ def status_patch(current, wanted):
     """
     current = current or {}
     patch = {}
-    for field in ('nodeState', 'nodeStatus', 'nodePriority'):
+    for field in ('nodeState', 'nodeStatus', 'nodePriority', 'nodeBootIds'):
+        if wanted.get(field) is None and field == 'nodeBootIds':
+            continue
         changed = map_patch(current.get(field), wanted[field])
         if changed:
             patch[field] = changed

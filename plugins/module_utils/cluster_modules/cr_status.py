@@ -55,9 +55,13 @@ def compute(kube, cr_name, batch_states=None, waiting_for=(), picked=()):
     cr = cr_model.build_cr(doc, stored=True)
     policy, policy_doc, missing = _policy(kube, cr)
     listing = kube.list_nodes(label_selector=label_selector.to_query(cr.node_selector) or None)
-    nodes = cr_status.status_nodes(cr, normalise_nodes(listing.get('items') or []))
+    items = listing.get('items') or []
+    nodes = cr_status.status_nodes(cr, normalise_nodes(items))
+    boot_ids = dict((item['metadata']['name'], ((item.get('status') or {}).get('nodeInfo') or {}).get('bootID'))
+                    for item in items)
     wanted = cr_status.wanted_status(cr, doc, nodes, policy=policy, policy_doc=policy_doc, policy_missing=missing,
-                                     now=_now(), batch_states=batch_states, waiting_for=waiting_for, picked=picked)
+                                     now=_now(), batch_states=batch_states, waiting_for=waiting_for, picked=picked,
+                                     boot_ids=boot_ids)
     return doc, wanted, cr_status.status_patch(doc.get('status'), wanted)
 
 

@@ -157,7 +157,7 @@ def test_the_patch_is_none_when_nothing_changed_and_keeps_transition_times():
 
 
 def test_the_operators_other_conditions_stay():
-    theirs = {'type': 'ApplyPackage', 'status': 'True', 'reason': 'ApplyPackage', 'message': 'x'}
+    theirs = {'type': 'DeletionBlocked', 'status': 'True', 'reason': 'PausedWithPendingUninstall', 'message': 'x'}
     doc = dict(DOC, status={'conditions': [theirs]})
     status = cr_status.wanted_status(cr(doc), doc, cr_status.status_nodes(cr(doc), [node('n1')]), now=NOW)
     assert status['conditions'][0] == theirs
@@ -232,3 +232,69 @@ def test_uninstall_conditions_follow_the_node_states_as_update_uninstall_conditi
     done = wanted([node('n1', 'complete', DONE)], doc=doc)
     assert 'UninstallInProgress' not in _types(done) and 'UninstallFailed' not in _types(done)
     assert 'Transition' in _types(done)
+
+
+def _by_type(status):
+    return dict((c['type'], c) for c in status['conditions'])
+
+
+def test_the_legacy_transition_condition_carries_the_status_as_its_reason_and_is_restamped_on_a_new_message():
+    first = wanted([node('n1', 'in_progress', (('dexter', 'apply', 'in_progress'),))])
+    transition = _by_type(first)['skyhook.nvidia.com/Transition']
+    assert transition == dict(_by_type(first)['Ready'], type='skyhook.nvidia.com/Transition', reason='in_progress')
+    # the same status, another message (a node more complete): a new lastTransitionTime, as the operator refreshes it
+    doc = dict(DOC, status=dict(first))
+    later = cr_status.wanted_status(cr(doc), doc, cr_status.status_nodes(cr(doc), [
+        node('n1', 'in_progress', (('dexter', 'config', 'complete'), ('failure', 'apply', 'in_progress'))),
+        node('n2', 'complete', DONE)]), now='2026-12-02T12:00:00Z')
+    assert _by_type(later)['skyhook.nvidia.com/Transition']['lastTransitionTime'] == '2026-12-02T12:00:00Z'
+    # while Ready (False both times) keeps its time
+    assert _by_type(later)['Ready']['lastTransitionTime'] == NOW
+
+
+def test_apply_package_names_a_running_package_and_stays_after_the_rollout():
+    running = wanted([node('n1', 'in_progress', (('dexter', 'config', 'complete'), ('failure', 'apply', 'in_progress'))),
+                      node('n2', 'in_progress', (('dexter', 'apply', 'in_progress'),))])
+    apply = _by_type(running)['ApplyPackage']
+    assert apply == {'type': 'ApplyPackage', 'status': 'True', 'reason': 'ApplyPackage', 'observedGeneration': 2,
+                     'message': 'Applying package [failure:1.2.3] to node [n1]', 'lastTransitionTime': NOW}
+    assert _by_type(running)['skyhook.nvidia.com/ApplyPackage'] == dict(apply, type='skyhook.nvidia.com/ApplyPackage')
+    # n1's package ends, n2's still runs: the condition moves to it
+    doc = dict(DOC, status=dict(running))
+    moved = cr_status.wanted_status(cr(doc), doc, cr_status.status_nodes(cr(doc), [
+        node('n1', 'complete', DONE), node('n2', 'in_progress', (('dexter', 'apply', 'in_progress'),))]), now=NOW)
+    assert _by_type(moved)['ApplyPackage']['message'] == 'Applying package [dexter:1.2.3] to node [n2]'
+    # nothing runs any more: the last one stays, as the operator never removes it
+    doc = dict(DOC, status=dict(moved))
+    done = cr_status.wanted_status(cr(doc), doc, cr_status.status_nodes(cr(doc), [
+        node('n1', 'complete', DONE), node('n2', 'complete', DONE)]), now='2026-12-02T12:00:00Z')
+    assert _by_type(done)['ApplyPackage'] == _by_type(moved)['ApplyPackage']
+    # before any pod started: none
+    assert 'ApplyPackage' not in _by_type(wanted([node('n1')]))
+
+
+def test_blocked_names_the_packages_whose_dependency_is_being_or_has_been_uninstalled():
+    doc = copy.deepcopy(DOC)
+    doc['spec']['packages']['failure']['dependsOn'] = {'dexter': '1.2.3'}
+    doc['spec']['packages']['dexter']['uninstall'] = {'enabled': True, 'apply': True}
+    cycling = wanted([node('n1', 'in_progress', (('dexter', 'uninstall', 'in_progress'),))], doc=doc)
+    assert _by_type(cycling)['Blocked'] == {
+        'type': 'Blocked', 'status': 'True', 'reason': 'DependencyUninstalled', 'observedGeneration': 2,
+        'message': 'package failure is blocked: dependency dexter is being uninstalled', 'lastTransitionTime': NOW}
+    gone = wanted([node('n1', 'in_progress', ())], doc=doc)
+    assert _by_type(gone)['Blocked']['message'] == 'package failure is blocked: dependency dexter has been uninstalled'
+    # failure complete everywhere: the broken dependency blocks nothing; and a node that cannot be read rules out "done"
+    finished = wanted([node('n1', 'complete', (('failure', 'config', 'complete'),))], doc=doc)
+    unreadable = wanted([node('n1'), node('n2', raw_state='{not json')], doc=doc)
+    assert 'Blocked' not in _by_type(finished) and 'Blocked' not in _by_type(unreadable)
+    assert 'Blocked' not in _by_type(wanted([node('n1', 'complete', DONE)]))
+
+
+def test_node_boot_ids_list_the_crs_nodes_and_drop_the_gone_ones():
+    doc = dict(DOC, status={'nodeBootIds': {'n1': 'old', 'gone': 'b-9'}})
+    status = wanted([node('n1'), node('n2'), node('other', labels={'pool': 'cpu'})], doc=doc,
+                    boot_ids={'n1': 'b-1', 'n2': None, 'other': 'b-3'})
+    assert status['nodeBootIds'] == {'n1': 'b-1', 'n2': ''}
+    assert cr_status.status_patch(doc['status'], status)['status']['nodeBootIds'] == {'n1': 'b-1', 'n2': '', 'gone': None}
+    # without boot IDs (a caller that did not read the nodes' status) the field is left as it is
+    assert 'nodeBootIds' not in cr_status.status_patch(doc['status'], wanted([node('n1')], doc=doc))['status']
