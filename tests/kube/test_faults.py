@@ -42,10 +42,10 @@ STAGES = [('prep', 'apply'), ('prep', 'config'), ('driver', 'apply'), ('driver',
 OUTAGE = 20.0
 
 
-def _cr(name, pool, policy):
+def _cr(name, pool, policy, driver_image='registry.local/driver'):
     packages = {
         'prep': {'version': '1.0.0', 'image': f'registry.local/slow-{SLOW}/prep'},
-        'driver': {'version': '2.0.0', 'image': 'registry.local/driver', 'dependsOn': {'prep': '1.0.0'},
+        'driver': {'version': '2.0.0', 'image': driver_image, 'dependsOn': {'prep': '1.0.0'},
                    'interrupt': {'type': 'reboot'}},
     }
     return {'apiVersion': 'skyhook.nvidia.com/v1alpha1', 'kind': 'Skyhook', 'metadata': {'name': name},
@@ -64,10 +64,10 @@ def _policy(name):
 class FaultPool(Pool):
     """A Pool (test_e2e_apply) with the fault tests' CR."""
 
-    def write_cr(self, failure_threshold=None, failing_image=False):
+    def write_cr(self, failure_threshold=None, failing_image=False, **package_options):
         del failure_threshold, failing_image
         self.cr = f'e2e-{self.id}'
-        docs = [_cr(self.cr, self.id, f'policy-{self.id}'), _policy(f'policy-{self.id}')]
+        docs = [_cr(self.cr, self.id, f'policy-{self.id}', **package_options), _policy(f'policy-{self.id}')]
         path = self.tmp_path / f'{self.cr}.yaml'
         path.write_text(yaml.safe_dump_all(docs, sort_keys=False))
         return path
@@ -453,9 +453,12 @@ def test_sigterm_during_drain_package_pod_and_reboot_wait(fcluster, fplaybooks, 
     sc.wait_drain_blocked(node, blocker)
     kills['drain (pid)'] = _terminate(run, whole_group=False)
     sc.unblock_drain(pdb)
+    # prep ran beside the drain (it has no interrupt) and is complete: driver's pods come after the drain. A driver
+    # image that finishes at once ends before a SIGTERM can find its pod running: this run's takes SLOW (driver has
+    # not started, so its image may change)
+    sc.pool.write_cr(driver_image=f'registry.local/slow-{SLOW}/driver')
     run = launch(fplaybooks, 'nodewright.bridge.apply', extra_vars=sc.variables())
-    # prep ran before the cordon (it has no interrupt); driver's pods come after the drain
-    sc.wait_pod(node, 'driver', 'config', phase=None)  # its image starts at once: Pending only briefly
+    sc.wait_pod(node, 'driver', 'apply', phase='Pending')
     kills['package pod (group)'] = _terminate(run, whole_group=True)
     run = launch(fplaybooks, 'nodewright.bridge.apply', extra_vars=sc.variables())
     sc.wait_pod(node, 'driver', 'interrupt', phase=None)
