@@ -20,6 +20,9 @@ description:
   - The NodeWright operator of the v0.15 line serves only C(skyhook.nvidia.com/v1alpha1) (C(Skyhook),
     C(DeploymentPolicy)); a C(NodeWright) document sent to it fails with "no matches for kind". This collection
     reads both groups, so the same CR can drive it and, converted, the operator.
+  - A C(NodeWright) that uses the v0.20 fields C(spec.drainConfig), C(spec.runtimeRequiredCordonAfter) or
+    C(spec.packages.<p>.stageTimeout) keeps them in the copy; a Skyhook has no such fields, so the collection refuses
+    the result (naming each field) and a v0.15 API server drops them.
   - Anything else (another kind or group, a document that is not a mapping) is an error that names the document
     by its position.
 options:

@@ -11,6 +11,13 @@ operator only discovers later, at reconcile time (Go duration syntax, the annota
 key length limit for the CR name). All problems are collected and reported together,
 each prefixed with its field path. Defaults are the operator's.
 
+The two groups are validated as their own CRD and webhook: a ``skyhook.nvidia.com/v1alpha1``
+Skyhook as v0.15's, a ``nodewright.nvidia.com/v1alpha1`` NodeWright as v0.20's (the schema
+cr_schema.spec_schema picks; the webhook rules of NVIDIA/nodewright
+``operator/api/nodewright/v1alpha1/nodewright_webhook.go`` @5a158dbc and ``nodewright_types.go``
+@90d9979d: drainConfig and stageTimeout durations, a bare image). A field only the new group has
+is refused on a Skyhook with the group it needs.
+
 No I/O and no ``kubernetes`` import: callers pass dicts (or YAML text).
 """
 
@@ -22,6 +29,7 @@ import copy
 import re
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_schema
+from ansible_collections.nodewright.bridge.plugins.module_utils import duration
 from ansible_collections.nodewright.bridge.plugins.module_utils.constants import (
     DISABLE_ANNOTATION, NODE_STATE_PREFIX, NODEWRIGHT_API_VERSION, NODEWRIGHT_GROUP, PAUSE_ANNOTATION,
     SKYHOOK_API_VERSION, SKYHOOK_GROUP, TAINT_EFFECTS, VERSION)
@@ -86,6 +94,11 @@ def has_cr_kind(doc):
 
 def is_cr_document(doc):
     return isinstance(doc, dict) and CR_KINDS.get(doc.get('apiVersion')) == doc.get('kind')
+
+
+def is_nodewright_group(doc):
+    """A document of the nodewright.nvidia.com group (served from v0.18; validated as v0.20's CRD and webhook)."""
+    return isinstance(doc, dict) and cr_schema.spec_schema(doc.get('apiVersion')) is cr_schema.NODEWRIGHT_SPEC
 
 
 def is_policy_document(doc):
@@ -200,14 +213,19 @@ class DeploymentPolicy(object):
 
 
 class Package(object):
-    """A package of a CR, defaulted and with the image tag handled as the operator does."""
+    """A package of a CR, defaulted and with the image tag handled as the operator does.
 
-    def __init__(self, key, spec):
+    ``nodewright``: a package of a nodewright.nvidia.com NodeWright (v0.20), whose image is a bare repository
+    (``localhost:5000/org/pkg`` keeps its port) and which may carry a ``stageTimeout``.
+    """
+
+    def __init__(self, key, spec, nodewright=False):
         self.name = spec.get('name') or key
         self.version = spec['version']
-        # The operator cuts the image at its first ':' (its webhook refuses a tag other than the version,
-        # its controller drops any tag: image_tag_problems), then pulls <image>:<version> or <image>@<containerSHA>.
-        self.image = spec['image'].split(':', 1)[0]
+        # A Skyhook: the operator cuts the image at its first ':' (its webhook refuses a tag other than the
+        # version, its controller drops any tag: image_tag_problems). A NodeWright's image has neither tag nor
+        # digest (its webhook refuses both) and is used whole. Then <image>:<version> or <image>@<containerSHA>.
+        self.image = spec['image'] if nodewright else spec['image'].split(':', 1)[0]
         self.container_sha = spec.get('containerSHA') or ''
         self.agent_image_override = spec.get('agentImageOverride') or ''
         self.interrupt = _interrupt(spec.get('interrupt'))
@@ -217,6 +235,10 @@ class Package(object):
         self.env = copy.deepcopy(spec.get('env') or [])
         self.resources = dict(spec.get('resources') or {}) or None
         self.graceful_shutdown = spec.get('gracefulShutdown')
+        # stageTimeout (v0.20): None uses the operator's JOB_STAGE_TIMEOUT (1h); else whole seconds rounded up as
+        # job_builder.go's activeDeadlineSeconds, 0 removing the time bound. Nothing acts on it yet.
+        self.stage_timeout_text = spec.get('stageTimeout') if nodewright else None
+        self.stage_timeout = _ceil_seconds(self.stage_timeout_text)
         uninstall = spec.get('uninstall') or {}
         self.uninstall_enabled = bool(uninstall.get('enabled', False))
         self.uninstall_apply = bool(uninstall.get('apply', False))
@@ -239,6 +261,7 @@ class Package(object):
                 'interrupt': self.interrupt, 'dependsOn': self.depends_on,
                 'configInterrupts': self.config_interrupts, 'configMap': self.config_map, 'env': self.env,
                 'resources': self.resources, 'gracefulShutdown': self.graceful_shutdown,
+                'stageTimeout': self.stage_timeout_text,
                 'uninstall': {'enabled': self.uninstall_enabled, 'apply': self.uninstall_apply}}
 
 
@@ -246,6 +269,31 @@ def _interrupt(spec):
     if not spec:
         return None
     return {'type': spec['type'], 'services': list(spec.get('services') or [])}
+
+
+def _ceil_seconds(text):
+    """Whole seconds (rounded up) of a validated Go duration string; None for None."""
+    return None if text is None else duration.ceil_seconds(duration.parse_go_duration(text))
+
+
+DRAIN_DEFAULTS = {'deleteEmptyDirData': True, 'disableEviction': False, 'force': True, 'ignoreDaemonSets': True}
+
+
+def drain_config(value):
+    """``spec.drainConfig`` as the operator applies it (drain.OptionsFromConfig, NVIDIA/nodewright
+    operator/internal/drain/drain.go @1211486a): a boolean unset or null takes drain.DefaultOptions' value
+    (unset drainConfig: every default, the drain of v0.15). ``timeout`` and ``gracePeriod`` stay as given
+    (None when unset or null), with ``timeoutSeconds`` (rounded up; None when unset or 0: no bound, as
+    drain.TimedOut) and ``gracePeriodSeconds`` (rounded up as OptionsFromConfig; None: each pod's own)."""
+    given = value if isinstance(value, dict) else {}
+    result = {}
+    for key, default in DRAIN_DEFAULTS.items():
+        result[key] = default if given.get(key) is None else bool(given[key])
+    result['timeout'] = given.get('timeout')
+    result['gracePeriod'] = given.get('gracePeriod')
+    result['timeoutSeconds'] = _ceil_seconds(result['timeout']) or None
+    result['gracePeriodSeconds'] = _ceil_seconds(result['gracePeriod'])
+    return result
 
 
 def legacy_compartment(budget, node_count):
@@ -283,12 +331,17 @@ class NodeWrightCR(object):
         self.interruption_budget = dict((k, v) for k, v in budget.items() if v is not None)
         self.additional_tolerations = copy.deepcopy(spec.get('additionalTolerations') or [])
         self.runtime_required = bool(spec.get('runtimeRequired', False))
+        nodewright = is_nodewright_group(doc)
+        # v0.20 (a NodeWright only; a Skyhook has the defaults): nothing acts on these yet. The operator respects
+        # runtimeRequiredCordonAfter only with runtimeRequired (its webhook accepts it alone).
+        self.runtime_required_cordon_after = bool(spec.get('runtimeRequiredCordonAfter', False)) if nodewright else False
+        self.drain_config = drain_config(spec.get('drainConfig') if nodewright else None)
         self.auto_taint_new_nodes = bool(spec.get('autoTaintNewNodes', False))
         self.priority = spec.get('priority', 200)
         self.sequencing = spec.get('sequencing', 'node')
         options = spec.get('deploymentPolicyOptions') or {}
         self.reset_batch_state_on_completion = options.get('resetBatchStateOnCompletion', True)
-        self.packages = dict((key, Package(key, pkg)) for key, pkg in (spec.get('packages') or {}).items())
+        self.packages = dict((key, Package(key, pkg, nodewright)) for key, pkg in (spec.get('packages') or {}).items())
         # A CR deleted while a finalizer holds it (the operator's) first uninstalls every package with
         # uninstall.enabled that a node still has (HasUninstallWork's finalizer case; cr_deletion.py)
         self.deleting = bool(meta.get('deletionTimestamp'))
@@ -322,6 +375,7 @@ class NodeWrightCR(object):
                 'podNonInterruptLabels': self.pod_non_interrupt_labels,
                 'deploymentPolicy': self.deployment_policy, 'interruptionBudget': self.interruption_budget,
                 'additionalTolerations': self.additional_tolerations, 'runtimeRequired': self.runtime_required,
+                'runtimeRequiredCordonAfter': self.runtime_required_cordon_after, 'drainConfig': self.drain_config,
                 'autoTaintNewNodes': self.auto_taint_new_nodes, 'priority': self.priority,
                 'sequencing': self.sequencing, 'paused': self.paused, 'disabled': self.disabled,
                 'packages': dict((k, p.to_dict()) for k, p in self.packages.items())}
@@ -388,7 +442,9 @@ def glob_match(pattern, name):
         return False
 
 
-def _package_errors(key, pkg, all_packages):
+def _package_errors(key, pkg, all_packages, nodewright=False):
+    """The webhook's rules for one package; ``nodewright``: a NodeWright's (v0.20), whose CRD pattern refuses an
+    empty image itself."""
     path = 'spec.packages.%s' % key
     errors = []
     if not _PACKAGE_NAME.match(key) or len(key) > 43:
@@ -399,7 +455,7 @@ def _package_errors(key, pkg, all_packages):
     version = pkg.get('version')
     if isinstance(version, str) and not semver.is_valid(version):
         errors.append('%s.version: %r is not a valid semantic version (for example 1.2.3)' % (path, version))
-    if pkg.get('image') == '':
+    if pkg.get('image') == '' and not nodewright:
         errors.append('%s.image: must not be empty' % path)
     config_map = pkg.get('configMap') if isinstance(pkg.get('configMap'), dict) else {}
     config_interrupts = pkg.get('configInterrupts') if isinstance(pkg.get('configInterrupts'), dict) else {}
@@ -551,17 +607,21 @@ def cr_name_errors(name, path='name'):
 
 
 def normalise_cr(doc):
-    """A copy of a CR document with its spec as the API server would store it (nulls pruned, defaults set)."""
+    """A copy of a CR document with its spec as the API server would store it (nulls pruned, defaults set), by the
+    schema of its group (cr_schema.spec_schema)."""
     result = dict(doc)
     spec = doc.get('spec')
-    result['spec'] = cr_schema.apply_defaults({} if spec is None else spec, cr_schema.SKYHOOK_SPEC)
+    result['spec'] = cr_schema.apply_defaults({} if spec is None else spec, cr_schema.spec_schema(doc.get('apiVersion')))
     return result
 
 
 def image_tag_problems(doc):
     """``spec.packages.<key>.image``: the packages whose image carries a tag other than their version, one text
     each. The operator's webhook refuses them; its controller cuts the tag off (``Packages.Images``), so the
-    version is the tag whatever the image says."""
+    version is the tag whatever the image says. A Skyhook's rule (skyhook_webhook.go @2ff297d4): a NodeWright's
+    image takes no tag at all (``image_reference_problems``), so this is empty for one."""
+    if is_nodewright_group(doc):
+        return []
     spec = doc.get('spec') if isinstance(doc, dict) else None
     packages = spec.get('packages') if isinstance(spec, dict) else None
     problems = []
@@ -576,12 +636,85 @@ def image_tag_problems(doc):
     return problems
 
 
+def split_image_reference(image):
+    """``(repository, tag, digest)`` of an image reference as NVIDIA/nodewright nodewright_types.go @90d9979d
+    ``splitImageReference``: a trailing ``@digest`` first, then a ``:tag`` after the last '/' (a colon before it is a
+    registry port). tag and digest are None without their separator, '' after an empty one (``repo:``)."""
+    repository, tag, digest = image, None, None
+    at = repository.rfind('@')
+    if at >= 0:
+        repository, digest = repository[:at], repository[at + 1:]
+    colon = repository.rfind(':')
+    if colon > repository.rfind('/'):
+        repository, tag = repository[:colon], repository[colon + 1:]
+    return repository, tag, digest
+
+
+def image_reference_problems(key, image):
+    """``spec.packages.<key>.image`` of a NodeWright: an inline tag or digest, which its webhook refuses (the version
+    supplies the tag and containerSHA pins the digest; nodewright_webhook.go @5a158dbc). One text, or none."""
+    if not isinstance(image, str):
+        return []
+    repository, tag, digest = split_image_reference(image)
+    inline = ['tag %r' % tag] if tag is not None else []
+    inline += ['digest %r' % digest] if digest is not None else []
+    if not inline:
+        return []
+    return ["spec.packages.%s.image: %r carries an inline %s; image must be a bare repository (%r): put the version "
+            "in version (it supplies the tag) and a digest in containerSHA" % (key, image, ' and '.join(inline), repository)]
+
+
+def _duration_problems(value, path, hint):
+    """A metav1.Duration field of a NodeWright: it must decode (time.ParseDuration) and, as the webhook checks, not
+    be negative. Not a string: the schema reported it, or it is unset."""
+    if not isinstance(value, str):
+        return []
+    try:
+        nanoseconds = duration.parse_go_duration(value)
+    except ValueError as exc:
+        return ['%s: %r is not a duration such as 30s or 1m30s (%s)' % (path, value, exc)]
+    if nanoseconds < 0:
+        return ['%s: %r must be greater than or equal to 0 (%s)' % (path, value, hint)]
+    return []
+
+
+def nodewright_spec_errors(spec):
+    """The rules a NodeWright's webhook adds to a Skyhook's (NVIDIA/nodewright nodewright_webhook.go @5a158dbc
+    ``Validate``, ``DrainConfig.Validate`` of nodewright_types.go @90d9979d), every one reported: drainConfig.timeout
+    and gracePeriod and each package's stageTimeout decode and are not negative; each image is a bare repository.
+    runtimeRequiredCordonAfter without runtimeRequired is accepted (the operator ignores it then)."""
+    errors = []
+    drain = spec.get('drainConfig')
+    if isinstance(drain, dict):
+        errors.extend(_duration_problems(drain.get('timeout'), 'spec.drainConfig.timeout', 'unset or 0: no timeout'))
+        errors.extend(_duration_problems(drain.get('gracePeriod'), 'spec.drainConfig.gracePeriod',
+                                         "unset: each pod's terminationGracePeriodSeconds"))
+    packages = spec.get('packages')
+    for key in sorted(packages) if isinstance(packages, dict) else ():
+        pkg = packages[key]
+        if isinstance(pkg, dict):
+            errors.extend(_duration_problems(pkg.get('stageTimeout'), 'spec.packages.%s.stageTimeout' % key,
+                                             'unset: the operator default; 0: no time bound'))
+            errors.extend(image_reference_problems(key, pkg.get('image')))
+    return errors
+
+
+def _nodewright_field_errors(spec, schema_errors):
+    """A Skyhook's schema errors, each NodeWright-only field's ``unknown field`` named for the group it needs."""
+    needs = dict(('%s: unknown field' % path, path)
+                 for path in cr_schema.fields_only_in(spec, cr_schema.NODEWRIGHT_SPEC, cr_schema.SKYHOOK_SPEC, 'spec'))
+    return ['%s: %s needs %s (kind NodeWright); a %s Skyhook has no such field' % (
+        needs[error], needs[error].rsplit('.', 1)[-1], NODEWRIGHT_API_VERSION, SKYHOOK_API_VERSION)
+        if error in needs else error for error in schema_errors]
+
+
 def cr_errors(doc, stored=False):
     """Every problem of a Skyhook / NodeWright document, by field path.
 
     ``stored``: the document was read from the API server, which admitted it: a tag that is not the version is
     what the controller cuts off (``image_tag_problems``), not an error; a document to be applied is refused
-    for it as the webhook refuses it.
+    for it as the webhook refuses it. A NodeWright's image is refused with a tag either way: the v0.20
+    controller does not cut it off.
     """
     if not isinstance(doc, dict):
         return ['must be an object']
@@ -597,10 +730,18 @@ def cr_errors(doc, stored=False):
     for key in sorted(doc):
         if key not in ('apiVersion', 'kind', 'metadata', 'spec', 'status'):
             errors.append('%s: unknown field' % key)
+    return errors + _spec_errors(doc, stored)
+
+
+def _spec_errors(doc, stored):
+    """The schema of the document's group, then the webhook's rules for it."""
+    schema = cr_schema.spec_schema(doc.get('apiVersion'))
+    nodewright = schema is cr_schema.NODEWRIGHT_SPEC
     spec = normalise_cr(doc).get('spec')
-    schema_errors = []
-    cr_schema.validate(spec, cr_schema.SKYHOOK_SPEC, 'spec', schema_errors)
-    errors.extend(schema_errors)
+    errors = []
+    cr_schema.validate(spec, schema, 'spec', errors)
+    if doc.get('apiVersion') == SKYHOOK_API_VERSION:
+        errors = _nodewright_field_errors(spec, errors)
     if not isinstance(spec, dict):
         return errors
     budget = spec.get('interruptionBudget')
@@ -616,9 +757,11 @@ def cr_errors(doc, stored=False):
     if isinstance(packages, dict):
         for key in sorted(packages):
             if isinstance(packages[key], dict):
-                errors.extend(_package_errors(key, packages[key], packages))
+                errors.extend(_package_errors(key, packages[key], packages, nodewright))
         errors.extend(_cycle_errors(packages))
-    if not stored:
+    if nodewright:
+        errors.extend(nodewright_spec_errors(spec))
+    elif not stored:
         errors.extend(image_tag_problems(doc))
     return errors
 

@@ -7,11 +7,12 @@
 
 The NodeWright operator of the v0.15 line (the one released as of this collection) serves only
 ``skyhook.nvidia.com/v1alpha1``: kinds ``Skyhook`` and ``DeploymentPolicy``. The announced
-``nodewright.nvidia.com/v1alpha1`` group (kind ``NodeWright``) has the same spec; the collection
+``nodewright.nvidia.com/v1alpha1`` group (kind ``NodeWright``) has the same spec but for the v0.20
+fields (``drainConfig``, ``runtimeRequiredCordonAfter``, ``packages.<p>.stageTimeout``); the collection
 reads both. ``to_skyhook`` turns a file written for the new group into one the released operator
-accepts with ``kubectl apply -f``: the group and kind change, the spec does not, and what the
-API server sets on an object it stored (status, resourceVersion, uid, ...) is dropped so that the
-documents apply to any cluster.
+accepts with ``kubectl apply -f``: the group and kind change, the spec does not (a v0.20 field stays,
+and cr_model refuses it on the Skyhook, naming it), and what the API server sets on an object it
+stored (status, resourceVersion, uid, ...) is dropped so that the documents apply to any cluster.
 """
 
 from __future__ import absolute_import, division, print_function

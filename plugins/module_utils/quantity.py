@@ -3,7 +3,8 @@
 # Apache License 2.0 (see LICENSE)
 # Note that this file is PRIVATE to the collection nodewright.bridge: it can change in any release.
 # Do not use it from other collections or from standalone plugins and modules.
-"""Kubernetes resource quantities and Go durations, parsed exactly (no floats). No I/O."""
+"""Kubernetes resource quantities, parsed exactly (no floats), and Go durations (duration.py, as Go's
+time.ParseDuration). No I/O."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -11,6 +12,8 @@ __metaclass__ = type
 
 import re
 from decimal import Decimal, InvalidOperation
+
+from ansible_collections.nodewright.bridge.plugins.module_utils import duration
 
 _BINARY = {'Ki': 2 ** 10, 'Mi': 2 ** 20, 'Gi': 2 ** 30, 'Ti': 2 ** 40, 'Pi': 2 ** 50, 'Ei': 2 ** 60}
 _DECIMAL = {'n': Decimal('1e-9'), 'u': Decimal('1e-6'), 'm': Decimal('1e-3'), '': Decimal(1),
@@ -42,38 +45,18 @@ def parse_quantity(value):
         raise ValueError('%r is not a quantity' % (value,))
 
 
-# time.ParseDuration: a possibly signed sequence of decimal numbers with unit suffixes, or "0".
-_DURATION = re.compile(r'^[-+]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:ns|us|\u00b5s|\u03bcs|ms|s|m|h))+\Z')
-_DURATION_PART = re.compile(r'([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)')
-_UNIT_SECONDS = {'ns': Decimal('1e-9'), 'us': Decimal('1e-6'), u'\u00b5s': Decimal('1e-6'), u'\u03bcs': Decimal('1e-6'),
-                 'ms': Decimal('1e-3'), 's': Decimal(1), 'm': Decimal(60), 'h': Decimal(3600)}
-
-
-# time.Duration is an int64 of nanoseconds
-_MAX_DURATION_SECONDS = Decimal(2 ** 63 - 1) / Decimal(10 ** 9)
-
-
 def is_go_duration(value):
-    """True when Go's time.ParseDuration (and so metav1.Duration) accepts ``value``."""
-    if not isinstance(value, str):
-        return False
-    if value in ('0', '+0', '-0'):
-        return True
-    if not _DURATION.match(value):
-        return False
-    return abs(_seconds(value)) <= _MAX_DURATION_SECONDS
+    """True when Go's time.ParseDuration (and so metav1.Duration) accepts ``value`` (duration.py)."""
+    return duration.is_go_duration(value)
 
 
 def duration_seconds(value):
-    """Seconds in a Go duration string (``'1m30s'`` -> Decimal(90)); ValueError when invalid."""
-    if not is_go_duration(value):
+    """Seconds in a Go duration string (``'1m30s'`` -> Decimal(90)); ValueError when invalid.
+
+    Exactly the nanoseconds ``time.ParseDuration`` returns (duration.parse_go_duration), in seconds.
+    """
+    try:
+        nanoseconds = duration.parse_go_duration(value)
+    except ValueError:
         raise ValueError('%r is not a Go duration such as 30s or 1m30s' % (value,))
-    return _seconds(value)
-
-
-def _seconds(value):
-    sign = -1 if value.startswith('-') else 1
-    total = Decimal(0)
-    for number, unit in _DURATION_PART.findall(value):
-        total += Decimal(number) * _UNIT_SECONDS[unit]
-    return sign * total
+    return Decimal(nanoseconds) / Decimal(duration.SECOND)

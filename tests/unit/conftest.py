@@ -25,7 +25,12 @@ import pytest
 
 REPO_ROOT = os.path.realpath(os.path.join(os.path.dirname(__file__), '..', '..'))
 FIXTURES_DIR = os.path.join(REPO_ROOT, 'tests', 'unit', 'fixtures')
-CRD_FILES = ('skyhook.nvidia.com_skyhooks.yaml', 'skyhook.nvidia.com_deploymentpolicies.yaml')
+# The v0.15 skyhook.nvidia.com CRDs, then the v0.20 nodewright.nvidia.com ones in the v0.20/ subdirectory (its
+# README says where each comes from); keyed by these paths, relative to crds_dir().
+V020 = 'v0.20'
+CRD_FILES = ('skyhook.nvidia.com_skyhooks.yaml', 'skyhook.nvidia.com_deploymentpolicies.yaml',
+             V020 + '/nodewright.nvidia.com_nodewrights.yaml', V020 + '/nodewright.nvidia.com_deploymentpolicies.yaml')
+V020_EXAMPLE = V020 + '/example-nodewright.yaml'
 
 
 def _importable():
@@ -82,7 +87,8 @@ def crds_dir():
     """Directory of the upstream CRD files: $NODEWRIGHT_CRDS_DIR, <repo>/../shared/crds, or /work/shared/crds.
 
     The workplace keeps the CRDs (read-only data) beside the checkout; a clone made
-    elsewhere (CI) still finds them at the workplace's fixed path.
+    elsewhere (CI) still finds them at the workplace's fixed path. The v0.20 files are in
+    its ``v0.20/`` subdirectory.
     """
     env = os.environ.get('NODEWRIGHT_CRDS_DIR')
     if env:
@@ -95,7 +101,7 @@ def crds_dir():
 
 @pytest.fixture(scope='session')
 def crd_documents():
-    """The two upstream CRDs as dicts, keyed by file name; FAILS (not skips) when missing."""
+    """The upstream CRDs (CRD_FILES) as dicts, keyed by their path under crds_dir(); FAILS (not skips) when missing."""
     import yaml
     directory = crds_dir()
     docs = {}
@@ -110,6 +116,18 @@ def crd_documents():
             pytest.fail('%s: expected exactly one CustomResourceDefinition document' % name)
         docs[name] = found[0]
     return docs
+
+
+@pytest.fixture(scope='session')
+def v020_example_documents():
+    """The documents of the v0.20 example (a DeploymentPolicy and a NodeWright that a real API server accepted with
+    the v0.20 CRDs), from crds_dir() as the CRDs; FAILS (not skips) when missing."""
+    import yaml
+    path = os.path.join(crds_dir(), V020_EXAMPLE)
+    if not os.path.isfile(path):
+        pytest.fail('%s not found; set NODEWRIGHT_CRDS_DIR to the directory holding the NodeWright CRDs' % path)
+    with open(path) as handle:
+        return [d for d in yaml.safe_load_all(handle) if d]
 
 
 @pytest.fixture(scope='session')

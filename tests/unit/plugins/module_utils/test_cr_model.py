@@ -51,10 +51,12 @@ def assert_single_error(doc, *needles):
 # --------------------------------------------------------------------------- valid CRs and defaults
 
 
-@pytest.mark.parametrize('api_version,kind', KINDS)
-def test_minimal_cr_and_defaults(api_version, kind):
-    cr = cr_model.build_cr(make_cr({'packages': {'tuning': pkg(image='ghcr.io/example/tuning:1.0.0')}},
-                                   api_version=api_version, kind=kind))
+@pytest.mark.parametrize('api_version,kind,image', [
+    ('skyhook.nvidia.com/v1alpha1', 'Skyhook', 'ghcr.io/example/tuning:1.0.0'),   # the tag equal to the version is cut
+    ('nodewright.nvidia.com/v1alpha1', 'NodeWright', 'ghcr.io/example/tuning'),   # v0.20: a bare repository only
+])
+def test_minimal_cr_and_defaults(api_version, kind, image):
+    cr = cr_model.build_cr(make_cr({'packages': {'tuning': pkg(image=image)}}, api_version=api_version, kind=kind))
     assert (cr.api_version, cr.kind, cr.name) == (api_version, kind, 'demo')
     assert cr.priority == 200
     assert cr.sequencing == 'node'
@@ -74,6 +76,11 @@ def test_minimal_cr_and_defaults(api_version, kind):
     assert package.is_uninstalling is False
     assert package.interrupt is None
     assert package.depends_on == {} and package.config_map == {} and package.config_interrupts == {}
+    # the v0.20 fields, at their defaults in both groups
+    assert cr.runtime_required_cordon_after is False
+    assert cr.drain_config == {'deleteEmptyDirData': True, 'disableEviction': False, 'force': True, 'ignoreDaemonSets': True,
+                               'timeout': None, 'gracePeriod': None, 'timeoutSeconds': None, 'gracePeriodSeconds': None}
+    assert package.stage_timeout is None and package.stage_timeout_text is None
 
 
 def test_explicit_values_survive():
