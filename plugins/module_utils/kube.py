@@ -787,13 +787,14 @@ class Kube(object):
                 continue
         raise NotFound('%s %s not found in the cluster at %s (looked for %s)' % (what, name, self.host, ', '.join(tried)), 404)
 
-    def get_cr(self, name, api_version=None):
+    def get_cr(self, name, api_version=None, fresh=False):
         """The Skyhook (skyhook.nvidia.com) or NodeWright (nodewright.nvidia.com) CR by name; with
-        ``api_version`` (a document's), only in that document's group."""
+        ``api_version`` (a document's), only in that document's group. From the process's live CRs when it has
+        them, unless ``fresh`` (a write refused with a conflict: the server's copy is newer than the watch's)."""
         places = CR_PLACES
         if api_version:
             places = tuple(p for p in CR_PLACES if p[0] == api_version.split('/', 1)[0]) or CR_PLACES
-        if self.live_crs is not None:
+        if self.live_crs is not None and not fresh:
             doc = self.live_crs.lookup(name, places, self.host)
             if doc is not None:
                 return doc

@@ -293,8 +293,8 @@ _PARENT_END = []
 _FORK_HOOK = []
 # The engine's status keepers: one per CR, shared by the sequences of its nodes (a write per burst
 # of transitions, not per transition). Made in the engine only (its fork starts with none).
-_KEEPERS = status_keeper.Keepers()
 _LIVE_CRS = LiveCRsByConnection()
+_KEEPERS = status_keeper.Keepers(live_crs_for=_LIVE_CRS.get)
 
 
 def _close_parent_end():

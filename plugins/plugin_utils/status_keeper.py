@@ -39,6 +39,8 @@ class _Keeper(object):
     def __init__(self, connection, cr_name):
         self.connection = connection
         self.cr_name = cr_name
+        # the sequence engine's kube.LiveCRs: the CR read from its watch (a conflict reads it afresh)
+        self.live_crs = None
         self.refused = False
         self.warnings = []
         self.writes = 0
@@ -61,7 +63,7 @@ class _Keeper(object):
                 self.warnings.append('the status of %s was not written: %s: %s' % (self.cr_name, type(exc).__name__, exc))
 
     def kube(self):
-        return kube_api.Kube(self.connection)
+        return kube_api.Kube(self.connection, live_crs=self.live_crs)
 
 
 class BatchStateKeeper(_Keeper):
@@ -151,15 +153,19 @@ class ThreadedKeeper(_Keeper):
 class Keepers(object):
     """One keeper per CR in a process (the sequence engine's), made on first use."""
 
-    def __init__(self, make=ThreadedKeeper):
+    def __init__(self, make=ThreadedKeeper, live_crs_for=None):
         self.make = make
+        # connection -> the process's kube.LiveCRs for it (the sequence engine's), or None
+        self.live_crs_for = live_crs_for
         self.lock = threading.Lock()
         self.by_cr = {}
 
     def get(self, connection, cr_name):
         with self.lock:
             if cr_name not in self.by_cr:
-                self.by_cr[cr_name] = self.make(connection, cr_name)
+                keeper = self.by_cr[cr_name] = self.make(connection, cr_name)
+                if self.live_crs_for is not None:
+                    keeper.live_crs = self.live_crs_for(connection)
             return self.by_cr[cr_name]
 
     def write_pending(self):

@@ -44,14 +44,15 @@ def _policy(kube, cr):
     return cr_model.build_policy(doc), doc, False
 
 
-def compute(kube, cr_name, batch_states=None, waiting_for=(), picked=()):
+def compute(kube, cr_name, batch_states=None, waiting_for=(), picked=(), fresh=False):
     """``(CR document, wanted status, patch or None)`` from fresh reads of the CR, its policy and its nodes.
 
     ``batch_states``: compartment -> the BatchProcessingState a running rollout has reached (the strategy's);
     ``waiting_for``: the earlier sequencing-all CRs that hold this one (cr_status.aggregate); ``picked``: the nodes
-    a batch starts now (cr_status.node_priority).
+    a batch starts now (cr_status.node_priority); ``fresh``: read the CR from the API server even where the
+    process watches it (after a conflict).
     """
-    doc = kube.get_cr(cr_name)
+    doc = kube.get_cr(cr_name, fresh=fresh)
     cr = cr_model.build_cr(doc, stored=True)
     policy, policy_doc, missing = _policy(kube, cr)
     listing = kube.list_nodes(label_selector=label_selector.to_query(cr.node_selector) or None)
@@ -72,7 +73,7 @@ def sync(kube, cr_name, check_mode=False, batch_states=None, waiting_for=(), pic
     ATTEMPTS times. Raises KubeError (the caller decides whether a status write may fail anything).
     """
     for attempt in range(ATTEMPTS):
-        doc, wanted, patch = compute(kube, cr_name, batch_states, waiting_for, picked)
+        doc, wanted, patch = compute(kube, cr_name, batch_states, waiting_for, picked, fresh=attempt > 0)
         if check_mode:
             return patch is not None, wanted, doc
         stamped = _stamp_version(kube, doc)
