@@ -98,8 +98,7 @@ def test_a_pause_a_delete_and_a_re_create_reach_the_steps_through_the_watch(clus
                      ('nodewrights.nodewright.nvidia.com', 'metadata.name=%s' % name)]
 
 
-def test_a_cr_the_cluster_does_not_have_costs_one_list_per_group_not_a_request_per_step(cluster, kube_module, lists,
-                                                                                       monkeypatch):
+def test_a_cr_the_cluster_lacks_costs_one_list_per_group_not_a_request_per_step(cluster, kube_module, lists, monkeypatch):
     live = kube_module.LiveCRs({'kubeconfig': cluster.kubeconfig})
     client = kube_module.Kube({'kubeconfig': cluster.kubeconfig}, live_crs=live)
     gets = []
