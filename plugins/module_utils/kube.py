@@ -971,7 +971,9 @@ class LiveCRs(object):
     ``lookup`` returns a copy of the CR as last seen, raises NotFound when no looked-up group has it,
     or returns None while a watch is not in sync (its first list, an outage): the caller reads the CR
     itself then, so the answer is never older than the watch's stream. A stream cut silently is
-    noticed after WATCH_IDLE_SECONDS without a byte, and the CR is listed again.
+    noticed after WATCH_IDLE_SECONDS without a byte, and the CR is listed again. Without RBAC for
+    ``list`` and ``watch`` on the CR's resource (a 401 or 403) the watch ends for good and every step
+    reads the CR with its own GET, as without the engine.
     """
 
     def __init__(self, params):
@@ -1042,15 +1044,19 @@ class _CrWatch(object):
                 # the group is not served (no such CRD): nothing to watch, the CR is not there
                 self._set({}, True)
                 return
-            except KubeError:
+            except KubeError as exc:
                 self._set({}, False)
+                if exc.status in (401, 403):
+                    return  # not allowed to list or watch it: the steps GET it (never in sync)
                 time.sleep(CR_WATCH_RETRY_SECONDS)
                 continue
             self._set(objects, True)
             try:
                 self.follow(objects, rv, selectors)
-            except KubeError:
+            except KubeError as exc:
                 self._set(objects, False)
+                if exc.status in (401, 403):
+                    return
                 time.sleep(CR_WATCH_RETRY_SECONDS)
 
     def follow(self, objects, rv, selectors):

@@ -35,6 +35,9 @@ RARE = {
     # version stamp of cr_status; the rollout below rolls a Skyhook, whose stamp uses skyhooks patch
     ('nodewright.nvidia.com', 'nodewrights', 'patch'): (
         'the finalizer of a deleted CR and the version stamp, for nodewright.nvidia.com CRs only'),
+    # the engine's CR watch looks in nodewright.nvidia.com only for a CR that skyhook.nvidia.com lacks
+    ('nodewright.nvidia.com', 'nodewrights', 'list'): 'the CR watch of a nodewright.nvidia.com CR',
+    ('nodewright.nvidia.com', 'nodewrights', 'watch'): 'the CR watch of a nodewright.nvidia.com CR',
 }
 
 

@@ -625,3 +625,19 @@ def test_live_crs_say_not_found_naming_the_cr_and_where_they_looked(monkeypatch)
                                                  ('a1', '9', True), ('', '9', True)])
 def test_a_written_cr_replaces_the_watchs_copy_only_when_it_is_newer(mine, theirs, newer):
     assert kube_api._newer({'metadata': {'resourceVersion': mine}}, {'metadata': {'resourceVersion': theirs}}) is newer
+
+
+def test_a_cr_watch_without_rbac_for_list_ends_and_leaves_the_steps_to_get_the_cr(monkeypatch):
+    class Refusing(object):
+        request_timeout = 1
+        lists = 0
+
+        def _list_for_watch(self, kind, namespace, selectors):
+            Refusing.lists += 1
+            raise kube_api.KubeError('list skyhooks.skyhook.nvidia.com: forbidden', 403)
+    monkeypatch.setattr(kube_api.time, 'sleep', lambda seconds: pytest.fail('a refusal is not retried'))
+    watch = kube_api._CrWatch.__new__(kube_api._CrWatch)
+    watch.kube, watch.kind, watch.name = Refusing(), 'skyhooks.skyhook.nvidia.com', 'gpu'
+    watch.lock, watch.synced, watch.doc = kube_api.threading.Lock(), kube_api.threading.Event(), None
+    watch.run()
+    assert Refusing.lists == 1 and watch.current() == (False, None)
