@@ -77,6 +77,20 @@ def test_no_line_is_longer_than_the_linters_allow(top):
     assert not long_ones, 'wrap these lines (%d characters at most): %s' % (MAX_LINE_CHARS, long_ones)
 
 
+@pytest.mark.parametrize('top', ['plugins', 'tests'])
+def test_no_name_is_the_one_sanitys_pylint_disallows(top):
+    # ansible-test sanity's pylint refuses the name "_" (disallowed-name); found here in seconds
+    found = []
+    for path in _files(top, ('.py',)):
+        if os.sep + 'build' + os.sep in path:
+            continue
+        with open(path) as handle:
+            tree = ast.parse(handle.read(), path)
+        found.extend('%s:%d' % (os.path.relpath(path, REPO_ROOT), node.lineno) for node in ast.walk(tree)
+                     if isinstance(node, ast.Name) and node.id == '_')
+    assert not found, 'name these (unused, dummy...) instead of "_": %s' % found
+
+
 def test_every_internal_python_file_says_it_is_private():
     unmarked = []
     for top in ('plugins/module_utils', 'plugins/plugin_utils'):

@@ -99,7 +99,7 @@ VALID = [
 ]
 
 
-@pytest.mark.parametrize('doc', [d for _, d in VALID], ids=[i for i, _ in VALID])
+@pytest.mark.parametrize('doc', [d for unused, d in VALID], ids=[i for i, unused in VALID])
 def test_valid_shapes(doc):
     assert cr_model.cr_errors(doc) == []
     assert cr_model.cr_errors(doc, stored=True) == []
@@ -263,7 +263,7 @@ INVALID = [
 ]
 
 
-@pytest.mark.parametrize('doc,expected', [(d, e) for _, d, e in INVALID], ids=[i for i, _, _ in INVALID])
+@pytest.mark.parametrize('doc,expected', [(d, e) for unused, d, e in INVALID], ids=[i for i, unused, unused_too in INVALID])
 def test_invalid_shapes(doc, expected):
     assert cr_model.cr_errors(doc) == expected
     with pytest.raises(cr_model.CRValidationError) as info:
@@ -275,13 +275,13 @@ def test_invalid_shapes(doc, expected):
 def test_a_stored_nodewright_is_refused_alike(name):
     # the v0.20 controller does not cut a tag off (Packages.UnmarshalJSON only names them): what the webhook refuses
     # cannot run, whether read from a file or from the API server
-    doc = dict((i, d) for i, d, _ in INVALID)[name]
+    doc = dict((i, d) for i, d, unused in INVALID)[name]
     assert cr_model.cr_errors(doc, stored=True) == cr_model.cr_errors(doc)
     assert cr_model.image_tag_problems(doc) == []
 
 
 def test_a_stored_skyhook_keeps_its_other_tag():
-    doc = dict((i, d) for i, d, _ in INVALID)['skyhook-other-tag']
+    doc = dict((i, d) for i, d, unused in INVALID)['skyhook-other-tag']
     assert cr_model.cr_errors(doc, stored=True) == []
     assert cr_model.build_cr(doc, stored=True).packages['tuning'].image_ref == IMAGE + ':1.2.0'
 
