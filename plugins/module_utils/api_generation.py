@@ -8,8 +8,9 @@
 * ``SKYHOOK``: the v0.15 contract the collection speaks today (API group and key prefix ``skyhook.nvidia.com``),
   value for value what ``constants.py`` says (it derives its names from here).
 * ``NODEWRIGHT``: the v0.18-v0.20 contract (API group and key prefix ``nodewright.nvidia.com``).
-
-Nothing chooses between them yet: every module still speaks ``SKYHOOK``.
+* ``choose(option, evidence)``: which of the two a cluster gets for the (future) option ``nodewright_api``
+  (``auto``, ``skyhook``, ``nodewright``), with a one-line reason naming the evidence; ``kube.Kube.generation_evidence``
+  gathers the evidence. Nothing uses the choice yet: every module still speaks ``SKYHOOK``.
 
 The v0.15 names were checked against NVIDIA/nodewright at ``71ca22b8`` (operator/api/v1alpha1/skyhook_types.go
 METADATA_PREFIX; internal/controller/skyhook_controller.go SkyhookOperatorOptions, SkyhookFinalizer, the ConfigMap
@@ -54,6 +55,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import collections
+import json
 
 AUTO, SKYHOOK_NAME, NODEWRIGHT_NAME = 'auto', 'skyhook', 'nodewright'
 OPTIONS = (AUTO, SKYHOOK_NAME, NODEWRIGHT_NAME)
@@ -321,3 +323,207 @@ def by_group(group):
         if group == generation.group:
             return generation
     raise GenerationError('unknown NodeWright API group %r (one of: %s)' % (group, ', '.join(g.group for g in GENERATIONS)))
+
+
+# --------------------------------------------------------------------------- the evidence
+
+
+def _decoded(text):
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError):
+        return text
+
+
+def _cr_names(generation, annotations, labels):
+    """The CR names the node carries the operator's per-CR keys of ``generation`` for."""
+    names = set()
+    for key in annotations:
+        for stem in generation.node_annotation_prefixes():
+            if key.startswith(stem) and len(key) > len(stem):
+                names.add(key[len(stem):])
+    names.update(key[len(generation.status_prefix):] for key in labels
+                 if key.startswith(generation.status_prefix) and len(key) > len(generation.status_prefix))
+    return names
+
+
+def _state_conflict(node_name, annotations, cr_name):
+    old_key, new_key = SKYHOOK.node_state_key(cr_name), NODEWRIGHT.node_state_key(cr_name)
+    if old_key not in annotations or new_key not in annotations or NODEWRIGHT.version_key(cr_name) in annotations:
+        return None
+    if _decoded(annotations[old_key]) == _decoded(annotations[new_key]):
+        return None
+    return ('node %s: %s and %s disagree, and no %s says a v0.18+ operator adopted the node (so neither copy is known to '
+            'be current): remove the stale one, or set nodewright_api' % (node_name, old_key, new_key, NODEWRIGHT.version_key(cr_name)))
+
+
+def node_key_evidence(nodes, cr_name=None):
+    """What the nodes' own keys say, from nodes the caller already has: ``(node_prefixes, conflicts)``.
+
+    ``node_prefixes``: {node name: sorted prefixes} under which the node carries the operator's per-CR keys of
+    ``cr_name`` (of any CR when None): a ``nodeState_``, ``status_``, ``version_``, ``cordon_``, ``drainStart_`` or
+    ``drainBlocked_`` annotation, or the ``status_`` label (zz.migration.0.18.0.go @8127a97c). Other keys under a prefix
+    are not counted: users put their own there (a ``nodewright.nvidia.com/quickstart`` label).
+
+    ``conflicts``: one message per node and CR whose ``skyhook.nvidia.com/nodeState_<cr>`` and
+    ``nodewright.nvidia.com/nodeState_<cr>`` disagree (as JSON) while the node has no
+    ``nodewright.nvidia.com/version_<cr>``. With that key the v0.18+ operator has adopted the node
+    (internal/wrapper/node.go Migrate) and the legacy copy is the rollback window's, stale by design: not a conflict.
+    """
+    node_prefixes, conflicts = {}, []
+    for node in nodes or ():
+        meta = node.get('metadata') or {}
+        name = meta.get('name') or '?'
+        annotations, labels = meta.get('annotations') or {}, meta.get('labels') or {}
+        found = dict((g.prefix, _cr_names(g, annotations, labels)) for g in GENERATIONS)
+        if cr_name is not None:
+            found = dict((prefix, names & set([cr_name])) for prefix, names in found.items())
+        node_prefixes[name] = sorted(prefix for prefix, names in found.items() if names)
+        for both in sorted(found[SKYHOOK.prefix] & found[NODEWRIGHT.prefix]):
+            conflict = _state_conflict(name, annotations, both)
+            if conflict:
+                conflicts.append(conflict)
+    return node_prefixes, conflicts
+
+
+def object_evidence(docs):
+    """{name: the mirrored-from stamp or None} of NodeWright objects (as the API returns them)."""
+    return dict(((d.get('metadata') or {}).get('name'), ((d.get('metadata') or {}).get('annotations') or {}).get(
+        NODEWRIGHT.mirrored_from_annotation)) for d in docs or ())
+
+
+def evidence(served, cr_name=None, nodes=None, nodewright_objects=None, leases=None, unread=None):
+    """The evidence ``choose`` reads, as a dict.
+
+    ``served``: {group: bool}, whether the API server serves the CR plural of each group's v1alpha1 (discovery).
+    ``cr_name``: the CR the decision is for (None: any). ``nodes``: the node documents the caller has (its CR's
+    nodes; None: none looked at). ``nodewright_objects``: {name: mirrored-from stamp or None} (object_evidence) of
+    the NodeWright objects looked at (None: not looked up). ``leases``: the ``(namespace, name)`` operator leases that
+    exist among those looked up (None: not looked up). ``unread``: what could not be read (a refused lease GET).
+    """
+    node_prefixes, conflicts = node_key_evidence(nodes, cr_name) if nodes is not None else (None, [])
+    return {
+        'served': dict(served or {}),
+        'cr_name': cr_name,
+        'nodes': None if nodes is None else len(nodes),
+        'node_prefixes': node_prefixes,
+        'conflicts': conflicts,
+        'nodewright_objects': None if nodewright_objects is None else dict(nodewright_objects),
+        'leases': None if leases is None else sorted(tuple(ref) for ref in leases),
+        'unread': list(unread or ()),
+    }
+
+
+# --------------------------------------------------------------------------- the choice
+
+
+def _served(evidence):
+    served = evidence.get('served') or {}
+    for generation in GENERATIONS:
+        if not isinstance(served.get(generation.group), bool):
+            raise GenerationError('the evidence must say whether %s is served (True or False), not %r'
+                                  % (generation.describe(), served.get(generation.group)))
+    return served
+
+
+def _names(names, limit=3):
+    names = sorted(names)
+    return ', '.join(names[:limit]) + (' and %d more' % (len(names) - limit) if len(names) > limit else '')
+
+
+def _v018_signs(evidence):
+    """What says a v0.18+ operator works the cluster: its per-CR node keys, its NodeWright objects, its leases."""
+    signs = []
+    cr_keys = '%s/*_%s keys' % (NODEWRIGHT.prefix, evidence.get('cr_name')) if evidence.get('cr_name') else '%s/* keys' % NODEWRIGHT.prefix
+    nodes = [n for n, prefixes in (evidence.get('node_prefixes') or {}).items() if NODEWRIGHT.prefix in prefixes]
+    if nodes:
+        signs.append('node %s carr%s the operator\'s %s' % (_names(nodes), 'ies' if len(nodes) == 1 else 'y', cr_keys))
+    objects = evidence.get('nodewright_objects') or {}
+    mirrored = [name for name, source in objects.items() if source]
+    if mirrored:
+        signs.append('NodeWright %s mirrored from the legacy group (%s)' % (_names(mirrored), NODEWRIGHT.mirrored_from_annotation))
+    native = [name for name, source in objects.items() if not source]
+    if native:
+        signs.append('NodeWright %s made in the new group' % _names(native))
+    leases = ['%s/%s' % ref for ref in evidence.get('leases') or () if ref in NODEWRIGHT.lease_refs()]
+    if leases:
+        signs.append('lease %s (the v0.18+ default namespace)' % _names(leases))
+    return signs
+
+
+def _absent(evidence):
+    """Why no v0.18+ operator is evident: what was looked at and found nothing, what was not looked at."""
+    cr_name = evidence.get('cr_name')
+    parts = []
+    if evidence.get('nodes') is None:
+        parts.append('no nodes looked at')
+    else:
+        count = evidence['nodes']
+        for_cr = ' for %s' % cr_name if cr_name else ''
+        parts.append('no %s keys%s on %d node%s' % (NODEWRIGHT.prefix, for_cr, count, '' if count == 1 else 's'))
+    if evidence.get('nodewright_objects') is None:
+        parts.append('NodeWright objects not looked up')
+    else:
+        parts.append('no NodeWright %s' % cr_name if cr_name else 'no NodeWright object')
+    if evidence.get('leases') is None:
+        parts.append('leases not looked up')
+    else:
+        parts.append('no operator lease in namespace %s' % NODEWRIGHT.default_namespace)
+        early = ['%s/%s' % ref for ref in evidence['leases'] if ref[1] == _BOOTSTRAP_LEASE]
+        if early:
+            parts.append('lease %s says v0.16.1 or later, not v0.18' % _names(early))
+    parts.extend('could not read %s' % what for what in evidence.get('unread') or ())
+    return ', '.join(parts)
+
+
+def decided(option, evidence):
+    """Whether more evidence (NodeWright objects, leases) could still change ``choose``'s answer (False: ask on)."""
+    if option != AUTO or evidence.get('conflicts'):
+        return True
+    served = evidence.get('served') or {}
+    if not (served.get(SKYHOOK.group) is True and served.get(NODEWRIGHT.group) is True):
+        return True
+    return bool(_v018_signs(evidence))
+
+
+def choose(option, evidence):
+    """The generation for a cluster and a one-line reason naming the evidence: ``(Generation, reason)``.
+
+    ``option`` is ``nodewright_api``: ``auto``, ``skyhook`` or ``nodewright``; ``evidence`` is what ``evidence()``
+    (or ``kube.Kube.generation_evidence``) builds. The rules:
+
+    1. An explicit ``skyhook`` or ``nodewright`` wins, when the cluster serves that group's CR; when it does not,
+       GenerationError names the missing CRD (``skyhooks.skyhook.nvidia.com`` / ``nodewrights.nodewright.nvidia.com``).
+       Only ``served`` is read then.
+    2. ``auto``, conflicting node keys (node_key_evidence): GenerationError naming each node and its two keys.
+    3. ``auto``, only one group served: that one (v0.21 drops the legacy group; a v0.15-v0.17 cluster has only it).
+    4. ``auto``, both served (a v0.18+ chart installs both CRDs, and keeps them when uninstalled):
+       NODEWRIGHT when a v0.18+ operator is evident (``_v018_signs``: a node carrying the operator's
+       ``nodewright.nvidia.com/*_<cr>`` keys, a NodeWright object (mirrored: ``nodewright.nvidia.com/mirrored-from``,
+       or made in the new group), or an operator lease in the v0.18+ default namespace ``nodewright``), else SKYHOOK.
+       The lease ``nodewright-webhook-bootstrap.nvidia.com`` alone elsewhere is not a sign: v0.16.1 has it too.
+    5. ``auto``, neither served: SKYHOOK, "no NodeWright CRD served" (the collection's contract on a bare cluster).
+    """
+    if option not in OPTIONS:
+        raise GenerationError('nodewright_api must be one of %s, not %r' % (', '.join(OPTIONS), option))
+    served = _served(evidence)
+    if option != AUTO:
+        generation = by_name(option)
+        if not served[generation.group]:
+            other = NODEWRIGHT if generation is SKYHOOK else SKYHOOK
+            hint = ' (it serves %s: nodewright_api=%s or auto)' % (other.describe(), other.name) if served[other.group] else ''
+            raise GenerationError('nodewright_api=%s, but the cluster does not serve %s: the CRD %s is missing%s'
+                                  % (option, generation.describe(), generation.crd_name, hint))
+        return generation, 'nodewright_api=%s: the cluster serves %s' % (option, generation.describe())
+    if evidence.get('conflicts'):
+        raise GenerationError('nodewright_api=auto cannot tell the generation: %s' % '; '.join(evidence['conflicts']))
+    old, new = served[SKYHOOK.group], served[NODEWRIGHT.group]
+    if not old and not new:
+        return SKYHOOK, 'auto: no NodeWright CRD served (neither %s nor %s): %s' % (SKYHOOK.crd_name, NODEWRIGHT.crd_name, SKYHOOK.name)
+    if old != new:
+        generation = SKYHOOK if old else NODEWRIGHT
+        return generation, 'auto: only %s is served: %s' % (generation.describe(), generation.name)
+    signs = _v018_signs(evidence)
+    if signs:
+        return NODEWRIGHT, 'auto: both groups are served and a v0.18+ operator is evident (%s): nodewright' % '; '.join(signs)
+    return SKYHOOK, 'auto: both groups are served and no v0.18+ operator is evident (%s): skyhook' % _absent(evidence)

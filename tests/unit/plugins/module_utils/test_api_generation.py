@@ -7,6 +7,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
+
 import pytest
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import api_generation as ag
@@ -15,6 +17,7 @@ from ansible_collections.nodewright.bridge.plugins.module_utils import (
 from ansible_collections.nodewright.bridge.plugins.module_utils.api_generation import NODEWRIGHT, SKYHOOK
 
 OLD, NEW = 'skyhook.nvidia.com', 'nodewright.nvidia.com'
+BOTH = {OLD: True, NEW: True}
 
 # --------------------------------------------------------------------------- SKYHOOK is what constants.py said
 
@@ -240,3 +243,185 @@ def test_unknown_lookups_name_what_is_known(call, text):
     with pytest.raises(ag.GenerationError) as failure:
         call()
     assert text in str(failure.value)
+
+
+# --------------------------------------------------------------------------- evidence from the nodes
+
+def node(name, annotations=None, labels=None):
+    return {'metadata': {'name': name, 'annotations': annotations or {}, 'labels': labels or {}}}
+
+
+STATE = json.dumps({'tuning|1.0.0': {'name': 'tuning', 'version': '1.0.0', 'image': 'img', 'stage': 'apply', 'state': 'complete'}})
+LATER = json.dumps({'tuning|1.0.0': {'name': 'tuning', 'version': '1.0.0', 'image': 'img', 'stage': 'config', 'state': 'complete'}})
+
+
+def test_node_keys_name_the_prefixes_of_the_crs_operator_keys_only():
+    nodes = [
+        node('a', {OLD + '/nodeState_gpu': STATE}),
+        node('b', {NEW + '/nodeState_gpu': STATE, NEW + '/version_gpu': 'v0.20.0'}),
+        node('c', labels={NEW + '/status_gpu': 'complete'}),
+        node('d', {NEW + '/drainStart_gpu': '2026-10-07T10:00:00Z'}),
+        node('e', labels={NEW + '/quickstart': 'true', NEW + '/pool': 'a'}),   # a user's own keys under the prefix
+        node('f', {NEW + '/nodeState_other': STATE}),                           # another CR's
+        node('g', {NEW + '/autoTaint_nodewright.nvidia.com': 'true', NEW + '/runtimeRequiredCordon': 'true'}),
+    ]
+    prefixes, conflicts = ag.node_key_evidence(nodes, 'gpu')
+    assert prefixes == {'a': [OLD], 'b': [NEW], 'c': [NEW], 'd': [NEW], 'e': [], 'f': [], 'g': []}
+    assert conflicts == []
+    assert ag.node_key_evidence(nodes)[0]['f'] == [NEW]   # any CR's keys when no CR is named
+
+
+@pytest.mark.parametrize('annotations, conflicting', [
+    ({OLD + '/nodeState_gpu': STATE, NEW + '/nodeState_gpu': STATE}, False),                   # the migration's copy
+    ({OLD + '/nodeState_gpu': STATE, NEW + '/nodeState_gpu': json.dumps(json.loads(STATE), indent=1)}, False),
+    ({OLD + '/nodeState_gpu': STATE, NEW + '/nodeState_gpu': LATER, NEW + '/version_gpu': 'v0.20.0'}, False),
+    ({OLD + '/nodeState_gpu': STATE, NEW + '/nodeState_gpu': LATER}, True),
+    ({OLD + '/nodeState_gpu': STATE, NEW + '/nodeState_gpu': 'not json'}, True),
+    ({OLD + '/nodeState_gpu': STATE, NEW + '/status_gpu': 'complete'}, False),                 # one nodeState only
+])
+def test_a_conflict_is_two_nodestates_that_disagree_on_a_node_no_v018_operator_adopted(annotations, conflicting):
+    _prefixes, conflicts = ag.node_key_evidence([node('n1', annotations)], 'gpu')
+    if not conflicting:
+        assert conflicts == []
+        return
+    assert conflicts == [
+        'node n1: skyhook.nvidia.com/nodeState_gpu and nodewright.nvidia.com/nodeState_gpu disagree, and no '
+        'nodewright.nvidia.com/version_gpu says a v0.18+ operator adopted the node (so neither copy is known to be '
+        'current): remove the stale one, or set nodewright_api']
+
+
+def test_conflicts_are_found_for_every_cr_when_none_is_named():
+    nodes = [node('n1', {OLD + '/nodeState_a': STATE, NEW + '/nodeState_a': LATER,
+                         OLD + '/nodeState_b': STATE, NEW + '/nodeState_b': LATER})]
+    assert [c.split(':')[0] for c in ag.node_key_evidence(nodes)[1]] == ['node n1', 'node n1']
+    assert 'nodeState_b' in ag.node_key_evidence(nodes, 'b')[1][0] and len(ag.node_key_evidence(nodes, 'b')[1]) == 1
+
+
+def test_object_evidence_reads_the_mirror_stamp():
+    docs = [{'metadata': {'name': 'gpu', 'annotations': {NEW + '/mirrored-from': 'gpu', NEW + '/mirrored-generation': '3'}}},
+            {'metadata': {'name': 'native'}}]
+    assert ag.object_evidence(docs) == {'gpu': 'gpu', 'native': None}
+
+
+# --------------------------------------------------------------------------- the choice
+
+def ev(served=None, nodes=None, objects=None, leases=None, cr_name='gpu', unread=None):
+    return ag.evidence(BOTH if served is None else served, cr_name=cr_name, nodes=nodes, nodewright_objects=objects,
+                       leases=leases, unread=unread)
+
+
+OLD_NODE = node('n1', {OLD + '/nodeState_gpu': STATE})
+NEW_NODE = node('n2', {NEW + '/nodeState_gpu': STATE, NEW + '/version_gpu': 'v0.20.0'})
+NONE = {OLD: False, NEW: False}
+ONLY_OLD = {OLD: True, NEW: False}
+ONLY_NEW = {OLD: False, NEW: True}
+
+CHOICES = [
+    # option, evidence, generation, reason
+    ('skyhook', ev(BOTH, nodes=[NEW_NODE]), SKYHOOK, 'nodewright_api=skyhook: the cluster serves skyhook.nvidia.com/v1alpha1 skyhooks'),
+    ('nodewright', ev(BOTH), NODEWRIGHT, 'nodewright_api=nodewright: the cluster serves nodewright.nvidia.com/v1alpha1 nodewrights'),
+    ('skyhook', ev(ONLY_OLD), SKYHOOK, 'nodewright_api=skyhook: the cluster serves skyhook.nvidia.com/v1alpha1 skyhooks'),
+    ('nodewright', ev(ONLY_NEW), NODEWRIGHT, 'nodewright_api=nodewright: the cluster serves nodewright.nvidia.com/v1alpha1 nodewrights'),
+    ('auto', ev(NONE), SKYHOOK,
+     'auto: no NodeWright CRD served (neither skyhooks.skyhook.nvidia.com nor nodewrights.nodewright.nvidia.com): skyhook'),
+    ('auto', ev(ONLY_OLD, nodes=[NEW_NODE]), SKYHOOK, 'auto: only skyhook.nvidia.com/v1alpha1 skyhooks is served: skyhook'),
+    ('auto', ev(ONLY_NEW, nodes=[OLD_NODE]), NODEWRIGHT, 'auto: only nodewright.nvidia.com/v1alpha1 nodewrights is served: nodewright'),
+    ('auto', ev(nodes=[OLD_NODE, NEW_NODE]), NODEWRIGHT,
+     "auto: both groups are served and a v0.18+ operator is evident (node n2 carries the operator's "
+     "nodewright.nvidia.com/*_gpu keys): nodewright"),
+    ('auto', ev(nodes=[OLD_NODE], objects={'gpu': 'gpu'}), NODEWRIGHT,
+     'auto: both groups are served and a v0.18+ operator is evident (NodeWright gpu mirrored from the legacy group '
+     '(nodewright.nvidia.com/mirrored-from)): nodewright'),
+    ('auto', ev(nodes=[OLD_NODE], objects={'gpu': None}), NODEWRIGHT,
+     'auto: both groups are served and a v0.18+ operator is evident (NodeWright gpu made in the new group): nodewright'),
+    ('auto', ev(nodes=[OLD_NODE], objects={}, leases=[('nodewright', '3c22c1ae.nvidia.com')]), NODEWRIGHT,
+     'auto: both groups are served and a v0.18+ operator is evident (lease nodewright/3c22c1ae.nvidia.com (the v0.18+ '
+     'default namespace)): nodewright'),
+    ('auto', ev(nodes=[OLD_NODE], objects={}, leases=[('nodewright', 'nodewright-webhook-bootstrap.nvidia.com')]), NODEWRIGHT,
+     'auto: both groups are served and a v0.18+ operator is evident (lease nodewright/nodewright-webhook-bootstrap.nvidia.com '
+     '(the v0.18+ default namespace)): nodewright'),
+    ('auto', ev(nodes=[OLD_NODE], objects={}, leases=[]), SKYHOOK,
+     'auto: both groups are served and no v0.18+ operator is evident (no nodewright.nvidia.com keys for gpu on 1 node, '
+     'no NodeWright gpu, no operator lease in namespace nodewright): skyhook'),
+    ('auto', ev(nodes=[OLD_NODE, node('n3')], objects={}, leases=[('skyhook', 'nodewright-webhook-bootstrap.nvidia.com')]),
+     SKYHOOK,
+     'auto: both groups are served and no v0.18+ operator is evident (no nodewright.nvidia.com keys for gpu on 2 nodes, '
+     'no NodeWright gpu, no operator lease in namespace nodewright, lease skyhook/nodewright-webhook-bootstrap.nvidia.com '
+     'says v0.16.1 or later, not v0.18): skyhook'),
+    ('auto', ev(nodes=[], objects={}, leases=[('nodewright', 'gpu-tuning-budget')]), SKYHOOK,     # not an operator lease
+     'auto: both groups are served and no v0.18+ operator is evident (no nodewright.nvidia.com keys for gpu on 0 nodes, '
+     'no NodeWright gpu, no operator lease in namespace nodewright): skyhook'),
+    ('auto', ev(cr_name=None), SKYHOOK,
+     'auto: both groups are served and no v0.18+ operator is evident (no nodes looked at, NodeWright objects not looked '
+     'up, leases not looked up): skyhook'),
+    ('auto', ev(nodes=[], objects={}, leases=[], cr_name=None, unread=['lease nodewright/3c22c1ae.nvidia.com (403)']), SKYHOOK,
+     'auto: both groups are served and no v0.18+ operator is evident (no nodewright.nvidia.com keys on 0 nodes, no '
+     'NodeWright object, no operator lease in namespace nodewright, could not read lease nodewright/3c22c1ae.nvidia.com '
+     '(403)): skyhook'),
+]
+
+
+@pytest.mark.parametrize('option, evidence, generation, reason', CHOICES)
+def test_choose(option, evidence, generation, reason):
+    assert ag.choose(option, evidence) == (generation, reason)
+
+
+def test_a_reason_names_at_most_three_nodes():
+    nodes = [node('n%d' % i, {NEW + '/status_gpu': 'complete'}) for i in range(5)]
+    _generation, reason = ag.choose('auto', ev(nodes=nodes))
+    assert "node n0, n1, n2 and 2 more carry the operator's" in reason
+
+
+@pytest.mark.parametrize('option, evidence, text', [
+    ('nodewright', ev(ONLY_OLD),
+     'nodewright_api=nodewright, but the cluster does not serve nodewright.nvidia.com/v1alpha1 nodewrights: the CRD '
+     'nodewrights.nodewright.nvidia.com is missing (it serves skyhook.nvidia.com/v1alpha1 skyhooks: nodewright_api=skyhook '
+     'or auto)'),
+    ('skyhook', ev(ONLY_NEW),
+     'nodewright_api=skyhook, but the cluster does not serve skyhook.nvidia.com/v1alpha1 skyhooks: the CRD '
+     'skyhooks.skyhook.nvidia.com is missing (it serves nodewright.nvidia.com/v1alpha1 nodewrights: nodewright_api=nodewright '
+     'or auto)'),
+    ('skyhook', ev(NONE),
+     'nodewright_api=skyhook, but the cluster does not serve skyhook.nvidia.com/v1alpha1 skyhooks: the CRD '
+     'skyhooks.skyhook.nvidia.com is missing'),
+    ('auto', ev(nodes=[node('n9', {OLD + '/nodeState_gpu': STATE, NEW + '/nodeState_gpu': LATER})]),
+     'nodewright_api=auto cannot tell the generation: node n9: skyhook.nvidia.com/nodeState_gpu and '
+     'nodewright.nvidia.com/nodeState_gpu disagree'),
+    ('Auto', ev(), "nodewright_api must be one of auto, skyhook, nodewright, not 'Auto'"),
+    ('auto', ag.evidence({OLD: True}), "the evidence must say whether nodewright.nvidia.com/v1alpha1 nodewrights is served "
+                                       "(True or False), not None"),
+    ('skyhook', ag.evidence({OLD: 'yes', NEW: True}), 'whether skyhook.nvidia.com/v1alpha1 skyhooks is served'),
+])
+def test_choose_refuses(option, evidence, text):
+    with pytest.raises(ag.GenerationError) as failure:
+        ag.choose(option, evidence)
+    assert text in str(failure.value)
+
+
+def test_an_explicit_option_does_not_read_the_node_keys():
+    conflicting = ev(nodes=[node('n9', {OLD + '/nodeState_gpu': STATE, NEW + '/nodeState_gpu': LATER})])
+    assert ag.choose('skyhook', conflicting)[0] is SKYHOOK
+    assert ag.choose('nodewright', conflicting)[0] is NODEWRIGHT
+
+
+@pytest.mark.parametrize('option, evidence, done', [
+    ('skyhook', ev(), True),
+    ('auto', ev(NONE), True),
+    ('auto', ev(ONLY_NEW), True),
+    ('auto', ev(nodes=[NEW_NODE]), True),                     # the node keys already tell
+    ('auto', ev(nodes=[OLD_NODE]), False),                    # ask for the NodeWright object, then the leases
+    ('auto', ev(nodes=[OLD_NODE], objects={}), False),
+    ('auto', ev(nodes=[OLD_NODE], objects={'gpu': 'gpu'}), True),
+    ('auto', ev(nodes=[OLD_NODE], objects={}, leases=[]), False),
+    ('auto', ev(nodes=[node('n9', {OLD + '/nodeState_gpu': STATE, NEW + '/nodeState_gpu': LATER})]), True),
+])
+def test_decided_says_when_more_evidence_cannot_change_the_answer(option, evidence, done):
+    assert ag.decided(option, evidence) is done
+
+
+def test_evidence_is_a_plain_dict_of_what_was_looked_at():
+    built = ag.evidence(BOTH, cr_name='gpu', nodes=[OLD_NODE], nodewright_objects={'gpu': None},
+                        leases=[['nodewright', '3c22c1ae.nvidia.com']], unread=('x',))
+    assert built == {'served': BOTH, 'cr_name': 'gpu', 'nodes': 1, 'node_prefixes': {'n1': [OLD]}, 'conflicts': [],
+                     'nodewright_objects': {'gpu': None}, 'leases': [('nodewright', '3c22c1ae.nvidia.com')], 'unread': ['x']}
+    assert ag.evidence(BOTH)['node_prefixes'] is None and ag.evidence(BOTH)['leases'] is None
