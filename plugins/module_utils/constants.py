@@ -10,24 +10,31 @@ prefix of its annotations and labels); the announced ``nodewright.nvidia.com`` g
 same resources. Keys this collection adds itself (the operator never reads them) live under
 ``bridge.nodewright.io/``. Every other module takes these names from here, so a rename is one edit.
 
-No I/O and no imports.
+The operator's names are those of ``api_generation.SKYHOOK`` (the v0.15 contract, the one the
+collection speaks); ``api_generation.NODEWRIGHT`` holds the v0.18-v0.20 contract beside it.
+
+No I/O; the one import is api_generation (which imports nothing of the collection).
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.nodewright.bridge.plugins.module_utils import api_generation
+
+_SKYHOOK, _NODEWRIGHT = api_generation.SKYHOOK, api_generation.NODEWRIGHT
+
 # --------------------------------------------------------------------------- API groups
 
-SKYHOOK_GROUP = 'skyhook.nvidia.com'
-NODEWRIGHT_GROUP = 'nodewright.nvidia.com'
+SKYHOOK_GROUP = _SKYHOOK.group
+NODEWRIGHT_GROUP = _NODEWRIGHT.group
 # The version both groups serve.
-VERSION = 'v1alpha1'
-SKYHOOK_API_VERSION = '%s/%s' % (SKYHOOK_GROUP, VERSION)
-NODEWRIGHT_API_VERSION = '%s/%s' % (NODEWRIGHT_GROUP, VERSION)
+VERSION = _SKYHOOK.version
+SKYHOOK_API_VERSION = _SKYHOOK.api_version
+NODEWRIGHT_API_VERSION = _NODEWRIGHT.api_version
 
 # The operator's annotation and label prefix (its API group).
-PREFIX = SKYHOOK_GROUP
+PREFIX = _SKYHOOK.prefix
 # Ours, not the operator's.
 BRIDGE_PREFIX = 'bridge.nodewright.io'
 # Annotation prefixes an inventory shows: the operator's, the announced group's and ours.
@@ -36,51 +43,51 @@ ANNOTATION_PREFIXES = (PREFIX + '/', NODEWRIGHT_GROUP + '/', BRIDGE_PREFIX + '/'
 # --------------------------------------------------------------------------- on a CR
 
 # "true" (exactly) pauses a CR (no batch starts) or disables it (the operator leaves it alone).
-PAUSE_ANNOTATION = PREFIX + '/pause'
-DISABLE_ANNOTATION = PREFIX + '/disable'
+PAUSE_ANNOTATION = _SKYHOOK.pause_annotation
+DISABLE_ANNOTATION = _SKYHOOK.disable_annotation
 
 # --------------------------------------------------------------------------- on a node
 # The per-CR keys end in the CR's name: ``<prefix>/<stem><cr name>``.
 
 # Annotation: the JSON nodeState of the CR's packages on the node.
-NODE_STATE_PREFIX = PREFIX + '/nodeState_'
+NODE_STATE_PREFIX = _SKYHOOK.node_state_prefix
 # Annotation and label: the node's status for the CR.
-STATUS_PREFIX = PREFIX + '/status_'
+STATUS_PREFIX = _SKYHOOK.status_prefix
 # Annotation: "true" while the CR holds a cordon on the node.
-CORDON_PREFIX = PREFIX + '/cordon_'
+CORDON_PREFIX = _SKYHOOK.cordon_prefix
 # Annotation: the operator version that last wrote the node for the CR.
-VERSION_PREFIX = PREFIX + '/version_'
+VERSION_PREFIX = _SKYHOOK.version_prefix
 # Annotation the operator keeps for a CR with autoTaintNewNodes (``kubectl skyhook reset`` drops it).
-AUTO_TAINT_PREFIX = PREFIX + '/autoTaint_'
+AUTO_TAINT_PREFIX = _SKYHOOK.auto_taint_prefix
 # Label: "true" keeps the node out of every rollout.
-IGNORE_LABEL = PREFIX + '/ignore'
+IGNORE_LABEL = _SKYHOOK.ignore_label
 # Marks a cordon that was already there (kubectl cordon, another tool) when a CR cordoned the
 # node, so releasing the CR's cordon leaves the node cordoned.
 INHERITED_CORDON_PREFIX = BRIDGE_PREFIX + '/cordon-inherited_'
 # The node's boot ID before an interrupt, to see that it rebooted.
 BOOT_ID_PREFIX = BRIDGE_PREFIX + '/boot-id-before-interrupt_'
 # The operator's default RUNTIME_REQUIRED_TAINT (kubectl's key[=value]:effect).
-DEFAULT_RUNTIME_REQUIRED_TAINT = PREFIX + '=runtime-required:NoSchedule'
+DEFAULT_RUNTIME_REQUIRED_TAINT = _SKYHOOK.runtime_required_taint
 
 # --------------------------------------------------------------------------- on pods and ConfigMaps
 
 # Labels on every pod the operator creates: it finds a package's pods on a node with
 # name=<cr> and package=<package>-<version> (PodExists), all of a CR's pods with name=<cr>.
-NAME_LABEL = PREFIX + '/name'
-PACKAGE_LABEL = PREFIX + '/package'
+NAME_LABEL = _SKYHOOK.name_label
+PACKAGE_LABEL = _SKYHOOK.package_label
 # "True" (capital T) on interrupt pods only.
-INTERRUPT_LABEL = PREFIX + '/interrupt'
+INTERRUPT_LABEL = _SKYHOOK.interrupt_label
 INTERRUPT_LABEL_VALUE = 'True'
 # JSON {"name","version","skyhook","stage","image","containerSHA"?,"invalid"?} on every pod;
 # the operator reads the stage and package of a pod from it (GetPackage).
-PACKAGE_ANNOTATION = PREFIX + '/package'
+PACKAGE_ANNOTATION = _SKYHOOK.package_annotation
 # The package ConfigMap carries NAME_LABEL and these annotations.
-PACKAGE_NAME_ANNOTATION = PREFIX + '/Package.Name'
-PACKAGE_VERSION_ANNOTATION = PREFIX + '/Package.Version'
+PACKAGE_NAME_ANNOTATION = _SKYHOOK.package_name_annotation
+PACKAGE_VERSION_ANNOTATION = _SKYHOOK.package_version_annotation
 # The node metadata ConfigMap is labelled <prefix>/skyhook-node-meta=<cr> (not NAME_LABEL, so the
 # operator's clean-up of package ConfigMaps leaves it alone), annotated name and Node.name.
-NODE_META_LABEL = PREFIX + '/skyhook-node-meta'
-NODE_NAME_ANNOTATION = PREFIX + '/Node.name'
+NODE_META_LABEL = _SKYHOOK.node_meta_label
+NODE_NAME_ANNOTATION = _SKYHOOK.node_name_annotation
 
 # --------------------------------------------------------------------------- Kubernetes
 

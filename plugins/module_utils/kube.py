@@ -29,6 +29,7 @@ import time
 
 from ansible.module_utils.basic import env_fallback, missing_required_lib
 
+from ansible_collections.nodewright.bridge.plugins.module_utils import api_generation
 from ansible_collections.nodewright.bridge.plugins.module_utils.constants import NODEWRIGHT_GROUP, SKYHOOK_GROUP, VERSION
 
 try:
@@ -832,6 +833,71 @@ class Kube(object):
     def get_policy(self, name):
         """A DeploymentPolicy by name (skyhook.nvidia.com, then nodewright.nvidia.com)."""
         return self._get_first('DeploymentPolicy', name, POLICY_PLACES)
+
+    # ------------------------------------------------------------------ API generations (api_generation.choose)
+
+    def served_groups(self):
+        """{group: bool}: whether the API server serves each generation's CR, by discovery of ``/apis/<group>/<version>``.
+
+        One GET per group: a 404 is not served (no CRD of the group); served is the resource list naming the CR's plural.
+        """
+        served = {}
+        for generation in api_generation.GENERATIONS:
+            try:
+                doc = self.call(describe('get', 'API resources', generation.api_version), self.custom.get_api_resources,
+                                generation.group, generation.version)
+            except NotFound:
+                served[generation.group] = False
+                continue
+            served[generation.group] = any(r.get('name') == generation.plural for r in doc.get('resources') or [])
+        return served
+
+    def generation_evidence(self, option='auto', cr_name=None, nodes=None):
+        """The evidence api_generation.choose reads, with the fewest requests that settle the answer.
+
+        Discovery of the two groups (2 GETs); the node keys from ``nodes``, the CR's nodes the caller already has (no
+        read); then, only while api_generation.decided says more could change the answer, the NodeWright ``cr_name``
+        (1 GET; without a name, one page of NodeWrights) and the operator's leases in the v0.18+ default namespace
+        (a GET each, up to the first found). A read refused with 403 (no RBAC for it) goes in ``unread``.
+        """
+        found = api_generation.evidence(self.served_groups(), cr_name=cr_name, nodes=nodes)
+        if api_generation.decided(option, found):
+            return found
+        found['nodewright_objects'] = self._nodewright_objects(cr_name, found['unread'])
+        if api_generation.decided(option, found):
+            return found
+        found['leases'] = []
+        for namespace, name in api_generation.NODEWRIGHT.lease_refs():
+            if self._readable('lease %s/%s' % (namespace, name), found['unread'], self.get_lease, namespace, name):
+                found['leases'].append((namespace, name))
+                break
+        return found
+
+    def _nodewright_objects(self, cr_name, unread):
+        """api_generation.object_evidence of the NodeWright ``cr_name`` (or of one page of them); None when refused."""
+        gen = api_generation.NODEWRIGHT
+        if cr_name:
+            doc = self._readable('NodeWright %s' % cr_name, unread, self.call, describe('get', gen.crd_name, cr_name),
+                                 self.custom.get_cluster_custom_object, gen.group, gen.version, gen.plural, cr_name)
+        else:
+            doc = self._readable('NodeWright objects', unread, self.call, describe('list', gen.crd_name),
+                                 self.custom.list_cluster_custom_object, gen.group, gen.version, gen.plural, limit=20)
+        if doc is None:
+            return None
+        return api_generation.object_evidence(([doc] if doc else []) if cr_name else doc.get('items') or [])
+
+    @staticmethod
+    def _readable(what, unread, read, *args, **kwargs):
+        """``read(*args, **kwargs)``'s answer; {} when not found; None (and ``what`` noted in ``unread``) when refused with 403."""
+        try:
+            return read(*args, **kwargs)
+        except NotFound:
+            return {}
+        except KubeError as exc:
+            if exc.status != 403:
+                raise
+            unread.append('%s (forbidden)' % what)
+            return None
 
     # ------------------------------------------------------------------ waiting
 

@@ -16,6 +16,7 @@ import time
 
 import pytest
 
+from ansible_collections.nodewright.bridge.plugins.module_utils import api_generation
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.tests.unit.plugins.module_utils.fake_api import (
     FakeApiServer, Pause, event, gone_event, node, node_list, status_body)
@@ -641,3 +642,95 @@ def test_a_cr_watch_without_rbac_for_list_ends_and_leaves_the_steps_to_get_the_c
     watch.lock, watch.synced, watch.doc = kube_api.threading.Lock(), kube_api.threading.Event(), None
     watch.run()
     assert Refusing.lists == 1 and watch.current() == (False, None)
+
+
+# --------------------------------------------------------------------------- generation_evidence (api_generation)
+
+OLD_API, NEW_API = '/apis/skyhook.nvidia.com/v1alpha1', '/apis/nodewright.nvidia.com/v1alpha1'
+LEASES = '/apis/coordination.k8s.io/v1/namespaces/nodewright/leases/'
+MISSING = status_body(404, 'NotFound', 'the server could not find the requested resource')
+FORBIDDEN = status_body(403, 'Forbidden', 'forbidden: User "ci" cannot get resource')
+
+
+def resources(group, *names):
+    return {'kind': 'APIResourceList', 'groupVersion': group + '/v1alpha1',
+            'resources': [{'name': name, 'namespaced': False, 'kind': 'x', 'verbs': ['get']} for name in names]}
+
+
+def serve(server, old=True, new=True):
+    absent = {'status': 404, 'body': MISSING}
+    server.reply('GET', OLD_API, **(
+        {'body': resources('skyhook.nvidia.com', 'skyhooks', 'skyhooks/status', 'deploymentpolicies')} if old else absent))
+    server.reply('GET', NEW_API, **(
+        {'body': resources('nodewright.nvidia.com', 'nodewrights', 'deploymentpolicies')} if new else absent))
+
+
+LEGACY_NODE = node('n1', 1, annotations={'skyhook.nvidia.com/nodeState_gpu': '{}'})
+NEW_NODE = node('n2', 1, annotations={'nodewright.nvidia.com/nodeState_gpu': '{}'})
+
+
+def test_generation_evidence_stops_at_discovery_when_one_group_is_served(server, kube):
+    serve(server, new=False)
+    found = kube.generation_evidence('auto', 'gpu', [NEW_NODE])
+    assert found['served'] == {'skyhook.nvidia.com': True, 'nodewright.nvidia.com': False}
+    assert [r.path for r in server.requests] == [OLD_API, NEW_API]
+    assert api_generation.choose('auto', found)[0] is api_generation.SKYHOOK
+
+
+def test_generation_evidence_asks_nothing_more_for_an_explicit_option_or_telling_node_keys(server, kube):
+    serve(server)
+    assert api_generation.choose('skyhook', kube.generation_evidence('skyhook', 'gpu'))[0] is api_generation.SKYHOOK
+    serve(server)
+    found = kube.generation_evidence('auto', 'gpu', [LEGACY_NODE, NEW_NODE])
+    assert found['node_prefixes'] == {'n1': ['skyhook.nvidia.com'], 'n2': ['nodewright.nvidia.com']}
+    assert api_generation.choose('auto', found)[0] is api_generation.NODEWRIGHT
+    assert [r.path for r in server.requests] == [OLD_API, NEW_API] * 2
+
+
+def test_generation_evidence_reads_the_nodewright_then_the_leases_up_to_the_first_found(server, kube):
+    serve(server)
+    server.reply('GET', NEW_API + '/nodewrights/gpu', status=404, body=MISSING)
+    server.reply('GET', LEASES + '3c22c1ae.nvidia.com', status=404, body=MISSING)
+    server.reply('GET', LEASES + 'nodewright-webhook-bootstrap.nvidia.com',
+                 body={'metadata': {'name': 'nodewright-webhook-bootstrap.nvidia.com', 'namespace': 'nodewright'},
+                       'spec': {'holderIdentity': 'nodewright-operator-0'}})
+    found = kube.generation_evidence('auto', 'gpu', [LEGACY_NODE])
+    assert found['nodewright_objects'] == {} and found['leases'] == [('nodewright', 'nodewright-webhook-bootstrap.nvidia.com')]
+    generation, reason = api_generation.choose('auto', found)
+    assert generation is api_generation.NODEWRIGHT
+    assert 'lease nodewright/nodewright-webhook-bootstrap.nvidia.com' in reason
+
+
+def test_generation_evidence_of_a_mirrored_nodewright_needs_no_lease(server, kube):
+    serve(server)
+    server.reply('GET', NEW_API + '/nodewrights/gpu',
+                 body={'metadata': {'name': 'gpu', 'annotations': {'nodewright.nvidia.com/mirrored-from': 'gpu'}}})
+    found = kube.generation_evidence('auto', 'gpu', [LEGACY_NODE])
+    assert found['nodewright_objects'] == {'gpu': 'gpu'} and found['leases'] is None
+    assert len(server.requests) == 3
+
+
+def test_generation_evidence_notes_what_it_may_not_read_and_falls_back_to_skyhook(server, kube):
+    serve(server)
+    server.reply('GET', NEW_API + '/nodewrights', status=403, body=FORBIDDEN)
+    server.reply('GET', LEASES + '3c22c1ae.nvidia.com', status=403, body=FORBIDDEN)
+    server.reply('GET', LEASES + 'nodewright-webhook-bootstrap.nvidia.com', status=403, body=FORBIDDEN)
+    found = kube.generation_evidence('auto')
+    assert found['unread'] == ['NodeWright objects (forbidden)', 'lease nodewright/3c22c1ae.nvidia.com (forbidden)',
+                               'lease nodewright/nodewright-webhook-bootstrap.nvidia.com (forbidden)']
+    assert server.of('GET', NEW_API + '/nodewrights')[0].query == {'limit': '20'}
+    generation, reason = api_generation.choose('auto', found)
+    assert generation is api_generation.SKYHOOK and 'could not read NodeWright objects (forbidden)' in reason
+
+
+def test_a_group_served_without_the_crs_plural_is_not_served(server, kube):
+    server.reply('GET', OLD_API, body=resources('skyhook.nvidia.com', 'deploymentpolicies'))
+    server.reply('GET', NEW_API, status=404, body=MISSING)
+    assert kube.served_groups() == {'skyhook.nvidia.com': False, 'nodewright.nvidia.com': False}
+
+
+def test_a_discovery_error_other_than_not_found_fails(server, kube):
+    server.reply('GET', OLD_API, status=403, body=FORBIDDEN)
+    with pytest.raises(kube_api.KubeError) as caught:
+        kube.served_groups()
+    assert 'get API resources skyhook.nvidia.com/v1alpha1: forbidden' in str(caught.value)
