@@ -778,15 +778,13 @@ class Kube(object):
     # ------------------------------------------------------------------ NodeWright resources
 
     def _get_first(self, what, name, places):
-        tried = []
         for group, plural in places:
-            tried.append('%s.%s' % (plural, group))
             try:
                 return self.call(describe('get', '%s.%s' % (plural, group), name), self.custom.get_cluster_custom_object,
                                  group, GROUP_VERSIONS[group], plural, name)
             except NotFound:
                 continue
-        raise NotFound('%s %s not found in the cluster at %s (looked for %s)' % (what, name, self.host, ', '.join(tried)), 404)
+        raise _not_found(what, name, self.host, places)
 
     def get_cr(self, name, api_version=None, fresh=False):
         """The Skyhook (skyhook.nvidia.com) or NodeWright (nodewright.nvidia.com) CR by name; with
@@ -799,7 +797,7 @@ class Kube(object):
             doc = self.live_crs.lookup(name, places, self.host)
             if doc is not None:
                 return doc
-        return self._get_first('Skyhook / NodeWright', name, places)
+        return self._get_first(CR_WHAT, name, places)
 
     def patch_cr_status(self, doc, patch):
         """Merge-patch the status subresource of a CR as ``doc`` (as read) names it; returns the CR after.
@@ -827,7 +825,7 @@ class Kube(object):
     def _observed(self, doc):
         # a step that wrote the CR reads its own write next, even before the watch delivers it
         if self.live_crs is not None and doc:
-            self.live_crs.observed(doc)
+            self.live_crs.observed(doc, self.host)
         return doc
 
     def get_policy(self, name):
@@ -1018,6 +1016,16 @@ class Kube(object):
         return objects, (listing.get('metadata') or {}).get('resourceVersion')
 
 
+# What a CR lookup names in its NotFound.
+CR_WHAT = 'Skyhook / NodeWright'
+
+
+def _not_found(what, name, host, places):
+    """The NotFound of a lookup of ``name`` in ``places`` ((group, plural) pairs) that none of them has."""
+    return NotFound('%s %s not found in the cluster at %s (looked for %s)'
+                    % (what, name, host, ', '.join('%s.%s' % (plural, group) for group, plural in places)), 404)
+
+
 # The CR kinds the watches know ('skyhooks.skyhook.nvidia.com' -> (group, plural)).
 _CR_KINDS = dict(('%s.%s' % (plural, group), (group, plural)) for group, plural in CR_PLACES)
 # A CR watch's stream: renewed from its last resourceVersion after this many seconds (no list).
@@ -1064,15 +1072,13 @@ class LiveCRs(object):
                 return None
             if doc is not None:
                 return doc
-        raise NotFound('Skyhook / NodeWright %s not found in the cluster at %s (looked for %s)'
-                       % (name, host, ', '.join('%s.%s' % (plural, group) for group, plural in places)), 404)
+        raise _not_found(CR_WHAT, name, host, places)
 
-    def observed(self, doc):
+    def observed(self, doc, host):
         """Take ``doc`` (a CR this process just wrote, as the server answered) if it is newer than the watch's copy."""
-        group = (doc.get('apiVersion') or '').split('/', 1)[0]
+        key = (host, (doc.get('apiVersion') or '').split('/', 1)[0], (doc.get('metadata') or {}).get('name'))
         with self.lock:
-            watch = next((w for (unused, g, n), w in self.watches.items()
-                          if g == group and n == doc['metadata']['name']), None)
+            watch = self.watches.get(key)
         if watch is not None:
             watch.offer(doc)
 
@@ -1106,6 +1112,8 @@ class _CrWatch(object):
         while True:
             try:
                 objects, rv = self.kube._list_for_watch(self.kind, None, selectors)
+                self._set(objects, True)
+                self.follow(objects, rv, selectors)  # returns when the server wants a new list
             except NotFound:
                 # the group is not served (no such CRD): nothing to watch, the CR is not there
                 self._set({}, True)
@@ -1114,15 +1122,6 @@ class _CrWatch(object):
                 self._set({}, False)
                 if exc.status in (401, 403):
                     return  # not allowed to list or watch it: the steps GET it (never in sync)
-                time.sleep(CR_WATCH_RETRY_SECONDS)
-                continue
-            self._set(objects, True)
-            try:
-                self.follow(objects, rv, selectors)
-            except KubeError as exc:
-                self._set(objects, False)
-                if exc.status in (401, 403):
-                    return
                 time.sleep(CR_WATCH_RETRY_SECONDS)
 
     def follow(self, objects, rv, selectors):

@@ -10,6 +10,8 @@ on the path through a throw-away ``ansible_collections/nodewright/bridge`` symli
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import json
 import os
 import subprocess
@@ -199,3 +201,15 @@ class RunningPlaybook:
 def launch(runner, playbook, extra_vars=None, inventory=None, cwd=None):
     """``PlaybookRunner`` ``runner``'s ``playbook`` started in the background: a ``RunningPlaybook``."""
     return RunningPlaybook(runner, playbook, extra_vars, inventory, cwd)
+
+
+@contextlib.contextmanager
+def checkout_code(tmp_dir, *modules):
+    """The collection's ``modules`` (e.g. ``'plugins.module_utils.kube'``) imported from this checkout, linked
+    under ``tmp_dir`` as ansible_collections/nodewright/bridge; off sys.path again afterwards."""
+    root = link_collection(tmp_dir)
+    sys.path.insert(0, str(root))
+    try:
+        yield tuple(importlib.import_module('ansible_collections.nodewright.bridge.' + name) for name in modules)
+    finally:
+        sys.path.remove(str(root))

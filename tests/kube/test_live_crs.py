@@ -10,13 +10,11 @@ API group, never a request per lookup; a step's own write is read back at once.
 
 from __future__ import annotations
 
-import importlib
-import sys
 import time
 
 import pytest
 from kubernetes import client as kclient
-from module_runner import link_collection
+from module_runner import checkout_code
 from nodewright_fixtures import GROUP, PLURAL, VERSION, package
 
 PAUSE = 'skyhook.nvidia.com/pause'
@@ -25,12 +23,8 @@ PAUSE = 'skyhook.nvidia.com/pause'
 @pytest.fixture(scope='module')
 def kube_module(tmp_path_factory):
     """module_utils.kube of this checkout."""
-    root = link_collection(tmp_path_factory.mktemp('collection'))
-    sys.path.insert(0, str(root))
-    try:
-        yield importlib.import_module('ansible_collections.nodewright.bridge.plugins.module_utils.kube')
-    finally:
-        sys.path.remove(str(root))
+    with checkout_code(tmp_path_factory.mktemp('collection'), 'plugins.module_utils.kube') as code:
+        yield code[0]
 
 
 @pytest.fixture

@@ -12,14 +12,13 @@ this process from the checkout.
 from __future__ import annotations
 
 import importlib
-import sys
 import time
 import uuid
 
 import launcher
 import prometheus as prom_support
 import pytest
-from module_runner import link_collection
+from module_runner import checkout_code
 
 ALERT = 'GPUXidErrors'
 POOL_LABEL = 'nodewright.bridge/pool'
@@ -28,13 +27,9 @@ POOL_LABEL = 'nodewright.bridge/pool'
 @pytest.fixture(scope='module')
 def gates_code(tmp_path_factory):
     """(module_utils.rollout_gates, plugin_utils.rollout_gates) of this checkout."""
-    root = link_collection(tmp_path_factory.mktemp('collection'))
-    sys.path.insert(0, str(root))
-    try:
-        yield (importlib.import_module('ansible_collections.nodewright.bridge.plugins.module_utils.rollout_gates'),
-               importlib.import_module('ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout_gates'))
-    finally:
-        sys.path.remove(str(root))
+    with checkout_code(tmp_path_factory.mktemp('collection'), 'plugins.module_utils.rollout_gates',
+                       'plugins.plugin_utils.rollout_gates') as code:
+        yield code
 
 
 @pytest.fixture(scope='module')
