@@ -24,18 +24,17 @@ __metaclass__ = type
 
 import json
 
-from ansible_collections.nodewright.bridge.plugins.module_utils.constants import (
-    AUTO_TAINT_PREFIX, CORDON_PREFIX, IGNORE_LABEL, INHERITED_CORDON_PREFIX, NODE_STATE_PREFIX, PREFIX, STATUS_PREFIX,
-    TAINT_EFFECTS, VERSION_PREFIX)
+from ansible_collections.nodewright.bridge.plugins.module_utils.api_generation import SKYHOOK
+from ansible_collections.nodewright.bridge.plugins.module_utils.constants import INHERITED_CORDON_PREFIX, TAINT_EFFECTS
 
 STAGES = ('uninstall', 'uninstall-interrupt', 'upgrade', 'apply', 'interrupt', 'post-interrupt', 'config')
 STATES = ('complete', 'in_progress', 'skipped', 'erroring', 'unknown')
 STATUSES = ('complete', 'blocked', 'waiting', 'disabled', 'paused', 'in_progress', 'erroring', 'unknown')
 
-# The operator version these annotations are written for; the operator's node
-# migration runs only for versions v0.5-v0.7 or no version at all, so a newer value
+# The operator version these annotations are written for (the generation's ``operator_version``); the
+# operator's node migration runs only for versions v0.5-v0.7 or no version at all, so a newer value
 # lets it take nodes over as they are.
-OPERATOR_VERSION = 'v0.15.0'
+OPERATOR_VERSION = SKYHOOK.operator_version
 
 _FIELDS = ('name', 'version', 'image', 'containerSHA', 'stage', 'state', 'restarts')
 OMIT_EMPTY = ('containerSHA', 'state', 'restarts')  # omitempty in the operator's PackageStatus
@@ -45,20 +44,23 @@ class NodeStateError(ValueError):
     """The nodeState annotation of a node cannot be read."""
 
 
-def node_state_key(cr_name):
-    return NODE_STATE_PREFIX + cr_name
+# Every function that names a key takes ``gen``: the api_generation.Generation whose keys the node carries
+# (SKYHOOK, skyhook.nvidia.com/*, unless a caller says otherwise; the cluster modules pass kube.generation).
+
+def node_state_key(cr_name, gen=SKYHOOK):
+    return gen.node_state_key(cr_name)
 
 
-def status_key(cr_name):
-    return STATUS_PREFIX + cr_name
+def status_key(cr_name, gen=SKYHOOK):
+    return gen.status_key(cr_name)
 
 
-def cordon_key(cr_name):
-    return CORDON_PREFIX + cr_name
+def cordon_key(cr_name, gen=SKYHOOK):
+    return gen.cordon_key(cr_name)
 
 
-def version_key(cr_name):
-    return VERSION_PREFIX + cr_name
+def version_key(cr_name, gen=SKYHOOK):
+    return gen.version_key(cr_name)
 
 
 def unique_name(name, version):
@@ -153,14 +155,14 @@ def remove(state, name, version):
     return new, True
 
 
-def cordon_owners(annotations):
+def cordon_owners(annotations, gen=SKYHOOK):
     """CR names holding a NodeWright cordon on a node (from its cordon_<cr> annotations)."""
-    return sorted(k[len(CORDON_PREFIX):] for k, v in (annotations or {}).items()
-                  if k.startswith(CORDON_PREFIX))
+    prefix = gen.cordon_prefix
+    return sorted(k[len(prefix):] for k, v in (annotations or {}).items() if k.startswith(prefix))
 
 
-def is_ignored(labels):
-    return (labels or {}).get(IGNORE_LABEL) == 'true'
+def is_ignored(labels, gen=SKYHOOK):
+    return (labels or {}).get(gen.ignore_label) == 'true'
 
 
 # A node's status for a CR that says the CR is in the middle of rolling it.
@@ -172,11 +174,11 @@ def node_status_for(state_value):
     return {'complete': 'complete', 'erroring': 'erroring', 'in_progress': 'in_progress'}.get(state_value, 'unknown')
 
 
-def status_patch(cr_name, status):
+def status_patch(cr_name, status, gen=SKYHOOK):
     """Metadata patch that records a node's status for a CR (annotation and label, as the operator)."""
     if status not in STATUSES:
         raise ValueError('status %r is not one of %s' % (status, ', '.join(STATUSES)))
-    key = status_key(cr_name)
+    key = status_key(cr_name, gen)
     return {'metadata': {'annotations': {key: status}, 'labels': {key: status}}}
 
 
@@ -186,22 +188,22 @@ def status_patch(cr_name, status):
 RECORDED_STATUSES = ('blocked', 'unknown', 'paused', 'disabled', 'waiting')
 
 
-def record_patch(cr_name, status, annotations, labels):
+def record_patch(cr_name, status, annotations, labels, gen=SKYHOOK):
     """Metadata patch that sets the node's status for the CR (annotation and label) to ``status``; None if it is so."""
-    key = status_key(cr_name)
+    key = status_key(cr_name, gen)
     if (annotations or {}).get(key) == status and (labels or {}).get(key) == status:
         return None
-    return status_patch(cr_name, status)
+    return status_patch(cr_name, status, gen)
 
 
-def unrecord_complete(patch, cr_name, annotations, labels):
+def unrecord_complete(patch, cr_name, annotations, labels, gen=SKYHOOK):
     """``patch`` (a reset's) plus status ``unknown`` where the node's status for the CR says ``complete``.
 
     The operator's IntrospectNode on its next reconcile: a node recorded complete whose node state is
     no longer complete becomes unknown. The reset writes it at once, so the label does not keep saying
     complete until the next run. None stays None (nothing was reset).
     """
-    key = status_key(cr_name)
+    key = status_key(cr_name, gen)
     if patch is None or 'complete' not in ((annotations or {}).get(key), (labels or {}).get(key)):
         return patch
     meta = dict(patch.get('metadata') or {})
@@ -210,21 +212,22 @@ def unrecord_complete(patch, cr_name, annotations, labels):
     return dict(patch, metadata=meta)
 
 
-def version_patch(cr_name, version=OPERATOR_VERSION):
-    """Metadata patch that records which operator version's formats the node's annotations use."""
-    return {'metadata': {'annotations': {version_key(cr_name): version}}}
+def version_patch(cr_name, version=None, gen=SKYHOOK):
+    """Metadata patch that records which operator version's formats the node's annotations use
+    (default: the generation's operator version)."""
+    return {'metadata': {'annotations': {version_key(cr_name, gen): version or gen.operator_version}}}
 
 
-def node_state_patch(cr_name, state):
+def node_state_patch(cr_name, state, gen=SKYHOOK):
     """Metadata patch that writes the whole nodeState annotation (never a partial value)."""
-    return {'metadata': {'annotations': {node_state_key(cr_name): encode(state)}}}
+    return {'metadata': {'annotations': {node_state_key(cr_name, gen): encode(state)}}}
 
 
 def inherited_cordon_key(cr_name):
     return '%s%s' % (INHERITED_CORDON_PREFIX, cr_name)
 
 
-def cordon_patch(cr_name, annotations=None, unschedulable=False, take_over=False):
+def cordon_patch(cr_name, annotations=None, unschedulable=False, take_over=False, gen=SKYHOOK):
     """Cordon a node on behalf of a CR: unschedulable plus the CR's cordon annotation.
 
     When the node is already unschedulable and no NodeWright CR holds it (someone ran
@@ -240,11 +243,11 @@ def cordon_patch(cr_name, annotations=None, unschedulable=False, take_over=False
     cordoned (the admin uncordoned it) is stale and removed, so it cannot strand the node later.
     """
     annotations = annotations or {}
-    if cordon_key(cr_name) in annotations and unschedulable:
+    if cordon_key(cr_name, gen) in annotations and unschedulable:
         return None
     marker = inherited_cordon_key(cr_name)
-    patch = {'spec': {'unschedulable': True}, 'metadata': {'annotations': {cordon_key(cr_name): 'true'}}}
-    owners = cordon_owners(annotations)
+    patch = {'spec': {'unschedulable': True}, 'metadata': {'annotations': {cordon_key(cr_name, gen): 'true'}}}
+    owners = cordon_owners(annotations, gen)
     # Inherited when nobody from NodeWright holds it, or when every holder only inherited
     # it: the foreign cordon must outlive all of them, whatever order they release in.
     foreign = unschedulable and (not owners or all(annotations.get(inherited_cordon_key(o)) == 'true' for o in owners))
@@ -257,19 +260,19 @@ def cordon_patch(cr_name, annotations=None, unschedulable=False, take_over=False
     return patch
 
 
-def uncordon_patch(cr_name, annotations, unschedulable):
+def uncordon_patch(cr_name, annotations, unschedulable, gen=SKYHOOK):
     """Release a CR's cordon: ``(patch or None, schedulable_after)``.
 
     Removes only this CR's annotations. The node becomes schedulable only if this CR held
     the cordon (it was not inherited from someone else) and no other CR still holds one.
     """
     annotations = annotations or {}
-    owners = cordon_owners(annotations)
+    owners = cordon_owners(annotations, gen)
     if cr_name not in owners:
         return None, not unschedulable
     others = [o for o in owners if o != cr_name]
     inherited = annotations.get(inherited_cordon_key(cr_name)) == 'true'
-    patch = {'metadata': {'annotations': {cordon_key(cr_name): None}}}
+    patch = {'metadata': {'annotations': {cordon_key(cr_name, gen): None}}}
     if inherited:
         patch['metadata']['annotations'][inherited_cordon_key(cr_name)] = None
     if unschedulable and not others and not inherited:
@@ -278,10 +281,10 @@ def uncordon_patch(cr_name, annotations, unschedulable):
     return patch, not unschedulable
 
 
-def states_on_node(annotations, cr_name=None):
+def states_on_node(annotations, cr_name=None, gen=SKYHOOK):
     """``{cr: decoded nodeState}`` for every CR (or just ``cr_name``) with state on the node."""
     annotations = annotations or {}
-    prefix = NODE_STATE_PREFIX
+    prefix = gen.node_state_prefix
     found = {}
     for key in sorted(annotations):
         if not key.startswith(prefix):
@@ -295,22 +298,23 @@ def states_on_node(annotations, cr_name=None):
 RERUN_STAGES = ('apply', 'config', 'interrupt', 'post-interrupt')
 
 
-def forget_patch(cr_name, annotations, labels):
+def forget_patch(cr_name, annotations, labels, gen=SKYHOOK):
     """``kubectl skyhook reset``: drop every annotation and label the CR keeps on a node, except the
     cordon (release that with uncordon_patch, so the node is not left unschedulable without an owner).
-    None when there is nothing to drop."""
+    None when there is nothing to drop. The v0.18+ generation's drainStart_ / drainBlocked_ go too."""
     annotations, labels = annotations or {}, labels or {}
-    keys = [node_state_key(cr_name), status_key(cr_name), version_key(cr_name), AUTO_TAINT_PREFIX + cr_name]
+    keys = [node_state_key(cr_name, gen), status_key(cr_name, gen), version_key(cr_name, gen),
+            gen.auto_taint_prefix + cr_name, gen.drain_start_key(cr_name), gen.drain_blocked_key(cr_name)]
     patch = {'metadata': {}}
-    gone = dict((k, None) for k in keys if k in annotations)
+    gone = dict((k, None) for k in keys if k and k in annotations)
     if gone:
         patch['metadata']['annotations'] = gone
-    if status_key(cr_name) in labels:
-        patch['metadata']['labels'] = {status_key(cr_name): None}
+    if status_key(cr_name, gen) in labels:
+        patch['metadata']['labels'] = {status_key(cr_name, gen): None}
     return patch if patch['metadata'] else None
 
 
-def reset_patch(cr_name, annotations, package=None, version=None, stage=None):
+def reset_patch(cr_name, annotations, package=None, version=None, stage=None, gen=SKYHOOK):
     """The metadata patch of ``kubectl skyhook node reset`` / ``package rerun`` for one node.
 
     * no package: drop the CR's whole nodeState annotation (every package re-runs);
@@ -319,7 +323,7 @@ def reset_patch(cr_name, annotations, package=None, version=None, stage=None):
       so it re-runs from there.
     Returns ``(patch or None, [unique names reset])``.
     """
-    key = node_state_key(cr_name)
+    key = node_state_key(cr_name, gen)
     annotations = annotations or {}
     if key not in annotations:
         return None, []
@@ -343,14 +347,15 @@ def reset_patch(cr_name, annotations, package=None, version=None, stage=None):
         return None, []
     if not new:
         return {'metadata': {'annotations': {key: None}}}, hits
-    return node_state_patch(cr_name, new), hits
+    return node_state_patch(cr_name, new, gen), hits
 
 
-def ignore_patch(labels, ignored):
+def ignore_patch(labels, ignored, gen=SKYHOOK):
     """Set (or remove) the ignore label; None when it already is as wanted."""
-    if is_ignored(labels) == bool(ignored) and (ignored or IGNORE_LABEL not in (labels or {})):
+    label = gen.ignore_label
+    if is_ignored(labels, gen) == bool(ignored) and (ignored or label not in (labels or {})):
         return None
-    return {'metadata': {'labels': {IGNORE_LABEL: 'true' if ignored else None}}}
+    return {'metadata': {'labels': {label: 'true' if ignored else None}}}
 
 
 def stage_succeeded(state, name, version, image, stage, restarts=0, container_sha='', has_interrupt=False):
@@ -449,44 +454,47 @@ def untolerated(taints, tolerations):
             and not any(tolerates(tol, t) for tol in tolerations)]
 
 
-def is_new_node(annotations):
-    """No CR has written the node yet: it carries no ``skyhook.nvidia.com/`` annotation (HasSkyhookAnnotations)."""
-    return not any(key.startswith(PREFIX + '/') for key in annotations or {})
+def is_new_node(annotations, gen=SKYHOOK):
+    """No CR has written the node yet: it carries no ``<prefix>/`` annotation (HasSkyhookAnnotations)."""
+    return not any(key.startswith(gen.prefix + '/') for key in annotations or {})
 
 
-def auto_taint_patch(node, taint_spec):
+def auto_taint_patch(node, taint_spec, gen=SKYHOOK):
     """The operator's HandleAutoTaint on one node: the runtime-required taint and its marker; None if not due.
 
     Due on a new node (is_new_node) that lacks the taint (TaintExists: same key and effect). The
-    marker is ``skyhook.nvidia.com/autoTaint_<taint key>``, as the controller writes it (``kubectl
-    skyhook reset`` removes ``autoTaint_<cr>``: an upstream mismatch, kept as it is).
+    marker is the generation's ``auto_taint_key`` (``skyhook.nvidia.com/autoTaint_<taint key>`` in
+    v0.15, ``nodewright.nvidia.com/autoTaint_<key, "/" as ".">`` since v0.18), as the controller writes
+    it (``kubectl skyhook reset`` removes ``autoTaint_<cr>``: an upstream mismatch, kept as it is).
     """
     taint = parse_taint(taint_spec)
     meta = node.get('metadata') or {}
     taints = list((node.get('spec') or {}).get('taints') or [])
-    if not is_new_node(meta.get('annotations')) or has_taint(taints, taint):
+    if not is_new_node(meta.get('annotations'), gen) or has_taint(taints, taint):
         return None
-    return {'metadata': {'annotations': {AUTO_TAINT_PREFIX + taint['key']: 'true'}}, 'spec': {'taints': taints + [taint]}}
+    return {'metadata': {'annotations': {gen.auto_taint_key(taint['key']): 'true'}}, 'spec': {'taints': taints + [taint]}}
 
 
 def has_taint(taints, taint):
     return any(t.get('key') == taint['key'] and t.get('effect') == taint['effect'] for t in taints or [])
 
 
-def runtime_taint_patch(node, taint_spec, required_crs):
+def runtime_taint_patch(node, taint_spec, required_crs, gen=SKYHOOK):
     """Remove the runtime-required taint once every CR in ``required_crs`` is complete on the node.
 
     The operator's HandleRuntimeRequired: ``required_crs`` are the node's runtimeRequired CRs;
     their ``status_<cr>`` annotations must all say ``complete``. None when nothing is to do.
+    The v0.18+ operator also removes the legacy taint it still recognises (never applies).
     """
-    taint = parse_taint(taint_spec)
+    wanted = [parse_taint(taint_spec)] + [parse_taint(t) for t in gen.recognised_runtime_required_taints
+                                          if t != gen.runtime_required_taint]
     meta = node.get('metadata') or {}
     annotations = meta.get('annotations') or {}
-    if any(annotations.get(status_key(cr)) != 'complete' for cr in required_crs):
+    if any(annotations.get(status_key(cr, gen)) != 'complete' for cr in required_crs):
         return None
     taints = list((node.get('spec') or {}).get('taints') or [])
-    kept = [t for t in taints if not (t.get('key') == taint['key'] and t.get('effect') == taint['effect']
-                                      and (t.get('value') or '') == taint.get('value', ''))]
+    kept = [t for t in taints if not any(t.get('key') == w['key'] and t.get('effect') == w['effect']
+                                         and (t.get('value') or '') == w.get('value', '') for w in wanted)]
     if len(kept) == len(taints):
         return None
     return {'spec': {'taints': kept or None}}
@@ -498,3 +506,63 @@ def node_diff(node_name, before, after, key=None):
     if key is not None:
         before, after = {'entry': before}, {'entry': after}
     return {'before': before, 'after': after, 'before_header': header, 'after_header': header}
+
+
+# ---------------------------------------------------------------- a legacy node under the v0.18+ generation
+# The v0.18+ operator's migration copy (operator/internal/wrapper/zz.migration.0.18.0.go @8127a97c,
+# migrateNodePrefixToNodeWright): every operator-owned key still under skyhook.nvidia.com/ gets a copy under
+# nodewright.nvidia.com/ unless that key exists (an explicit new value wins); the legacy keys stay (the
+# rollback window). Operator-owned are the annotation stems below and the ignore and status_ labels; a user's
+# own skyhook.nvidia.com/pool label is not. The collection sees a node as that operator does after the copy,
+# and writes the copies with its first change to the node, so the two prefixes never disagree unmarked.
+
+MIGRATED_ANNOTATION_STEMS = ('nodeState_', 'status_', 'version_', 'cordon_', 'drainStart_', 'autoTaint_')
+
+
+def _owned_label(stem):
+    return stem == 'ignore' or stem.startswith('status_')
+
+
+def legacy_copies(node, gen=SKYHOOK, legacy=SKYHOOK):
+    """``{'annotations': {...}, 'labels': {...}}``: the migration copies the node lacks under ``gen``; {} when
+    ``gen`` is the legacy generation itself or nothing is missing. A legacy nodeState that is not valid JSON
+    is a NodeStateError naming its key (the copy would carry it into the new key)."""
+    if gen.prefix == legacy.prefix:
+        return {}
+    meta = node.get('metadata') or {}
+    old, new = legacy.prefix + '/', gen.prefix + '/'
+    copies = {}
+    for part, owned in (('annotations', lambda stem: stem.startswith(MIGRATED_ANNOTATION_STEMS)),
+                        ('labels', _owned_label)):
+        have = meta.get(part) or {}
+        found = {}
+        for key in sorted(have):
+            stem = key[len(old):]
+            if not key.startswith(old) or not owned(stem) or (new + stem) in have:
+                continue
+            if stem.startswith('nodeState_'):
+                decode(have[key], where='node %s annotation %s' % (meta.get('name'), key))
+            found[new + stem] = have[key]
+        if found:
+            copies[part] = found
+    return copies
+
+
+def with_copies(node, copies):
+    """The node as it is once ``copies`` (legacy_copies) are written: a new object, the input untouched."""
+    if not copies:
+        return node
+    meta = dict(node.get('metadata') or {})
+    for part, values in copies.items():
+        meta[part] = dict(meta.get(part) or {}, **values)
+    return dict(node, metadata=meta)
+
+
+def merge_copies(patch, copies):
+    """``patch`` (a merge patch of the node, or None) with ``copies`` written first; the patch's own keys win."""
+    if patch is None or not copies:
+        return patch
+    meta = dict(patch.get('metadata') or {})
+    for part, values in copies.items():
+        meta[part] = dict(values, **(meta.get(part) or {}))
+    return dict(patch, metadata=meta)

@@ -14,6 +14,7 @@ import pytest
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
 from ansible_collections.nodewright.bridge.plugins.module_utils import inventory_groups as ig
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
+from ansible_collections.nodewright.bridge.plugins.module_utils.constants import IGNORE_LABEL
 from ansible_collections.nodewright.bridge.plugins.module_utils import planner
 
 IMAGE = 'ghcr.io/example/tuning'
@@ -217,7 +218,7 @@ def fleet():
                  annotations={node_state.status_key('gpu-tuning'): 'erroring'}),
         api_node('n-busy', labels={'rack': 'a'}, state={'driver|2.0.0': entry('driver', '2.0.0', 'apply', 'in_progress')},
                  annotations={node_state.cordon_key('gpu-tuning'): 'true'}, ip='10.0.0.4'),
-        api_node('n-ignored', labels={node_state.IGNORE_LABEL: 'true'}, ip='10.0.0.5'),
+        api_node('n-ignored', labels={IGNORE_LABEL: 'true'}, ip='10.0.0.5'),
         api_node('n-cpu', labels={'pool': 'cpu'}, ip='10.0.0.6'),
     ]
 

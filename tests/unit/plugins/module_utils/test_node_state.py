@@ -12,6 +12,7 @@ import json
 import pytest
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
+from ansible_collections.nodewright.bridge.plugins.module_utils.constants import IGNORE_LABEL
 
 
 def entry(name='a', version='1.0.0', image='img', stage='apply', state='in_progress', **extra):
@@ -130,7 +131,7 @@ def test_keys():
     assert node_state.cordon_key('demo') == 'skyhook.nvidia.com/cordon_demo'
     assert node_state.version_key('demo') == 'skyhook.nvidia.com/version_demo'
     assert node_state.unique_name('a', '1.0.0') == 'a|1.0.0'
-    assert node_state.IGNORE_LABEL == 'skyhook.nvidia.com/ignore'
+    assert IGNORE_LABEL == 'skyhook.nvidia.com/ignore'
 
 
 @pytest.mark.parametrize('annotations,owners', [
@@ -347,14 +348,14 @@ def test_rerun_from_an_unknown_stage_is_refused():
 
 
 def test_ignore_patch():
-    assert node_state.ignore_patch({}, True) == {'metadata': {'labels': {node_state.IGNORE_LABEL: 'true'}}}
-    assert node_state.ignore_patch({node_state.IGNORE_LABEL: 'true'}, True) is None
-    assert node_state.ignore_patch({node_state.IGNORE_LABEL: 'true'}, False) == {
-        'metadata': {'labels': {node_state.IGNORE_LABEL: None}}}
+    assert node_state.ignore_patch({}, True) == {'metadata': {'labels': {IGNORE_LABEL: 'true'}}}
+    assert node_state.ignore_patch({IGNORE_LABEL: 'true'}, True) is None
+    assert node_state.ignore_patch({IGNORE_LABEL: 'true'}, False) == {
+        'metadata': {'labels': {IGNORE_LABEL: None}}}
     assert node_state.ignore_patch({}, False) is None
     # a label with another value is not "ignored" but is still removed by unignore
-    assert node_state.ignore_patch({node_state.IGNORE_LABEL: 'false'}, False) == {
-        'metadata': {'labels': {node_state.IGNORE_LABEL: None}}}
+    assert node_state.ignore_patch({IGNORE_LABEL: 'false'}, False) == {
+        'metadata': {'labels': {IGNORE_LABEL: None}}}
 
 
 # --------------------------------------------------------------------------- pod verdicts
