@@ -91,6 +91,18 @@ options:
       - See docs/reliability.md for what each fault does to a rollout.
     type: int
     default: 60
+  nodewright_api:
+    description:
+      - Which contract of the NodeWright operator to speak to the cluster, see docs/api-generations.md.
+      - V(skyhook) is the v0.15 one (API group, node keys and pod labels under C(skyhook.nvidia.com)); V(nodewright)
+        the v0.18-v0.20 one (C(nodewright.nvidia.com), namespace C(nodewright)).
+      - V(auto) detects it per cluster from the CRDs it serves and, when it serves both, from the traces of a
+        v0.18+ operator (its node keys, a NodeWright object, its lease in namespace C(nodewright)).
+        The strategy and M(nodewright.bridge.node_update) detect once and pass the choice to every step.
+      - Not an option of kubernetes.core. If not set, the E(NODEWRIGHT_API) environment variable is used.
+    type: str
+    choices: [auto, skyhook, nodewright]
+    default: auto
 requirements:
   - kubernetes >= 24.2.0 (Python client)
   - PyYAML >= 3.11

@@ -67,6 +67,8 @@ AUTH_ARG_SPEC = dict(
     no_proxy=dict(type='str', fallback=(env_fallback, ['K8S_AUTH_NO_PROXY'])),
     request_timeout=dict(type='int', default=30),
     api_outage_timeout=dict(type='int', default=60, fallback=(env_fallback, ['NODEWRIGHT_API_OUTAGE_TIMEOUT'])),
+    nodewright_api=dict(type='str', default=api_generation.AUTO, choices=list(api_generation.OPTIONS),
+                        fallback=(env_fallback, ['NODEWRIGHT_API'])),
 )
 
 GROUP_VERSIONS = {SKYHOOK_GROUP: VERSION, NODEWRIGHT_GROUP: VERSION}
@@ -366,10 +368,33 @@ class Kube(object):
         self.coordination = kclient.CoordinationV1Api(self.api_client)
         # warnings for the module's result that no request failed on (a best-effort write refused)
         self.warnings = []
+        self._generation = None
 
     @property
     def host(self):
         return self.configuration.host
+
+    @property
+    def generation(self):
+        """The api_generation.Generation whose contract this client speaks (the option ``nodewright_api``).
+
+        ``skyhook`` / ``nodewright``: that one, without a request (a controller that chose it already passes the
+        choice down to every step; a wrong choice shows in the first CR read). ``auto``: api_generation.choose over
+        ``generation_evidence`` for the module's ``cr_name``, once per client; its reason is ``generation_reason``.
+        """
+        if self._generation is None:
+            option = self.params.get('nodewright_api') or api_generation.AUTO
+            if option != api_generation.AUTO:
+                self._generation = api_generation.by_name(option)
+                self.generation_reason = 'nodewright_api=%s' % option
+            else:
+                cr_name = self.params.get('cr_name')
+                try:
+                    self._generation, self.generation_reason = api_generation.choose(
+                        option, self.generation_evidence(option, cr_name=cr_name))
+                except api_generation.GenerationError as exc:
+                    raise KubeError(str(exc))
+        return self._generation
 
     # ------------------------------------------------------------------ plumbing
 
