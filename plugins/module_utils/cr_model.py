@@ -31,8 +31,9 @@ import re
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_schema
 from ansible_collections.nodewright.bridge.plugins.module_utils import duration
 from ansible_collections.nodewright.bridge.plugins.module_utils.constants import (
-    DISABLE_ANNOTATION, NODE_STATE_PREFIX, NODEWRIGHT_API_VERSION, NODEWRIGHT_GROUP, PAUSE_ANNOTATION,
+    NODE_STATE_PREFIX, NODEWRIGHT_API_VERSION, NODEWRIGHT_GROUP,
     SKYHOOK_API_VERSION, SKYHOOK_GROUP, TAINT_EFFECTS, VERSION)
+from ansible_collections.nodewright.bridge.plugins.module_utils import api_generation
 from ansible_collections.nodewright.bridge.plugins.module_utils import label_selector
 from ansible_collections.nodewright.bridge.plugins.module_utils import semver
 from ansible_collections.nodewright.bridge.plugins.module_utils.quantity import parse_quantity, is_go_duration
@@ -358,12 +359,17 @@ class NodeWrightCR(object):
         self.node_statuses = dict((k, v) for k, v in (status.get('nodeStatus') or {}).items() if isinstance(v, str))
 
     @property
+    def api_gen(self):
+        """The api_generation.Generation of the CR's own group: its annotations (pause, disable) are under its prefix."""
+        return api_generation.by_api_version(self.api_version)
+
+    @property
     def paused(self):
-        return self.annotations.get(PAUSE_ANNOTATION) == 'true'
+        return self.annotations.get(self.api_gen.pause_annotation) == 'true'
 
     @property
     def disabled(self):
-        return self.annotations.get(DISABLE_ANNOTATION) == 'true'
+        return self.annotations.get(self.api_gen.disable_annotation) == 'true'
 
     def legacy_compartment(self, node_count):
         """The synthetic fixed compartment the operator builds from this CR's ``interruptionBudget``."""

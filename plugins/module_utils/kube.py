@@ -30,6 +30,7 @@ import time
 from ansible.module_utils.basic import env_fallback, missing_required_lib
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import api_generation
+from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
 from ansible_collections.nodewright.bridge.plugins.module_utils.constants import NODEWRIGHT_GROUP, SKYHOOK_GROUP, VERSION
 
 try:
@@ -471,12 +472,28 @@ class Kube(object):
     # ------------------------------------------------------------------ nodes
 
     def get_node(self, name):
+        """The node as the generation's operator sees it (``adopted``); this process keeps the node as read."""
         try:
             node = self.call(describe('get', 'node', name), self.core.read_node, name)
         except NotFound:
             raise self.node_gone(name)
         _NODES[(os.getpid(), self.host, name)] = node
-        return node
+        return self.adopted(node)[0]
+
+    def adopted(self, node):
+        """``(view, copies)``: the node as the v0.18+ operator sees it after its migration copy of the legacy
+        keys (node_state.legacy_copies), and the copies the node still lacks; ``(node, {})`` under the legacy
+        generation. ``node`` may be a view this client returned: the copies come from the node as read, which
+        this process keeps (same resourceVersion)."""
+        gen = self.generation
+        if gen is api_generation.SKYHOOK or not node:
+            return node, {}
+        meta = node.get('metadata') or {}
+        raw = _NODES.get((os.getpid(), self.host, meta.get('name')))
+        if raw is None or (raw.get('metadata') or {}).get('resourceVersion') != meta.get('resourceVersion'):
+            raw = node
+        copies = node_state.legacy_copies(raw, gen)
+        return node_state.with_copies(raw, copies), copies
 
     def node_gone(self, name, what=None):
         """The NodeGone error for ``name``: "node deleted" if this process had read or written it (or ``what`` waits on it)."""
@@ -484,8 +501,13 @@ class Kube(object):
         return NodeGone(name, self.host, deleted=bool(what) or known, what=what)
 
     def list_nodes(self, label_selector=None):
+        """The node list, each node as the generation's operator sees it (``adopted``: read, never written)."""
         kwargs = {'label_selector': label_selector} if label_selector else {}
-        return self.call(describe('list', 'nodes'), self.core.list_node, **kwargs)
+        listing = self.call(describe('list', 'nodes'), self.core.list_node, **kwargs)
+        if self.generation is not api_generation.SKYHOOK:
+            listing = dict(listing, items=[node_state.with_copies(n, node_state.legacy_copies(n, self.generation))
+                                           for n in listing.get('items') or []])
+        return listing
 
     def patch_node(self, name, patch, dry_run=False):
         kwargs = {'dry_run': 'All'} if dry_run else {}
@@ -566,17 +588,19 @@ class Kube(object):
                 node = _NODES.get((os.getpid(), self.host, name))
             if node is None or attempt:
                 node = self.get_node(name)
+            node, copies = self.adopted(node)
             patch = mutate(node)
             if not patch:
                 return node, None
-            guarded = dict(patch)
-            guarded['metadata'] = dict(patch.get('metadata') or {})
+            # the migration copies go with the first change (the operator writes them with its first pass)
+            guarded = node_state.merge_copies(dict(patch), copies)
+            guarded['metadata'] = dict(guarded.get('metadata') or {})
             guarded['metadata']['resourceVersion'] = node['metadata']['resourceVersion']
             try:
                 after = self.patch_node(name, guarded, dry_run=dry_run)
             except Conflict:
                 continue
-            return after, patch
+            return self.adopted(after)[0], patch
         raise Conflict('patch node %s: still conflicting after %d attempts (other writers keep changing it)'
                        % (name, attempts), 409)
 

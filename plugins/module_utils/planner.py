@@ -19,8 +19,8 @@ from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
 from ansible_collections.nodewright.bridge.plugins.module_utils import label_selector
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
 from ansible_collections.nodewright.bridge.plugins.module_utils import pod_layout
-from ansible_collections.nodewright.bridge.plugins.module_utils.constants import (
-    DEFAULT_RUNTIME_REQUIRED_TAINT, DISABLE_ANNOTATION, PAUSE_ANNOTATION)
+from ansible_collections.nodewright.bridge.plugins.module_utils import api_generation
+from ansible_collections.nodewright.bridge.plugins.module_utils.api_generation import SKYHOOK
 from ansible_collections.nodewright.bridge.plugins.module_utils.node_plan import plan_node
 from ansible_collections.nodewright.bridge.plugins.module_utils.rollout_scheduler import RolloutScheduler
 
@@ -122,10 +122,12 @@ def choose_policy(cr, bundled=(), given=None, fetch=None, where=None):
     return resolve_policy(cr, [doc] if doc is not None else []), doc, source
 
 
-def plan_rollout(cr, nodes, policy=None, order='name', cap_to_ceiling=True, config_changes=None, batch_states=None):
+def plan_rollout(cr, nodes, policy=None, order='name', cap_to_ceiling=True, config_changes=None, batch_states=None,
+                 gen=SKYHOOK):
     """Plan ``cr`` over ``nodes`` (from normalise_nodes). Returns a dict ready for a module result.
 
     ``batch_states``: compartment -> the BatchProcessingState the rollout continues (cr_status.resumed_batch_states).
+    ``gen``: the api_generation.Generation whose keys the nodes carry (the plan's ``api_generation`` names it).
     """
     # Planning a large fleet allocates many small dicts and lists that all stay alive until
     # the result is returned; the cyclic collector would scan them again and again for
@@ -133,17 +135,17 @@ def plan_rollout(cr, nodes, policy=None, order='name', cap_to_ceiling=True, conf
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _plan_rollout(cr, nodes, policy, order, cap_to_ceiling, config_changes, batch_states)
+        return _plan_rollout(cr, nodes, policy, order, cap_to_ceiling, config_changes, batch_states, gen)
     finally:
         if was_enabled:
             gc.enable()
 
 
-def _cached_plan(cr, node, plans_by_state, plans_by_relevant_state, config_changes):
+def _cached_plan(cr, node, plans_by_state, plans_by_relevant_state, config_changes, gen):
     """The node's plan. Most of a fleet shares a handful of states (nothing done yet, all done, ...):
     each distinct annotation is planned once. Plans are read-only from here on. Raises
     CRValidationError (naming the node and its annotation) for a state that cannot be read."""
-    state_key = node_state.node_state_key(cr.name)
+    state_key = node_state.node_state_key(cr.name, gen)
     raw_state = node['annotations'].get(state_key)
     plan = plans_by_state.get(raw_state)
     if plan is None:
@@ -162,64 +164,65 @@ def _cached_plan(cr, node, plans_by_state, plans_by_relevant_state, config_chang
     return plan
 
 
-def _records(node, cr_name, status):
+def _records(node, cr_name, status, gen):
     """The node's status for the CR is ``status`` in both its annotation and its label."""
-    key = node_state.status_key(cr_name)
+    key = node_state.status_key(cr_name, gen)
     return node['annotations'].get(key) == status and node['labels'].get(key) == status
 
 
-def _sort_nodes(cr, nodes, config_changes):
+def _sort_nodes(cr, nodes, config_changes, gen):
     """``(selected, node_plans, unmatched, ignored, (to_block, their recorded status), malformed, untolerated,
     left_out)``: the nodes as the CR sees them."""
     selected, unmatched, ignored, to_block, malformed, untolerated = [], [], [], [], {}, {}
     recorded = {}  # to_block node -> its status for the CR as the node records it (what a held CR keeps)
     left_out = []  # selected, not complete, and out of the rollout: the CR is not complete everywhere
     node_plans, plans_by_state, plans_by_relevant_state = {}, {}, {}
-    tolerations = pod_layout.picker_tolerations(cr)
+    tolerations = pod_layout.picker_tolerations(cr, gen.runtime_required_taint)
     for node in nodes:
         if not label_selector.matches(cr.node_selector, node['labels']):
             unmatched.append(node['name'])
             continue
+        ignored_node = node_state.is_ignored(node['labels'], gen)
         try:
-            plan = _cached_plan(cr, node, plans_by_state, plans_by_relevant_state, config_changes)
+            plan = _cached_plan(cr, node, plans_by_state, plans_by_relevant_state, config_changes, gen)
         except cr_model.CRValidationError as exc:
-            if not node_state.is_ignored(node['labels']):
+            if not ignored_node:
                 # the operator's NodeStateMalformed: reported, never touched, and the CR holds (cr_decision)
                 malformed[node['name']] = exc.errors[0]
             plan = None  # an unreadable state on an ignored node is not this run's to judge
         taints = node_state.untolerated(node.get('taints'), tolerations)
-        if taints and not node_state.is_ignored(node['labels']):
+        if taints and not ignored_node:
             untolerated[node['name']] = taints
         if plan is None or not plan['complete']:
-            if node_state.is_ignored(node['labels']) or taints or plan is None:
+            if ignored_node or taints or plan is None:
                 left_out.append(node['name'])
-        if node_state.is_ignored(node['labels']) or taints:
+        if ignored_node or taints:
             # out of every rollout; recorded blocked while it has work left, as the operator's node picker does
             # (an ignored node, or one with a taint the CR does not tolerate: CheckTaintToleration)
             if not taints:
                 ignored.append(node['name'])
-            if plan is not None and not plan['complete'] and not _records(node, cr.name, 'blocked'):
+            if plan is not None and not plan['complete'] and not _records(node, cr.name, 'blocked', gen):
                 to_block.append(node['name'])
-                recorded[node['name']] = node['annotations'].get(node_state.status_key(cr.name)) or 'unknown'
+                recorded[node['name']] = node['annotations'].get(node_state.status_key(cr.name, gen)) or 'unknown'
         elif plan is not None:
             node_plans[node['name']] = plan
             selected.append(node)
     return selected, node_plans, unmatched, ignored, (to_block, recorded), malformed, untolerated, left_out
 
 
-def _auto_taint(cr, nodes):
+def _auto_taint(cr, nodes, gen):
     """The operator's getAutoTaintNodes for one CR: every node it selects that no CR has written yet and that lacks
     the runtime-required taint (the operator's default one), paused, disabled or ignored alike."""
     if not (cr.runtime_required and cr.auto_taint_new_nodes):
         return []
-    taint = node_state.parse_taint(DEFAULT_RUNTIME_REQUIRED_TAINT)
+    taint = node_state.parse_taint(gen.runtime_required_taint)
     return sorted(n['name'] for n in nodes if label_selector.matches(cr.node_selector, n['labels'])
-                  and node_state.is_new_node(n['annotations']) and not node_state.has_taint(n.get('taints'), taint))
+                  and node_state.is_new_node(n['annotations'], gen) and not node_state.has_taint(n.get('taints'), taint))
 
 
-def _plan_rollout(cr, nodes, policy, order, cap_to_ceiling, config_changes, batch_states):
+def _plan_rollout(cr, nodes, policy, order, cap_to_ceiling, config_changes, batch_states, gen):
     selected, node_plans, unmatched, ignored, (to_block, to_block_status), malformed, untolerated, left_out = _sort_nodes(
-        cr, nodes, config_changes)
+        cr, nodes, config_changes, gen)
     done = [n for n, p in node_plans.items() if p['complete']]
     pairs = [(n['name'], n['labels']) for n in selected]
     source = {'policy': policy} if policy is not None else {'legacy_cr': cr}
@@ -227,14 +230,15 @@ def _plan_rollout(cr, nodes, policy, order, cap_to_ceiling, config_changes, batc
                                        batch_states=batch_states, cr_name=cr.name, **source)
     compartments = scheduler.plan()
     result_nodes = {}
-    complete_record = node_state.status_patch(cr.name, 'complete')['metadata']
+    complete_record = node_state.status_patch(cr.name, 'complete', gen)['metadata']
+    status_key, version_key = node_state.status_key(cr.name, gen), node_state.version_key(cr.name, gen)
     for node in selected:
         plan = node_plans[node['name']]
-        status = node['annotations'].get(node_state.status_key(cr.name)) or 'unknown'
+        status = node['annotations'].get(status_key) or 'unknown'
         # the operator's "complete" record (status annotation and label, version) is on the node already
         recorded = (all(node['annotations'].get(k) == v for k, v in complete_record.get('annotations', {}).items())
                     and all(node['labels'].get(k) == v for k, v in complete_record.get('labels', {}).items())
-                    and node['annotations'].get(node_state.version_key(cr.name)) == node_state.OPERATOR_VERSION)
+                    and node['annotations'].get(version_key) == gen.operator_version)
         result_nodes[node['name']] = {
             'compartment': scheduler.compartment_of(node['name']),
             'pending': plan['pending'],
@@ -248,8 +252,8 @@ def _plan_rollout(cr, nodes, policy, order, cap_to_ceiling, config_changes, batc
             # recorded complete (annotation or label) while its state is not (kubectl skyhook node reset,
             # package rerun, a new package): the operator's reconciles record it unknown, then waiting (IntrospectNode)
             'stale_complete': not plan['complete'] and 'complete' in (
-                node['annotations'].get(node_state.status_key(cr.name)), node['labels'].get(node_state.status_key(cr.name))),
-            'cordoned_by': node_state.cordon_owners(node['annotations']),
+                node['annotations'].get(status_key), node['labels'].get(status_key)),
+            'cordoned_by': node_state.cordon_owners(node['annotations'], gen),
             # the node's status as the CR's status last recorded it (None: not recorded)
             'cr_status': cr.node_statuses.get(node['name']),
         }
@@ -276,7 +280,7 @@ def _plan_rollout(cr, nodes, policy, order, cap_to_ceiling, config_changes, batc
         # there is one the CR is not complete everywhere (a sequencing-all CR holds the later ones)
         'left_out': sorted(left_out),
         # the new nodes the runtime-required taint goes on first (runtimeRequired and autoTaintNewNodes)
-        'auto_taint': _auto_taint(cr, nodes),
+        'auto_taint': _auto_taint(cr, nodes, gen),
         'summary': {
             'matched': len(selected),
             'complete': len(done),
@@ -309,10 +313,13 @@ def _plan_rollout(cr, nodes, policy, order, cap_to_ceiling, config_changes, batc
 # The playbooks only read these decisions: rollout_plan's ``decision`` (one CR) and the
 # rollout_phases filter (several CRs in one run, the ``budgeted`` strategy's phases).
 
-PAUSED = 'paused (%s=true), no batch starts' % PAUSE_ANNOTATION
+# the CR's own annotation is named (skyhook.nvidia.com/pause on a Skyhook, nodewright.nvidia.com/pause on a NodeWright)
+PAUSED_AS = 'paused (%s=true), no batch starts'
+PAUSED = PAUSED_AS % SKYHOOK.pause_annotation
 MALFORMED = ('holds: the node state of %s cannot be read (NodeStateMalformed); nothing starts until it is repaired '
              'or the node reset (kubectl skyhook node reset)')
-DISABLED = 'disabled (%s=true), left alone' % DISABLE_ANNOTATION
+DISABLED_AS = 'disabled (%s=true), left alone'
+DISABLED = DISABLED_AS % SKYHOOK.disable_annotation
 BLOCKED = 'nodes waiting for an earlier CR (sequencing node): %s'
 WAITS_FOR_ALL = 'waits until %s (sequencing all) is complete on every node'
 
@@ -326,11 +333,12 @@ WAITS_FROM = ('unknown',) + HELD_STATUSES
 
 def skip_reason(cr):
     """Why a CR (a plan's ``cr``) starts nothing at all: disabled or paused; None if it may run."""
+    if not (cr.get('disabled') or cr.get('paused')):
+        return None
+    gen = api_generation.by_api_version(cr['apiVersion']) if cr.get('apiVersion') else SKYHOOK
     if cr.get('disabled'):
-        return DISABLED
-    if cr.get('paused'):
-        return PAUSED
-    return None
+        return DISABLED_AS % gen.disable_annotation
+    return PAUSED_AS % gen.pause_annotation
 
 
 def malformed_reason(plan):
@@ -353,10 +361,10 @@ def cr_warnings(cr):
     warnings = []
     if cr.paused:
         warnings.append('%s %s is paused (%s=true): the operator would not start any batch'
-                        % (cr.kind, cr.name, PAUSE_ANNOTATION))
+                        % (cr.kind, cr.name, cr.api_gen.pause_annotation))
     if cr.disabled:
         warnings.append('%s %s is disabled (%s=true): the operator would not act on it'
-                        % (cr.kind, cr.name, DISABLE_ANNOTATION))
+                        % (cr.kind, cr.name, cr.api_gen.disable_annotation))
     return warnings
 
 

@@ -74,9 +74,11 @@ options:
     elements: str
     default: []
   runtime_required_taint:
-    description: The runtime-required taint, C(key=value:Effect) (V(complete) removes it, V(auto_taint) adds it).
+    description:
+      - The runtime-required taint, C(key=value:Effect) (V(complete) removes it, V(auto_taint) adds it).
+      - Default, the operator's for the API generation (O(nodewright_api)), C(skyhook.nvidia.com=runtime-required:NoSchedule)
+        or C(nodewright.nvidia.com=runtime-required:NoSchedule); under V(nodewright) V(complete) also removes the legacy one.
     type: str
-    default: skyhook.nvidia.com=runtime-required:NoSchedule
   package:
     description:
       - For V(reset), the package to re-run (all its versions on the node unless O(version) is set).

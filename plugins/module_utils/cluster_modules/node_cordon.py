@@ -18,28 +18,29 @@ from ansible_collections.nodewright.bridge.plugins.module_utils import node_even
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
 from ansible_collections.nodewright.bridge.plugins.module_utils import pod_run
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
-from ansible_collections.nodewright.bridge.plugins.module_utils.constants import CORDON_PREFIX, INHERITED_CORDON_PREFIX
+from ansible_collections.nodewright.bridge.plugins.module_utils.constants import INHERITED_CORDON_PREFIX
 from ansible_collections.nodewright.bridge.plugins.module_utils.cr_model import cr_name_errors
 
 
-def _view(node):
+def _view(node, gen):
     meta = node.get('metadata') or {}
     annotations = meta.get('annotations') or {}
     ours = dict((k, v) for k, v in annotations.items()
-                if k.startswith(CORDON_PREFIX) or k.startswith(INHERITED_CORDON_PREFIX))
+                if k.startswith(gen.cordon_prefix) or k.startswith(INHERITED_CORDON_PREFIX))
     return {'unschedulable': bool((node.get('spec') or {}).get('unschedulable')), 'annotations': ours}
 
 
 def run(module, kube):
     name, owner, state = module.params['node'], module.params['cr_name'], module.params['state']
+    gen = kube.generation
 
     def mutate(node):
         meta = node.get('metadata') or {}
         unschedulable = bool((node.get('spec') or {}).get('unschedulable'))
         if state == 'cordoned':
             return node_state.cordon_patch(owner, meta.get('annotations'), unschedulable,
-                                           take_over=module.params['take_over'])
-        return node_state.uncordon_patch(owner, meta.get('annotations'), unschedulable)[0]
+                                           take_over=module.params['take_over'], gen=gen)
+        return node_state.uncordon_patch(owner, meta.get('annotations'), unschedulable, gen)[0]
 
     before_node = kube.get_node(name)
     if state == 'cordoned' and module.params['hold']:
@@ -47,19 +48,19 @@ def run(module, kube):
         if hold:
             raise _runner.ModuleFailed(hold[1].replace('no new pod starts', 'no cordon is taken'), node=name,
                                        changed=False, held=hold[0])
-    before = _view(before_node)
+    before = _view(before_node, gen)
     after_node, patch = kube.update_node(name, mutate, node=before_node, dry_run=module.check_mode)
     # In check mode the server's dry run answers with the node as it would be.
-    after = _view(after_node)
+    after = _view(after_node, gen)
     annotations = after['annotations']
-    owners = node_state.cordon_owners(annotations)
+    owners = node_state.cordon_owners(annotations, gen)
     inherited = annotations.get(node_state.inherited_cordon_key(owner)) == 'true'
     held = owner in owners
     if state == 'cordoned':
         message = 'node %s is cordoned by %s%s' % (
             name, owner, ' (inherited: it was already cordoned by someone else)' if inherited else '')
     elif after['unschedulable']:
-        if patch is None and owner not in node_state.cordon_owners(before['annotations']):
+        if patch is None and owner not in node_state.cordon_owners(before['annotations'], gen):
             why = 'it is not cordoned by %s' % owner
         elif owners:
             why = 'it is still cordoned by %s' % ', '.join(owners)

@@ -179,7 +179,7 @@ class Drain(object):
     def check_node(self, name):
         """The node exists; warnings for a schedulable node and for deletions that bypass PDBs."""
         node = self.kube.get_node(name)
-        self.owners = node_state.cordon_owners((node.get('metadata') or {}).get('annotations'))
+        self.owners = node_state.cordon_owners((node.get('metadata') or {}).get('annotations'), self.kube.generation)
         if not (node.get('spec') or {}).get('unschedulable'):
             self.module.warn('node %s is schedulable: evicted pods may be scheduled back onto it; cordon it first '
                              '(nodewright.bridge.node_cordon)' % name)

@@ -44,7 +44,7 @@ def run(module, kube):
     except ModuleFailed as exc:
         # a health check that passes changes nothing and leaves no Event; one that fails is a Warning,
         # for the CRs whose cordon the node carries
-        owners = node_state.cordon_owners((first.get('metadata') or {}).get('annotations'))
+        owners = node_state.cordon_owners((first.get('metadata') or {}).get('annotations'), kube.generation)
         _runner.node_event(module, kube, name, node_events.health_failed(name, owners, exc.msg))
         raise
     result['waited'] = round(time.time() - started, 3)

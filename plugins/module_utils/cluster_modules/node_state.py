@@ -18,7 +18,7 @@ from ansible_collections.nodewright.bridge.plugins.module_utils import node_cond
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_events
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
-from ansible_collections.nodewright.bridge.plugins.module_utils.constants import DEFAULT_RUNTIME_REQUIRED_TAINT
+from ansible_collections.nodewright.bridge.plugins.module_utils.api_generation import SKYHOOK
 from ansible_collections.nodewright.bridge.plugins.module_utils.cr_model import cr_name_errors
 
 
@@ -26,46 +26,46 @@ def _suffixed(annotations, prefix):
     return dict((k[len(prefix):], v) for k, v in sorted(annotations.items()) if k.startswith(prefix))
 
 
-def describe_node(node, cr_name=None):
+def describe_node(node, cr_name=None, gen=SKYHOOK):
     meta = node.get('metadata') or {}
     annotations = meta.get('annotations') or {}
     labels = meta.get('labels') or {}
-    status = _suffixed(annotations, node_state.status_key(''))
-    versions = _suffixed(annotations, node_state.version_key(''))
+    status = _suffixed(annotations, gen.status_prefix)
+    versions = _suffixed(annotations, gen.version_prefix)
     if cr_name is not None:
         status = dict((k, v) for k, v in status.items() if k == cr_name)
         versions = dict((k, v) for k, v in versions.items() if k == cr_name)
     return {
-        'states': node_state.states_on_node(annotations, cr_name),
+        'states': node_state.states_on_node(annotations, cr_name, gen),
         'status': status,
         'versions': versions,
-        'cordon_owners': node_state.cordon_owners(annotations),
+        'cordon_owners': node_state.cordon_owners(annotations, gen),
         'unschedulable': bool((node.get('spec') or {}).get('unschedulable')),
-        'ignored': node_state.is_ignored(labels),
+        'ignored': node_state.is_ignored(labels, gen),
         'taints': ['%s%s:%s' % (t.get('key'), '=' + t['value'] if t.get('value') else '', t.get('effect'))
                    for t in (node.get('spec') or {}).get('taints') or []],
     }
 
 
-def complete_patch(node, cr_name, runtime_required_crs, taint_spec):
+def complete_patch(node, cr_name, runtime_required_crs, taint_spec, gen=SKYHOOK):
     """Status complete (+ version) for the CR, and the runtime-required taint off when due; None if all is so."""
     annotations = (node.get('metadata') or {}).get('annotations') or {}
-    state = node_state.states_on_node(annotations, cr_name).get(cr_name) or {}
+    state = node_state.states_on_node(annotations, cr_name, gen).get(cr_name) or {}
     unfinished = sorted(k for k, v in state.items() if v['state'] in ('in_progress', 'erroring'))
     if unfinished:
         raise node_state.NodeStateError('cannot record %s complete on node %s: %s still in progress or erroring'
                                         % (cr_name, (node.get('metadata') or {}).get('name'), ', '.join(unfinished)))
     patch = {'metadata': {'annotations': {}, 'labels': {}}}
-    if annotations.get(node_state.status_key(cr_name)) != 'complete' or \
-            ((node.get('metadata') or {}).get('labels') or {}).get(node_state.status_key(cr_name)) != 'complete':
-        patch = node_state.status_patch(cr_name, 'complete')
-    if annotations.get(node_state.version_key(cr_name)) != node_state.OPERATOR_VERSION:
-        patch['metadata']['annotations'].update(node_state.version_patch(cr_name)['metadata']['annotations'])
+    key = node_state.status_key(cr_name, gen)
+    if annotations.get(key) != 'complete' or ((node.get('metadata') or {}).get('labels') or {}).get(key) != 'complete':
+        patch = node_state.status_patch(cr_name, 'complete', gen)
+    if annotations.get(node_state.version_key(cr_name, gen)) != gen.operator_version:
+        patch['metadata']['annotations'].update(node_state.version_patch(cr_name, gen=gen)['metadata']['annotations'])
     if runtime_required_crs:
         # The taint decision sees this CR as complete already (that is what this patch records).
         seen = dict(node, metadata=dict(node.get('metadata') or {}, annotations=dict(
-            annotations, **{node_state.status_key(cr_name): 'complete'})))
-        taint = node_state.runtime_taint_patch(seen, taint_spec, runtime_required_crs)
+            annotations, **{key: 'complete'})))
+        taint = node_state.runtime_taint_patch(seen, taint_spec, runtime_required_crs, gen)
         if taint:
             patch.update(taint)
     if not patch['metadata']['annotations'] and not patch['metadata'].get('labels') and 'spec' not in patch:
@@ -76,35 +76,37 @@ def complete_patch(node, cr_name, runtime_required_crs, taint_spec):
 def run(module, kube):
     params = module.params
     name, cr_name, action = params['node'], params['cr_name'], params['action']
+    gen = kube.generation
     node = kube.get_node(name)
-    before = describe_node(node, cr_name)
+    before = describe_node(node, cr_name, gen)
     reset = []
+    taint = params['runtime_required_taint'] or gen.runtime_required_taint
     if action == 'read':
         return dict(changed=False, node=name, **before)
 
     def mutate(current):
         meta = current.get('metadata') or {}
         if action == 'complete':
-            return complete_patch(current, cr_name, params['runtime_required_crs'], params['runtime_required_taint'])
+            return complete_patch(current, cr_name, params['runtime_required_crs'], taint, gen)
         if action == 'reset' and params['forget'] and not params['package']:
-            state_now = node_state.states_on_node(meta.get('annotations'), cr_name).get(cr_name) or {}
+            state_now = node_state.states_on_node(meta.get('annotations'), cr_name, gen).get(cr_name) or {}
             reset[:] = sorted(state_now)
-            return node_state.forget_patch(cr_name, meta.get('annotations'), meta.get('labels'))
+            return node_state.forget_patch(cr_name, meta.get('annotations'), meta.get('labels'), gen)
         if action == 'reset':
             patch, hits = node_state.reset_patch(cr_name, meta.get('annotations'), params['package'],
-                                                 params['version'], params['stage'])
+                                                 params['version'], params['stage'], gen)
             reset[:] = hits
-            return node_state.unrecord_complete(patch, cr_name, meta.get('annotations'), meta.get('labels'))
+            return node_state.unrecord_complete(patch, cr_name, meta.get('annotations'), meta.get('labels'), gen)
         if action == 'record':
-            return node_state.record_patch(cr_name, params['status'], meta.get('annotations'), meta.get('labels'))
+            return node_state.record_patch(cr_name, params['status'], meta.get('annotations'), meta.get('labels'), gen)
         if action == 'auto_taint':
-            return node_state.auto_taint_patch(current, params['runtime_required_taint'])
-        return node_state.ignore_patch(meta.get('labels'), action == 'ignore')
+            return node_state.auto_taint_patch(current, taint, gen)
+        return node_state.ignore_patch(meta.get('labels'), action == 'ignore', gen)
 
     # the CR's node conditions follow its record on the node (not for ignore / unignore: no record changes)
     conditions = node_conditions.writer(cr_name) if action in ('complete', 'reset', 'record') else None
     after_node, patch = kube.update_node(name, mutate, node=node, dry_run=module.check_mode, conditions=conditions)
-    after = describe_node(after_node, cr_name)
+    after = describe_node(after_node, cr_name, gen)
     result = dict(changed=patch is not None, node=name, **after)
     if action == 'complete' and patch is not None and before['status'].get(cr_name) != 'complete':
         _runner.node_event(module, kube, name, node_events.complete(cr_name))
@@ -125,7 +127,8 @@ def module_args():
                     choices=['read', 'reset', 'ignore', 'unignore', 'complete', 'record', 'auto_taint']),
         status=dict(type='str', choices=list(node_state.RECORDED_STATUSES)),
         runtime_required_crs=dict(type='list', elements='str', default=[]),
-        runtime_required_taint=dict(type='str', default=DEFAULT_RUNTIME_REQUIRED_TAINT),
+        # default: the generation's RUNTIME_REQUIRED_TAINT (api_generation), known once the client has chosen it
+        runtime_required_taint=dict(type='str'),
         package=dict(type='str'),
         version=dict(type='str'),
         stage=dict(type='str', choices=list(node_state.RERUN_STAGES)),

@@ -33,7 +33,7 @@ def _nodes(kube, cr):
     that cannot be read fails the module."""
     listing = kube.list_nodes(label_selector=label_selector.to_query(cr.node_selector) or None)
     states, nodes = {}, {}
-    key = node_state.node_state_key(cr.name)
+    key = node_state.node_state_key(cr.name, kube.generation)
     for node in listing.get('items') or []:
         meta = node['metadata']
         if not label_selector.matches(cr.node_selector, meta.get('labels') or {}):

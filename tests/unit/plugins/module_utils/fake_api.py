@@ -272,6 +272,9 @@ class FakeApiServer(object):
     def kube(self, **params):
         """A ``kube.Kube`` whose client talks to this server (a host of its own: no client, node cache or lock shared)."""
         params.setdefault('host', self.host)
+        # the v0.15 contract, as the controller passes its choice to every step; a test of the detection
+        # (nodewright_api=auto) or of the v0.18+ contract says so
+        params.setdefault('nodewright_api', 'skyhook')
         kube = kube_api.Kube(params)
         self.install(kube.api_client)
         return kube

@@ -207,11 +207,12 @@ def test_bad_annotation_names_the_node_and_holds_the_cr(annotation, needle):
 
 def test_a_paused_cr_with_a_malformed_node_still_says_paused():
     cr = cr_model.build_cr({'apiVersion': 'nodewright.nvidia.com/v1alpha1', 'kind': 'NodeWright',
-                            'metadata': {'name': 'demo', 'annotations': {planner.PAUSE_ANNOTATION: 'true'}},
+                            'metadata': {'name': 'demo', 'annotations': {'nodewright.nvidia.com/pause': 'true'}},
                             'spec': {'nodeSelectors': {'matchLabels': {'pool': 'gpu'}},
                                      'packages': {'tt': {'version': '1.0.0', 'image': 'i'}}}})
     result = planner.plan_rollout(cr, [node('good'), node('bad', annotations={STATE_KEY: '{x'})])
-    assert planner.cr_decision(result)['skipped'] == planner.PAUSED
+    # the message names the NodeWright's own annotation (a Skyhook's is skyhook.nvidia.com/pause: planner.PAUSED)
+    assert planner.cr_decision(result)['skipped'] == 'paused (nodewright.nvidia.com/pause=true), no batch starts'
 
 
 def test_bad_annotation_on_an_unselected_node_is_ignored():
@@ -282,7 +283,7 @@ def test_a_node_not_complete_that_says_nothing_or_complete_is_to_be_recorded_wai
         {'node': n, 'status': 'waiting'} for n in ('fresh', 'label-only', 'reset')]
     # a paused CR records every node paused (IntrospectNode), not waiting
     paused = make_cr({'interruptionBudget': {'count': 1}})
-    paused.annotations['skyhook.nvidia.com/pause'] = 'true'
+    paused.annotations['nodewright.nvidia.com/pause'] = 'true'
     assert planner.cr_decision(planner.plan_rollout(paused, nodes))['record'] == [
         {'node': n, 'status': 'paused'} for n in sorted(result['nodes'])]
 

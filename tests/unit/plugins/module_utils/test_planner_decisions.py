@@ -103,10 +103,10 @@ def test_paused_and_disabled_crs_start_nothing_and_say_why():
     again = planner.cr_decision(plan('a', ['n1', 'n2'], complete=['n2'], status={'n1': 'disabled', 'n2': 'disabled'}))
     assert again['record'] == [{'node': 'n1', 'status': 'waiting'}] and again['complete'] == ['n2']
     assert planner.cr_warnings(make_cr()) == []
-    both = make_cr(annotations={'skyhook.nvidia.com/pause': 'true', 'skyhook.nvidia.com/disable': 'true'})
+    both = make_cr(annotations={'nodewright.nvidia.com/pause': 'true', 'nodewright.nvidia.com/disable': 'true'})
     assert planner.cr_warnings(both) == [
-        'NodeWright demo is paused (skyhook.nvidia.com/pause=true): the operator would not start any batch',
-        'NodeWright demo is disabled (skyhook.nvidia.com/disable=true): the operator would not act on it']
+        'NodeWright demo is paused (nodewright.nvidia.com/pause=true): the operator would not start any batch',
+        'NodeWright demo is disabled (nodewright.nvidia.com/disable=true): the operator would not act on it']
 
 
 def test_plan_decision_reports_the_nodes_and_the_line():
