@@ -389,13 +389,21 @@ class Kube(object):
                 self._generation = api_generation.by_name(option)
                 self.generation_reason = 'nodewright_api=%s' % option
             else:
-                cr_name = self.params.get('cr_name')
-                try:
-                    self._generation, self.generation_reason = api_generation.choose(
-                        option, self.generation_evidence(option, cr_name=cr_name))
-                except api_generation.GenerationError as exc:
-                    raise KubeError(str(exc))
+                self._generation, self.generation_reason = self._detected(self.params.get('cr_name'))
         return self._generation
+
+    def _detected(self, cr_name):
+        key = (self.host, cr_name)
+        known = self.live_crs.generations.get(key) if self.live_crs is not None else None
+        if known is not None:
+            return known
+        try:
+            chosen = api_generation.choose(api_generation.AUTO, self.generation_evidence(api_generation.AUTO, cr_name=cr_name))
+        except api_generation.GenerationError as exc:
+            raise KubeError(str(exc))
+        if self.live_crs is not None:
+            self.live_crs.generations[key] = chosen
+        return chosen
 
     # ------------------------------------------------------------------ plumbing
 
@@ -842,6 +850,10 @@ class Kube(object):
         places = CR_PLACES
         if api_version:
             places = tuple(p for p in CR_PLACES if p[0] == api_version.split('/', 1)[0]) or CR_PLACES
+        elif self.generation is api_generation.NODEWRIGHT:
+            # the v0.18+ operator reconciles the NodeWright (a mirror of a legacy Skyhook is one); the legacy
+            # object of the same name is read-only there and not what a rollout follows
+            places = tuple(p for p in CR_PLACES if p[0] == NODEWRIGHT_GROUP)
         if self.live_crs is not None and not fresh:
             doc = self.live_crs.lookup(name, places, self.host)
             if doc is not None:
@@ -1103,6 +1115,9 @@ class LiveCRs(object):
         self.params = params
         self.lock = threading.Lock()
         self.watches = {}
+        # (host, CR name) -> (Generation, reason): what nodewright_api=auto chose there (Kube.generation), so
+        # that the steps of every node of a play detect once, not once each
+        self.generations = {}
 
     def lookup(self, name, places, host):
         """The CR ``name`` in the first of ``places`` ((group, plural) pairs) that has it; see the class."""

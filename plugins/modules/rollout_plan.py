@@ -187,6 +187,20 @@ sources:
   returned: success
   type: dict
   sample: {"cr": "cluster", "policy": "cluster", "nodes": "cluster"}
+api_generation:
+  description:
+    - The NodeWright contract the nodes were read with (O(nodewright_api); V(auto) detects it, see docs/api-generations.md)
+      and why; the later steps of M(nodewright.bridge.node_update) and the strategy pass it on as O(nodewright_api).
+  returned: success
+  type: dict
+  contains:
+    name:
+      description: V(skyhook) (v0.15, C(skyhook.nvidia.com/*) keys) or V(nodewright) (v0.18-v0.20, C(nodewright.nvidia.com/*)).
+      type: str
+    reason:
+      description: The evidence, in one line.
+      type: str
+  sample: {"name": "skyhook", "reason": "auto: only skyhook.nvidia.com/v1alpha1 skyhooks is served: skyhook"}
 cr:
   description: The CR planned.
   returned: success

@@ -25,6 +25,7 @@ __metaclass__ = type
 import threading
 import time
 
+from ansible_collections.nodewright.bridge.plugins.module_utils import api_generation
 from ansible_collections.nodewright.bridge.plugins.module_utils import drain_rules
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_steps
@@ -149,9 +150,14 @@ class NodeSequence(object):
         self.cr = plan['cr']['name']
         self.plan = (plan.get('nodes') or {}).get(self.node)
         self.cr_doc = plan['cr']
+        gen = plan.get('api_generation') or {}
+        if gen.get('name'):
+            # every later step speaks the generation the plan read the nodes with (no detection per step)
+            self.connection = dict(self.connection, nodewright_api=gen['name'])
         if self.plan is None:
             if self.node in (plan.get('ignored') or []):
-                return self.finish('ignored', 'node %s carries skyhook.nvidia.com/ignore=true; left alone' % self.node)
+                return self.finish('ignored', 'node %s carries %s=true; left alone'
+                                   % (self.node, api_generation.by_name(gen.get('name') or 'skyhook').ignore_label))
             return self.finish('not-selected', 'node %s is not selected by %s %s (spec.nodeSelectors); nothing was changed'
                                % (self.node, plan['cr'].get('kind', 'CR'), self.cr), failed=True)
         try:

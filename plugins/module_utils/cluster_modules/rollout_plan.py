@@ -15,6 +15,7 @@ __metaclass__ = type
 
 from ansible.module_utils.basic import missing_required_lib
 
+from ansible_collections.nodewright.bridge.plugins.module_utils import api_generation
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_deletion
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_status
@@ -35,14 +36,15 @@ def _documents(value, what):
                                             % type(value).__name__])
 
 
-def run(params, warn):
+def run(params, warn, live_crs=None):
     sources = {}
     kube = None
     if params['cr'] is None or params['nodes'] is None:
-        kube = kube_api.Kube(params)
+        kube = kube_api.Kube(params, live_crs=live_crs)
     cr_doc, bundled_policies = _read_cr(params, kube, sources)
     stored = sources['cr'] == 'cluster'
     cr = cr_model.build_cr(cr_doc, stored=stored)
+    gen, gen_reason = _generation(params, kube, cr)
     for problem in cr_model.image_tag_problems(cr_doc) if stored else ():
         warn('%s: the operator replaces that tag with the version (its webhook refuses it on create or update)'
              % problem)
@@ -62,7 +64,9 @@ def run(params, warn):
         batch_states = cr_status.resumed_batch_states(cr, cr_doc, nodes, policy_doc)
     result = plan_rollout(cr, nodes, policy=policy, order=params['node_order'],
                           cap_to_ceiling=params['cap_batches_at_ceiling'], config_changes=params['config_changes'],
-                          batch_states=batch_states)
+                          batch_states=batch_states, gen=gen)
+    # the steps after the plan speak this generation (node_update and the strategy pass it on as nodewright_api)
+    result['api_generation'] = {'name': gen.name, 'reason': gen_reason}
     for warning in plan_warnings(result):
         warn(warning)
     result['batch_state'] = batch_states
@@ -74,6 +78,17 @@ def run(params, warn):
     result['interruption_budget'] = None if policy is not None else (cr.interruption_budget or {'percent': 100})
     result['decision'] = plan_decision(result)
     return result
+
+
+def _generation(params, kube, cr):
+    """``(Generation, reason)`` the plan reads the nodes with: the client's (nodewright_api, detected for ``auto``);
+    without a cluster (CR and nodes given), an explicit nodewright_api or else the CR document's own group."""
+    if kube is not None:
+        return kube.generation, kube.generation_reason
+    option = params.get('nodewright_api') or api_generation.AUTO
+    if option != api_generation.AUTO:
+        return api_generation.by_name(option), 'nodewright_api=%s' % option
+    return cr.api_gen, 'auto without a cluster: the CR is %s' % cr.api_version
 
 
 def _read_cr(params, kube, sources):
@@ -133,7 +148,7 @@ def check(params):
 def plan_module(module, kube):
     """The run with the module's warnings; builds its own client, only when it reads the cluster."""
     del kube
-    return dict(changed=False, **run(module.params, module.warn))
+    return dict(changed=False, **run(module.params, module.warn, live_crs=getattr(module, 'live_crs', None)))
 
 
 def execute(module):
