@@ -23,6 +23,16 @@ operator/api/v1alpha1/skyhook_types.go: Interrupt.ToArgs; operator/internal/wrap
 ResourceID, NodeOrder). The operator's own configuration (its environment) is passed as keyword
 arguments whose defaults are the operator's defaults.
 
+Every function whose output names a key (a label, an annotation, the runtime-required toleration)
+takes ``gen``, the api_generation.Generation the cluster speaks: SKYHOOK (``skyhook.nvidia.com/*``,
+the v0.15 operator) unless the caller says otherwise, so every caller that does not pass it gets what
+it got before. The v0.18+ names (NODEWRIGHT, ``nodewright.nvidia.com/*``) are those of NVIDIA/nodewright
+operator/internal/controller/skyhook_controller.go @01cc2f2d (the pod and ConfigMap labels and
+annotations, the env defaults) and operator/internal/controller/annotations.go @262b5749 (the package
+annotation). What did not change in v0.20 stays fixed here: the mount paths (``/skyhook-package/...``),
+COPY_DIR_ROOT ``/var/lib/skyhook``, AGENT_LOG_ROOT ``/var/log/skyhook`` and the agent's ``SKYHOOK_*``
+variables.
+
 Manifests are plain dicts in the API's camelCase, ready for the ``kubernetes`` client. Fields
 the operator leaves at their zero value are left out (the API server fills in its defaults).
 
@@ -39,10 +49,11 @@ import datetime
 import hashlib
 import json
 
+from ansible_collections.nodewright.bridge.plugins.module_utils.api_generation import SKYHOOK
+# DEFAULT_RUNTIME_REQUIRED_TAINT, INTERRUPT_LABEL and PACKAGE_ANNOTATION are SKYHOOK's, kept importable from here
+# for the callers that name them; the functions below read every key from their ``gen``.
 from ansible_collections.nodewright.bridge.plugins.module_utils.constants import (
-    DEFAULT_RUNTIME_REQUIRED_TAINT, INTERRUPT_LABEL, INTERRUPT_LABEL_VALUE, NAME_LABEL, NODE_META_LABEL,
-    NODE_NAME_ANNOTATION, PACKAGE_ANNOTATION, PACKAGE_LABEL, PACKAGE_NAME_ANNOTATION, PACKAGE_VERSION_ANNOTATION,
-    UNSCHEDULABLE_TAINT)
+    DEFAULT_RUNTIME_REQUIRED_TAINT, INTERRUPT_LABEL, INTERRUPT_LABEL_VALUE, PACKAGE_ANNOTATION, UNSCHEDULABLE_TAINT)
 from ansible_collections.nodewright.bridge.plugins.module_utils.node_state import parse_taint
 from ansible_collections.nodewright.bridge.plugins.module_utils.quantity import duration_seconds, parse_quantity
 
@@ -55,7 +66,8 @@ NODE_METADATA_MOUNT = '/skyhook-package/node-metadata'
 CONFIGMAP_MOUNT = '/skyhook-package/configmaps'
 
 # The operator's configuration: SkyhookOperatorOptions env defaults
-# (operator/internal/controller/skyhook_controller.go:75-83).
+# (operator/internal/controller/skyhook_controller.go:75-83), those of the v0.15 operator (SKYHOOK).
+# NAMESPACE, AGENT_IMAGE and RUNTIME_REQUIRED_TAINT changed in v0.18: defaults(gen) gives a generation's.
 DEFAULT_NAMESPACE = 'skyhook'                                            # NAMESPACE
 DEFAULT_IMAGE_PULL_SECRET = ''                                           # IMAGE_PULL_SECRET (none)
 DEFAULT_COPY_DIR_ROOT = '/var/lib/skyhook'                               # COPY_DIR_ROOT
@@ -86,6 +98,19 @@ RUNNING, SUCCEEDED, FAILED, MISSING = 'running', 'succeeded', 'failed', 'missing
 # The operator truncates package names to 43 characters in container names (they are at
 # most 43 long already: the CRD pattern and MaxLength).
 _CONTAINER_PACKAGE_CHARS = 43
+
+
+def defaults(gen=SKYHOOK):
+    """The operator's env defaults that depend on its generation, under the names of the pod modules' options.
+
+    The v0.18+ operator (NODEWRIGHT) runs in namespace ``nodewright`` with agent
+    ``ghcr.io/nvidia/nodewright/agent:latest`` and applies ``nodewright.nvidia.com=runtime-required:NoSchedule``
+    (NVIDIA/nodewright operator/internal/controller/skyhook_controller.go @01cc2f2d, SkyhookOperatorOptions). The
+    other defaults stay module constants for both: COPY_DIR_ROOT and AGENT_LOG_ROOT did not change in v0.20.
+    The builders below use these when ``namespace`` / ``agent_image`` / ``runtime_required_taint`` are None.
+    """
+    return {'namespace': gen.default_namespace, 'agent_image': gen.default_agent_image,
+            'runtime_required_taint': gen.runtime_required_taint}
 
 
 # --------------------------------------------------------------------------- Go encoding/json
@@ -158,21 +183,22 @@ def safe_name(limit, *parts):
 
 
 def package_label(package):
-    """Value of the ``skyhook.nvidia.com/package`` pod label: ``<name>-<version>``."""
+    """Value of the ``<prefix>/package`` pod label: ``<name>-<version>`` (the same in every generation)."""
     return '%s-%s' % (package.name, package.version)
 
 
-def pod_labels(cr_name, package=None, interrupt=None):
+def pod_labels(cr_name, package=None, interrupt=None, gen=SKYHOOK):
     """Label selector (dict) for the pods of a CR, of one package, or of its interrupt pods.
 
     ``interrupt=True`` selects interrupt pods only; ``False`` and ``None`` do not filter (stage
-    pods have no interrupt label at all: select them by exclusion).
+    pods have no interrupt label at all: select them by exclusion). The keys are ``gen``'s: a v0.18+
+    operator labels its pods ``nodewright.nvidia.com/name`` etc., and a selector must find the pods it made.
     """
-    labels = {NAME_LABEL: cr_name}
+    labels = {gen.name_label: cr_name}
     if package is not None:
-        labels[PACKAGE_LABEL] = package_label(package)
+        labels[gen.package_label] = package_label(package)
     if interrupt:
-        labels[INTERRUPT_LABEL] = INTERRUPT_LABEL_VALUE
+        labels[gen.interrupt_label] = INTERRUPT_LABEL_VALUE
     return labels
 
 
@@ -310,9 +336,9 @@ def node_order_from_status(status, node_name):
     return int(status.get('nodeOrderOffset') or 0) + ordered.index(node_name)
 
 
-def runtime_required_toleration(runtime_required_taint=DEFAULT_RUNTIME_REQUIRED_TAINT):
-    """Equal toleration of the runtime-required taint (every package pod has it, runtimeRequired or not)."""
-    taint = parse_taint(runtime_required_taint)
+def runtime_required_toleration(runtime_required_taint=None, gen=SKYHOOK):
+    """Equal toleration of one runtime-required taint (None: the one ``gen``'s operator applies by default)."""
+    taint = parse_taint(gen.runtime_required_taint if runtime_required_taint is None else runtime_required_taint)
     toleration = {'key': taint['key'], 'operator': 'Equal'}
     if taint.get('value'):
         toleration['value'] = taint['value']
@@ -320,21 +346,38 @@ def runtime_required_toleration(runtime_required_taint=DEFAULT_RUNTIME_REQUIRED_
     return toleration
 
 
-def picker_tolerations(cr, runtime_required_taint=DEFAULT_RUNTIME_REQUIRED_TAINT):
+def runtime_required_tolerations(runtime_required_taint=None, gen=SKYHOOK):
+    """The Equal tolerations of the runtime-required taint(s) a package pod carries (runtimeRequired or not).
+
+    With the generation's default taint (or None) every taint that generation recognises as the
+    runtime-required one, in its order: the v0.18+ operator applies ``nodewright.nvidia.com=runtime-required``
+    and still tolerates and removes the legacy ``skyhook.nvidia.com=runtime-required`` a v0.15 operator left
+    on a node (skyhook_controller.go @01cc2f2d), so a pod must not be kept off such a node; SKYHOOK
+    recognises one, so its pods carry one toleration, as before. A taint the caller configured otherwise is
+    the operator's RUNTIME_REQUIRED_TAINT override: that one alone.
+    """
+    if runtime_required_taint is None or runtime_required_taint == gen.runtime_required_taint:
+        specs = gen.recognised_runtime_required_taints
+    else:
+        specs = (runtime_required_taint,)
+    return [runtime_required_toleration(spec, gen) for spec in specs]
+
+
+def picker_tolerations(cr, runtime_required_taint=None, gen=SKYHOOK):
     """The tolerations the operator's node picker checks a node's taints against (SelectNodes): the cordon
     (unschedulable, NoSchedule), the CR's additionalTolerations and, for a runtimeRequired CR only, the
-    runtime-required taint. A node with another taint is blocked, although its pods (bound by nodeName)
-    would run."""
+    runtime-required taint(s) (:func:`runtime_required_tolerations`). A node with another taint is blocked,
+    although its pods (bound by nodeName) would run."""
     tolerations = [{'key': UNSCHEDULABLE_TAINT, 'operator': 'Exists', 'effect': 'NoSchedule'}]
     tolerations += copy.deepcopy(cr.additional_tolerations)
     if cr.runtime_required:
-        tolerations.append(runtime_required_toleration(runtime_required_taint))
+        tolerations += runtime_required_tolerations(runtime_required_taint, gen)
     return tolerations
 
 
-def pod_tolerations(cr, runtime_required_taint=DEFAULT_RUNTIME_REQUIRED_TAINT):
-    """Cordon (unschedulable, Exists), the runtime-required taint, then the CR's additionalTolerations."""
-    return ([{'key': UNSCHEDULABLE_TAINT, 'operator': 'Exists'}, runtime_required_toleration(runtime_required_taint)]
+def pod_tolerations(cr, runtime_required_taint=None, gen=SKYHOOK):
+    """Cordon (unschedulable, Exists), the runtime-required taint(s), then the CR's additionalTolerations."""
+    return ([{'key': UNSCHEDULABLE_TAINT, 'operator': 'Exists'}] + runtime_required_tolerations(runtime_required_taint, gen)
             + copy.deepcopy(cr.additional_tolerations))
 
 
@@ -357,7 +400,10 @@ def interrupt_arg(interrupt):
 
 
 def package_annotation(cr_name, package, stage, invalid=False):
-    """The ``skyhook.nvidia.com/package`` pod annotation (SetPackages): the image without its tag."""
+    """The value of the ``<prefix>/package`` pod annotation (SetPackages): the image without its tag.
+
+    Only the key is the generation's (the caller's ``gen.package_annotation``); the JSON is the same.
+    """
     fields = _Struct([('name', package.name), ('version', package.version), ('skyhook', cr_name),
                       ('stage', stage), ('image', package.image)])
     if package.container_sha:
@@ -367,17 +413,18 @@ def package_annotation(cr_name, package, stage, invalid=False):
     return go_json(fields)
 
 
-def parse_package_annotation(pod):
-    """The package annotation of a pod (dict), or None when it has none; ValueError when not JSON."""
-    text = ((_get(pod, 'metadata') or {}).get('annotations') or {}).get(PACKAGE_ANNOTATION)
+def parse_package_annotation(pod, gen=SKYHOOK):
+    """The package annotation (``gen``'s key) of a pod (dict), or None when it has none; ValueError when not JSON."""
+    key = gen.package_annotation
+    text = ((_get(pod, 'metadata') or {}).get('annotations') or {}).get(key)
     if text is None:
         return None
     try:
         value = json.loads(text)
     except ValueError as exc:
-        raise ValueError('annotation %s is not valid JSON: %s' % (PACKAGE_ANNOTATION, exc))
+        raise ValueError('annotation %s is not valid JSON: %s' % (key, exc))
     if not isinstance(value, dict):
-        raise ValueError('annotation %s must be a JSON object' % PACKAGE_ANNOTATION)
+        raise ValueError('annotation %s must be a JSON object' % key)
     return value
 
 
@@ -394,6 +441,11 @@ def _metadata(cr, name, namespace, labels, annotations, uid):
         # collector would delete the object.
         meta['ownerReferences'] = owner_references(cr, uid)
     return meta
+
+
+def _or(value, default):
+    """``value``, or ``default`` when it is None (an empty string given on purpose is kept)."""
+    return default if value is None else value
 
 
 def _package(cr, package):
@@ -413,22 +465,23 @@ def _check_stage(stage, allowed, what):
 # --------------------------------------------------------------------------- ConfigMaps
 
 
-def package_configmap(cr, package, namespace=DEFAULT_NAMESPACE, cr_uid=None):
+def package_configmap(cr, package, namespace=None, cr_uid=None, gen=SKYHOOK):
     """The package ConfigMap (UpsertConfigmaps), or None for a package without ``configMap``.
 
     The operator also leaves it untouched while the package is being uninstalled on any node.
+    ``namespace`` None: ``gen``'s default (:func:`defaults`); the label and annotations are ``gen``'s.
     """
     package = _package(cr, package)
     if not package.config_map:
         return None
     uid = _owner_identity(cr, cr_uid)[0]
-    annotations = {NAME_LABEL: cr.name, PACKAGE_NAME_ANNOTATION: package.name,
-                   PACKAGE_VERSION_ANNOTATION: package.version}
+    annotations = {gen.name_label: cr.name, gen.package_name_annotation: package.name,
+                   gen.package_version_annotation: package.version}
     return {
         'apiVersion': 'v1',
         'kind': 'ConfigMap',
-        'metadata': _metadata(cr, package_configmap_name(cr.name, package), namespace,
-                              {NAME_LABEL: cr.name}, annotations, uid),
+        'metadata': _metadata(cr, package_configmap_name(cr.name, package), _or(namespace, gen.default_namespace),
+                              {gen.name_label: cr.name}, annotations, uid),
         'data': dict(package.config_map),
     }
 
@@ -469,12 +522,14 @@ def _node_parts(node):
     return meta.get('name'), meta.get('labels') or {}, meta.get('annotations') or {}
 
 
-def node_metadata_configmap(cr, node, namespace=DEFAULT_NAMESPACE, agent_image=DEFAULT_AGENT_IMAGE, cr_uid=None):
+def node_metadata_configmap(cr, node, namespace=None, agent_image=None, cr_uid=None, gen=SKYHOOK):
     """The per-node metadata ConfigMap (UpsertNodeLabelsAnnotationsPackages).
 
     Data: ``annotations.json`` and ``labels.json`` (the node's maps as Go encodes them: sorted
     keys, HTML-safe escapes, ``null`` when empty) and ``packages.json`` (:func:`packages_json`).
     None when the node has neither labels nor annotations: the operator then creates nothing.
+    ``namespace`` / ``agent_image`` None: ``gen``'s defaults; the label (``<prefix>/skyhook-node-meta``,
+    so named in v0.20 too) and annotations are ``gen``'s.
     """
     name, labels, annotations = _node_parts(node)
     if not labels and not annotations:
@@ -483,13 +538,13 @@ def node_metadata_configmap(cr, node, namespace=DEFAULT_NAMESPACE, agent_image=D
     return {
         'apiVersion': 'v1',
         'kind': 'ConfigMap',
-        'metadata': _metadata(cr, node_metadata_configmap_name(cr.name, name), namespace,
-                              {NODE_META_LABEL: cr.name},
-                              {NAME_LABEL: cr.name, NODE_NAME_ANNOTATION: name}, uid),
+        'metadata': _metadata(cr, node_metadata_configmap_name(cr.name, name), _or(namespace, gen.default_namespace),
+                              {gen.node_meta_label: cr.name},
+                              {gen.name_label: cr.name, gen.node_name_annotation: name}, uid),
         'data': {
             'annotations.json': _go_string_map(annotations),
             'labels.json': _go_string_map(labels),
-            'packages.json': packages_json(cr, agent_image),
+            'packages.json': packages_json(cr, _or(agent_image, gen.default_agent_image)),
         },
     }
 
@@ -532,7 +587,7 @@ def _pause_container(pause_image):
 
 
 def _pod(cr, name, namespace, labels, annotations, uid, volumes, init_containers, node_name,
-         pause_image, image_pull_secret, runtime_required_taint):
+         pause_image, image_pull_secret, runtime_required_taint, gen):
     spec = {
         'volumes': volumes,
         'initContainers': init_containers,
@@ -541,7 +596,7 @@ def _pod(cr, name, namespace, labels, annotations, uid, volumes, init_containers
         'nodeName': node_name,
         'hostNetwork': True,
         'hostPID': True,
-        'tolerations': pod_tolerations(cr, runtime_required_taint),
+        'tolerations': pod_tolerations(cr, runtime_required_taint, gen),
     }
     if image_pull_secret:
         spec['imagePullSecrets'] = [{'name': image_pull_secret}]
@@ -550,19 +605,22 @@ def _pod(cr, name, namespace, labels, annotations, uid, volumes, init_containers
             'spec': spec}
 
 
-def stage_pod(cr, package, stage, node_name, namespace=DEFAULT_NAMESPACE, agent_image=DEFAULT_AGENT_IMAGE,
+def stage_pod(cr, package, stage, node_name, namespace=None, agent_image=None,
               pause_image=DEFAULT_PAUSE_IMAGE, copy_dir_root=DEFAULT_COPY_DIR_ROOT,
               agent_log_root=DEFAULT_AGENT_LOG_ROOT, image_pull_secret=DEFAULT_IMAGE_PULL_SECRET,
-              runtime_required_taint=DEFAULT_RUNTIME_REQUIRED_TAINT, node_order=0, cr_uid=None, cr_generation=None):
+              runtime_required_taint=None, node_order=0, cr_uid=None, cr_generation=None, gen=SKYHOOK):
     """The pod that runs one stage of a package on a node (createPodFromPackage + SetPackages).
 
     ``package`` is a cr_model Package or its key in ``cr.packages``; ``stage`` one of POD_STAGES.
     ``node_order`` is SKYHOOK_NODE_ORDER (:func:`node_order_from_status`); ``cr_uid`` / ``cr_generation``
     those of the CR in the cluster (they name the copy directory and SKYHOOK_RESOURCE_ID; the
-    uid also sets the owner reference). The rest is the operator's configuration.
+    uid also sets the owner reference). The rest is the operator's configuration; ``namespace``,
+    ``agent_image`` and ``runtime_required_taint`` None are ``gen``'s defaults (:func:`defaults`), and the
+    labels, the package annotation and the tolerations are ``gen``'s.
     """
     package = _package(cr, package)
     _check_stage(stage, POD_STAGES, 'stage pod')
+    namespace, agent_image = _or(namespace, gen.default_namespace), _or(agent_image, gen.default_agent_image)
     uid, generation = _owner_identity(cr, cr_uid, cr_generation)
     target = copy_dir(cr.name, package, uid, generation, copy_dir_root)
     metadata_volume = safe_name(63, 'metadata', node_name)
@@ -601,27 +659,28 @@ def stage_pod(cr, package, stage, node_name, namespace=DEFAULT_NAMESPACE, agent_
             container['resources'] = copy.deepcopy(resources)
 
     pod = _pod(cr, stage_pod_name(cr.name, package, stage, node_name), namespace,
-               pod_labels(cr.name, package), {PACKAGE_ANNOTATION: package_annotation(cr.name, package, stage)},
-               uid, volumes, containers, node_name, pause_image, image_pull_secret, runtime_required_taint)
+               pod_labels(cr.name, package, gen=gen), {gen.package_annotation: package_annotation(cr.name, package, stage)},
+               uid, volumes, containers, node_name, pause_image, image_pull_secret, runtime_required_taint, gen)
     grace = termination_grace_period(package)
     if grace is not None:
         pod['spec']['terminationGracePeriodSeconds'] = grace
     return pod
 
 
-def interrupt_pod(cr, package, interrupt, node_name, namespace=DEFAULT_NAMESPACE, agent_image=DEFAULT_AGENT_IMAGE,
+def interrupt_pod(cr, package, interrupt, node_name, namespace=None, agent_image=None,
                   stage='interrupt', pause_image=DEFAULT_PAUSE_IMAGE, copy_dir_root=DEFAULT_COPY_DIR_ROOT,
                   agent_log_root=DEFAULT_AGENT_LOG_ROOT, image_pull_secret=DEFAULT_IMAGE_PULL_SECRET,
-                  runtime_required_taint=DEFAULT_RUNTIME_REQUIRED_TAINT, node_order=0, cr_uid=None, cr_generation=None):
+                  runtime_required_taint=None, node_order=0, cr_uid=None, cr_generation=None, gen=SKYHOOK):
     """The pod that runs an interrupt on a node for a package (createInterruptPodForPackage + SetPackages).
 
     ``interrupt`` is ``{'type', 'services'}`` as in cr_model (the package's, or the merged one of
     node_plan.merge_interrupts); ``stage`` is ``interrupt`` or ``uninstall-interrupt``. The agent
     gets ``interrupt /root <copy dir> <base64 JSON>`` whatever the stage; no package env, no
-    package resources, no gracefulShutdown.
+    package resources, no gracefulShutdown. ``gen`` and the None defaults as in :func:`stage_pod`.
     """
     package = _package(cr, package)
     _check_stage(stage, INTERRUPT_STAGES, 'interrupt pod')
+    namespace, agent_image = _or(namespace, gen.default_namespace), _or(agent_image, gen.default_agent_image)
     if not interrupt or not interrupt.get('type'):
         raise ValueError('an interrupt pod needs an interrupt with a type')
     uid, generation = _owner_identity(cr, cr_uid, cr_generation)
@@ -644,10 +703,10 @@ def interrupt_pod(cr, package, interrupt, node_name, namespace=DEFAULT_NAMESPACE
         'volumeMounts': [{'name': ROOT_VOLUME, 'mountPath': '/root', 'mountPropagation': 'HostToContainer'}],
         'resources': _fixed_resources(INTERRUPT_RESOURCES),
     }
-    labels = pod_labels(cr.name, package, interrupt=True)
+    labels = pod_labels(cr.name, package, interrupt=True, gen=gen)
     return _pod(cr, interrupt_pod_name(cr.name, interrupt['type'], stage, node_name), namespace, labels,
-                {PACKAGE_ANNOTATION: package_annotation(cr.name, package, stage)}, uid, volumes, [container],
-                node_name, pause_image, image_pull_secret, runtime_required_taint)
+                {gen.package_annotation: package_annotation(cr.name, package, stage)}, uid, volumes, [container],
+                node_name, pause_image, image_pull_secret, runtime_required_taint, gen)
 
 
 # --------------------------------------------------------------------------- pod outcome
@@ -773,10 +832,10 @@ def _container_fingerprint(container):
                                   for e in env]}
 
 
-def _pod_fingerprint(pod):
+def _pod_fingerprint(pod, gen):
     spec = _get(pod, 'spec') or {}
     annotations = (_get(pod, 'metadata') or {}).get('annotations') or {}
-    return {'package': annotations.get(PACKAGE_ANNOTATION),
+    return {'package': annotations.get(gen.package_annotation),
             'init': [_container_fingerprint(c) for c in spec.get('initContainers') or []],
             'containers': [_container_fingerprint(c) for c in spec.get('containers') or []]}
 
@@ -798,7 +857,7 @@ def _first_difference(have, want):
     return None
 
 
-def stale_pod_reason(pod, manifest, entry, stage, retries=0, failed_is_stale=True, by_state=True):
+def stale_pod_reason(pod, manifest, entry, stage, retries=0, failed_is_stale=True, by_state=True, gen=SKYHOOK):
     """Why a pod found under the name of ``manifest`` must be replaced rather than adopted, or None to adopt it.
 
     The operator adopts a pod of an interrupted run only while it is still the CR's pod for the node's
@@ -809,8 +868,9 @@ def stale_pod_reason(pod, manifest, entry, stage, retries=0, failed_is_stale=Tru
     (the node says erroring): a new run makes a new attempt, never adopts the old verdict, unless
     ``failed_is_stale`` is false (a reboot's interrupt pod, which the reboot itself may kill: the
     new boot ID, not the pod, says whether it happened). ``by_state=False``: the CR alone decides.
+    ``gen``: the generation whose package annotation (``<prefix>/package``) the pods carry.
     """
-    difference = _first_difference(_pod_fingerprint(pod), _pod_fingerprint(manifest))
+    difference = _first_difference(_pod_fingerprint(pod, gen), _pod_fingerprint(manifest, gen))
     if difference:
         return 'it no longer matches the CR: %s' % difference
     if not by_state:

@@ -13,6 +13,12 @@ this file only sequences the requests, in the operator's order:
 
 and it never leaves a pod behind that nobody records: if the node cannot be written after
 the pod was created, the pod is deleted again before the error is raised.
+
+Every function (and class) that names a key takes ``gen``, the api_generation.Generation of the
+node's and the pods' keys (SKYHOOK, ``skyhook.nvidia.com/*``, unless the caller says otherwise) and
+passes it on to node_state and pod_layout. A CR's own pause / disable annotations are those of the
+CR's API group (:func:`cr_generation`): a NodeWright CR is paused by ``nodewright.nvidia.com/pause``
+(NVIDIA/nodewright operator/api/nodewright/v1alpha1/nodewright_types.go @90d9979d, IsPaused / IsDisabled).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -22,13 +28,14 @@ __metaclass__ = type
 import copy
 import time
 
+from ansible_collections.nodewright.bridge.plugins.module_utils import api_generation
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_conditions
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
 from ansible_collections.nodewright.bridge.plugins.module_utils import pod_layout
-from ansible_collections.nodewright.bridge.plugins.module_utils.constants import (
-    DEFAULT_RUNTIME_REQUIRED_TAINT, DISABLE_ANNOTATION, IGNORE_LABEL, PAUSE_ANNOTATION)
+from ansible_collections.nodewright.bridge.plugins.module_utils.api_generation import SKYHOOK
+from ansible_collections.nodewright.bridge.plugins.module_utils.constants import DEFAULT_RUNTIME_REQUIRED_TAINT
 
 DELETE_POLICIES = ('always', 'on_success', 'never')
 
@@ -88,53 +95,77 @@ def load_cr(kube, cr_arg, cr_name):
     return cr_model.build_cr(doc, stored=cr_arg is None), doc
 
 
-def held(kube, cr, node, cr_from_file=False):
+def cr_generation(api_version, gen=SKYHOOK):
+    """The generation whose pause and disable keys a CR carries: that of its own ``apiVersion``.
+
+    The operator reads them from the CR's own prefix (IsPaused / IsDisabled), so a NodeWright CR is paused by
+    ``nodewright.nvidia.com/pause`` and a Skyhook CR by ``skyhook.nvidia.com/pause``, whichever generation the
+    nodes' keys are in. ``gen`` when the apiVersion is none of the CRs' (a document without one).
+    """
+    try:
+        return api_generation.by_api_version(api_version)
+    except api_generation.GenerationError:
+        return gen
+
+
+def held(kube, cr, node, cr_from_file=False, gen=SKYHOOK):
     """Why no new pod may start on ``node`` for ``cr`` now, or None: the CR paused or disabled (read from the
     cluster at this step: a pause written during a run stops it before its next pod), the node ignored.
 
     ``cr_from_file``: the CR came as a document; its copy in the cluster, if there is one, is the one a
     ``kubectl skyhook pause`` writes to, so it is read (one GET per pod step; 404: none).
+    The pause / disable keys are the CR's group's (:func:`cr_generation`), the ignore label ``gen``'s.
     Returns ``(kind, message)``: kind ``paused``, ``disabled`` or ``ignored``.
     """
     annotations = cr.annotations
     if cr_from_file:
-        annotations = _annotations_in_cluster(kube, cr.name, cr.api_version, annotations)
+        annotations = _annotations_in_cluster(kube, cr.name, cr.api_version, annotations)[0]
     labels = (node.get('metadata') or {}).get('labels') or {}
-    return hold_reason(cr.name, annotations, node['metadata']['name'], labels)
+    return hold_reason(cr.name, annotations, node['metadata']['name'], labels, gen=gen,
+                       cr_gen=cr_generation(cr.api_version, gen))
 
 
-def held_by_name(kube, cr_name, node):
+def held_by_name(kube, cr_name, node, gen=SKYHOOK):
     """``held`` for a step that knows the CR by name only (a cordon, a drain): the CR as the cluster has it now
-    (one GET; a CR that is not in the cluster holds nothing, the node's ignore label still does)."""
+    (one GET; a CR that is not in the cluster holds nothing, the node's ignore label still does). The pause /
+    disable keys are those of the group the CR was found in, the ignore label ``gen``'s."""
     labels = (node.get('metadata') or {}).get('labels') or {}
-    return hold_reason(cr_name, _annotations_in_cluster(kube, cr_name, None, {}), node['metadata']['name'], labels)
+    annotations, cr_gen = _annotations_in_cluster(kube, cr_name, None, {}, gen)
+    return hold_reason(cr_name, annotations, node['metadata']['name'], labels, gen=gen, cr_gen=cr_gen)
 
 
-def _annotations_in_cluster(kube, name, api_version, default):
+def _annotations_in_cluster(kube, name, api_version, default, gen=SKYHOOK):
+    """``(annotations, generation of the CR found)`` of the CR in the cluster; ``(default, gen)`` when there is none."""
     try:
-        return (kube.get_cr(name, api_version).get('metadata') or {}).get('annotations') or {}
+        doc = kube.get_cr(name, api_version)
     except kube_api.NotFound:
-        return default
+        return default, gen
+    return (doc.get('metadata') or {}).get('annotations') or {}, cr_generation(doc.get('apiVersion'), gen)
 
 
-def hold_reason(cr_name, cr_annotations, node_name, node_labels):
-    """``(kind, message)`` or None: the operator starts no pod for a paused or disabled CR, nor on an ignored node."""
-    for kind, key, undo in (('paused', PAUSE_ANNOTATION, 'kubectl skyhook resume %s' % cr_name),
-                            ('disabled', DISABLE_ANNOTATION, 'kubectl skyhook enable %s' % cr_name)):
+def hold_reason(cr_name, cr_annotations, node_name, node_labels, gen=SKYHOOK, cr_gen=None):
+    """``(kind, message)`` or None: the operator starts no pod for a paused or disabled CR, nor on an ignored node.
+
+    ``cr_gen``: the generation of the CR's own group, whose pause / disable keys it carries (None: ``gen``);
+    ``gen``: that of the node's ignore label.
+    """
+    cr_gen = cr_gen or gen
+    for kind, key, undo in (('paused', cr_gen.pause_annotation, 'kubectl skyhook resume %s' % cr_name),
+                            ('disabled', cr_gen.disable_annotation, 'kubectl skyhook enable %s' % cr_name)):
         if (cr_annotations or {}).get(key) == 'true':
             return kind, ('%s is %s (%s=true): no new pod starts on node %s; the node is left as it is (%s, then run '
                           'again to continue where it stopped)' % (cr_name, kind, key, node_name, undo))
-    if node_state.is_ignored(node_labels):
+    if node_state.is_ignored(node_labels, gen):
         return 'ignored', ('node %s carries %s=true: no new pod starts on it for %s (kubectl skyhook node unignore %s, '
-                           'then run again)' % (node_name, IGNORE_LABEL, cr_name, node_name))
+                           'then run again)' % (node_name, gen.ignore_label, cr_name, node_name))
     return None
 
 
-def read_entry(kube, node_name, cr_name, key):
-    """``(node, its annotations, the CR's nodeState entry `key` or None)``: one GET of the node."""
+def read_entry(kube, node_name, cr_name, key, gen=SKYHOOK):
+    """``(node, its annotations, the CR's nodeState entry `key` or None)``: one GET of the node (``gen``'s nodeState key)."""
     node = kube.get_node(node_name)
     annotations = (node.get('metadata') or {}).get('annotations') or {}
-    state_key = node_state.node_state_key(cr_name)
+    state_key = node_state.node_state_key(cr_name, gen)
     state = node_state.decode(annotations.get(state_key), where='node %s annotation %s' % (node_name, state_key))
     return node, annotations, state.get(key)
 
@@ -157,40 +188,42 @@ def set_entry(state, package, stage, value, restarts=0):
                              package.container_sha)[0]
 
 
-def write_node_state(kube, node_name, cr_name, transform, status=None, dry_run=False, annotations=None, node=None):
+def write_node_state(kube, node_name, cr_name, transform, status=None, dry_run=False, annotations=None, node=None,
+                     gen=SKYHOOK):
     """Read-modify-write of the CR's nodeState on a node (resourceVersion-guarded).
 
     ``transform(state) -> new_state`` works on the decoded state; the whole annotation is
     written at once (never a partial value), with ``status_<cr>`` if given and ``version_<cr>``,
     plus ``annotations`` (key -> value, None removes) in the same patch. ``node``: a fresh read
     of the node to start from (saves a GET). The CR's node conditions follow the new record
-    (node_conditions; a status write only when they change, never in a dry run).
+    (node_conditions; a status write only when they change, never in a dry run). The nodeState,
+    status and version keys are ``gen``'s, and ``version_<cr>`` says ``gen``'s operator version.
     Returns ``(state_after, changed)``.
     """
     seen = {}
     extra = annotations
+    state_key = node_state.node_state_key(cr_name, gen)
 
     def mutate(node):
         annotations = (node.get('metadata') or {}).get('annotations') or {}
-        state = node_state.decode(annotations.get(node_state.node_state_key(cr_name)),
-                                  where='node %s annotation %s' % (node_name, node_state.node_state_key(cr_name)))
+        state = node_state.decode(annotations.get(state_key), where='node %s annotation %s' % (node_name, state_key))
         new = transform(state)
         seen['state'] = new
         patch = {'metadata': {'annotations': {}, 'labels': {}}}
         if new != state:
             # the last package uninstalled leaves '{}', as the operator's json.Marshal of an empty map writes it
-            patch['metadata']['annotations'].update(node_state.node_state_patch(cr_name, new)['metadata']['annotations'])
+            patch['metadata']['annotations'].update(node_state.node_state_patch(cr_name, new, gen)['metadata']['annotations'])
         for key, value in (extra or {}).items():
             if annotations.get(key) != value:
                 patch['metadata']['annotations'][key] = value
-        if status is not None and annotations.get(node_state.status_key(cr_name)) != status:
-            status_patch = node_state.status_patch(cr_name, status)['metadata']
+        if status is not None and annotations.get(node_state.status_key(cr_name, gen)) != status:
+            status_patch = node_state.status_patch(cr_name, status, gen)['metadata']
             patch['metadata']['annotations'].update(status_patch['annotations'])
             patch['metadata']['labels'].update(status_patch['labels'])
         if not patch['metadata']['annotations'] and not patch['metadata']['labels']:
             return None
-        if annotations.get(node_state.version_key(cr_name)) != node_state.OPERATOR_VERSION:
-            patch['metadata']['annotations'].update(node_state.version_patch(cr_name)['metadata']['annotations'])
+        if annotations.get(node_state.version_key(cr_name, gen)) != gen.operator_version:
+            patch['metadata']['annotations'].update(node_state.version_patch(cr_name, gen=gen)['metadata']['annotations'])
         if not patch['metadata']['labels']:
             del patch['metadata']['labels']
         return patch
@@ -210,8 +243,10 @@ class PodRun(object):
     """Create (or adopt) one pod, wait for its verdict by watch, collect logs, clean up."""
 
     def __init__(self, kube, manifest, log_containers, retries=0, timeout=600, delete='always', log_lines=200,
-                 entry=None, stage=None, failed_is_stale=True, recheck=None):
+                 entry=None, stage=None, failed_is_stale=True, recheck=None, gen=SKYHOOK):
         self.kube = kube
+        # the generation whose package annotation the manifest and a pod found under its name carry
+        self.gen = gen
         # ``recheck(pod) -> why or None``: asked every RECHECK_SECONDS while the pod runs; a reason means the CR no
         # longer asks for this pod (an edit made while the stage ran): it is deleted, verdict SUPERSEDED
         self.recheck = recheck
@@ -257,7 +292,7 @@ class PodRun(object):
                                         self.manifest['spec']['nodeName']))
         if self.stage is not None:
             why = pod_layout.stale_pod_reason(pod, self.manifest, self.entry, self.stage, retries=self.retries,
-                                              failed_is_stale=self.failed_is_stale, by_state=by_state)
+                                              failed_is_stale=self.failed_is_stale, by_state=by_state, gen=self.gen)
             if why:
                 self.replaced = 'pod %s/%s was replaced: %s' % (self.namespace, self.name, why)
                 if not replace:
@@ -379,11 +414,13 @@ class NodeRecord(object):
     once the pod exists, and first sent as a dry run; ``succeeded(state, restarts) -> state`` after
     success (with ``success_annotations``); ``failed(state, restarts) -> state`` after a failure (with
     ``status_<cr>`` erroring); ``restarts``: the pod's restart count. ``key`` names the entry the result reports (``<package>|<version>``),
-    ``before`` is that entry as the node had it when the module started (for the diff).
+    ``before`` is that entry as the node had it when the module started (for the diff). ``gen``: the generation
+    whose nodeState / status / version keys the writes use.
     """
 
     def __init__(self, node_name, cr_name, key, before, in_progress, succeeded, failed,
-                 annotations=None, success_annotations=None):
+                 annotations=None, success_annotations=None, gen=SKYHOOK):
+        self.gen = gen
         self.node_name = node_name
         self.cr_name = cr_name
         self.key = key
@@ -440,7 +477,7 @@ def run_recorded(module, kube, runner, record, result, started, configmaps=(), n
     if dry_runs:
         done.planned_state = write_node_state(kube, record.node_name, record.cr_name, record.in_progress,
                                               status='in_progress', dry_run=True, annotations=record.annotations,
-                                              node=node)[0]
+                                              node=node, gen=record.gen)[0]
     if module.check_mode:
         done.planned = True
         result.update(changed=True, outcome='planned', manifest=runner.manifest, adopt=done.adopted is not None,
@@ -453,7 +490,7 @@ def run_recorded(module, kube, runner, record, result, started, configmaps=(), n
     runner.start()
     try:
         write_node_state(kube, record.node_name, record.cr_name, record.in_progress, status='in_progress',
-                         annotations=record.annotations)
+                         annotations=record.annotations, gen=record.gen)
     except (kube_api.KubeError, node_state.NodeStateError):
         runner.abandon()
         raise
@@ -487,6 +524,7 @@ def _record_verdict(kube, record, done):
         return (record.succeeded if done.succeeded else record.failed)(current_state, done.restarts)
     if done.succeeded:
         done.final_state = write_node_state(kube, record.node_name, record.cr_name, transform,
-                                            annotations=record.success_annotations)[0]
+                                            annotations=record.success_annotations, gen=record.gen)[0]
     else:
-        done.final_state = write_node_state(kube, record.node_name, record.cr_name, transform, status='erroring')[0]
+        done.final_state = write_node_state(kube, record.node_name, record.cr_name, transform, status='erroring',
+                                            gen=record.gen)[0]

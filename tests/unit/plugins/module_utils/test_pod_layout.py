@@ -23,6 +23,7 @@ import pytest
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
 from ansible_collections.nodewright.bridge.plugins.module_utils import pod_layout as pl
+from ansible_collections.nodewright.bridge.plugins.module_utils.api_generation import NODEWRIGHT
 
 UID = '5f0c2a4e-8d1b-4c7e-9a3f-1b2c3d4e5f60'
 NODE = 'Node.Upper.EXAMPLE.com'   # dots and capitals exercise safe_name (real node names are lowercase)
@@ -733,3 +734,194 @@ def test_pod_outcome_state_is_the_operators(item, operator):
     assert result['state'] == state
     if state:
         assert (result['container'], result['restarts']) == (container, restarts)
+
+
+# --------------------------------------------------------------------------- the v0.18+ generation (NODEWRIGHT)
+#
+# The names follow NVIDIA/nodewright operator/internal/controller/skyhook_controller.go @01cc2f2d (the pod labels
+# <prefix>/name, /package, /interrupt; the package ConfigMap's /name label and /name, /Package.Name, /Package.Version
+# annotations; the node-metadata ConfigMap's /skyhook-node-meta label and /Node.name annotation; the env defaults
+# NAMESPACE nodewright, AGENT_IMAGE ghcr.io/nvidia/nodewright/agent:latest, RUNTIME_REQUIRED_TAINT
+# nodewright.nvidia.com=runtime-required:NoSchedule, the legacy skyhook.nvidia.com one still tolerated) and
+# operator/internal/controller/annotations.go @262b5749 (the <prefix>/package annotation). Everything else of a pod is
+# what the v0.15 operator built: the mounts (/skyhook-package/...), the copy and log roots and the SKYHOOK_* variables
+# did not change in v0.20, so the expected pods are the SKYHOOK ones with only the keys and the tolerations swapped.
+
+NW_DOC = dict(copy.deepcopy(CR_DOC), apiVersion='nodewright.nvidia.com/v1alpha1', kind='NodeWright')
+# the v0.18+ webhook takes a bare repository only (the version supplies the tag): the same image reference results
+NW_DOC['spec']['packages']['tuning']['image'] = 'ghcr.io/x/tuning'
+NW_OWNER = [dict(OWNER[0], apiVersion='nodewright.nvidia.com/v1alpha1', kind='NodeWright')]
+NW_RUNTIME_REQUIRED = [
+    {'key': 'nodewright.nvidia.com', 'operator': 'Equal', 'value': 'runtime-required', 'effect': 'NoSchedule'},
+    # the legacy taint a v0.15 operator left on a node: the v0.18+ operator still tolerates (and removes) it
+    {'key': 'skyhook.nvidia.com', 'operator': 'Equal', 'value': 'runtime-required', 'effect': 'NoSchedule'}]
+NW_TOLERATIONS = [TOLERATIONS[0]] + NW_RUNTIME_REQUIRED + TOLERATIONS[2:]
+NW_NODE_DOC = {'metadata': {'name': NODE, 'labels': {'kubernetes.io/hostname': 'node-upper'},
+                            'annotations': {'nodewright.nvidia.com/nodeState_gpu-tuning': '{}'}}}
+
+
+@pytest.fixture
+def nw_cr():
+    return cr_model.build_cr(copy.deepcopy(NW_DOC))
+
+
+def legacy_free(manifest):
+    """The manifest as JSON without the legacy taint's toleration: no skyhook.nvidia.com key may be left in it."""
+    manifest = copy.deepcopy(manifest)
+    spec = manifest.get('spec') or {}
+    if 'tolerations' in spec:
+        spec['tolerations'] = [t for t in spec['tolerations'] if t != NW_RUNTIME_REQUIRED[1]]
+    return json.dumps(manifest)
+
+
+def test_the_generations_defaults():
+    """NAMESPACE nodewright and AGENT_IMAGE ghcr.io/nvidia/nodewright/agent:latest are the v0.18+ operator's env defaults
+    (NVIDIA/nodewright operator/internal/controller/skyhook_controller.go @01cc2f2d, SkyhookOperatorOptions)."""
+    assert pl.defaults() == {'namespace': pl.DEFAULT_NAMESPACE, 'agent_image': pl.DEFAULT_AGENT_IMAGE,
+                             'runtime_required_taint': pl.DEFAULT_RUNTIME_REQUIRED_TAINT}
+    assert pl.defaults(NODEWRIGHT) == {'namespace': 'nodewright', 'agent_image': 'ghcr.io/nvidia/nodewright/agent:latest',
+                                       'runtime_required_taint': 'nodewright.nvidia.com=runtime-required:NoSchedule'}
+
+
+def test_nodewright_stage_pod_has_the_new_keys_and_nothing_else_changes(nw_cr):
+    """The v0.18+ stage pod: nodewright.nvidia.com/name and /package labels (NVIDIA/nodewright
+    operator/internal/controller/skyhook_controller.go @01cc2f2d), the nodewright.nvidia.com/package annotation
+    (operator/internal/controller/annotations.go @262b5749), both runtime-required tolerations; the rest as v0.15."""
+    pod = pl.stage_pod(nw_cr, 'tuning', 'apply', NODE, gen=NODEWRIGHT, **OPTIONS)
+    expected = copy.deepcopy(EXPECTED_STAGE_POD)
+    expected['metadata'] = {
+        'name': 'gpu-tuning-tuning-1-2-3-apply-node-upper-example-com-458d2fbe',
+        'namespace': 'nw-system',
+        'labels': {'nodewright.nvidia.com/name': 'gpu-tuning', 'nodewright.nvidia.com/package': 'tuning-1.2.3'},
+        'annotations': {'nodewright.nvidia.com/package': '{"name":"tuning","version":"1.2.3","skyhook":"gpu-tuning",'
+                                                         '"stage":"apply","image":"ghcr.io/x/tuning"}'},
+        'ownerReferences': NW_OWNER}
+    expected['spec']['tolerations'] = NW_TOLERATIONS
+    assert pod == expected
+    assert 'skyhook.nvidia.com' not in legacy_free(pod)
+
+
+def test_nodewright_interrupt_pod_has_the_new_keys_and_nothing_else_changes(nw_cr):
+    """The v0.18+ interrupt pod adds nodewright.nvidia.com/interrupt=True (skyhook_controller.go @01cc2f2d,
+    createInterruptPodForPackage; annotations.go @262b5749 for the package annotation)."""
+    pod = pl.interrupt_pod(nw_cr, 'tuning', {'type': 'service', 'services': ['containerd', 'kubelet']}, NODE,
+                           gen=NODEWRIGHT, **OPTIONS)
+    expected = copy.deepcopy(EXPECTED_INTERRUPT_POD)
+    expected['metadata'] = {
+        'name': 'gpu-tuning-interrupt-service-node-upper-example-com-580333de',
+        'namespace': 'nw-system',
+        'labels': {'nodewright.nvidia.com/interrupt': 'True', 'nodewright.nvidia.com/name': 'gpu-tuning',
+                   'nodewright.nvidia.com/package': 'tuning-1.2.3'},
+        'annotations': {'nodewright.nvidia.com/package': '{"name":"tuning","version":"1.2.3","skyhook":"gpu-tuning",'
+                                                         '"stage":"interrupt","image":"ghcr.io/x/tuning"}'},
+        'ownerReferences': NW_OWNER}
+    expected['spec']['tolerations'] = NW_TOLERATIONS
+    assert pod == expected
+    assert 'skyhook.nvidia.com' not in legacy_free(pod)
+
+
+NW_PLAIN_DOC = {'apiVersion': 'nodewright.nvidia.com/v1alpha1', 'kind': 'NodeWright', 'metadata': {'name': 'plain-cr'},
+                'spec': {'packages': {'solo': {'version': '2.0.0', 'image': 'busybox'}}}}
+
+
+@pytest.mark.parametrize('stage', ['apply', 'interrupt'])
+def test_nodewright_pods_with_the_operators_defaults(stage):
+    """Without options a v0.18+ pod goes to namespace nodewright with agent ghcr.io/nvidia/nodewright/agent:latest
+    (skyhook_controller.go @01cc2f2d); the copy / log roots and mount paths did not change in v0.20."""
+    cr = cr_model.build_cr(copy.deepcopy(NW_PLAIN_DOC))
+    if stage == 'interrupt':
+        pod = pl.interrupt_pod(cr, 'solo', {'type': 'noop'}, 'worker-1', gen=NODEWRIGHT)
+    else:
+        pod = pl.stage_pod(cr, 'solo', stage, 'worker-1', gen=NODEWRIGHT)
+    assert pod['metadata']['namespace'] == 'nodewright'
+    assert pod['spec']['tolerations'] == [{'key': 'node.kubernetes.io/unschedulable', 'operator': 'Exists'}] + NW_RUNTIME_REQUIRED
+    agents = [c for c in pod['spec']['initContainers'] if c['name'] in pl.stage_containers('solo', stage)]
+    assert agents and all(c['image'] == 'ghcr.io/nvidia/nodewright/agent:latest' for c in agents)
+    # unchanged in v0.20: the copy and log roots, the agent's variables and the mount paths
+    env = dict((e['name'], e['value']) for e in agents[0]['env'])
+    assert env['SKYHOOK_ROOT_DIR'] == '/var/lib/skyhook/plain-cr' and env['SKYHOOK_LOG_DIR'] == '/var/log/skyhook/plain-cr'
+    assert agents[0]['args'][2] == '/var/lib/skyhook/plain-cr/solo-2.0.0--0'
+    if stage != 'interrupt':
+        assert agents[0]['volumeMounts'][1]['mountPath'] == '/skyhook-package/node-metadata'
+    assert 'skyhook.nvidia.com' not in legacy_free(pod)
+
+
+@pytest.mark.parametrize('taint, tolerations', [
+    (None, NW_RUNTIME_REQUIRED),                                                   # the generation's default
+    ('nodewright.nvidia.com=runtime-required:NoSchedule', NW_RUNTIME_REQUIRED),   # the same, spelled out
+    # the operator configured with another RUNTIME_REQUIRED_TAINT: that one alone (the legacy one included)
+    ('dedicated:NoExecute', [{'key': 'dedicated', 'operator': 'Equal', 'effect': 'NoExecute'}]),
+    ('skyhook.nvidia.com=runtime-required:NoSchedule', NW_RUNTIME_REQUIRED[1:]),
+])
+def test_nodewright_runtime_required_tolerations(taint, tolerations):
+    """The v0.18+ operator applies nodewright.nvidia.com=runtime-required:NoSchedule and still tolerates the legacy
+    skyhook.nvidia.com one (skyhook_controller.go @01cc2f2d): its default tolerates both, an override only itself."""
+    assert pl.runtime_required_tolerations(taint, NODEWRIGHT) == tolerations
+    pod = pl.stage_pod(minimal_cr(), 'solo', 'apply', 'n1', runtime_required_taint=taint, gen=NODEWRIGHT)
+    assert pod['spec']['tolerations'][1:] == tolerations
+    # SKYHOOK recognises one taint: one toleration, as before
+    assert pl.runtime_required_tolerations() == [TOLERATIONS[1]] == pl.runtime_required_tolerations(pl.DEFAULT_RUNTIME_REQUIRED_TAINT)
+
+
+def test_nodewright_node_picker_tolerates_both_runtime_required_taints():
+    """SelectNodes of a runtimeRequired CR checks nodes against the same runtime-required tolerations (skyhook_controller.go @01cc2f2d)."""
+    doc = dict(NW_DOC, spec=dict(NW_DOC['spec'], runtimeRequired=True))
+    cr = cr_model.build_cr(copy.deepcopy(doc))
+    cordon = {'key': 'node.kubernetes.io/unschedulable', 'operator': 'Exists', 'effect': 'NoSchedule'}
+    assert pl.picker_tolerations(cr, gen=NODEWRIGHT) == [cordon] + TOLERATIONS[2:] + NW_RUNTIME_REQUIRED
+    assert pl.picker_tolerations(cr) == [cordon] + TOLERATIONS[2:] + [TOLERATIONS[1]]
+    assert pl.picker_tolerations(cr_model.build_cr(copy.deepcopy(NW_DOC)), gen=NODEWRIGHT) == [cordon] + TOLERATIONS[2:]
+
+
+def test_nodewright_configmaps(nw_cr):
+    """The package ConfigMap's nodewright.nvidia.com/name label and /name, /Package.Name, /Package.Version annotations, the
+    node-metadata ConfigMap's /skyhook-node-meta label and /Node.name annotation (NVIDIA/nodewright
+    operator/internal/controller/skyhook_controller.go @01cc2f2d, UpsertConfigmaps, UpsertNodeLabelsAnnotationsPackages)."""
+    assert pl.package_configmap(nw_cr, 'tuning', 'nw-system', cr_uid=UID, gen=NODEWRIGHT) == {
+        'apiVersion': 'v1', 'kind': 'ConfigMap',
+        'metadata': {
+            'name': 'gpu-tuning-tuning-1.2.3', 'namespace': 'nw-system',
+            'labels': {'nodewright.nvidia.com/name': 'gpu-tuning'},
+            'annotations': {'nodewright.nvidia.com/name': 'gpu-tuning', 'nodewright.nvidia.com/Package.Name': 'tuning',
+                            'nodewright.nvidia.com/Package.Version': '1.2.3'},
+            'ownerReferences': NW_OWNER},
+        'data': {'a.sh': 'echo "<&>"\n', 'b.conf': 'x=1'},
+    }
+    assert pl.package_configmap(nw_cr, 'tuning', gen=NODEWRIGHT)['metadata']['namespace'] == 'nodewright'
+    cm = pl.node_metadata_configmap(nw_cr, NW_NODE_DOC, 'nw-system', cr_uid=UID, gen=NODEWRIGHT)
+    assert cm['metadata'] == {
+        'name': 'gpu-tuning-node-upper-example-com-metadata-e6792316', 'namespace': 'nw-system',
+        'labels': {'nodewright.nvidia.com/skyhook-node-meta': 'gpu-tuning'},
+        'annotations': {'nodewright.nvidia.com/name': 'gpu-tuning', 'nodewright.nvidia.com/Node.name': NODE},
+        'ownerReferences': NW_OWNER}
+    # the generation's agent image gives agentVersion; the data is the node's own maps, as before
+    assert json.loads(cm['data']['packages.json'])['agentVersion'] == 'latest'
+    assert cm['data']['annotations.json'] == '{"nodewright.nvidia.com/nodeState_gpu-tuning":"{}"}'
+    assert 'skyhook.nvidia.com' not in json.dumps(cm)
+    assert pl.node_metadata_configmap(nw_cr, NW_NODE_DOC, gen=NODEWRIGHT)['metadata']['namespace'] == 'nodewright'
+
+
+def test_nodewright_labels_selectors_and_package_annotation(nw_cr):
+    """Selectors find the pods a v0.18+ operator labels (skyhook_controller.go @01cc2f2d); the package annotation is
+    read under its nodewright.nvidia.com/package key (annotations.go @262b5749)."""
+    pkg = nw_cr.packages['tuning']
+    assert pl.pod_labels('gpu-tuning', gen=NODEWRIGHT) == {'nodewright.nvidia.com/name': 'gpu-tuning'}
+    assert pl.selector_string(pl.pod_labels('gpu-tuning', pkg, interrupt=True, gen=NODEWRIGHT)) == (
+        'nodewright.nvidia.com/interrupt=True,nodewright.nvidia.com/name=gpu-tuning,nodewright.nvidia.com/package=tuning-1.2.3')
+    pod = pl.stage_pod(nw_cr, 'plain', 'config', NODE, gen=NODEWRIGHT)
+    assert pl.parse_package_annotation(pod, gen=NODEWRIGHT) == {
+        'name': 'plain', 'version': '0.1.0', 'skyhook': 'gpu-tuning', 'stage': 'config', 'image': 'alpine', 'containerSHA': SHA}
+    assert pl.parse_package_annotation(pod) is None   # no skyhook.nvidia.com/package on it
+
+
+def test_nodewright_stale_pod_reason_reads_the_new_package_annotation(nw_cr):
+    """A found pod is compared by its nodewright.nvidia.com/package annotation (annotations.go @262b5749)."""
+    manifest = pl.stage_pod(nw_cr, 'plain', 'apply', NODE, gen=NODEWRIGHT)
+    entry = {'stage': 'apply', 'state': 'in_progress'}
+    assert pl.stale_pod_reason(copy.deepcopy(manifest), manifest, entry, 'apply', gen=NODEWRIGHT) is None
+    other = copy.deepcopy(manifest)
+    other['metadata']['annotations']['nodewright.nvidia.com/package'] = '{}'
+    assert 'its package annotation is {}' in pl.stale_pod_reason(other, manifest, entry, 'apply', gen=NODEWRIGHT)
+    # a pod the v0.15 operator made (its skyhook.nvidia.com/package) is not the one the v0.18+ CR asks for
+    legacy = pl.stage_pod(nw_cr, 'plain', 'apply', NODE)
+    assert 'its package annotation is None' in pl.stale_pod_reason(legacy, manifest, entry, 'apply', gen=NODEWRIGHT)

@@ -19,6 +19,8 @@ from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
 from ansible_collections.nodewright.bridge.plugins.module_utils import pod_layout
+from ansible_collections.nodewright.bridge.plugins.module_utils import pod_run
+from ansible_collections.nodewright.bridge.plugins.module_utils.api_generation import NODEWRIGHT, SKYHOOK
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import package_stage
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules._runner import ModuleFailed
 from ansible_collections.nodewright.bridge.tests.unit.plugins.module_utils.fake_api import (
@@ -441,3 +443,104 @@ def test_the_cluster_copy_of_a_file_given_cr_decides_a_pause(server, stored_node
     with pytest.raises(ModuleFailed) as exc:
         package_stage.run(FakeModule(), server.kube())
     assert exc.value.result['held'] == 'paused'
+
+
+# --------------------------------------------------------------------------- the v0.18+ generation (NODEWRIGHT)
+#
+# The keys follow NVIDIA/nodewright operator/internal/controller/skyhook_controller.go @01cc2f2d and
+# operator/internal/controller/annotations.go @262b5749 (the nodewright.nvidia.com/* pod labels, package annotation
+# and node annotations), and operator/api/nodewright/v1alpha1/nodewright_types.go @90d9979d (IsPaused / IsDisabled
+# read the CR's own prefix: a NodeWright CR is paused by nodewright.nvidia.com/pause).
+
+NW_DOC = dict(CR_DOC, apiVersion='nodewright.nvidia.com/v1alpha1', kind='NodeWright')
+NW_CR = cr_model.build_cr(NW_DOC)
+NW_CR_PATH = '/apis/nodewright.nvidia.com/v1alpha1/nodewrights/demo'
+
+
+def with_annotations(doc, annotations):
+    return dict(doc, metadata=dict(doc['metadata'], annotations=annotations))
+
+
+@pytest.mark.parametrize('api_version, generation', [
+    ('skyhook.nvidia.com/v1alpha1', SKYHOOK), ('nodewright.nvidia.com/v1alpha1', NODEWRIGHT),
+    (None, NODEWRIGHT), ('example.com/v1', NODEWRIGHT),   # none of the CRs': the caller's generation
+])
+def test_a_crs_generation_is_that_of_its_own_api_version(api_version, generation):
+    """The pause / disable keys follow the CR's own group (nodewright_types.go @90d9979d, METADATA_PREFIX)."""
+    assert pod_run.cr_generation(api_version, NODEWRIGHT) is generation
+
+
+@pytest.mark.parametrize('annotations, kind', [
+    ({'nodewright.nvidia.com/pause': 'true'}, 'paused'),
+    ({'nodewright.nvidia.com/disable': 'true'}, 'disabled'),
+    ({'skyhook.nvidia.com/pause': 'true', 'skyhook.nvidia.com/disable': 'true'}, None),  # not a NodeWright CR's keys
+])
+def test_a_nodewright_cr_is_held_by_its_own_groups_annotations(annotations, kind):
+    """IsPaused / IsDisabled read nodewright.nvidia.com/pause and /disable on a NodeWright CR (NVIDIA/nodewright
+    operator/api/nodewright/v1alpha1/nodewright_types.go @90d9979d; the prefix of skyhook_controller.go @01cc2f2d)."""
+    cr = cr_model.build_cr(with_annotations(NW_DOC, annotations))
+    node_doc = node('n1', 10)
+    # whichever generation the nodes speak: the CR's own group decides
+    for generation in (SKYHOOK, NODEWRIGHT):
+        hold = pod_run.held(None, cr, node_doc, gen=generation)
+        assert (hold and hold[0]) == kind
+    if kind:
+        assert '(nodewright.nvidia.com/%s=true)' % ('pause' if kind == 'paused' else 'disable') in hold[1]
+
+
+def test_a_nodewright_node_is_ignored_by_the_new_label():
+    """The node-scoped ignore label is nodewright.nvidia.com/ignore under v0.18+ (zz.migration.0.18.0.go @8127a97c)."""
+    ignored = node('n1', 10, labels={'nodewright.nvidia.com/ignore': 'true'})
+    hold = pod_run.held(None, NW_CR, ignored, gen=NODEWRIGHT)
+    assert hold[0] == 'ignored' and 'carries nodewright.nvidia.com/ignore=true' in hold[1]
+    assert pod_run.held(None, NW_CR, ignored) is None   # SKYHOOK's ignore label is skyhook.nvidia.com/ignore
+    assert pod_run.held(None, NW_CR, node('n1', 10, labels={'skyhook.nvidia.com/ignore': 'true'}), gen=NODEWRIGHT) is None
+
+
+def test_the_cluster_copy_of_a_nodewright_cr_decides_a_pause(server):
+    """A pause written on the NodeWright object in the cluster (nodewright.nvidia.com/pause) stops the next pod."""
+    server.reply('GET', NW_CR_PATH, body=with_annotations(NW_DOC, {'nodewright.nvidia.com/pause': 'true'}), repeat=True)
+    kube = server.kube()
+    # given as a document: its copy in its own group is read
+    assert pod_run.held(kube, NW_CR, node('n1', 10), cr_from_file=True, gen=NODEWRIGHT)[0] == 'paused'
+    # by name only (a cordon, a drain): the legacy group has none (404), the new one has it paused
+    assert pod_run.held_by_name(kube, 'demo', node('n1', 10), gen=NODEWRIGHT)[0] == 'paused'
+    assert [r.path for r in server.requests] == [NW_CR_PATH, CR_PATH, NW_CR_PATH]
+
+
+def test_a_nodewright_run_is_recorded_under_the_new_keys(server, stored_node):
+    """A whole recorded run under NODEWRIGHT: the pod's nodewright.nvidia.com/* labels (NVIDIA/nodewright
+    operator/internal/controller/skyhook_controller.go @01cc2f2d), the node's nodeState_ / status_ / version_ keys
+    (skyhook_controller_test.go @01cc2f2d) and v0.20.0 in version_<cr>; no skyhook.nvidia.com key on the node's metadata.
+
+    (The node conditions are node_conditions', not yet generation-aware: not asserted here.)
+    """
+    script_preflight(server)
+    server.reply('PATCH', NODE_PATH, body=stored_node.patch, repeat=True)
+    server.reply('PATCH', NODE_STATUS_PATH, body=stored_node.patch_status, repeat=True)
+    server.reply('POST', PODS, status=201, body=created)
+    script_watch(server, [terminated(name) for name in CONTAINERS])
+    script_logs(server)
+    server.reply('DELETE', POD_PATH, body={'kind': 'Status', 'status': 'Success'})
+    kube = server.kube()
+    package = NW_CR.packages['tuning']
+    manifest = pod_layout.stage_pod(NW_CR, package, STAGE, 'n1', NS, gen=NODEWRIGHT)
+    runner = pod_run.PodRun(kube, manifest, CONTAINERS, stage=STAGE, gen=NODEWRIGHT)
+    record = pod_run.NodeRecord(
+        'n1', 'demo', KEY, None, lambda state: pod_run.set_entry(state, package, STAGE, 'in_progress'),
+        lambda state, restarts: pod_run.set_entry(state, package, STAGE, 'complete', restarts),
+        lambda state, restarts: pod_run.set_entry(state, package, STAGE, 'erroring', restarts), gen=NODEWRIGHT)
+
+    done = pod_run.run_recorded(FakeModule(), kube, runner, record, {}, 0)
+
+    assert done.succeeded and done.final_state[KEY]['state'] == 'complete'
+    assert server.of('POST', PODS)[1].body['metadata']['labels'] == {
+        'nodewright.nvidia.com/name': 'demo', 'nodewright.nvidia.com/package': 'tuning-1.2.3'}
+    meta = stored_node.doc['metadata']
+    assert meta['labels'] == {'pool': 'gpu', 'nodewright.nvidia.com/status_demo': 'in_progress'}
+    assert sorted(meta['annotations']) == ['nodewright.nvidia.com/nodeState_demo', 'nodewright.nvidia.com/status_demo',
+                                           'nodewright.nvidia.com/version_demo']
+    assert meta['annotations']['nodewright.nvidia.com/version_demo'] == 'v0.20.0'
+    assert node_state.decode(meta['annotations']['nodewright.nvidia.com/nodeState_demo']) == done.final_state
+    assert pod_run.read_entry(kube, 'n1', 'demo', KEY, gen=NODEWRIGHT)[2] == done.final_state[KEY]
+    assert pod_run.read_entry(kube, 'n1', 'demo', KEY)[2] is None   # no skyhook.nvidia.com/nodeState_demo
