@@ -19,13 +19,15 @@ class ModuleDocFragment(object):
     DOCUMENTATION = r'''
 options:
   namespace:
-    description: Namespace of the package and interrupt pods and of their ConfigMaps (the operator's namespace).
+    description:
+      - Namespace of the package and interrupt pods and of their ConfigMaps (the operator's namespace).
+      - Default, the operator's for the API generation (O(nodewright_api)), C(skyhook) or C(nodewright).
     type: str
-    default: skyhook
   agent_image:
-    description: The NodeWright agent image that runs the stage scripts (a package's C(agentImageOverride) wins).
+    description:
+      - The NodeWright agent image that runs the stage scripts (a package's C(agentImageOverride) wins).
+      - Default, the operator's for the API generation, C(ghcr.io/nvidia/skyhook/agent:latest) or C(ghcr.io/nvidia/nodewright/agent:latest).
     type: str
-    default: ghcr.io/nvidia/skyhook/agent:latest
   pause_image:
     description: Image of the pods' pause container.
     type: str
@@ -43,9 +45,11 @@ options:
     type: str
     default: /var/log/skyhook
   runtime_required_taint:
-    description: The runtime-required taint (C(key=value:Effect)), which the pods tolerate for C(runtimeRequired) CRs.
+    description:
+      - The runtime-required taint (C(key=value:Effect)), which the pods tolerate for C(runtimeRequired) CRs.
+      - Default, the operator's for the API generation, C(skyhook.nvidia.com=runtime-required:NoSchedule) or
+        C(nodewright.nvidia.com=runtime-required:NoSchedule) (whose pods also tolerate the legacy one).
     type: str
-    default: skyhook.nvidia.com=runtime-required:NoSchedule
 '''
 
     RUN = r'''

@@ -35,19 +35,19 @@ from ansible_collections.nodewright.bridge.plugins.module_utils import node_cond
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
 from ansible_collections.nodewright.bridge.plugins.module_utils import pod_layout
 from ansible_collections.nodewright.bridge.plugins.module_utils.api_generation import SKYHOOK
-from ansible_collections.nodewright.bridge.plugins.module_utils.constants import DEFAULT_RUNTIME_REQUIRED_TAINT
 
 DELETE_POLICIES = ('always', 'on_success', 'never')
 
 # Operator settings a pod is built with; module options of the same names.
+# namespace, agent_image and runtime_required_taint default to the API generation's (pod_layout.defaults; with_defaults).
 OPERATOR_OPTIONS = dict(
-    namespace=dict(type='str', default=pod_layout.DEFAULT_NAMESPACE),
-    agent_image=dict(type='str', default=pod_layout.DEFAULT_AGENT_IMAGE),
+    namespace=dict(type='str'),
+    agent_image=dict(type='str'),
     pause_image=dict(type='str', default=pod_layout.DEFAULT_PAUSE_IMAGE),
     image_pull_secret=dict(type='str', default=pod_layout.DEFAULT_IMAGE_PULL_SECRET, no_log=False),
     copy_dir_root=dict(type='str', default=pod_layout.DEFAULT_COPY_DIR_ROOT),
     agent_log_root=dict(type='str', default=pod_layout.DEFAULT_AGENT_LOG_ROOT),
-    runtime_required_taint=dict(type='str', default=DEFAULT_RUNTIME_REQUIRED_TAINT),
+    runtime_required_taint=dict(type='str'),
 )
 
 # The options of a recorded pod run, the same in package_stage and node_interrupt
@@ -74,6 +74,12 @@ def pod_module_args(**options):
     argument_spec.update(copy.deepcopy(RUN_OPTIONS))
     argument_spec.update(options)
     return dict(argument_spec=argument_spec, supports_check_mode=True, required_one_of=[('cr', 'cr_name')])
+
+
+def with_defaults(params, gen):
+    """``params`` with the generation's operator defaults (namespace, agent image, runtime-required taint) where unset."""
+    defaults = pod_layout.defaults(gen)
+    return dict(params, **dict((key, params.get(key) or value) for key, value in defaults.items()))
 
 
 def operator_settings(params):

@@ -36,9 +36,10 @@ options:
     type: str
     required: true
   namespace:
-    description: The operator namespace, where the package ConfigMaps and pods are.
+    description:
+      - The operator namespace, where the package ConfigMaps and pods are.
+      - Default, the operator's for the API generation (O(nodewright_api)), C(skyhook) or C(nodewright).
     type: str
-    default: skyhook
 attributes:
   check_mode:
     support: full

@@ -53,7 +53,8 @@ def _interrupt(params, cr):
 
 
 def run(module, kube):
-    params = module.params
+    gen = kube.generation
+    params = pod_run.with_defaults(module.params, gen)
     started = time.time()
     node_name, stage = params['node'], params['stage']
     cr, doc = pod_run.load_cr(kube, params['cr'], params['cr_name'])
@@ -62,32 +63,33 @@ def run(module, kube):
     key = package.unique_name
     result = dict(node=node_name, package=key, interrupt=interrupt, changed=False)
 
-    node, annotations, current = pod_run.read_entry(kube, node_name, cr.name, key)
+    node, annotations, current = pod_run.read_entry(kube, node_name, cr.name, key, gen=gen)
     skipped = pod_run.skipped_if_complete(result, current, stage, params['force'], started, '%s %s' % (key, stage))
     if skipped:
         return skipped
-    hold = pod_run.held(kube, cr, node, cr_from_file=params['cr'] is not None)
+    hold = pod_run.held(kube, cr, node, cr_from_file=params['cr'] is not None, gen=gen)
     if hold is not None and not params['force']:
         raise ModuleFailed(hold[1], node=node_name, package=key, changed=False, held=hold[0])
 
     uid, generation, status = pod_layout.cr_identity(doc)
     namespace = params['namespace']
-    metadata_cm = pod_layout.node_metadata_configmap(cr, node, namespace, agent_image=params['agent_image'], cr_uid=uid)
+    metadata_cm = pod_layout.node_metadata_configmap(cr, node, namespace, agent_image=params['agent_image'], cr_uid=uid,
+                                                     gen=gen)
     manifest = pod_layout.interrupt_pod(cr, package, interrupt, node_name, namespace, stage=stage,
                                         node_order=pod_layout.node_order_from_status(status, node_name),
-                                        cr_uid=uid, cr_generation=generation, **pod_run.operator_settings(params))
+                                        cr_uid=uid, cr_generation=generation, gen=gen, **pod_run.operator_settings(params))
     reboot = interrupt['type'] == 'reboot'
     boot_key = BOOT_ID_PREFIX + cr.name
     resumed = bool(current and current['stage'] == stage and current['state'] in ('in_progress', 'erroring')
                    and annotations.get(boot_key))
     before = annotations.get(boot_key) if resumed else node_conditions.boot_id(node)
     covered = [cr.packages[name] for name in params['covered'] if name != package.name]
-    record = _record(node_name, cr.name, package, stage, covered, current)
+    record = _record(node_name, cr.name, package, stage, covered, current, gen)
     if reboot:
         record.annotations, record.success_annotations = {boot_key: before}, {boot_key: None}
     runner = pod_run.PodRun(kube, manifest, pod_layout.log_containers(package.name, stage), retries=params['retries'],
                             timeout=params['timeout'], delete=params['delete_pod'], log_lines=params['log_lines'],
-                            entry=current, stage=stage, failed_is_stale=not (reboot and resumed))
+                            entry=current, stage=stage, failed_is_stale=not (reboot and resumed), gen=gen)
     back = {}
     done = pod_run.run_recorded(module, kube, runner, record, result, started,
                                 configmaps=[metadata_cm] if metadata_cm is not None else [], node=node,
@@ -122,7 +124,7 @@ def _event(node_name, cr_name, package, interrupt, covered, done, result, timeou
     return node_events.interrupted(node_name, package.name, package.version, cr_name, interrupt, covered_refs)
 
 
-def _record(node_name, cr_name, package, stage, covered, current):
+def _record(node_name, cr_name, package, stage, covered, current, gen):
     """The carrier's entry in_progress -> complete or erroring; the covered packages skipped -> complete."""
     def in_progress(current_state):
         new = pod_run.set_entry(current_state, package, stage, 'in_progress')
@@ -139,7 +141,7 @@ def _record(node_name, cr_name, package, stage, covered, current):
 
     def failed(current_state, restarts):
         return pod_run.set_entry(current_state, package, stage, 'erroring', restarts)
-    return pod_run.NodeRecord(node_name, cr_name, package.unique_name, current, in_progress, succeeded, failed)
+    return pod_run.NodeRecord(node_name, cr_name, package.unique_name, current, in_progress, succeeded, failed, gen=gen)
 
 
 def _reboot_wait(kube, node_name, before, timeout, started, back):

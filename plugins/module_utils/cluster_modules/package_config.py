@@ -23,7 +23,6 @@ from ansible_collections.nodewright.bridge.plugins.module_utils import node_stat
 from ansible_collections.nodewright.bridge.plugins.module_utils import pod_layout
 from ansible_collections.nodewright.bridge.plugins.module_utils import pod_run
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
-from ansible_collections.nodewright.bridge.plugins.module_utils.constants import NAME_LABEL, PACKAGE_LABEL
 
 ATTEMPTS = 4
 
@@ -46,7 +45,8 @@ def _nodes(kube, cr):
 
 def _package_pods(kube, cr, package, namespace):
     """The pods of ``package`` (any node), as the operator finds them by its name and package labels."""
-    query = '%s=%s,%s=%s' % (NAME_LABEL, cr.name, PACKAGE_LABEL, pod_layout.package_label(package))
+    gen = kube.generation
+    query = '%s=%s,%s=%s' % (gen.name_label, cr.name, gen.package_label, pod_layout.package_label(package))
     return kube.list_pods(namespace=namespace, label_selector=query).get('items') or []
 
 
@@ -75,20 +75,20 @@ def _apply(kube, cr, doc, package, keys, decision, pods, params, nodes):
     for name in sorted(nodes):
         # from the node as listed, no GET per node (a node written since is read again: resourceVersion-guarded)
         pod_run.write_node_state(kube, name, cr.name, lambda state: config_edits.restarted_state(state, package)[0],
-                                 status='in_progress', node=nodes[name])
+                                 status='in_progress', node=nodes[name], gen=kube.generation)
     uid = pod_layout.cr_identity(doc)[0]
-    kube.apply_configmap(pod_layout.package_configmap(cr, package, params['namespace'], cr_uid=uid))
+    kube.apply_configmap(pod_layout.package_configmap(cr, package, params['namespace'], cr_uid=uid, gen=kube.generation))
 
 
 def run(module, kube):
-    params = module.params
+    params = pod_run.with_defaults(module.params, kube.generation)
     name = params['cr_name']
     doc = kube.get_cr(name)
     cr = cr_model.build_cr(doc, stored=True)
     result = dict(cr_name=name, changed=False, packages={})
     if cr.paused or cr.disabled:
         return dict(result, msg='%s is %s: its configMap edits wait' % (name, 'paused' if cr.paused else 'disabled'))
-    listing = kube.list_configmaps(params['namespace'], label_selector='%s=%s' % (NAME_LABEL, name))
+    listing = kube.list_configmaps(params['namespace'], label_selector='%s=%s' % (kube.generation.name_label, name))
     configmaps = dict((cm['metadata']['name'], cm.get('data') or {}) for cm in listing.get('items') or [])
     found = config_edits.edits(cr, configmaps)
     if not found:
@@ -113,7 +113,7 @@ def module_args():
     """The AnsibleModule keywords: the argument spec and its rules (also used in the controller process)."""
     argument_spec = kube_api.auth_argument_spec()
     argument_spec.update(cr_name=dict(type='str', required=True),
-                         namespace=dict(type='str', default=pod_layout.DEFAULT_NAMESPACE))
+                         namespace=dict(type='str'))  # default: the generation's (pod_layout.defaults)
     return dict(argument_spec=argument_spec, supports_check_mode=True)
 
 

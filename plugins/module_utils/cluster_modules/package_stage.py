@@ -29,7 +29,8 @@ def _tail(text, lines=20):
 
 
 def run(module, kube):
-    params = module.params
+    gen = kube.generation
+    params = pod_run.with_defaults(module.params, gen)
     started = time.time()
     node_name, stage = params['node'], params['stage']
     cr, doc = pod_run.load_cr(kube, params['cr'], params['cr_name'])
@@ -41,28 +42,29 @@ def run(module, kube):
     key = package.unique_name
     result = dict(node=node_name, package=key, stage=stage, changed=False)
 
-    node, dummy, current = pod_run.read_entry(kube, node_name, cr.name, key)
+    node, dummy, current = pod_run.read_entry(kube, node_name, cr.name, key, gen=gen)
     skipped = pod_run.skipped_if_complete(result, current, stage, params['force'], started, '%s stage %s' % (key, stage))
     if skipped:
         return skipped
-    hold = pod_run.held(kube, cr, node, cr_from_file=params['cr'] is not None)
+    hold = pod_run.held(kube, cr, node, cr_from_file=params['cr'] is not None, gen=gen)
     if hold is not None and not params['force']:
         raise ModuleFailed(hold[1], node=node_name, package=key, changed=False, held=hold[0])
 
     uid, generation, status = pod_layout.cr_identity(doc)
     namespace = params['namespace']
-    package_cm = pod_layout.package_configmap(cr, package, namespace, cr_uid=uid)
-    metadata_cm = pod_layout.node_metadata_configmap(cr, node, namespace, agent_image=params['agent_image'], cr_uid=uid)
+    package_cm = pod_layout.package_configmap(cr, package, namespace, cr_uid=uid, gen=gen)
+    metadata_cm = pod_layout.node_metadata_configmap(cr, node, namespace, agent_image=params['agent_image'], cr_uid=uid,
+                                                     gen=gen)
     node_order = pod_layout.node_order_from_status(status, node_name)
     manifest = pod_layout.stage_pod(cr, package, stage, node_name, namespace, node_order=node_order,
-                                    cr_uid=uid, cr_generation=generation, **pod_run.operator_settings(params))
+                                    cr_uid=uid, cr_generation=generation, gen=gen, **pod_run.operator_settings(params))
     configmaps = [cm for cm in (package_cm, metadata_cm) if cm is not None]
     # a CR in the cluster can be edited while the stage runs; a CR given as a document cannot
-    recheck = _superseded(kube, params, cr.name, package.name, stage, node_order) if params['cr'] is None else None
+    recheck = _superseded(kube, params, cr.name, package.name, stage, node_order, gen) if params['cr'] is None else None
     runner = pod_run.PodRun(kube, manifest, pod_layout.log_containers(package.name, stage), retries=params['retries'],
                             timeout=params['timeout'], delete=params['delete_pod'], log_lines=params['log_lines'],
-                            entry=current, stage=stage, recheck=recheck)
-    done = pod_run.run_recorded(module, kube, runner, _record(node_name, cr.name, package, stage, current), result,
+                            entry=current, stage=stage, recheck=recheck, gen=gen)
+    done = pod_run.run_recorded(module, kube, runner, _record(node_name, cr.name, package, stage, current, gen), result,
                                 started, configmaps=configmaps, node=node,
                                 # a CR in the cluster: its package ConfigMap changes only as an edit is rolled out
                                 # (package_config), so a rollout under way finishes with the data it started with
@@ -87,7 +89,7 @@ def run(module, kube):
     return result
 
 
-def _superseded(kube, params, cr_name, package_name, stage, node_order):
+def _superseded(kube, params, cr_name, package_name, stage, node_order, gen):
     """``recheck`` of the stage's PodRun: why the CR as it is now no longer asks for the running pod, or None.
 
     One GET of the CR per check; the pod it would ask for is built as run() builds it (the node order the
@@ -103,12 +105,12 @@ def _superseded(kube, params, cr_name, package_name, stage, node_order):
             return 'package %s is no longer in the CR' % package_name
         uid, generation, dummy = pod_layout.cr_identity(doc)
         wanted = pod_layout.stage_pod(now, package, stage, params['node'], params['namespace'], node_order=node_order,
-                                      cr_uid=uid, cr_generation=generation, **pod_run.operator_settings(params))
-        return pod_layout.stale_pod_reason(pod, wanted, None, stage, by_state=False)
+                                      cr_uid=uid, cr_generation=generation, gen=gen, **pod_run.operator_settings(params))
+        return pod_layout.stale_pod_reason(pod, wanted, None, stage, by_state=False, gen=gen)
     return recheck
 
 
-def _record(node_name, cr_name, package, stage, current):
+def _record(node_name, cr_name, package, stage, current, gen):
     """The stage's nodeState entry: in_progress, then complete (stage_succeeded's rules) or erroring."""
     def in_progress(current_state):
         return pod_run.set_entry(current_state, package, stage, 'in_progress')
@@ -119,7 +121,7 @@ def _record(node_name, cr_name, package, stage, current):
 
     def failed(current_state, restarts):
         return pod_run.set_entry(current_state, package, stage, 'erroring', restarts)
-    return pod_run.NodeRecord(node_name, cr_name, package.unique_name, current, in_progress, succeeded, failed)
+    return pod_run.NodeRecord(node_name, cr_name, package.unique_name, current, in_progress, succeeded, failed, gen=gen)
 
 
 def _why(done, timeout, runner):
