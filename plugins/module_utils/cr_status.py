@@ -22,6 +22,26 @@ docs/semantics.md.
 
 ``wanted_status`` computes the fields; ``status_patch`` the JSON merge patch from the status as read
 (None when nothing changes). No I/O.
+
+Every function that names a key or a prefixed condition takes ``gen`` (api_generation.SKYHOOK unless the caller
+says otherwise): the node keys it reads (node_state with the same ``gen``), the ignore label, the prefixed twins,
+the legacy Transition and the CR's version annotation are the generation's. What the v0.18+ operator writes, read
+in NVIDIA/nodewright at v0.20 (operator/internal/wrapper/skyhook_conditions.go @4fa7fe39, which imports
+operator/api/nodewright/v1alpha1, so ``METADATA_PREFIX`` is ``nodewright.nvidia.com``):
+
+* the twins stay: ``AddSkyhookConditionWithLegacy`` writes each condition again under
+  ``LegacySkyhookConditionType`` (``<prefix>/<type>``); its callers are Ready (UpdateCondition,
+  controller/cluster_state_v2.go @01cc2f2d), TaintNotTolerable and NodesIgnored (the node picker, same file),
+  DeploymentPolicyNotFound (initializeCompartmentsFromPolicy, same file) and ApplyPackage
+  (controller/skyhook_controller.go @4fa7fe39 ApplyPackage). So ``nodewright.nvidia.com/Ready`` and the others.
+* the legacy Transition stays: ``LegacySkyhookConditionTransition = METADATA_PREFIX + "/Transition"``, written by
+  UpdateCondition after Ready with the status as its reason and restamped on a new reason or message
+  (AddSkyhookConditionRefreshingTransitionOnReasonOrMessage): ``nodewright.nvidia.com/Transition``.
+* Blocked, UninstallInProgress, UninstallFailed, NodeStateMalformed (cluster_state_v2.go @01cc2f2d), DeletionBlocked
+  (HandleFinalizer) and the new DrainBlocked go through ``AddSkyhookCondition`` only: no twin. DrainBlocked is
+  not one this collection sets, so it stays as the operator left it.
+
+So NODEWRIGHT has the same set as SKYHOOK under its own prefix; SKYHOOK is exactly the v0.15 set.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -32,7 +52,7 @@ from ansible_collections.nodewright.bridge.plugins.module_utils import label_sel
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_plan
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
 from ansible_collections.nodewright.bridge.plugins.module_utils import pod_layout
-from ansible_collections.nodewright.bridge.plugins.module_utils.constants import PREFIX
+from ansible_collections.nodewright.bridge.plugins.module_utils.api_generation import SKYHOOK
 from ansible_collections.nodewright.bridge.plugins.module_utils.rollout_scheduler import RolloutScheduler, batch_state_errors
 
 # The status fields this collection keeps (the merge patch touches nothing else).
@@ -42,13 +62,30 @@ OWNED_FIELDS = ('status', 'nodeState', 'nodeStatus', 'completeNodes', 'nodesInPr
 
 READY = 'Ready'
 APPLY_PACKAGE = 'ApplyPackage'
-# The legacy condition that carries the CR's status as its reason (ReportState).
-TRANSITION = PREFIX + '/Transition'
-# Conditions this collection sets or removes; the operator's others (DeletionBlocked: cr_finalize's) stay as they are.
-OWNED_CONDITIONS = (READY, PREFIX + '/' + READY, 'NodesIgnored', PREFIX + '/NodesIgnored',
-                    'TaintNotTolerable', PREFIX + '/TaintNotTolerable', 'NodeStateMalformed',
-                    'DeploymentPolicyNotFound', PREFIX + '/DeploymentPolicyNotFound', 'UninstallInProgress',
-                    'UninstallFailed', 'Blocked', TRANSITION, APPLY_PACKAGE, PREFIX + '/' + APPLY_PACKAGE)
+
+
+def twin(ctype, gen=SKYHOOK):
+    """The prefixed twin the operator writes beside ``ctype`` (LegacySkyhookConditionType): ``<prefix>/<type>``."""
+    return '%s/%s' % (gen.prefix, ctype)
+
+
+def transition_type(gen=SKYHOOK):
+    """The legacy condition that carries the CR's status as its reason (UpdateCondition): ``<prefix>/Transition``."""
+    return twin('Transition', gen)
+
+
+def owned_conditions(gen=SKYHOOK):
+    """The conditions this collection sets or removes under ``gen``; the operator's others (DeletionBlocked:
+    cr_finalize's, v0.20's DrainBlocked) stay as they are."""
+    return (READY, twin(READY, gen), 'NodesIgnored', twin('NodesIgnored', gen),
+            'TaintNotTolerable', twin('TaintNotTolerable', gen), 'NodeStateMalformed',
+            'DeploymentPolicyNotFound', twin('DeploymentPolicyNotFound', gen), 'UninstallInProgress',
+            'UninstallFailed', 'Blocked', transition_type(gen), APPLY_PACKAGE, twin(APPLY_PACKAGE, gen))
+
+
+# The v0.15 names, for callers that name them; the functions derive them from ``gen``.
+TRANSITION = transition_type(SKYHOOK)
+OWNED_CONDITIONS = owned_conditions(SKYHOOK)
 # The stages of an uninstall cycle in a node's state (NodeState.IsUninstallCycleInProgress).
 UNINSTALL_CYCLE_STAGES = ('uninstall', 'uninstall-interrupt')
 
@@ -64,13 +101,13 @@ MESSAGE_NAMES_MAX = 10
 class StatusNode(object):
     """One node the CR selects, as the status sees it: its name, labels, status annotation, decoded state."""
 
-    def __init__(self, name, labels, annotations, cr, plans=None):
+    def __init__(self, name, labels, annotations, cr, plans=None, gen=SKYHOOK):
         self.name = name
         self.labels = labels
         self.taints = []  # the taints the CR's pods do not tolerate (status_nodes sets them)
-        key = node_state.node_state_key(cr.name)
+        key = node_state.node_state_key(cr.name, gen)
         # the status annotation; missing or unknown values count as unknown (Status())
-        self.status = annotations.get(node_state.status_key(cr.name))
+        self.status = annotations.get(node_state.status_key(cr.name, gen))
         if self.status not in node_state.STATUSES:
             self.status = 'unknown'
         self.malformed = False
@@ -90,14 +127,28 @@ class StatusNode(object):
                 plans[raw] = self.complete
 
 
-def status_nodes(cr, nodes):
+def picker_tolerations(cr, gen=SKYHOOK):
+    """What the node picker tolerates (pod_layout.picker_tolerations with the generation's runtime-required taint).
+
+    The v0.18+ picker gets every recognised runtime-required taint (NewNodePicker(GetRuntimeRequiredTolerations()),
+    skyhook_controller.go @4fa7fe39: the configured one and the legacy skyhook.nvidia.com one), so a runtimeRequired
+    CR's node still carrying the legacy taint is not TaintNotTolerable there; v0.15 recognises one taint.
+    """
+    tolerations = pod_layout.picker_tolerations(cr, gen.runtime_required_taint)
+    if cr.runtime_required:
+        tolerations += [pod_layout.runtime_required_toleration(taint) for taint in gen.recognised_runtime_required_taints
+                        if taint != gen.runtime_required_taint]
+    return tolerations
+
+
+def status_nodes(cr, nodes, gen=SKYHOOK):
     """The nodes ``cr`` selects (``nodes``: planner.normalise_nodes' shape), sorted by name, as StatusNodes."""
     chosen = [n for n in nodes if label_selector.matches(cr.node_selector, n['labels'])]
     plans = {}
-    tolerations = pod_layout.picker_tolerations(cr)
+    tolerations = picker_tolerations(cr, gen)
     result = []
     for n in sorted(chosen, key=lambda n: n['name']):
-        status_node = StatusNode(n['name'], n['labels'], n['annotations'], cr, plans)
+        status_node = StatusNode(n['name'], n['labels'], n['annotations'], cr, plans, gen)
         status_node.taints = node_state.untolerated(n.get('taints'), tolerations)
         result.append(status_node)
     return result
@@ -180,10 +231,12 @@ def _ignored_message(names):
     return _skipped_message(names, 'No nodes have ignore label set.', '%s ignore label set')
 
 
-def wanted_conditions(cr, nodes, status, node_statuses, generation, policy_missing, current=()):
+def wanted_conditions(cr, nodes, status, node_statuses, generation, policy_missing, current=(), gen=SKYHOOK):
     """The conditions this collection owns, in the operator's order (each with legacy twin where it writes one).
 
-    ``current``: the CR's conditions as read (ApplyPackage keeps its message while that package still runs).
+    ``generation``: the CR's metadata.generation (observedGeneration); ``gen``: the API generation (the twins'
+    prefix, the ignore label). ``current``: the CR's conditions as read (ApplyPackage keeps its message while that
+    package still runs).
     """
     every = all(n.complete for n in nodes)
     ready = _condition(READY, 'True' if every else 'False', READY_REASONS.get(status, 'Unknown'),
@@ -191,27 +244,27 @@ def wanted_conditions(cr, nodes, status, node_statuses, generation, policy_missi
     # the legacy Transition: Ready with the status as its reason. The operator's message says "Transitioned [a] -> [b]"
     # for the one reconcile that changes the status and the Ready message from the next one (at once, as its own
     # status write triggers it); this collection writes that settled message
-    wanted = [ready, dict(ready, type=PREFIX + '/' + READY),
-              dict(ready, type=TRANSITION, reason=status or 'unknown')]
+    wanted = [ready, dict(ready, type=twin(READY, gen)),
+              dict(ready, type=transition_type(gen), reason=status or 'unknown')]
     untolerated = [n.name for n in nodes if n.taints]
     taints = _condition('TaintNotTolerable', 'True' if untolerated else 'False', 'TaintNotTolerable',
                         _untolerated_message(untolerated), generation)
-    wanted += [taints, dict(taints, type=PREFIX + '/TaintNotTolerable')]
-    ignored = [n.name for n in nodes if node_state.is_ignored(n.labels)]
+    wanted += [taints, dict(taints, type=twin('TaintNotTolerable', gen))]
+    ignored = [n.name for n in nodes if node_state.is_ignored(n.labels, gen)]
     flag = _condition('NodesIgnored', 'True' if ignored else 'False', 'NodesIgnored', _ignored_message(ignored), generation)
-    wanted += [flag, dict(flag, type=PREFIX + '/NodesIgnored')]
+    wanted += [flag, dict(flag, type=twin('NodesIgnored', gen))]
     malformed = [n.name for n in nodes if n.malformed]
     if malformed:
         wanted.append(_condition('NodeStateMalformed', 'True', 'ParseError', _malformed_message(malformed), generation))
     if policy_missing:
         missing = _condition('DeploymentPolicyNotFound', 'True', 'DeploymentPolicyNotFound',
                              'DeploymentPolicy "%s" not found' % cr.deployment_policy, generation)
-        wanted += [missing, dict(missing, type=PREFIX + '/DeploymentPolicyNotFound')]
+        wanted += [missing, dict(missing, type=twin('DeploymentPolicyNotFound', gen))]
     return (wanted + uninstall_conditions(cr, nodes, generation) + blocked_conditions(cr, nodes, generation)
-            + apply_package_conditions(nodes, current, generation))
+            + apply_package_conditions(nodes, current, generation, gen))
 
 
-def apply_package_conditions(nodes, current, generation):
+def apply_package_conditions(nodes, current, generation, gen=SKYHOOK):
     """ApplyPackage and its legacy twin: "Applying package [name:version] to node [node]", True, never removed.
 
     The operator sets it when it creates a package pod, so it names the last pod started. Derived from the
@@ -225,11 +278,11 @@ def apply_package_conditions(nodes, current, generation):
     old = by_type.get(APPLY_PACKAGE)
     if old and (not running or old.get('message') in running):
         # as written when that pod started (its generation then)
-        return [old, by_type.get(PREFIX + '/' + APPLY_PACKAGE) or dict(old, type=PREFIX + '/' + APPLY_PACKAGE)]
+        return [old, by_type.get(twin(APPLY_PACKAGE, gen)) or dict(old, type=twin(APPLY_PACKAGE, gen))]
     if not running:
         return []
     cond = _condition(APPLY_PACKAGE, 'True', APPLY_PACKAGE, running[0], generation)
-    return [cond, dict(cond, type=PREFIX + '/' + APPLY_PACKAGE)]
+    return [cond, dict(cond, type=twin(APPLY_PACKAGE, gen))]
 
 
 def blocked_conditions(cr, nodes, generation):
@@ -277,10 +330,12 @@ def uninstall_conditions(cr, nodes, generation):
     return wanted
 
 
-def merge_conditions(current, wanted, now):
-    """``current`` with the owned conditions replaced by ``wanted`` (wcond.go:AddSkyhookCondition's rule:
-    ``lastTransitionTime`` kept while the type and status stay the same); the others kept in place."""
+def merge_conditions(current, wanted, now, gen=SKYHOOK):
+    """``current`` with the owned conditions (``owned_conditions(gen)``) replaced by ``wanted``
+    (wcond.go:AddSkyhookCondition's rule: ``lastTransitionTime`` kept while the type and status stay the same);
+    the others kept in place."""
     by_type = dict((c.get('type'), c) for c in current or [] if isinstance(c, dict))
+    owned = owned_conditions(gen)
     out = []
     wanted_by_type = dict((c['type'], c) for c in wanted)
     for cond in current or []:
@@ -288,19 +343,19 @@ def merge_conditions(current, wanted, now):
             continue
         ctype = cond.get('type')
         if ctype in wanted_by_type:
-            out.append(_stamped(wanted_by_type.pop(ctype), cond, now))
-        elif ctype not in OWNED_CONDITIONS:
+            out.append(_stamped(wanted_by_type.pop(ctype), cond, now, gen))
+        elif ctype not in owned:
             out.append(cond)
     for cond in wanted:
         if cond['type'] in wanted_by_type:
-            out.append(_stamped(cond, by_type.get(cond['type']), now))
+            out.append(_stamped(cond, by_type.get(cond['type']), now, gen))
     return out
 
 
-def _stamped(cond, old, now):
+def _stamped(cond, old, now, gen=SKYHOOK):
     cond = dict(cond)
     same = old is not None and old.get('status') == cond['status'] and old.get('lastTransitionTime')
-    if cond['type'] == TRANSITION:
+    if cond['type'] == transition_type(gen):
         # AddSkyhookConditionRefreshingTransitionOnReasonOrMessage: a new reason or message is a transition too
         same = same and (old.get('reason'), old.get('message')) == (cond['reason'], cond['message'])
     cond['lastTransitionTime'] = old['lastTransitionTime'] if same else now
@@ -352,19 +407,20 @@ def compartment_statuses(cr, nodes, policy, previous, complete, reset, batch_sta
     return out
 
 
-def resumed_batch_states(cr, doc, nodes, policy_doc=None):
+def resumed_batch_states(cr, doc, nodes, policy_doc=None, gen=SKYHOOK):
     """The batch states a new run of the CR continues: compartment -> BatchProcessingState of its status.
 
     As the operator loads them on each reconcile, except where it would reset them first: with
     ``resetBatchStateOnCompletion`` (reset_on_completion), a package version change on any node
     (the node's state names a package of the CR at another version) starts from batch 1.
     ``nodes``: the CR's nodes (planner.normalise_nodes' shape). Entries that are not a valid
-    BatchProcessingState are left out (the run starts that compartment fresh).
+    BatchProcessingState are left out (the run starts that compartment fresh). The node states are read under
+    ``gen``'s key.
     """
     current = (doc.get('status') or {}).get('compartmentStatuses')
     if not isinstance(current, dict):
         return {}
-    if reset_on_completion(doc, policy_doc) and version_changed(cr, nodes):
+    if reset_on_completion(doc, policy_doc) and version_changed(cr, nodes, gen):
         return {}
     out = {}
     for comp, entry in current.items():
@@ -374,14 +430,14 @@ def resumed_batch_states(cr, doc, nodes, policy_doc=None):
     return out
 
 
-def version_changed(cr, nodes):
+def version_changed(cr, nodes, gen=SKYHOOK):
     """A node's state has a package of the CR at a version other than the CR's (the operator's upgrade trigger).
 
     ``nodes``: planner.normalise_nodes' shape; each distinct state annotation is decoded once, an
     unreadable one is left to the plan (NodeStateMalformed).
     """
     wanted = dict((p.name, p.version) for p in cr.packages.values())
-    key, seen = node_state.node_state_key(cr.name), set()
+    key, seen = node_state.node_state_key(cr.name, gen), set()
     for node in nodes:
         raw = node['annotations'].get(key)
         if raw is None or raw in seen:
@@ -419,7 +475,7 @@ def node_priority(current, node_statuses, now, picked=()):
 
 
 def wanted_status(cr, doc, nodes, policy=None, policy_doc=None, policy_missing=False, now='', batch_states=None,
-                  waiting_for=(), picked=(), boot_ids=None):
+                  waiting_for=(), picked=(), boot_ids=None, gen=SKYHOOK):
     """The status the CR should have over ``nodes`` (StatusNodes of status_nodes), keeping what it owns only.
 
     ``doc``: the CR as read (its generation and current status); ``policy``: its DeploymentPolicy (a
@@ -427,7 +483,8 @@ def wanted_status(cr, doc, nodes, policy=None, policy_doc=None, policy_missing=F
     that does not exist; ``now``: the RFC 3339 time new conditions carry; ``batch_states``: the
     running rollout's batch states (compartment_statuses); ``waiting_for``: see aggregate; ``picked``: the
     nodes a batch starts now (node_priority); ``boot_ids``: node name -> ``status.nodeInfo.bootID`` (TrackReboots'
-    ``nodeBootIds``, over the CR's nodes; None: left as it is).
+    ``nodeBootIds``, over the CR's nodes; None: left as it is); ``gen``: the API generation whose conditions
+    (twins, Transition) the status carries.
     """
     current = doc.get('status') or {}
     generation = (doc.get('metadata') or {}).get('generation') or 0
@@ -444,8 +501,8 @@ def wanted_status(cr, doc, nodes, policy=None, policy_doc=None, policy_missing=F
         'observedGeneration': generation if completing else current.get('observedGeneration'),
         'conditions': merge_conditions(current.get('conditions'),
                                        wanted_conditions(cr, nodes, status, node_statuses, generation, policy_missing,
-                                                         current.get('conditions')),
-                                       now),
+                                                         current.get('conditions'), gen),
+                                       now, gen),
         'nodeBootIds': None if boot_ids is None else dict((n.name, boot_ids.get(n.name) or '') for n in nodes),
     }
     wanted['nodePriority'], wanted['nodeOrderOffset'] = node_priority(current, node_statuses, now, picked)
@@ -485,19 +542,21 @@ def map_patch(current, wanted):
 
 # The CR annotation the operator stamps with its version when it first reconciles a CR (Skyhook.SetVersion); the
 # kubectl plugin reads it to know which operator it talks to (pause, disable: "unable to determine operator version").
-CR_VERSION_ANNOTATION = PREFIX + '/version'
+# The v0.15 name; version_annotation_patch reads ``gen.version_annotation``.
+CR_VERSION_ANNOTATION = SKYHOOK.version_annotation
 
 
-def version_annotation_patch(doc):
+def version_annotation_patch(doc, gen=SKYHOOK):
     """The merge patch that stamps the CR with the version the collection speaks, or None when it carries one.
 
-    Only a missing stamp is written: a CR an operator has reconciled keeps that operator's version (the
-    plugin's version checks stay the operator's), and the spec is never touched (the generation stays).
+    ``gen.version_annotation`` (``<prefix>/version``) with ``gen.operator_version``: the generation's plugin reads
+    its own prefix. Only a missing stamp is written: a CR an operator has reconciled keeps that operator's version
+    (the plugin's version checks stay the operator's), and the spec is never touched (the generation stays).
     """
     annotations = (doc.get('metadata') or {}).get('annotations') or {}
-    if annotations.get(CR_VERSION_ANNOTATION):
+    if annotations.get(gen.version_annotation):
         return None
-    return {'metadata': {'annotations': {CR_VERSION_ANNOTATION: node_state.OPERATOR_VERSION}}}
+    return {'metadata': {'annotations': {gen.version_annotation: gen.operator_version}}}
 
 
 def status_patch(current, wanted):

@@ -8,10 +8,18 @@ conditions the operator writes for each CR.
 
 * The predicates (``condition``, ``is_ready``, ``rebooted``, ``pod_ready``): one set for every module
   that waits on a node or a pod (node_interrupt's reboot wait, node_health).
-* ``cr_conditions`` / ``conditions_patch``: ``skyhook.nvidia.com/<cr>/NotReady`` and
-  ``skyhook.nvidia.com/<cr>/Erroring`` in the node's ``status.conditions``, as the operator's
-  ``skyhookNode.UpdateCondition`` (internal/wrapper/node.go) derives them from the node's record
-  for the CR; ``kube.Kube.update_node(conditions=...)`` writes them.
+* ``cr_conditions`` / ``conditions_patch``: ``<prefix>/<cr>/NotReady`` and ``<prefix>/<cr>/Erroring`` in the
+  node's ``status.conditions``, as the operator's ``skyhookNode.UpdateCondition`` (internal/wrapper/node.go)
+  derives them from the node's record for the CR; ``kube.Kube.update_node(conditions=...)`` writes them.
+
+Each function that names a condition takes ``gen`` (api_generation.SKYHOOK unless the caller says otherwise):
+the prefix, the CR's record on the node and the NotReady message are the generation's. The v0.18+ operator
+(NVIDIA/nodewright operator/internal/wrapper/node.go @042b7591, UpdateCondition, importing
+operator/api/nodewright/v1alpha1) writes ``nodewright.nvidia.com/<cr>/NotReady`` with the message
+``NodeWright <cr> Ready`` and replaces its NotReady whenever the reason *or* the message differs (so a condition
+carried over from the legacy prefix with the old message is rewritten); Erroring keeps the v0.15 rule (replaced
+only while its message is the operator's). v0.15 (71ca22b8) writes ``Skyhook <cr> Ready`` and replaces either
+condition only while its message is the operator's.
 
 No I/O: callers pass the objects they read or watched.
 """
@@ -23,7 +31,7 @@ __metaclass__ = type
 import datetime
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
-from ansible_collections.nodewright.bridge.plugins.module_utils.constants import PREFIX
+from ansible_collections.nodewright.bridge.plugins.module_utils.api_generation import SKYHOOK
 
 
 def condition(obj, kind):
@@ -67,9 +75,21 @@ ERRORING_REASON, NOT_ERRORING_REASON = 'Package(s) Erroring or Unknown', 'Not Er
 ERRORING_STATES = ('erroring', 'unknown')
 
 
-def condition_type(cr_name, kind):
-    """``skyhook.nvidia.com/<cr>/NotReady`` or ``.../Erroring`` (the operator uses this prefix for both API groups)."""
-    return '%s/%s/%s' % (PREFIX, cr_name, kind)
+def condition_type(cr_name, kind, gen=SKYHOOK):
+    """``<prefix>/<cr>/NotReady`` or ``.../Erroring``: the operator names them under its own metadata prefix."""
+    return gen.node_condition_type(cr_name, kind)
+
+
+def ready_message(cr_name, gen=SKYHOOK):
+    """NotReady's message: ``Skyhook <cr> Ready`` (v0.15), ``NodeWright <cr> Ready`` (v0.18+, node.go @042b7591);
+    the operator recognises its own condition by it, so it must be the generation's word for word."""
+    return '%s %s Ready' % (gen.kind, cr_name)
+
+
+def _rewrites_not_ready(gen):
+    """The v0.18+ operator replaces its NotReady on any reason or message change (node.go @042b7591); v0.15 only
+    while the message is its own. Keyed on the generation so SKYHOOK keeps the v0.15 rule exactly."""
+    return gen.name != SKYHOOK.name
 
 
 def now_text():
@@ -77,7 +97,7 @@ def now_text():
     return datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')
 
 
-def cr_conditions(cr_name, status, state, now):
+def cr_conditions(cr_name, status, state, now, gen=SKYHOOK):
     """The two conditions of ``cr_name`` for a node whose status for it is ``status`` and nodeState ``state``.
 
     NotReady is False (reason Complete) while the node is complete for the CR, else True (Incomplete);
@@ -90,40 +110,47 @@ def cr_conditions(cr_name, status, state, now):
     complete = status == 'complete'
     erroring = any((entry or {}).get('state') in ERRORING_STATES for entry in (state or {}).values())
     return [
-        {'type': condition_type(cr_name, NOT_READY), 'status': 'False' if complete else 'True',
-         'reason': COMPLETE_REASON if complete else INCOMPLETE_REASON, 'message': 'Skyhook %s Ready' % cr_name,
+        {'type': condition_type(cr_name, NOT_READY, gen), 'status': 'False' if complete else 'True',
+         'reason': COMPLETE_REASON if complete else INCOMPLETE_REASON, 'message': ready_message(cr_name, gen),
          'lastHeartbeatTime': now, 'lastTransitionTime': now},
-        {'type': condition_type(cr_name, ERRORING), 'status': 'True' if erroring else 'False',
+        {'type': condition_type(cr_name, ERRORING, gen), 'status': 'True' if erroring else 'False',
          'reason': ERRORING_REASON if erroring else NOT_ERRORING_REASON,
          'message': 'Package Erroring or Unknown for %s' % cr_name,
          'lastHeartbeatTime': now, 'lastTransitionTime': now},
     ]
 
 
-def conditions_patch(node, cr_name, now):
+def _stale(old, wanted, gen):
+    """Whether UpdateCondition replaces ``old`` (the node's condition of ``wanted``'s type; None: missing)."""
+    if old is None:
+        return True
+    if _rewrites_not_ready(gen) and wanted['type'].endswith('/' + NOT_READY):
+        return (old.get('reason'), old.get('message')) != (wanted['reason'], wanted['message'])
+    return old.get('reason') != wanted['reason'] and old.get('message') == wanted['message']
+
+
+def conditions_patch(node, cr_name, now, gen=SKYHOOK):
     """The status patch (strategic merge, conditions keyed by type) that brings the CR's two conditions on
     ``node`` (an API node dict) up to date, or None when they already are.
 
     As UpdateCondition: a missing condition is added; one whose reason differs is replaced whole (status,
     reason, message, both times), but only while its message is the operator's (a condition of that type
     with another message is left alone); one with the same reason is not touched (no heartbeat refresh).
+    Under the v0.18+ generation NotReady is replaced on any reason or message change (see the module docstring).
     A nodeState annotation that cannot be read changes nothing (the step that reads it reports it).
     """
     meta = node.get('metadata') or {}
     annotations = meta.get('annotations') or {}
     try:
-        state = node_state.decode(annotations.get(node_state.node_state_key(cr_name)))
+        state = node_state.decode(annotations.get(node_state.node_state_key(cr_name, gen)))
     except node_state.NodeStateError:
         return None
     have = dict((c.get('type'), c) for c in (node.get('status') or {}).get('conditions') or [])
-    changed = []
-    for wanted in cr_conditions(cr_name, annotations.get(node_state.status_key(cr_name)), state, now):
-        old = have.get(wanted['type'])
-        if old is None or (old.get('reason') != wanted['reason'] and old.get('message') == wanted['message']):
-            changed.append(wanted)
+    wanted = cr_conditions(cr_name, annotations.get(node_state.status_key(cr_name, gen)), state, now, gen)
+    changed = [c for c in wanted if _stale(have.get(c['type']), c, gen)]
     return {'status': {'conditions': changed}} if changed else None
 
 
-def writer(cr_name, clock=now_text):
+def writer(cr_name, clock=now_text, gen=SKYHOOK):
     """``conditions(node) -> patch or None`` for ``kube.Kube.update_node``: the CR's conditions as of the write."""
-    return lambda node: conditions_patch(node, cr_name, clock())
+    return lambda node: conditions_patch(node, cr_name, clock(), gen)

@@ -50,6 +50,17 @@ and 4 does not exempt the CR):
    (``kubectl-skyhook`` resets, tools) are reported, never counted.
 4. A paused or disabled CR is not blocked (the operator starts nothing on its nodes; the
    annotation is the per-CR hand-off), with warnings, unless it is being deleted.
+
+The names are a generation's (``gen``, api_generation.SKYHOOK unless the caller says otherwise): the default
+lease reference (``gen.lease_refs()``), the status key named in the warnings (``gen.status_prefix``) and, when
+the CR document's ``apiVersion`` does not say, the pause and disable annotations; a CR of a known group is read
+with its own group's annotations (``api_generation.by_api_version``), as that group's operator reads them. The
+v0.18+ operator holds two leases in its namespace (``nodewright`` by default; NVIDIA/nodewright
+operator/cmd/manager/main.go @1826d339): ``reconcileLeaseID = "3c22c1ae.nvidia.com"`` on the reconcile manager and,
+with ENABLE_WEBHOOKS (the default), ``webhookBootstrapLeaseID = "nodewright-webhook-bootstrap.nvidia.com"`` on a
+separate bootstrap manager in the same binary, which may stand aside and contend again and so be held by another
+replica. Either one held by a live holder is an operator pod running: ``more_leases`` passes the others, and any
+one fresh is rule 1. For rule 2 the lease that decides is a fresh one, else the readable one that expired last.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -60,11 +71,14 @@ import calendar
 import datetime
 import re
 
-from ansible_collections.nodewright.bridge.plugins.module_utils.constants import (
-    DISABLE_ANNOTATION, PAUSE_ANNOTATION, STATUS_PREFIX)
+from ansible_collections.nodewright.bridge.plugins.module_utils import api_generation
+from ansible_collections.nodewright.bridge.plugins.module_utils.api_generation import SKYHOOK
 
-OPERATOR_NAMESPACE = 'skyhook'
-LEASE_NAME = '3c22c1ae.nvidia.com'
+# The v0.15 names, for callers that name them; the functions read the generation's (``gen``).
+OPERATOR_NAMESPACE = SKYHOOK.default_namespace
+LEASE_NAME = SKYHOOK.leases[0]
+PAUSE_ANNOTATION = SKYHOOK.pause_annotation
+DISABLE_ANNOTATION = SKYHOOK.disable_annotation
 OPERATOR_MANAGERS = ('manager',)
 DEFAULT_WINDOW = 300
 LEASE_GRACE = 5
@@ -254,26 +268,44 @@ def _write_label(write):
 # --------------------------------------------------------------------------- the decision
 
 
-def _flag(annotations, key, evidence):
+def _flag(annotations, key, word, evidence):
     value = annotations.get(key)
     if value is None:
         return False
     if value == 'true':
         return True
-    evidence.append('%s=%r is not "true": the operator does not treat the CR as %s'
-                    % (key, value, 'paused' if key == PAUSE_ANNOTATION else 'disabled'))
+    evidence.append('%s=%r is not "true": the operator does not treat the CR as %s' % (key, value, word))
     return False
 
 
+def cr_generation(cr, gen=SKYHOOK):
+    """The generation of the CR document's ``apiVersion`` (whose operator reads that group's pause and disable
+    annotations), else ``gen`` (no apiVersion, or one of no known group)."""
+    try:
+        return api_generation.by_api_version(cr.get('apiVersion'))
+    except api_generation.GenerationError:
+        return gen
+
+
+def _reported(facts):
+    """A lease's facts as the result reports them (without the expiry, an internal epoch)."""
+    if facts is None:
+        return None
+    return dict((k, v) for k, v in facts.items() if k != 'expires')
+
+
 def assess(cr, lease, now, window=DEFAULT_WINDOW, lease_ref=None, lease_error=None,
-           managers=OPERATOR_MANAGERS, lease_grace=LEASE_GRACE):
+           managers=OPERATOR_MANAGERS, lease_grace=LEASE_GRACE, gen=SKYHOOK, more_leases=()):
     """Whether a running operator reconciles ``cr`` (see the module docstring for the rules).
 
     ``cr``: the CR as the API returns it. ``lease``: the Lease object (or its spec), None when
     it could not be read (``lease_error`` says why). ``lease_ref``: (namespace, name) for the
-    messages. Returns ``{'active', 'operator_running', 'evidence', 'warnings', 'lease',
-    'last_operator_write', 'paused', 'disabled', 'deleting', 'summary', 'kind', 'name'}``:
-    ``active`` is the guard's verdict (block unless forced).
+    messages (default: ``gen``'s first lease in its default namespace). ``more_leases``: the generation's
+    other leases as ``(lease_ref, lease or None, why not)`` (v0.18+: the webhook bootstrap lease,
+    ``gen.lease_refs()[1:]``); any one fresh shows a running operator. Returns ``{'active', 'operator_running',
+    'evidence', 'warnings', 'lease', 'leases', 'last_operator_write', 'paused', 'disabled', 'deleting', 'summary',
+    'kind', 'name', 'pause_annotation'}``: ``active`` is the guard's verdict (block unless forced); ``lease`` the
+    lease that decided (see the module docstring), ``leases`` every one read.
     """
     if not isinstance(cr, dict):
         raise GuardError('the CR must be a dict as the API returns it, not %s' % type(cr).__name__)
@@ -283,32 +315,30 @@ def assess(cr, lease, now, window=DEFAULT_WINDOW, lease_ref=None, lease_error=No
     managers = tuple(managers or ())
     meta = cr.get('metadata') or {}
     status = cr.get('status') or {}
-    kind = cr.get('kind') or 'Skyhook'
+    kind = cr.get('kind') or gen.kind
     name = meta.get('name') or '?'
     evidence = []
     warnings = []
 
-    facts = _judge_lease(lease, now, lease_ref or (OPERATOR_NAMESPACE, LEASE_NAME), lease_error, lease_grace,
-                         evidence)
+    every = _judge_leases([(lease_ref or gen.lease_refs()[0], lease, lease_error)] + _lease_entries(more_leases),
+                          now, lease_grace, evidence)
+    facts = _deciding_lease(every)
     lease_fresh = facts is not None and facts['fresh']
     writes = managed_writes(cr)
     last = _last_operator_write(writes, status, managers)
     write_decides = _judge_last_write(last, writes, facts, now, window, managers, lease_grace, evidence)
     _report_reconciled(writes, last, meta, status, now, managers, evidence)
     operator_running = lease_fresh or write_decides
-    hold = _judge_hold(meta, kind, name, operator_running, evidence, warnings)
+    hold = _judge_hold(meta, kind, name, operator_running, evidence, warnings, cr_generation(cr, gen), gen)
     active = operator_running and not hold['exempt']
     summary = _summary(facts, last, write_decides, active and hold['deleting'], now)
-
-    if facts is not None:
-        facts = dict(facts)
-        facts.pop('expires', None)
     return {
         'active': active,
         'operator_running': operator_running,
         'evidence': evidence,
         'warnings': warnings,
-        'lease': facts,
+        'lease': _reported(facts),
+        'leases': [_reported(f) for f in every if f is not None],
         'last_operator_write': _write_report(last, now),
         'paused': hold['paused'],
         'disabled': hold['disabled'],
@@ -316,7 +346,36 @@ def assess(cr, lease, now, window=DEFAULT_WINDOW, lease_ref=None, lease_error=No
         'summary': summary,
         'kind': kind,
         'name': name,
+        'pause_annotation': hold['pause_annotation'],
     }
+
+
+def _lease_entries(more_leases):
+    """``more_leases`` as a list of ``(lease_ref, lease, lease_error)``, checked."""
+    entries = []
+    for entry in more_leases or ():
+        if not isinstance(entry, (list, tuple)) or len(entry) != 3:
+            raise GuardError('more_leases takes (lease_ref, lease or None, why not) triples, not %r' % (entry,))
+        entries.append(tuple(entry))
+    return entries
+
+
+def _judge_leases(entries, now, lease_grace, evidence):
+    """Rule 1 for each ``(ref, lease, error)``: its facts (None when it could not be read), in order."""
+    return [_judge_lease(lease, now, ref, error, lease_grace, evidence) for ref, lease, error in entries]
+
+
+def _deciding_lease(every):
+    """The lease that decides: the first fresh one, else the readable one that expired last (a write until then
+    was made while an operator still held a lease), else the first readable one, else None."""
+    readable = [f for f in every if f is not None]
+    fresh = [f for f in readable if f['fresh']]
+    if fresh:
+        return fresh[0]
+    expired = [f for f in readable if f['expires'] is not None]
+    if expired:
+        return sorted(expired, key=lambda f: -f['expires'])[0]
+    return readable[0] if readable else None
 
 
 def _judge_lease(lease, now, ref, lease_error, lease_grace, evidence):
@@ -404,11 +463,15 @@ def _report_reconciled(writes, last, meta, status, now, managers, evidence):
         evidence.append('status.status is %s' % status['status'])
 
 
-def _judge_hold(meta, kind, name, operator_running, evidence, warnings):
-    """Rule 4: paused, disabled, being deleted; ``exempt``: a running operator does not block the CR."""
+def _judge_hold(meta, kind, name, operator_running, evidence, warnings, cr_gen=SKYHOOK, gen=SKYHOOK):
+    """Rule 4: paused, disabled, being deleted; ``exempt``: a running operator does not block the CR.
+
+    ``cr_gen``: the generation of the CR's group (its pause and disable annotations); ``gen``: the operator's
+    (the status key its nodes get).
+    """
     annotations = meta.get('annotations') or {}
-    paused = _flag(annotations, PAUSE_ANNOTATION, evidence)
-    disabled = _flag(annotations, DISABLE_ANNOTATION, evidence)
+    paused = _flag(annotations, cr_gen.pause_annotation, 'paused', evidence)
+    disabled = _flag(annotations, cr_gen.disable_annotation, 'disabled', evidence)
     deleting = bool(meta.get('deletionTimestamp'))
     exempt = False
     held = [w for w, on in (('paused', paused), ('disabled', disabled)) if on]
@@ -421,10 +484,11 @@ def _judge_hold(meta, kind, name, operator_running, evidence, warnings):
         evidence.append('the CR is %s: the operator starts no package pod, cordon, drain or interrupt for it' % how)
         warnings.append('%s %s is %s, so the guard lets it through, but a NodeWright operator is running: it keeps '
                         'setting %s%s on the CR\'s nodes to %s, and takes the CR over again as '
-                        'soon as the annotation is removed' % (kind, name, how, STATUS_PREFIX, name, held[0]))
+                        'soon as the annotation is removed' % (kind, name, how, gen.status_prefix, name, held[0]))
     elif held:
         evidence.append('the CR is %s' % ' and '.join(held))
-    return {'paused': paused, 'disabled': disabled, 'deleting': deleting, 'exempt': exempt}
+    return {'paused': paused, 'disabled': disabled, 'deleting': deleting, 'exempt': exempt,
+            'pause_annotation': cr_gen.pause_annotation}
 
 
 def _summary(facts, last, write_decides, blocked_deleting, now):
@@ -453,13 +517,14 @@ def _write_report(last, now):
             'age_seconds': round(now - last['epoch'], 3), 'source': last.get('source')}
 
 
-def refusal_message(assessment):
-    """The failure message for an active assessment."""
+def refusal_message(assessment, gen=SKYHOOK):
+    """The failure message for an active assessment; the pause annotation it advises is the one assess read
+    (the CR's group's), else ``gen``'s."""
     how = '; '.join(assessment['summary']) or 'see evidence'
     advice = 'Stop the operator, or set force: true'
     if not assessment['deleting']:
         advice = ('Stop the operator, pause the CR (%s: "true"; the operator then starts nothing on its nodes), '
-                  'or set force: true' % PAUSE_ANNOTATION)
+                  'or set force: true' % (assessment.get('pause_annotation') or gen.pause_annotation))
     return ('%s %s is being reconciled by a running NodeWright operator (%s); refusing to act on its nodes. %s'
             % (assessment['kind'], assessment['name'], how, advice))
 

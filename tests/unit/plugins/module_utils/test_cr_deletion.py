@@ -7,9 +7,12 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
+
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_deletion
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
+from ansible_collections.nodewright.bridge.plugins.module_utils.api_generation import NODEWRIGHT
 
 P = 'skyhook.nvidia.com'
 
@@ -103,3 +106,81 @@ def test_the_finalizer_is_added_once_and_never_to_a_cr_being_deleted():
         'metadata': {'finalizers': ['other/keep', cr_deletion.FINALIZER], 'resourceVersion': '7'}}
     assert cr_deletion.add_finalizer_patch({'metadata': {'finalizers': [cr_deletion.FINALIZER]}}) is None
     assert cr_deletion.add_finalizer_patch({'metadata': {'deletionTimestamp': '2026-12-03T00:00:00Z'}}) is None
+
+
+# --------------------------------------------------------------------------- the v0.18+ generation (gen=NODEWRIGHT)
+
+NW = 'nodewright.nvidia.com'
+
+
+def _nw_doc(annotations=None, deleted=True, finalizers=(NODEWRIGHT.finalizer,)):
+    doc = _doc(annotations, deleted, finalizers)
+    doc.update(apiVersion=NODEWRIGHT.api_version, kind='NodeWright')
+    return doc
+
+
+def _nw_node(name, packages=(), raw=None):
+    node = _node(name, packages, raw)
+    node['annotations'] = {node_state.node_state_key('gone', NODEWRIGHT): node['annotations'][node_state.node_state_key('gone')]}
+    return node
+
+
+def test_nodewright_finalizer_is_its_own():
+    """operator/internal/controller/skyhook_controller.go @01cc2f2d: SkyhookFinalizer = "nodewright.nvidia.com/nodewright";
+    HandleFinalizer (@4fa7fe39) adds and removes only that one."""
+    assert NODEWRIGHT.finalizer == NW + '/nodewright'
+    assert cr_deletion.being_deleted(_nw_doc(), gen=NODEWRIGHT)
+    assert not cr_deletion.being_deleted(_nw_doc(finalizers=(cr_deletion.FINALIZER,)), gen=NODEWRIGHT)
+    assert not cr_deletion.being_deleted(_nw_doc())  # the default (skyhook) generation looks for its own
+    added = cr_deletion.add_finalizer_patch({'metadata': {'resourceVersion': '7', 'finalizers': ['other/keep']}}, NODEWRIGHT)
+    assert added == {'metadata': {'finalizers': ['other/keep', NW + '/nodewright'], 'resourceVersion': '7'}}
+    assert cr_deletion.add_finalizer_patch({'metadata': {'finalizers': [NW + '/nodewright']}}, gen=NODEWRIGHT) is None
+    removed = cr_deletion.finalizers_patch(_nw_doc(finalizers=('other/x', NW + '/nodewright')), gen=NODEWRIGHT)
+    assert removed == {'metadata': {'finalizers': ['other/x'], 'resourceVersion': '7'}}
+    assert 'skyhook.nvidia.com/' not in json.dumps([added, removed])
+
+
+def test_nodewright_reads_its_node_states_and_words_the_block_as_nodewright():
+    """operator/internal/controller/skyhook_controller.go @4fa7fe39 HandleFinalizer: the node states under
+    nodewright.nvidia.com/nodeState_<cr>; the DeletionBlocked messages and Warning events say NodeWright."""
+    cr = cr_model.build_cr(_nw_doc())
+    nodes = [_nw_node('n1', [('keep', '1.0.0'), ('clean', '2.0.0')]), _node('n2', [('clean', '2.0.0')])]
+    pending, malformed = cr_deletion.pending_uninstall(cr, nodes, gen=NODEWRIGHT)
+    assert pending == [('n1', 'clean|2.0.0')] and malformed == []  # n2's legacy key is not the v0.18+ record
+    # cr_model reads the pause annotation (its own generation wiring); decide only words the outcome
+    paused = cr_model.build_cr(_doc({P + '/pause': 'true'}))
+    blocked = cr_deletion.decide(paused, pending, malformed, gen=NODEWRIGHT)
+    assert blocked == {'action': 'blocked', 'reason': 'PausedWithPendingUninstall',
+                       'message': 'NodeWright is paused with uninstall-enabled packages still tracked in nodeState. '
+                                  'Unpause to let uninstall complete before deletion.',
+                       'event': 'Cannot delete NodeWright gone: paused with uninstall work pending. Unpause to proceed.'}
+    disabled = cr_deletion.decide(cr_model.build_cr(_doc({P + '/disable': 'true'})), pending, [], NODEWRIGHT)
+    assert disabled['message'] == ('NodeWright is disabled with uninstall-enabled packages still tracked in nodeState. '
+                                   'Re-enable the NodeWright to let uninstall complete before deletion.')
+    malformed = cr_deletion.decide(cr, [], ['n3'], NODEWRIGHT)
+    assert (malformed['message'], malformed['event']) == (
+        'Cannot safely delete NodeWright: malformed nodeState on one or more nodes. Repair the nodeState annotation '
+        'before deletion.', 'Cannot delete NodeWright gone: malformed nodeState. Repair and retry.')
+
+
+def test_nodewright_cleanup_removes_its_keys_drain_ones_included_and_leaves_the_legacy_ones():
+    """operator/internal/wrapper/node.go @042b7591 CleanupSCRMetadata and Uncordon: every nodewright.nvidia.com/*_<cr>
+    annotation and label goes (drainStart_, drainBlocked_ included: api_generation.NODEWRIGHT.cr_node_keys), the CR's
+    node conditions nodewright.nvidia.com/<cr>/* go; the legacy skyhook.nvidia.com copies are the rollback window's
+    (PruneLegacyMetadata), not CleanupSCRMetadata's."""
+    annotations = dict((key, 'x') for key in NODEWRIGHT.cr_node_keys('gone'))
+    annotations.update({NW + '/nodeState_gone': '{}', NW + '/cordon_gone': 'true', NW + '/status_other': 'complete',
+                        P + '/status_gone': 'complete', P + '/cordon_gone': 'true', 'bridge.nodewright.io/cordon-inherited_x': 'true'})
+    labels = {NW + '/status_gone': 'complete', P + '/status_gone': 'complete', 'pool': 'gpu'}
+    patch = cr_deletion.cleanup_patch('gone', annotations, labels, unschedulable=True, gen=NODEWRIGHT)
+    assert patch == {'spec': {'unschedulable': False},
+                     'metadata': {'annotations': dict((key, None) for key in (
+                         NW + '/nodeState_gone', NW + '/status_gone', NW + '/version_gone', NW + '/cordon_gone',
+                         NW + '/drainStart_gone', NW + '/drainBlocked_gone')),
+                         'labels': {NW + '/status_gone': None}}}
+    assert 'skyhook.nvidia.com/' not in json.dumps(patch)
+    node = {'status': {'conditions': [{'type': NW + '/gone/NotReady'}, {'type': NW + '/gone/Erroring'},
+                                      {'type': P + '/gone/NotReady'}, {'type': NW + '/other/NotReady'}]}}
+    removal = cr_deletion.conditions_removal('gone', node, gen=NODEWRIGHT)
+    assert removal == {'status': {'conditions': [
+        {'type': NW + '/gone/NotReady', '$patch': 'delete'}, {'type': NW + '/gone/Erroring', '$patch': 'delete'}]}}

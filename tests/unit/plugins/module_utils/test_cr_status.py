@@ -13,11 +13,13 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import copy
+import json
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_status
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
 from ansible_collections.nodewright.bridge.plugins.module_utils import pod_layout
+from ansible_collections.nodewright.bridge.plugins.module_utils.api_generation import NODEWRIGHT, SKYHOOK
 
 NOW = '2026-12-02T10:00:00Z'
 DOC = {
@@ -298,3 +300,98 @@ def test_node_boot_ids_list_the_crs_nodes_and_drop_the_gone_ones():
     assert cr_status.status_patch(doc['status'], status)['status']['nodeBootIds'] == {'n1': 'b-1', 'n2': '', 'gone': None}
     # without boot IDs (a caller that did not read the nodes' status) the field is left as it is
     assert 'nodeBootIds' not in cr_status.status_patch(doc['status'], wanted([node('n1')], doc=doc))['status']
+
+
+# --------------------------------------------------------------------------- the v0.18+ generation (gen=NODEWRIGHT)
+
+NW = 'nodewright.nvidia.com'
+NW_DOC = dict(copy.deepcopy(DOC), apiVersion=NODEWRIGHT.api_version, kind='NodeWright')
+
+
+def nw_node(name, status=None, states=(), labels=None, taints=None):
+    """A node as the v0.18+ operator keys it for failure-skyhook (nodewright.nvidia.com/nodeState_, status_)."""
+    legacy = node(name, status, states, labels)
+    renamed = dict((key.replace('skyhook.nvidia.com/', NW + '/', 1), value) for key, value in legacy['annotations'].items())
+    return dict(legacy, annotations=renamed, taints=list(taints or []))
+
+
+def nw_wanted(nodes, doc=None, **kwargs):
+    doc = NW_DOC if doc is None else doc
+    model = cr(doc)
+    return cr_status.wanted_status(model, doc, cr_status.status_nodes(model, nodes, gen=NODEWRIGHT), now=NOW,
+                                   gen=NODEWRIGHT, **kwargs)
+
+
+def test_nodewright_writes_the_prefixed_twins_and_the_transition_under_its_prefix():
+    """operator/internal/wrapper/skyhook_conditions.go @4fa7fe39 (AddSkyhookConditionWithLegacy,
+    LegacySkyhookConditionType, LegacySkyhookConditionTransition = METADATA_PREFIX + "/Transition", METADATA_PREFIX =
+    nodewright.nvidia.com) and controller/cluster_state_v2.go @01cc2f2d (UpdateCondition: Ready with its twin, then
+    the Transition; the node picker's TaintNotTolerable and NodesIgnored with theirs)."""
+    status = nw_wanted([nw_node('n1', 'complete', DONE), nw_node('n2', 'in_progress', DONE[:1])])
+    assert [c['type'] for c in status['conditions']] == [
+        'Ready', NW + '/Ready', NW + '/Transition', 'TaintNotTolerable', NW + '/TaintNotTolerable',
+        'NodesIgnored', NW + '/NodesIgnored']
+    by_type = _by_type(status)
+    assert by_type[NW + '/Ready'] == dict(by_type['Ready'], type=NW + '/Ready')
+    assert by_type[NW + '/Transition'] == dict(by_type['Ready'], type=NW + '/Transition', reason='in_progress')
+    assert status['nodeStatus'] == {'n1': 'complete', 'n2': 'in_progress'} and status['completeNodes'] == '1/2'
+    assert 'skyhook.nvidia.com/' not in json.dumps(status)
+    assert cr_status.transition_type(NODEWRIGHT) == NW + '/Transition' and cr_status.TRANSITION == 'skyhook.nvidia.com/Transition'
+
+
+def test_nodewright_owns_the_same_conditions_under_its_prefix():
+    """skyhook_conditions.go @4fa7fe39: twins for Ready, TaintNotTolerable, NodesIgnored, DeploymentPolicyNotFound and
+    ApplyPackage (skyhook_controller.go @4fa7fe39 ApplyPackage); Blocked, UninstallInProgress, UninstallFailed,
+    NodeStateMalformed (cluster_state_v2.go @01cc2f2d), DeletionBlocked and DrainBlocked bare, the last two not ours."""
+    assert cr_status.owned_conditions(NODEWRIGHT) == (
+        'Ready', NW + '/Ready', 'NodesIgnored', NW + '/NodesIgnored', 'TaintNotTolerable', NW + '/TaintNotTolerable',
+        'NodeStateMalformed', 'DeploymentPolicyNotFound', NW + '/DeploymentPolicyNotFound', 'UninstallInProgress',
+        'UninstallFailed', 'Blocked', NW + '/Transition', 'ApplyPackage', NW + '/ApplyPackage')
+    assert cr_status.OWNED_CONDITIONS == cr_status.owned_conditions(SKYHOOK) == cr_status.owned_conditions()
+    # a stale twin of ours goes, the operator's DrainBlocked and a legacy-prefixed condition stay as they are
+    drain = {'type': 'DrainBlocked', 'status': 'True', 'reason': 'PodDisruptionBudget', 'message': 'x'}
+    legacy = {'type': 'skyhook.nvidia.com/Ready', 'status': 'False', 'reason': 'Progressing', 'message': 'y'}
+    stale = {'type': NW + '/DeploymentPolicyNotFound', 'status': 'True', 'reason': 'DeploymentPolicyNotFound'}
+    doc = dict(NW_DOC, status={'conditions': [drain, legacy, stale]})
+    conditions = nw_wanted([nw_node('n1', 'complete', DONE)], doc=doc)['conditions']
+    assert conditions[:2] == [drain, legacy] and stale['type'] not in [c['type'] for c in conditions]
+
+
+def test_nodewright_reads_its_ignore_label_node_keys_and_runtime_required_taints():
+    """controller/cluster_state_v2.go @01cc2f2d CheckNodeIgnoreLabel ("<METADATA_PREFIX>/ignore") and the picker's
+    tolerations, NewNodePicker(GetRuntimeRequiredTolerations()) in skyhook_controller.go @4fa7fe39: every recognised
+    runtime-required taint (nodewright.nvidia.com and the legacy skyhook.nvidia.com one) for a runtimeRequired CR."""
+    ignored = nw_wanted([nw_node('a', labels={'pool': 'gpu', NW + '/ignore': 'true'}),
+                         nw_node('b', labels={'pool': 'gpu', 'skyhook.nvidia.com/ignore': 'true'})])
+    assert _by_type(ignored)[NW + '/NodesIgnored']['message'] == 'Node [a] has ignore label set. Skipping.'
+    required = copy.deepcopy(NW_DOC)
+    required['spec']['runtimeRequired'] = True
+    legacy_taint = {'key': 'skyhook.nvidia.com', 'value': 'runtime-required', 'effect': 'NoSchedule'}
+    new_taint = {'key': NW, 'value': 'runtime-required', 'effect': 'NoSchedule'}
+    both = [nw_node('a', taints=[legacy_taint]), nw_node('b', taints=[new_taint])]
+    assert _by_type(nw_wanted(both, doc=required))['TaintNotTolerable']['status'] == 'False'
+    # v0.15 recognises its one taint: the new one is not tolerated there
+    model = cr(required)
+    old = cr_status.wanted_status(model, required, cr_status.status_nodes(model, [dict(node('b'), taints=[new_taint])]), now=NOW)
+    assert _by_type(old)['TaintNotTolerable']['message'] == 'Node [b] has taints that are not tolerable. Skipping.'
+    # the node state under the legacy key is not the v0.18+ record
+    assert nw_wanted([node('c', 'complete', DONE)])['nodeStatus'] == {'c': 'unknown'}
+
+
+def test_nodewright_apply_package_twin_version_stamp_and_batch_reset():
+    """skyhook_controller.go @4fa7fe39 ApplyPackage (AddSkyhookConditionWithLegacy: ApplyPackage and
+    nodewright.nvidia.com/ApplyPackage) and internal/wrapper/skyhook.go SetVersion (the CR's <prefix>/version, the
+    generation's operator_version v0.20.0); the version-change reset reads nodewright.nvidia.com/nodeState_<cr>."""
+    running = nw_wanted([nw_node('n1', 'in_progress', (('dexter', 'apply', 'in_progress'),))])
+    apply = _by_type(running)['ApplyPackage']
+    assert _by_type(running)[NW + '/ApplyPackage'] == dict(apply, type=NW + '/ApplyPackage')
+    assert cr_status.version_annotation_patch({'metadata': {'annotations': {'skyhook.nvidia.com/version': 'v0.15.0'}}},
+                                              gen=NODEWRIGHT) == {'metadata': {'annotations': {NW + '/version': 'v0.20.0'}}}
+    assert cr_status.version_annotation_patch({'metadata': {'annotations': {NW + '/version': 'v0.20.1'}}}, NODEWRIGHT) is None
+    doc = copy.deepcopy(NW_DOC)
+    doc['spec']['packages']['dexter']['version'] = '1.3.0'
+    doc['spec']['deploymentPolicyOptions'] = {'resetBatchStateOnCompletion': True}
+    doc['status'] = {'compartmentStatuses': {'__default__': {'batchState': {'currentBatch': 3}}}}
+    nodes = [nw_node('n1', 'complete', DONE)]
+    assert cr_status.resumed_batch_states(cr(doc), doc, nodes, gen=NODEWRIGHT) == {}
+    assert cr_status.resumed_batch_states(cr(doc), doc, nodes) == {'__default__': {'currentBatch': 3}}

@@ -8,8 +8,11 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
+
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_conditions as nc
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
+from ansible_collections.nodewright.bridge.plugins.module_utils.api_generation import NODEWRIGHT, SKYHOOK
 
 
 def _node(boot='b1', ready='True'):
@@ -136,3 +139,66 @@ def test_the_writer_stamps_the_time_of_the_write():
     write = nc.writer('demo', clock=lambda: LATER)
     assert write(_recorded('in_progress'))['status']['conditions'][0]['lastTransitionTime'] == LATER
     assert len(nc.now_text()) == len('2026-05-01T10:00:00Z') and nc.now_text().endswith('Z')
+
+
+# --------------------------------------------------------------------------- the v0.18+ generation (gen=NODEWRIGHT)
+
+
+NW_NOT_READY, NW_ERRORING = 'nodewright.nvidia.com/demo/NotReady', 'nodewright.nvidia.com/demo/Erroring'
+
+
+def _nw_recorded(status=None, states=(), conditions=()):
+    """A node as the v0.18+ operator keys it for CR demo: nodewright.nvidia.com/nodeState_demo and status_demo."""
+    state = {}
+    for index, value in enumerate(states):
+        state = node_state.upsert(state, 'p%d' % index, '1.0', 'img', value, 'apply')[0]
+    annotations = {node_state.node_state_key('demo', NODEWRIGHT): node_state.encode(state)} if state else {}
+    if status:
+        annotations[node_state.status_key('demo', NODEWRIGHT)] = status
+    return {'metadata': {'name': 'n1', 'annotations': annotations}, 'status': {'conditions': list(conditions)}}
+
+
+def test_nodewright_conditions_are_the_v018_operators_word_for_word():
+    """operator/internal/wrapper/node.go @042b7591 UpdateCondition: "<METADATA_PREFIX>/<cr>/NotReady" and
+    "/Erroring" with METADATA_PREFIX = nodewright.nvidia.com, message "NodeWright <cr> Ready"."""
+    assert nc.condition_type('demo', nc.NOT_READY, NODEWRIGHT) == NW_NOT_READY
+    assert nc.condition_type('demo', nc.ERRORING, gen=NODEWRIGHT) == NW_ERRORING
+    assert nc.ready_message('demo', NODEWRIGHT) == 'NodeWright demo Ready'
+    assert nc.ready_message('demo') == nc.ready_message('demo', SKYHOOK) == 'Skyhook demo Ready'
+    assert nc.cr_conditions('demo', 'complete', {}, NOW, gen=NODEWRIGHT) == [
+        {'type': NW_NOT_READY, 'status': 'False', 'reason': 'Complete', 'message': 'NodeWright demo Ready',
+         'lastHeartbeatTime': NOW, 'lastTransitionTime': NOW},
+        {'type': NW_ERRORING, 'status': 'False', 'reason': 'Not Erroring', 'message': 'Package Erroring or Unknown for demo',
+         'lastHeartbeatTime': NOW, 'lastTransitionTime': NOW}]
+
+
+def test_nodewright_reads_its_own_node_record_and_writes_nothing_under_skyhook():
+    """operator/internal/wrapper/node.go @042b7591: State() and Status() read nodewright.nvidia.com/nodeState_<cr> and
+    status_<cr>; the legacy skyhook.nvidia.com keys are not the v0.18+ operator's record once it has migrated the node."""
+    node = _nw_recorded('erroring', ['complete', 'erroring'])
+    patch = nc.conditions_patch(node, 'demo', NOW, gen=NODEWRIGHT)
+    assert _short(patch) == [(NW_NOT_READY, 'True', 'Incomplete'), (NW_ERRORING, 'True', 'Package(s) Erroring or Unknown')]
+    assert 'skyhook.nvidia.com/' not in json.dumps(patch)
+    # a node with only the legacy record: nothing of it counts under NODEWRIGHT
+    legacy = _recorded('complete', ['erroring'], conditions=[])
+    assert _short(nc.conditions_patch(legacy, 'demo', NOW, gen=NODEWRIGHT)) == [
+        (NW_NOT_READY, 'True', 'Incomplete'), (NW_ERRORING, 'False', 'Not Erroring')]
+    assert nc.writer('demo', clock=lambda: LATER, gen=NODEWRIGHT)(node) == nc.conditions_patch(node, 'demo', LATER, NODEWRIGHT)
+
+
+def test_nodewright_rewrites_a_not_ready_whose_message_differs_and_keeps_the_erroring_rule():
+    """operator/internal/wrapper/node.go @042b7591 UpdateCondition: NotReady is replaced when its reason or its message
+    differs (a condition the 0.18 migration carried over with "Skyhook <cr> Ready" is rewritten), Erroring only when its
+    reason differs while the message is the operator's; v0.15 (71ca22b8) keeps a NotReady with another message."""
+    carried = dict(nc.cr_conditions('demo', 'complete', {}, NOW, NODEWRIGHT)[0], message='Skyhook demo Ready')
+    foreign_erroring = dict(nc.cr_conditions('demo', 'in_progress', {}, NOW, NODEWRIGHT)[1], message='set by hand',
+                            reason='Hand')
+    node = _nw_recorded('complete', ['complete'], conditions=[carried, foreign_erroring])
+    assert nc.conditions_patch(node, 'demo', LATER, gen=NODEWRIGHT) == {'status': {'conditions': [
+        {'type': NW_NOT_READY, 'status': 'False', 'reason': 'Complete', 'message': 'NodeWright demo Ready',
+         'lastHeartbeatTime': LATER, 'lastTransitionTime': LATER}]}}
+    # the same node as SKYHOOK keys it: the v0.15 rule leaves a NotReady with another message alone
+    old = _recorded('complete', ['complete'], conditions=[
+        dict(nc.cr_conditions('demo', 'complete', {}, NOW)[0], message='NodeWright demo Ready'),
+        nc.cr_conditions('demo', 'complete', {}, NOW)[1]])
+    assert nc.conditions_patch(old, 'demo', LATER) is None

@@ -12,6 +12,7 @@ import datetime
 import pytest
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import operator_guard as guard
+from ansible_collections.nodewright.bridge.plugins.module_utils.api_generation import NODEWRIGHT
 
 NOW = '2026-05-01T12:00:00Z'
 NOW_EPOCH = 1777636800.0
@@ -444,3 +445,90 @@ def test_defaults_are_upstreams():
     assert guard.LEASE_NAME == '3c22c1ae.nvidia.com'
     assert guard.OPERATOR_MANAGERS == ('manager',)
     assert guard.DEFAULT_WINDOW == 300
+
+
+# --------------------------------------------------------------------------- the v0.18+ generation (gen=NODEWRIGHT)
+
+NW = 'nodewright.nvidia.com'
+RECONCILE_REF, BOOTSTRAP_REF = ('nodewright', '3c22c1ae.nvidia.com'), ('nodewright', 'nodewright-webhook-bootstrap.nvidia.com')
+
+
+def nodewright(**kwargs):
+    doc = skyhook(**kwargs)
+    doc.update(apiVersion=NODEWRIGHT.api_version, kind='NodeWright')
+    return doc
+
+
+def nw_lease(ref, **kwargs):
+    doc = lease(**kwargs)
+    doc['metadata'].update(namespace=ref[0], name=ref[1])
+    return doc
+
+
+def test_nodewright_leases_are_the_v018_operators():
+    """operator/cmd/manager/main.go @1826d339: reconcileLeaseID "3c22c1ae.nvidia.com" and webhookBootstrapLeaseID
+    "nodewright-webhook-bootstrap.nvidia.com", in the operator's namespace (NAMESPACE default nodewright,
+    controller/skyhook_controller.go @01cc2f2d)."""
+    assert NODEWRIGHT.lease_refs() == (RECONCILE_REF, BOOTSTRAP_REF)
+    result = guard.assess(nodewright(managed=created_by_kubectl()), None, NOW, gen=NODEWRIGHT, lease_error='not found')
+    assert 'lease nodewright/3c22c1ae.nvidia.com is not readable (not found)' in joined(result)
+    assert result['active'] is False and result['lease'] is None and result['leases'] == []
+
+
+def test_nodewright_either_lease_held_is_an_operator_running():
+    """main.go @1826d339: the bootstrap lease is held by a separate manager of the same binary (ENABLE_WEBHOOKS), which
+    may stand aside and contend again: a fresh holder of either lease is a live operator pod."""
+    cr = nodewright(managed=created_by_kubectl())
+    stale, fresh = nw_lease(RECONCILE_REF, renewed=3600), nw_lease(BOOTSTRAP_REF, renewed=2)
+    result = guard.assess(cr, stale, NOW, lease_ref=RECONCILE_REF, gen=NODEWRIGHT, more_leases=[(BOOTSTRAP_REF, fresh, None)])
+    assert result['active'] is True and result['operator_running'] is True
+    assert result['lease']['name'] == BOOTSTRAP_REF[1] and [f['name'] for f in result['leases']] == [
+        RECONCILE_REF[1], BOOTSTRAP_REF[1]]
+    assert 'lease nodewright/3c22c1ae.nvidia.com is held by %s but was last renewed 1h00m ago' % HOLDER in joined(result)
+    assert 'lease nodewright/nodewright-webhook-bootstrap.nvidia.com is held by %s, renewed 2s ago' % HOLDER in joined(result)
+    # the other way round, and with the bootstrap lease unreadable
+    swapped = guard.assess(cr, fresh, NOW, lease_ref=BOOTSTRAP_REF, gen=NODEWRIGHT, more_leases=[(RECONCILE_REF, stale, None)])
+    assert swapped['active'] is True
+    alone = guard.assess(cr, stale, NOW, gen=NODEWRIGHT, more_leases=[(BOOTSTRAP_REF, None, 'forbidden')])
+    assert alone['active'] is False and 'nodewright-webhook-bootstrap.nvidia.com is not readable (forbidden)' in joined(alone)
+    with pytest.raises(guard.GuardError):
+        guard.assess(cr, stale, NOW, gen=NODEWRIGHT, more_leases=[fresh])
+
+
+def test_nodewright_a_write_while_any_lease_was_held_is_the_stopped_operators():
+    """Rule 2 with the two leases of main.go @1826d339: a status write before the lease that expired last (+ grace) was
+    made while an operator still held a lease, so it does not show one running now."""
+    cr = nodewright(managed=created_by_kubectl(operator_status(90)))
+    reconcile, bootstrap = nw_lease(RECONCILE_REF, renewed=3600), nw_lease(BOOTSTRAP_REF, renewed=100)
+    both = guard.assess(cr, reconcile, NOW, gen=NODEWRIGHT, more_leases=[(BOOTSTRAP_REF, bootstrap, None)])
+    assert both['active'] is False and both['lease']['name'] == BOOTSTRAP_REF[1]
+    assert 'while lease nodewright/nodewright-webhook-bootstrap.nvidia.com was still held' in joined(both)
+    # with the reconcile lease alone the same write came after it expired: an operator without this lease
+    assert guard.assess(cr, reconcile, NOW, gen=NODEWRIGHT)['active'] is True
+
+
+def test_nodewright_pause_and_disable_are_read_in_the_crs_group():
+    """operator/api/nodewright/v1alpha1/nodewright_types.go @90d9979d IsPaused / IsDisabled: "<METADATA_PREFIX>/pause"
+    and "/disable" with METADATA_PREFIX nodewright.nvidia.com; the nodes' status key is nodewright.nvidia.com/status_<cr>
+    (internal/wrapper/node.go @042b7591 statusMetadataKey)."""
+    running = nw_lease(RECONCILE_REF, renewed=2)
+    paused = guard.assess(nodewright(managed=created_by_kubectl(), annotations={NW + '/pause': 'true'}), running, NOW,
+                          gen=NODEWRIGHT)
+    assert paused['active'] is False and paused['paused'] is True and paused['pause_annotation'] == NW + '/pause'
+    assert 'NodeWright gpu-tuning is paused' in paused['warnings'][0]
+    assert 'setting %s/status_gpu-tuning on the CR\'s nodes to paused' % NW in paused['warnings'][0]
+    disabled = guard.assess(nodewright(managed=created_by_kubectl(), annotations={NW + '/disable': 'true'}), running, NOW,
+                            gen=NODEWRIGHT)
+    assert disabled['disabled'] is True and disabled['active'] is False
+    # the legacy key on a NodeWright does not pause it, and the refusal advises the group's own key
+    legacy = guard.assess(nodewright(managed=created_by_kubectl(), annotations={guard.PAUSE_ANNOTATION: 'true'}), running,
+                          NOW, gen=NODEWRIGHT)
+    assert legacy['active'] is True and legacy['paused'] is False
+    message = guard.refusal_message(legacy, gen=NODEWRIGHT)
+    assert 'pause the CR (%s/pause: "true"' % NW in message
+    assert 'skyhook.nvidia.com/' not in message + ''.join(paused['warnings'])
+    # a document without apiVersion is read with the generation's keys
+    bare = nodewright(managed=created_by_kubectl(), annotations={NW + '/pause': 'true'})
+    del bare['apiVersion'], bare['kind']
+    assert guard.assess(bare, running, NOW, gen=NODEWRIGHT)['paused'] is True
+    assert guard.assess(bare, running, NOW, gen=NODEWRIGHT)['kind'] == 'NodeWright'
