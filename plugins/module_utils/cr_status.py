@@ -127,25 +127,11 @@ class StatusNode(object):
                 plans[raw] = self.complete
 
 
-def picker_tolerations(cr, gen=SKYHOOK):
-    """What the node picker tolerates (pod_layout.picker_tolerations with the generation's runtime-required taint).
-
-    The v0.18+ picker gets every recognised runtime-required taint (NewNodePicker(GetRuntimeRequiredTolerations()),
-    skyhook_controller.go @4fa7fe39: the configured one and the legacy skyhook.nvidia.com one), so a runtimeRequired
-    CR's node still carrying the legacy taint is not TaintNotTolerable there; v0.15 recognises one taint.
-    """
-    tolerations = pod_layout.picker_tolerations(cr, gen.runtime_required_taint)
-    if cr.runtime_required:
-        tolerations += [pod_layout.runtime_required_toleration(taint) for taint in gen.recognised_runtime_required_taints
-                        if taint != gen.runtime_required_taint]
-    return tolerations
-
-
 def status_nodes(cr, nodes, gen=SKYHOOK):
     """The nodes ``cr`` selects (``nodes``: planner.normalise_nodes' shape), sorted by name, as StatusNodes."""
     chosen = [n for n in nodes if label_selector.matches(cr.node_selector, n['labels'])]
     plans = {}
-    tolerations = picker_tolerations(cr, gen)
+    tolerations = pod_layout.picker_tolerations(cr, gen=gen)
     result = []
     for n in sorted(chosen, key=lambda n: n['name']):
         status_node = StatusNode(n['name'], n['labels'], n['annotations'], cr, plans, gen)

@@ -177,7 +177,7 @@ def _sort_nodes(cr, nodes, config_changes, gen):
     recorded = {}  # to_block node -> its status for the CR as the node records it (what a held CR keeps)
     left_out = []  # selected, not complete, and out of the rollout: the CR is not complete everywhere
     node_plans, plans_by_state, plans_by_relevant_state = {}, {}, {}
-    tolerations = pod_layout.picker_tolerations(cr, gen.runtime_required_taint)
+    tolerations = pod_layout.picker_tolerations(cr, gen=gen)
     for node in nodes:
         if not label_selector.matches(cr.node_selector, node['labels']):
             unmatched.append(node['name'])

@@ -235,7 +235,7 @@ def write_node_state(kube, node_name, cr_name, transform, status=None, dry_run=F
         return patch
 
     dummy, patch = kube.update_node(node_name, mutate, node=node, dry_run=dry_run,
-                                    conditions=node_conditions.writer(cr_name))
+                                    conditions=node_conditions.writer(cr_name, gen=gen))
     return seen.get('state', {}), patch is not None
 
 

@@ -47,13 +47,14 @@ options:
     description:
       - Namespace of the operator's leader-election Lease, which is the namespace the operator runs
         in (the Helm release namespace; C(skyhook-operator-system) with the kustomize manifests).
+      - Default, the operator's for the API generation (O(nodewright_api)), C(skyhook) or C(nodewright).
     type: str
-    default: skyhook
   lease_name:
     description:
       - Name of the operator's leader-election Lease (the operator's C(LeaderElectionID)).
+      - Default, every lease of the generation's operator, C(3c22c1ae.nvidia.com) and, for V(nodewright), also
+        C(nodewright-webhook-bootstrap.nvidia.com); either one held means a running operator.
     type: str
-    default: 3c22c1ae.nvidia.com
   window:
     description:
       - Seconds within which a write of the CR by an operator manager shows a running operator.

@@ -55,43 +55,47 @@ def _clean_node(kube, cr_name, node, check_mode):
     meta = node['metadata']
     name = meta['name']
 
+    gen = kube.generation
+
     def mutate(current):
         cmeta = current.get('metadata') or {}
         return cr_deletion.cleanup_patch(cr_name, cmeta.get('annotations'), cmeta.get('labels'),
-                                         bool((current.get('spec') or {}).get('unschedulable')))
+                                         bool((current.get('spec') or {}).get('unschedulable')), gen)
 
-    changed = mutate(node) is not None or cr_deletion.conditions_removal(cr_name, node) is not None
+    changed = mutate(node) is not None or cr_deletion.conditions_removal(cr_name, node, gen) is not None
     if check_mode or not changed:
         return changed
     after, dummy = kube.update_node(name, mutate, node=node)
-    kube.sync_node_status(name, lambda current: cr_deletion.conditions_removal(cr_name, current), after)
+    kube.sync_node_status(name, lambda current: cr_deletion.conditions_removal(cr_name, current, gen), after)
     return True
 
 
 def _add_finalizer(module, kube, name, doc):
     """add_finalizer: the operator's finalizer on a CR that lacks it, as its first reconcile adds it (HandleFinalizer)."""
-    patch = cr_deletion.add_finalizer_patch(doc)
+    finalizer = kube.generation.finalizer
+    patch = cr_deletion.add_finalizer_patch(doc, kube.generation)
     if patch is None:
-        return dict(changed=False, cr_name=name, action='none', msg='%s carries the %s finalizer' % (name, cr_deletion.FINALIZER))
+        return dict(changed=False, cr_name=name, action='none', msg='%s carries the %s finalizer' % (name, finalizer))
     if not module.check_mode:
         kube.patch_cr(doc, patch)  # a conflict (written since the read) fails the task; the next run adds it
     return dict(changed=True, cr_name=name, action='added',
                 msg='%s: the %s finalizer added; kubectl delete now waits for a run to finish the deletion'
-                % (name, cr_deletion.FINALIZER))
+                % (name, finalizer))
 
 
 def run(module, kube):
     name = module.params['cr_name']
+    gen = kube.generation
     doc = kube.get_cr(name)
-    if not cr_deletion.being_deleted(doc):
+    if not cr_deletion.being_deleted(doc, gen):
         if module.params['add_finalizer']:
             return _add_finalizer(module, kube, name, doc)
         return dict(changed=False, cr_name=name, action='none', msg='%s is not being deleted (or carries no %s finalizer)'
-                    % (name, cr_deletion.FINALIZER))
+                    % (name, gen.finalizer))
     cr = cr_model.build_cr(doc, stored=True)
     raw_nodes = _nodes(kube, cr)
-    pending, malformed = cr_deletion.pending_uninstall(cr, normalise_nodes(raw_nodes))
-    decision = cr_deletion.decide(cr, pending, malformed)
+    pending, malformed = cr_deletion.pending_uninstall(cr, normalise_nodes(raw_nodes), gen)
+    decision = cr_deletion.decide(cr, pending, malformed, gen)
     changed = _write_condition(kube, name, decision, module.check_mode)
     result = dict(cr_name=name, action=decision['action'], pending=[{'node': n, 'package': p} for n, p in pending],
                   malformed=malformed, cleaned=[], finalizer_removed=False)
@@ -109,7 +113,7 @@ def run(module, kube):
         if _clean_node(kube, name, node, module.check_mode):
             result['cleaned'].append(node['metadata']['name'])
     if not module.check_mode:
-        kube.patch_cr(doc, cr_deletion.finalizers_patch(kube.get_cr(name)))
+        kube.patch_cr(doc, cr_deletion.finalizers_patch(kube.get_cr(name), gen))
     return dict(result, changed=True, finalizer_removed=not module.check_mode,
                 msg='%s: finalized (%d node(s) cleaned up), the API server deletes it now' % (name, len(result['cleaned'])))
 

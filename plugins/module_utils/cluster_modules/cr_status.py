@@ -57,12 +57,13 @@ def compute(kube, cr_name, batch_states=None, waiting_for=(), picked=(), fresh=F
     policy, policy_doc, missing = _policy(kube, cr)
     listing = kube.list_nodes(label_selector=label_selector.to_query(cr.node_selector) or None)
     items = listing.get('items') or []
-    nodes = cr_status.status_nodes(cr, normalise_nodes(items))
+    gen = kube.generation
+    nodes = cr_status.status_nodes(cr, normalise_nodes(items), gen)
     boot_ids = dict((item['metadata']['name'], ((item.get('status') or {}).get('nodeInfo') or {}).get('bootID'))
                     for item in items)
     wanted = cr_status.wanted_status(cr, doc, nodes, policy=policy, policy_doc=policy_doc, policy_missing=missing,
                                      now=_now(), batch_states=batch_states, waiting_for=waiting_for, picked=picked,
-                                     boot_ids=boot_ids)
+                                     boot_ids=boot_ids, gen=gen)
     return doc, wanted, cr_status.status_patch(doc.get('status'), wanted)
 
 
@@ -92,7 +93,7 @@ def _stamp_version(kube, doc):
     """The CR's version annotation, as the operator's first reconcile writes it (cr_status.version_annotation_patch):
     once per CR; True when written. A refusal (no ``patch`` on the CR itself, which the status needs not) is let
     be: the plugin then warns that it cannot tell the operator's version, nothing else changes."""
-    patch = cr_status.version_annotation_patch(doc)
+    patch = cr_status.version_annotation_patch(doc, kube.generation)
     if patch is None:
         return False
     try:

@@ -104,7 +104,7 @@ def run(module, kube):
         return node_state.ignore_patch(meta.get('labels'), action == 'ignore', gen)
 
     # the CR's node conditions follow its record on the node (not for ignore / unignore: no record changes)
-    conditions = node_conditions.writer(cr_name) if action in ('complete', 'reset', 'record') else None
+    conditions = node_conditions.writer(cr_name, gen=gen) if action in ('complete', 'reset', 'record') else None
     after_node, patch = kube.update_node(name, mutate, node=node, dry_run=module.check_mode, conditions=conditions)
     after = describe_node(after_node, cr_name, gen)
     result = dict(changed=patch is not None, node=name, **after)

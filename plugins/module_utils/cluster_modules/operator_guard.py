@@ -84,13 +84,20 @@ def describe_cr(cr, assessment):
 
 def run(module, kube):
     params = module.params
+    gen = kube.generation
     cr = kube.get_cr(params['cr_name'])
-    lease, lease_error, server_now = read_lease(kube, params['lease_namespace'], params['lease_name'])
+    # the generation's leases in its namespace (v0.18+ holds two), unless the options name one
+    namespace = params['lease_namespace'] or gen.default_namespace
+    names = [params['lease_name']] if params['lease_name'] else list(gen.leases)
+    lease, lease_error, server_now = read_lease(kube, namespace, names[0])
+    more = []
+    for name in names[1:]:
+        other, other_error, dummy = read_lease(kube, namespace, name)
+        more.append(((namespace, name), other, other_error))
     local_now = time.time()
     now = server_now if server_now is not None else local_now
-    assessment = guard.assess(cr, lease, now, window=params['window'],
-                              lease_ref=(params['lease_namespace'], params['lease_name']),
-                              lease_error=lease_error, managers=params['operator_managers'])
+    assessment = guard.assess(cr, lease, now, window=params['window'], lease_ref=(namespace, names[0]),
+                              lease_error=lease_error, managers=params['operator_managers'], gen=gen, more_leases=more)
     evidence = list(assessment['evidence'])
     skew = None if server_now is None else round(local_now - server_now, 3)
     if skew is not None and abs(skew) > 5:
@@ -109,7 +116,7 @@ def run(module, kube):
     warnings = list(assessment['warnings'])
     if lease is None and lease_error and lease_error != 'not found':
         warnings.append('the lease %s/%s could not be read (%s): only the CR\'s writes of the last %ss can show a '
-                        'running operator' % (params['lease_namespace'], params['lease_name'], lease_error, params['window']))
+                        'running operator' % (namespace, names[0], lease_error, params['window']))
     return result, assessment, warnings
 
 
@@ -118,8 +125,9 @@ def module_args():
     argument_spec = kube_api.auth_argument_spec()
     argument_spec.update(
         cr_name=dict(type='str', required=True, **_runner.renamed('cr')),
-        lease_namespace=dict(type='str', default=guard.OPERATOR_NAMESPACE),
-        lease_name=dict(type='str', default=guard.LEASE_NAME),
+        # default: the generation's namespace and every lease of its operator (api_generation)
+        lease_namespace=dict(type='str'),
+        lease_name=dict(type='str'),
         window=dict(type='int', default=guard.DEFAULT_WINDOW),
         operator_managers=dict(type='list', elements='str', default=list(guard.OPERATOR_MANAGERS)),
         force=dict(type='bool', default=False),
@@ -132,7 +140,7 @@ def check(params):
     if params['window'] < 0:
         errors.append('window must be >= 0 seconds (got %d)' % params['window'])
     for key in ('lease_namespace', 'lease_name'):
-        if not params[key]:
+        if params[key] is not None and not params[key]:
             errors.append('%s must not be empty' % key)
     if errors:
         raise _runner.ModuleFailed('; '.join(errors))
@@ -145,7 +153,7 @@ def guard_module(module, kube):
         module.warn(warning)
     if assessment['active']:
         if not module.params['force']:
-            raise _runner.ModuleFailed(guard.refusal_message(assessment), **result)
+            raise _runner.ModuleFailed(guard.refusal_message(assessment, kube.generation), **result)
         module.warn(guard.force_warning(assessment))
     return result
 

@@ -61,7 +61,7 @@ def run(params, warn, live_crs=None):
     # a CR in the cluster continues the batch state of its status, as the operator does (a file has none)
     batch_states = {}
     if sources['cr'] == 'cluster':
-        batch_states = cr_status.resumed_batch_states(cr, cr_doc, nodes, policy_doc)
+        batch_states = cr_status.resumed_batch_states(cr, cr_doc, nodes, policy_doc, gen=gen)
     result = plan_rollout(cr, nodes, policy=policy, order=params['node_order'],
                           cap_to_ceiling=params['cap_batches_at_ceiling'], config_changes=params['config_changes'],
                           batch_states=batch_states, gen=gen)

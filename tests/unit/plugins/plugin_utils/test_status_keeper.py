@@ -12,6 +12,7 @@ __metaclass__ = type
 
 import copy
 
+from ansible_collections.nodewright.bridge.plugins.module_utils import api_generation
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import cr_status as cr_status_module
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import status_keeper
@@ -25,6 +26,8 @@ CR = {'apiVersion': 'skyhook.nvidia.com/v1alpha1', 'kind': 'Skyhook',
 
 class FakeKube(object):
     """The reads and the status write cr_status.sync makes; the first ``conflicts`` writes are refused with a 409."""
+
+    generation = api_generation.SKYHOOK  # a v0.15 cluster
 
     def __init__(self, conflicts=0):
         self.conflicts = conflicts
