@@ -182,7 +182,7 @@ def parse_shared(value, errors):
         if value.get(key) is not None and (not isinstance(value[key], str) or not value[key]):
             errors.append('%s.%s: must be a non-empty string, got %r' % (VAR_SHARED, key, value[key]))
     shared = dict((k, v) for k, v in value.items() if k != 'enabled' and v is not None)
-    shared.setdefault('namespace', 'skyhook')
+    # no namespace: the operator's of the cluster's API generation, known once the strategy has a client
     shared.setdefault('slot_expiry', 120)
     return shared
 

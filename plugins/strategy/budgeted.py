@@ -713,7 +713,8 @@ class _BudgetedMixin(object):
         key = phase.budget_key if phase.budget_key is not None else scope
         try:
             client = kube_api.Kube(shared_budget.connection_params(dict(gate.connection, **shared)))
-            gate.budget = shared_budget.SharedBudget(client, shared['namespace'], scope, gate.settings.window,
+            namespace = shared.get('namespace') or client.generation.default_namespace
+            gate.budget = shared_budget.SharedBudget(client, namespace, scope, gate.settings.window,
                                                      rules, key=key, expiry=shared['slot_expiry'])
             # a fresh fleet rollout continues the batch state the CR's status had (rollout_config.build_scheduler)
             gate.budget.join(dict((r.name, list(r.queue)) for r in rollouts),
