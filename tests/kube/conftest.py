@@ -186,3 +186,33 @@ def playbooks(cluster, rbac, tmp_path_factory):  # pylint: disable=redefined-out
     from module_runner import PlaybookRunner
     return PlaybookRunner(rbac.apply, tmp_path_factory.mktemp('playbooks'), plan_kubeconfig=rbac.plan,
                           admin_kubeconfig=cluster.kubeconfig)
+
+
+@pytest.fixture(scope='session')
+def v020(tmp_path_factory):
+    """A cluster of its own that serves only the v0.20 CRDs (nodewright.nvidia.com), as a cluster that a v0.20 operator
+    was installed on: the shipped RBAC applied, the operator namespace ``nodewright`` bound for the apply identity.
+
+    ``v020.cluster`` (helpers.Cluster, admin), ``v020.rbac`` (the identities' kubeconfigs), ``v020.playbooks``
+    (PlaybookRunner as those identities). Started only by the tests that ask for it (test_nodewright_v020.py).
+    """
+    # pylint: disable-next=import-outside-toplevel
+    import rbac_identity
+    # pylint: disable-next=import-outside-toplevel
+    from module_runner import ModuleRunner, PlaybookRunner
+    crds = Path(launcher.crds_dir()) / 'v0.20'
+    with helpers.own_cluster(tmp_path_factory.mktemp('v020'), what='the v0.20 CRD cluster', nodes=1, crds=crds) as handle:
+        handle.create_namespace('nodewright')
+        identities = rbac_identity.install(handle.api, handle.kubeconfig, tmp_path_factory.mktemp('v020-rbac'))
+        rbac_identity.bind_namespace(handle.api, 'nodewright')
+        work = tmp_path_factory.mktemp('v020-playbooks')
+        yield V020(handle, identities,
+                   PlaybookRunner(identities.apply, work, plan_kubeconfig=identities.plan, admin_kubeconfig=handle.kubeconfig),
+                   ModuleRunner(handle.kubeconfig, tmp_path_factory.mktemp('v020-modules')))
+
+
+class V020:
+    """The v0.20 CRD cluster of the ``v020`` fixture."""
+
+    def __init__(self, cluster, rbac, playbooks, modules):
+        self.cluster, self.rbac, self.playbooks, self.modules = cluster, rbac, playbooks, modules

@@ -1,0 +1,197 @@
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""The apply playbook on a cluster that serves only the v0.20 CRDs (nodewright.nvidia.com), as the shipped identities.
+
+No v0.20 operator can be built here (docs/api-generations.md), so the nodes "as a v0.20 operator leaves them" are
+written from its source: the keys of operator/internal/wrapper/node.go (NVIDIA/nodewright @042b7591: nodeState_,
+status_ annotation and label, version_ with the operator's version) and the nodeState JSON of
+operator/api/v1alpha1 PackageStatus (Go encoding/json: map keys sorted, fields in struct order, omitempty), and a
+legacy node as its migration finds it (operator/internal/wrapper/zz.migration.0.18.0.go @8127a97c).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+from kubernetes import client as kclient
+
+import launcher  # noqa: E402  (tests/cluster, on the path by conftest)
+
+NW, SH = 'nodewright.nvidia.com', 'skyhook.nvidia.com'
+TUNING = {'version': '1.0.0', 'image': 'registry.local/nodewright/tuning', 'configMap': {'a.conf': 'x=1\n'},
+          'stageTimeout': '5m'}
+DRIVER = {'version': '2.0.0', 'image': 'registry.local/nodewright/driver',
+          'interrupt': {'type': 'service', 'services': ['containerd']}}
+SETTINGS = {'nodewright_stage_timeout': 120, 'nodewright_interrupt_timeout': 120, 'nodewright_drain_timeout': 120,
+            # the pods stay, so that the test counts every pod the runs created
+            'nodewright_delete_pod': 'never'}
+
+
+def _entry(name, pkg, stage, state='complete'):
+    # PackageStatus in struct order: name, version, image, containerSHA (omitempty), stage, state, restarts (omitempty)
+    return '{"name":%s,"version":%s,"image":%s,"stage":%s,"state":%s}' % tuple(
+        json.dumps(v) for v in (name, pkg['version'], pkg['image'], stage, state))
+
+
+def _node_state(entries):
+    """The nodeState annotation: a JSON map "<package>|<version>" -> PackageStatus, keys sorted, no spaces."""
+    return '{%s}' % ','.join('%s:%s' % (json.dumps(key), text) for key, text in sorted(entries.items()))
+
+
+COMPLETE = _node_state({'driver|2.0.0': _entry('driver', DRIVER, 'post-interrupt'),
+                        'tuning|1.0.0': _entry('tuning', TUNING, 'config')})
+# driver's stages up to config done; its interrupt and post-interrupt are left
+MID_STAGE = _node_state({'driver|2.0.0': _entry('driver', DRIVER, 'config'),
+                         'tuning|1.0.0': _entry('tuning', TUNING, 'config')})
+
+
+class Fleet:
+    """Nodes of one test and its NodeWright CR, removed afterwards."""
+
+    def __init__(self, v020, names):
+        self.cluster = v020.cluster
+        self.custom = kclient.CustomObjectsApi(self.cluster.api)
+        tag = uuid.uuid4().hex[:6]
+        self.cr = f'nw-{tag}'
+        self.nodes = [f'{n}-{tag}' for n in names]
+        launcher.create_nodes(self.cluster.api, self.nodes, labels={'pool': self.cr})
+        launcher.wait_nodes_ready(self.cluster.api, self.nodes, timeout=60)
+
+    def create_cr(self):
+        doc = {'apiVersion': f'{NW}/v1alpha1', 'kind': 'NodeWright', 'metadata': {'name': self.cr},
+               'spec': {'nodeSelectors': {'matchLabels': {'pool': self.cr}}, 'interruptionBudget': {'count': 1},
+                        # v0.20 fields (the CRD on the API server validates them as well)
+                        'drainConfig': {'timeout': '2m', 'gracePeriod': '5s'},
+                        'packages': {'tuning': dict(TUNING), 'driver': dict(DRIVER)}}}
+        return self.custom.create_cluster_custom_object(NW, 'v1alpha1', 'nodewrights', doc)
+
+    def annotate(self, node, annotations, labels=None):
+        self.cluster.core.patch_node(node, {'metadata': {'annotations': annotations, 'labels': labels or {}}})
+
+    def node(self, name):
+        return self.cluster.core.read_node(name)
+
+    def pods(self):
+        """(node, pod name) of every pod of the CR in namespace nodewright (the runs delete none: delete_pod never)."""
+        listing = self.cluster.core.list_namespaced_pod('nodewright', label_selector=f'{NW}/name={self.cr}')
+        return sorted((p.spec.node_name, p.metadata.name) for p in listing.items)
+
+    def get_cr(self):
+        return self.custom.get_cluster_custom_object(NW, 'v1alpha1', 'nodewrights', self.cr)
+
+    def close(self):
+        try:
+            self.custom.delete_cluster_custom_object(NW, 'v1alpha1', 'nodewrights', self.cr)
+        except kclient.ApiException:
+            pass
+        for name in self.nodes:
+            try:
+                self.cluster.core.delete_node(name)
+            except kclient.ApiException:
+                pass
+        self.cluster.core.delete_collection_namespaced_pod('nodewright', label_selector=f'{NW}/name={self.cr}')
+
+
+@pytest.fixture
+def fleet(v020):
+    made = []
+
+    def make(*names):
+        made.append(Fleet(v020, names))
+        return made[-1]
+    yield make
+    for one in made:
+        one.close()
+
+
+def _apply(v020, fleet_):
+    result = v020.playbooks.run('nodewright.bridge.apply', extra_vars=dict(SETTINGS, nodewright_cr_name=fleet_.cr))
+    assert result.rc == 0, result
+    return result
+
+
+def _legacy_keys(node):
+    meta = node.metadata
+    keys = list(meta.annotations or {}) + list(meta.labels or {}) + [c.type for c in node.status.conditions or []]
+    return sorted(k for k in keys if k.startswith(SH + '/'))
+
+
+def test_apply_on_a_v020_cluster_writes_only_nodewright_keys_and_a_rerun_creates_nothing(v020, fleet):
+    nodes = fleet('a', 'b')
+    nodes.create_cr()
+    _apply(v020, nodes)
+    pods = nodes.pods()
+    # tuning apply + config, driver apply + config + its interrupt + post-interrupt, on each node
+    assert sorted(node for node, dummy in pods) == sorted(nodes.nodes * 6), pods
+    for name in nodes.nodes:
+        node = nodes.node(name)
+        annotations, labels = node.metadata.annotations, node.metadata.labels
+        assert _legacy_keys(node) == [], 'no skyhook.nvidia.com key on a v0.20 cluster'
+        state = json.loads(annotations[f'{NW}/nodeState_{nodes.cr}'])
+        assert {k: (v['stage'], v['state']) for k, v in state.items()} == {
+            'driver|2.0.0': ('post-interrupt', 'complete'), 'tuning|1.0.0': ('config', 'complete')}
+        assert annotations[f'{NW}/status_{nodes.cr}'] == labels[f'{NW}/status_{nodes.cr}'] == 'complete'
+        assert annotations[f'{NW}/version_{nodes.cr}'] == 'v0.20.0'
+        assert f'{NW}/cordon_{nodes.cr}' not in annotations and not node.spec.unschedulable
+        conditions = {c.type: c.reason for c in node.status.conditions}
+        assert conditions[f'{NW}/{nodes.cr}/NotReady'] == 'Complete'
+    for pod in v020.cluster.core.list_namespaced_pod('nodewright', label_selector=f'{NW}/name={nodes.cr}').items:
+        assert not [k for k in list(pod.metadata.labels) + list(pod.metadata.annotations or {}) if k.startswith(SH)]
+    cr = nodes.get_cr()
+    assert cr['status']['status'] == 'complete'
+    types = {c['type'] for c in cr['status']['conditions']}
+    assert {'Ready', f'{NW}/Ready'} <= types and not [t for t in types if t.startswith(SH)]
+    assert cr['metadata']['annotations'][f'{NW}/version'] == 'v0.20.0'
+
+    _apply(v020, nodes)
+    assert nodes.pods() == pods, 'a second run creates no pod'
+
+
+def test_nodes_a_v020_operator_left_and_a_legacy_node_are_not_rerun(v020, fleet):
+    nodes = fleet('done', 'mid', 'legacy')
+    done, mid, legacy = nodes.nodes
+    cr = nodes.cr
+    nodes.annotate(done, {f'{NW}/nodeState_{cr}': COMPLETE, f'{NW}/status_{cr}': 'complete', f'{NW}/version_{cr}': 'v0.20.0'},
+                   {f'{NW}/status_{cr}': 'complete'})
+    nodes.annotate(mid, {f'{NW}/nodeState_{cr}': MID_STAGE, f'{NW}/status_{cr}': 'in_progress', f'{NW}/version_{cr}': 'v0.20.0'},
+                   {f'{NW}/status_{cr}': 'in_progress'})
+    # what a v0.15 operator (or the collection) left, before the v0.20 operator's migration copied it
+    nodes.annotate(legacy, {f'{SH}/nodeState_{cr}': COMPLETE, f'{SH}/status_{cr}': 'complete', f'{SH}/version_{cr}': 'v0.15.0'},
+                   {f'{SH}/status_{cr}': 'complete', f'{SH}/pool': 'users-own'})
+    nodes.create_cr()
+    _apply(v020, nodes)
+    pods = nodes.pods()
+    assert [node for node, dummy in pods] == [mid, mid], 'only the mid-stage node runs, and only what is left: %s' % pods
+    # the interrupt pod is named for the CR, stage and interrupt type (pod_layout.interrupt_pod_name), the other for the package
+    assert sorted(name.split(cr + '-', 1)[1].rsplit('-' + mid, 1)[0] for dummy, name in pods) == [
+        'driver-2-0-0-post-interrupt', 'interrupt-service'], pods
+    for name in nodes.nodes:
+        state = json.loads(nodes.node(name).metadata.annotations[f'{NW}/nodeState_{cr}'])
+        assert {v['state'] for v in state.values()} == {'complete'}, (name, state)
+    node = nodes.node(legacy)
+    annotations, labels = node.metadata.annotations, node.metadata.labels
+    # adopted as the v0.20 operator's migration adopts it: copied under the new prefix, the legacy keys kept for its
+    # rollback window, the user's own skyhook.nvidia.com/pool label not the operator's to copy
+    assert annotations[f'{NW}/nodeState_{cr}'] == annotations[f'{SH}/nodeState_{cr}'] == COMPLETE
+    assert annotations[f'{NW}/version_{cr}'] == 'v0.20.0' and annotations[f'{SH}/version_{cr}'] == 'v0.15.0'
+    assert labels[f'{NW}/status_{cr}'] == labels[f'{SH}/status_{cr}'] == 'complete'
+    assert f'{NW}/pool' not in labels
+    assert nodes.get_cr()['status']['status'] == 'complete'
+
+
+def test_a_legacy_node_state_that_cannot_be_read_is_named_and_nothing_is_written(v020, fleet):
+    nodes = fleet('bad')
+    cr = nodes.cr
+    bad = nodes.nodes[0]
+    nodes.annotate(bad, {f'{SH}/nodeState_{cr}': '{not json'})
+    def written(node):  # what a run could write (kwok's heartbeats change the node's status and resourceVersion)
+        return node.metadata.annotations, node.metadata.labels, node.spec.unschedulable, node.spec.taints, sorted(
+            c.type for c in node.status.conditions or [])
+    before = written(nodes.node(bad))
+    nodes.create_cr()
+    result = v020.playbooks.run('nodewright.bridge.apply', extra_vars=dict(SETTINGS, nodewright_cr_name=cr))
+    assert result.rc != 0, result
+    assert f'{SH}/nodeState_{cr}' in result.stdout, result.stdout[-3000:]
+    assert written(nodes.node(bad)) == before and nodes.pods() == []
