@@ -108,3 +108,62 @@ def test_the_limits_catch_what_they_are_for(tmp_path):
     source.write_text('def f():\n' + '    x = 1\n' * MAX_FUNCTION_LINES)
     assert [length for _name, _line, length in _functions(str(source))] == [MAX_FUNCTION_LINES + 1]
     assert len(' '.join(JINJA.search('a: "{{ %s }}"' % ('x' * MAX_JINJA_CHARS)).group(0).split())) > MAX_JINJA_CHARS
+
+
+# The pure modules whose functions take the API generation (``gen``, default SKYHOOK: the v0.15 keys), and the
+# callers that know the cluster's generation and so must say which one (issue 25): a call that leaves ``gen`` out
+# would write skyhook.nvidia.com keys on a v0.18+ cluster.
+GEN_MODULES = ('node_state', 'node_conditions', 'pod_layout', 'pod_run', 'cr_status', 'cr_deletion', 'planner',
+               'operator_guard', 'job_layout')
+GEN_CALLERS = ('plugins/module_utils/cluster_modules', 'plugins/plugin_utils', 'plugins/strategy', 'plugins/inventory')
+
+
+def _gen_positions():
+    """{(module, function): the index of its ``gen`` parameter} for the functions of GEN_MODULES that take one."""
+    import importlib  # pylint: disable=import-outside-toplevel
+    import inspect  # pylint: disable=import-outside-toplevel
+    found = {}
+    for name in GEN_MODULES:
+        module = importlib.import_module('ansible_collections.nodewright.bridge.plugins.module_utils.' + name)
+        for attr, value in vars(module).items():
+            if inspect.isfunction(value) and value.__module__ == module.__name__:
+                params = list(inspect.signature(value).parameters)
+                if 'gen' in params:
+                    found[(name, attr)] = params.index('gen')
+    return found
+
+
+def _calls_without_gen(path, positions, aliases=None):
+    with open(path) as handle:
+        tree = ast.parse(handle.read(), path)
+    aliases = dict((name, name) for name in GEN_MODULES) if aliases is None else aliases
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.endswith('.module_utils'):
+            aliases.update((a.asname or a.name, a.name) for a in node.names if a.name in GEN_MODULES)
+    missing = []
+    for node in ast.walk(tree):
+        func = getattr(node, 'func', None)
+        if not (isinstance(node, ast.Call) and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
+            continue
+        key = (aliases.get(func.value.id), func.attr)
+        if key not in positions:
+            continue
+        if len(node.args) <= positions[key] and not any(k.arg in ('gen', None) for k in node.keywords):
+            missing.append('%s:%d %s.%s' % (os.path.relpath(path, REPO_ROOT), node.lineno, key[0], key[1]))
+    return missing
+
+
+def test_every_caller_that_knows_the_clusters_generation_passes_it():
+    positions = _gen_positions()
+    assert ('node_state', 'status_key') in positions and ('pod_layout', 'stage_pod') in positions
+    missing = [m for top in GEN_CALLERS for path in _files(top, ('.py',)) for m in _calls_without_gen(path, positions)]
+    assert not missing, 'pass gen= (kube.generation, the plan\'s api_generation) in: %s' % missing
+
+
+def test_the_generation_check_finds_a_call_that_leaves_it_out(tmp_path):
+    path = tmp_path / 'caller.py'
+    path.write_text('from x.module_utils import node_state\n'
+                    'a = node_state.status_key("cr")\n'
+                    'b = node_state.status_key("cr", gen)\n'
+                    'c = node_state.cordon_owners(annotations, gen=gen)\n')
+    assert [m.split(' ', 1)[1] for m in _calls_without_gen(str(path), _gen_positions(), aliases={})] == ['node_state.status_key']

@@ -44,7 +44,7 @@ def run(module, kube):
 
     before_node = kube.get_node(name)
     if state == 'cordoned' and module.params['hold']:
-        hold = pod_run.held_by_name(kube, owner, before_node)
+        hold = pod_run.held_by_name(kube, owner, before_node, gen=gen)
         if hold:
             raise _runner.ModuleFailed(hold[1].replace('no new pod starts', 'no cordon is taken'), node=name,
                                        changed=False, held=hold[0])

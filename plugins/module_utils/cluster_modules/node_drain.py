@@ -155,7 +155,7 @@ class Drain(object):
     def check_hold(self, name):
         """Evict nothing for a CR paused or disabled since the run began, or on a node ignored meanwhile
         (the wait for the protected pods can be long)."""
-        hold = pod_run.held_by_name(self.kube, self.params['hold_for'], self.kube.get_node(name))
+        hold = pod_run.held_by_name(self.kube, self.params['hold_for'], self.kube.get_node(name), gen=self.kube.generation)
         if hold:
             raise _runner.ModuleFailed(hold[1].replace('no new pod starts', 'nothing is evicted'), node=name,
                                        changed=False, held=hold[0], protected_wait=self.protected_wait)

@@ -71,7 +71,7 @@ def run(params, warn, live_crs=None):
         warn(warning)
     result['batch_state'] = batch_states
     # a CR kubectl delete marked deleted that the operator's finalizer holds: apply's report finishes it (cr_finalize)
-    result['deleting'] = sources['cr'] == 'cluster' and cr_deletion.being_deleted(cr_doc)
+    result['deleting'] = sources['cr'] == 'cluster' and cr_deletion.being_deleted(cr_doc, gen)
     result['sources'] = sources
     result['cr_document'] = _portable(cr_doc)
     result['policy_document'] = _portable(policy_doc) if policy_doc is not None else None

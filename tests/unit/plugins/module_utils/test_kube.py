@@ -734,3 +734,66 @@ def test_a_discovery_error_other_than_not_found_fails(server, kube):
     with pytest.raises(kube_api.KubeError) as caught:
         kube.served_groups()
     assert 'get API resources skyhook.nvidia.com/v1alpha1: forbidden' in str(caught.value)
+
+
+# --------------------------------------------------------------------------- Kube.generation and the migration copy
+
+def test_an_explicit_generation_costs_no_request_and_auto_detects_once_per_live_crs(server):
+    explicit = server.kube(nodewright_api='nodewright')
+    assert explicit.generation is api_generation.NODEWRIGHT and server.requests == []
+    live = kube_api.LiveCRs({})
+    serve(server, old=False)
+    first = server.kube(nodewright_api='auto', cr_name='gpu')
+    first.live_crs = live
+    assert first.generation is api_generation.NODEWRIGHT
+    assert first.generation_reason == 'auto: only nodewright.nvidia.com/v1alpha1 nodewrights is served: nodewright'
+    again = server.kube(nodewright_api='auto', cr_name='gpu', host=first.host)
+    again.live_crs = live
+    assert again.generation is api_generation.NODEWRIGHT
+    assert [r.path for r in server.requests] == [OLD_API, NEW_API], 'the engine detects once per CR and host'
+
+
+def test_auto_with_both_groups_served_and_no_v018_trace_is_the_v015_contract(server):
+    serve(server)
+    server.reply('GET', '/apis/nodewright.nvidia.com/v1alpha1/nodewrights/gpu', status=404, body=MISSING)
+    for lease in api_generation.NODEWRIGHT.leases:
+        server.reply('GET', '/apis/coordination.k8s.io/v1/namespaces/nodewright/leases/' + lease, status=404, body=MISSING)
+    kube = server.kube(nodewright_api='auto', cr_name='gpu')
+    assert kube.generation is api_generation.SKYHOOK
+    assert kube.generation_reason.startswith('auto: both groups are served and no v0.18+ operator is evident')
+
+
+LEGACY_DONE = {'skyhook.nvidia.com/nodeState_gpu': '{}', 'skyhook.nvidia.com/status_gpu': 'complete',
+               'skyhook.nvidia.com/version_gpu': 'v0.15.0'}
+
+
+def test_under_nodewright_a_node_is_read_as_migrated_and_the_copies_go_with_the_first_write(server):
+    kube = server.kube(nodewright_api='nodewright')
+    server.reply('GET', NODE_PATH, body=node('n1', 5, annotations=LEGACY_DONE,
+                                             labels={'skyhook.nvidia.com/status_gpu': 'complete', 'skyhook.nvidia.com/pool': 'a'}))
+    server.reply('PATCH', NODE_PATH, body=lambda request: node('n1', 6, annotations=dict(
+        LEGACY_DONE, **request.body['metadata']['annotations'])))
+    seen = kube.get_node('n1')['metadata']
+    assert seen['annotations']['nodewright.nvidia.com/status_gpu'] == 'complete'
+    assert seen['labels'] == {'skyhook.nvidia.com/status_gpu': 'complete', 'skyhook.nvidia.com/pool': 'a',
+                              'nodewright.nvidia.com/status_gpu': 'complete'}
+
+    after, patch = kube.update_node('n1', lambda current: {'metadata': {'annotations': {
+        'nodewright.nvidia.com/version_gpu': 'v0.20.0'}}})  # from the node as read (no second GET)
+    sent = server.of('PATCH')[0].body['metadata']
+    # the copies (the legacy keys under the new prefix; the user's pool label is not the operator's) with the change,
+    # which wins over the copied version
+    assert sent['annotations'] == {'nodewright.nvidia.com/nodeState_gpu': '{}', 'nodewright.nvidia.com/status_gpu': 'complete',
+                                   'nodewright.nvidia.com/version_gpu': 'v0.20.0'}
+    assert sent['labels'] == {'nodewright.nvidia.com/status_gpu': 'complete'} and sent['resourceVersion'] == '5'
+    assert patch == {'metadata': {'annotations': {'nodewright.nvidia.com/version_gpu': 'v0.20.0'}}}
+    assert after['metadata']['annotations']['nodewright.nvidia.com/version_gpu'] == 'v0.20.0'
+
+
+def test_under_skyhook_a_node_is_read_and_written_as_it_is(server, kube):
+    server.reply('GET', NODE_PATH, body=node('n1', 5, annotations={'nodewright.nvidia.com/status_gpu': 'complete'}))
+    assert kube.get_node('n1')['metadata']['annotations'] == {'nodewright.nvidia.com/status_gpu': 'complete'}
+    server.reply('GET', NODE_PATH, body=node('n1', 5, annotations=LEGACY_DONE))
+    server.reply('PATCH', NODE_PATH, body=echo_node)
+    kube.update_node('n1', lambda current: {'metadata': {'labels': {'x': '1'}}})
+    assert server.of('PATCH')[0].body == {'metadata': {'labels': {'x': '1'}, 'resourceVersion': '5'}}

@@ -483,3 +483,56 @@ def test_auto_taint_puts_the_runtime_taint_and_its_marker_on_a_node_no_cr_has_wr
     tainted = {'metadata': {}, 'spec': {'taints': [{'key': 'skyhook.nvidia.com', 'value': 'other', 'effect': 'NoSchedule'}]}}
     assert node_state.auto_taint_patch(tainted, spec) is None
     assert node_state.is_new_node({'bridge.nodewright.io/cordon-inherited_x': 'true'}) is True
+
+
+# --------------------------------------------------------------------------- the v0.18+ migration copy
+# operator/internal/wrapper/zz.migration.0.18.0.go @8127a97c (NVIDIA/nodewright): operator-owned legacy keys are
+# copied under nodewright.nvidia.com/ unless the new key exists; the legacy ones stay; a user's keys are not copied.
+
+def _legacy_node(annotations, labels=None):
+    return {'metadata': {'name': 'n1', 'annotations': annotations, 'labels': labels or {}}}
+
+
+def test_legacy_copies_take_the_operators_keys_only_and_let_a_new_key_win():
+    from ansible_collections.nodewright.bridge.plugins.module_utils.api_generation import NODEWRIGHT  # pylint: disable=import-outside-toplevel
+    node = _legacy_node({'skyhook.nvidia.com/nodeState_gpu': '{}', 'skyhook.nvidia.com/status_gpu': 'complete',
+                         'skyhook.nvidia.com/version_gpu': 'v0.15.0', 'skyhook.nvidia.com/cordon_gpu': 'true',
+                         'skyhook.nvidia.com/autoTaint_skyhook.nvidia.com': 'true', 'skyhook.nvidia.com/note': 'mine',
+                         'nodewright.nvidia.com/status_gpu': 'in_progress'},
+                        {'skyhook.nvidia.com/ignore': 'true', 'skyhook.nvidia.com/status_gpu': 'complete',
+                         'skyhook.nvidia.com/pool': 'a'})
+    copies = node_state.legacy_copies(node, NODEWRIGHT)
+    assert copies == {
+        'annotations': {'nodewright.nvidia.com/nodeState_gpu': '{}', 'nodewright.nvidia.com/version_gpu': 'v0.15.0',
+                        'nodewright.nvidia.com/cordon_gpu': 'true',
+                        'nodewright.nvidia.com/autoTaint_skyhook.nvidia.com': 'true'},
+        'labels': {'nodewright.nvidia.com/ignore': 'true', 'nodewright.nvidia.com/status_gpu': 'complete'}}
+    assert node_state.legacy_copies(node) == {}, 'nothing to copy under the legacy generation itself'
+    view = node_state.with_copies(node, copies)
+    assert view['metadata']['annotations']['nodewright.nvidia.com/status_gpu'] == 'in_progress'
+    assert 'nodewright.nvidia.com/version_gpu' not in node['metadata']['annotations'], 'the input is left as it is'
+    assert node_state.legacy_copies(view, NODEWRIGHT) == {}, 'a node once copied has nothing more to copy'
+
+
+def test_merge_copies_puts_the_copies_under_the_patch():
+    copies = {'annotations': {'nodewright.nvidia.com/version_gpu': 'v0.15.0', 'nodewright.nvidia.com/status_gpu': 'complete'}}
+    patch = {'metadata': {'annotations': {'nodewright.nvidia.com/version_gpu': 'v0.20.0'}}, 'spec': {'unschedulable': True}}
+    assert node_state.merge_copies(patch, copies) == {'spec': {'unschedulable': True}, 'metadata': {'annotations': {
+        'nodewright.nvidia.com/version_gpu': 'v0.20.0', 'nodewright.nvidia.com/status_gpu': 'complete'}}}
+    assert node_state.merge_copies(None, copies) is None and node_state.merge_copies(patch, {}) is patch
+
+
+def test_a_legacy_node_state_that_cannot_be_read_is_named_by_its_own_key():
+    from ansible_collections.nodewright.bridge.plugins.module_utils.api_generation import NODEWRIGHT  # pylint: disable=import-outside-toplevel
+    with pytest.raises(node_state.NodeStateError, match='node n1 annotation skyhook.nvidia.com/nodeState_gpu'):
+        node_state.legacy_copies(_legacy_node({'skyhook.nvidia.com/nodeState_gpu': '{x'}), NODEWRIGHT)
+
+
+def test_under_nodewright_the_runtime_required_taint_removal_also_drops_the_legacy_one():
+    from ansible_collections.nodewright.bridge.plugins.module_utils.api_generation import NODEWRIGHT  # pylint: disable=import-outside-toplevel
+    node = {'metadata': {'annotations': {'nodewright.nvidia.com/status_gpu': 'complete'}}, 'spec': {'taints': [
+        {'key': 'nodewright.nvidia.com', 'value': 'runtime-required', 'effect': 'NoSchedule'},
+        {'key': 'skyhook.nvidia.com', 'value': 'runtime-required', 'effect': 'NoSchedule'},
+        {'key': 'other', 'effect': 'NoSchedule'}]}}
+    assert node_state.runtime_taint_patch(node, NODEWRIGHT.runtime_required_taint, ['gpu'], NODEWRIGHT) == {
+        'spec': {'taints': [{'key': 'other', 'effect': 'NoSchedule'}]}}
