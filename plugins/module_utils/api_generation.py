@@ -8,9 +8,9 @@
 * ``SKYHOOK``: the v0.15 contract the collection speaks today (API group and key prefix ``skyhook.nvidia.com``),
   value for value what ``constants.py`` says (it derives its names from here).
 * ``NODEWRIGHT``: the v0.18-v0.20 contract (API group and key prefix ``nodewright.nvidia.com``).
-* ``choose(option, evidence)``: which of the two a cluster gets for the (future) option ``nodewright_api``
+* ``choose(option, evidence)``: which of the two a cluster gets for the option ``nodewright_api``
   (``auto``, ``skyhook``, ``nodewright``), with a one-line reason naming the evidence; ``kube.Kube.generation_evidence``
-  gathers the evidence. Nothing uses the choice yet: every module still speaks ``SKYHOOK``.
+  gathers the evidence and ``kube.Kube.generation`` holds the choice every module speaks.
 
 The v0.15 names were checked against NVIDIA/nodewright at ``71ca22b8`` (operator/api/v1alpha1/skyhook_types.go
 METADATA_PREFIX; internal/controller/skyhook_controller.go SkyhookOperatorOptions, SkyhookFinalizer, the ConfigMap
