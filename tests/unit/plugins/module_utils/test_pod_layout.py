@@ -21,6 +21,7 @@ import json
 
 import pytest
 
+from ansible_collections.nodewright.bridge.plugins.module_utils import constants as C
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
 from ansible_collections.nodewright.bridge.plugins.module_utils import pod_layout as pl
 from ansible_collections.nodewright.bridge.plugins.module_utils.api_generation import NODEWRIGHT
@@ -259,7 +260,7 @@ def test_stage_pod_names_and_containers_per_stage(cr, package, stage, name):
     assert all(len(c['name']) <= 63 for c in containers)
     assert containers[1]['args'][0] == stage
     assert containers[2]['args'][0] == stage + '-check'
-    assert json.loads(pod['metadata']['annotations'][pl.PACKAGE_ANNOTATION])['stage'] == stage
+    assert json.loads(pod['metadata']['annotations'][C.PACKAGE_ANNOTATION])['stage'] == stage
 
 
 def test_stage_pod_without_config_map_sha_or_override(cr):
@@ -278,7 +279,7 @@ def test_stage_pod_without_config_map_sha_or_override(cr):
     assert [e['name'] for e in stage['env']] == ['SKYHOOK_LOG_DIR', 'SKYHOOK_ROOT_DIR', 'COPY_RESOLV',
                                                  'SKYHOOK_RESOURCE_ID', 'SKYHOOK_NODE_ORDER']
     assert stage['env'][3]['value'] == 'gpu-tuning-%s-7_plain_0.1.0' % UID
-    annotation = pod['metadata']['annotations'][pl.PACKAGE_ANNOTATION]
+    annotation = pod['metadata']['annotations'][C.PACKAGE_ANNOTATION]
     assert annotation == ('{"name":"plain","version":"0.1.0","skyhook":"gpu-tuning","stage":"apply","image":"alpine",'
                           '"containerSHA":"%s"}' % SHA)
 
@@ -412,7 +413,7 @@ def test_interrupt_pod_variants(cr, package, interrupt, stage, name, arg):
     assert pod['metadata']['labels'] == {'skyhook.nvidia.com/name': 'gpu-tuning',
                                          'skyhook.nvidia.com/package': '%s-%s' % (pkg.name, pkg.version),
                                          'skyhook.nvidia.com/interrupt': 'True'}
-    annotation = json.loads(pod['metadata']['annotations'][pl.PACKAGE_ANNOTATION])
+    annotation = json.loads(pod['metadata']['annotations'][C.PACKAGE_ANNOTATION])
     assert annotation['stage'] == stage
     (container,) = pod['spec']['initContainers']
     # the agent's verb is "interrupt" in both interrupt stages
@@ -556,7 +557,7 @@ def test_defaults_are_the_operators():
     assert pl.DEFAULT_PAUSE_IMAGE == 'registry.k8s.io/pause:3.10'
     assert pl.DEFAULT_COPY_DIR_ROOT == '/var/lib/skyhook'
     assert pl.DEFAULT_AGENT_LOG_ROOT == '/var/log/skyhook'
-    assert pl.DEFAULT_RUNTIME_REQUIRED_TAINT == 'skyhook.nvidia.com=runtime-required:NoSchedule'
+    assert C.DEFAULT_RUNTIME_REQUIRED_TAINT == 'skyhook.nvidia.com=runtime-required:NoSchedule'
     assert pl.DEFAULT_IMAGE_PULL_SECRET == ''
 
 
@@ -591,7 +592,7 @@ def test_labels_and_selectors(cr):
     pod = pl.stage_pod(cr, pkg, 'apply', NODE)
     selector = pl.pod_labels('gpu-tuning', pkg)
     assert all(pod['metadata']['labels'].get(k) == v for k, v in selector.items())
-    assert pl.INTERRUPT_LABEL not in pod['metadata']['labels']
+    assert C.INTERRUPT_LABEL not in pod['metadata']['labels']
 
 
 def test_package_annotation_round_trip(cr):
@@ -604,7 +605,7 @@ def test_package_annotation_round_trip(cr):
         '"invalid":true}'
     assert pl.parse_package_annotation({'metadata': {}}) is None
     with pytest.raises(ValueError):
-        pl.parse_package_annotation({'metadata': {'annotations': {pl.PACKAGE_ANNOTATION: '{nope'}}})
+        pl.parse_package_annotation({'metadata': {'annotations': {C.PACKAGE_ANNOTATION: '{nope'}}})
 
 
 @pytest.mark.parametrize('stage,expected', [
@@ -778,7 +779,7 @@ def test_the_generations_defaults():
     """NAMESPACE nodewright and AGENT_IMAGE ghcr.io/nvidia/nodewright/agent:latest are the v0.18+ operator's env defaults
     (NVIDIA/nodewright operator/internal/controller/skyhook_controller.go @01cc2f2d, SkyhookOperatorOptions)."""
     assert pl.defaults() == {'namespace': pl.DEFAULT_NAMESPACE, 'agent_image': pl.DEFAULT_AGENT_IMAGE,
-                             'runtime_required_taint': pl.DEFAULT_RUNTIME_REQUIRED_TAINT}
+                             'runtime_required_taint': C.DEFAULT_RUNTIME_REQUIRED_TAINT}
     assert pl.defaults(NODEWRIGHT) == {'namespace': 'nodewright', 'agent_image': 'ghcr.io/nvidia/nodewright/agent:latest',
                                        'runtime_required_taint': 'nodewright.nvidia.com=runtime-required:NoSchedule'}
 
@@ -860,7 +861,7 @@ def test_nodewright_runtime_required_tolerations(taint, tolerations):
     pod = pl.stage_pod(minimal_cr(), 'solo', 'apply', 'n1', runtime_required_taint=taint, gen=NODEWRIGHT)
     assert pod['spec']['tolerations'][1:] == tolerations
     # SKYHOOK recognises one taint: one toleration, as before
-    assert pl.runtime_required_tolerations() == [TOLERATIONS[1]] == pl.runtime_required_tolerations(pl.DEFAULT_RUNTIME_REQUIRED_TAINT)
+    assert pl.runtime_required_tolerations() == [TOLERATIONS[1]] == pl.runtime_required_tolerations(C.DEFAULT_RUNTIME_REQUIRED_TAINT)
 
 
 def test_nodewright_node_picker_tolerates_both_runtime_required_taints():

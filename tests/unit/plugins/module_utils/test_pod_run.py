@@ -15,6 +15,7 @@ __metaclass__ = type
 
 import pytest
 
+from ansible_collections.nodewright.bridge.plugins.module_utils import constants as C
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
@@ -390,7 +391,7 @@ def test_check_mode_names_a_stale_pod_and_deletes_nothing(server, stored_node):
 
 
 @pytest.mark.parametrize('change, expected', [
-    (lambda pod: pod['metadata']['annotations'].update({pod_layout.PACKAGE_ANNOTATION: '{}'}), 'its package annotation is {}'),
+    (lambda pod: pod['metadata']['annotations'].update({C.PACKAGE_ANNOTATION: '{}'}), 'its package annotation is {}'),
     (lambda pod: pod['spec']['initContainers'][1]['args'].__setitem__(0, 'config'), 'the args of container %s differ' % CONTAINERS[1]),
     (lambda pod: pod['spec']['initContainers'][1]['env'].append({'name': 'A', 'value': 'b'}),
      'the env of container %s differ' % CONTAINERS[1]),
