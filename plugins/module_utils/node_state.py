@@ -275,7 +275,8 @@ def uncordon_patch(cr_name, annotations, unschedulable, gen=SKYHOOK):
     patch = {'metadata': {'annotations': {cordon_key(cr_name, gen): None}}}
     if inherited:
         patch['metadata']['annotations'][inherited_cordon_key(cr_name)] = None
-    if unschedulable and not others and not inherited:
+    # a persistent cordon (runtimeRequiredCordonAfter) outlives every CR's cordon, as the operator's hasSkyhookCordon
+    if unschedulable and not others and not inherited and not has_persistent_cordon(annotations, gen):
         patch['spec'] = {'unschedulable': False}
         return patch, True
     return patch, not unschedulable
@@ -498,6 +499,35 @@ def runtime_taint_patch(node, taint_spec, required_crs, gen=SKYHOOK):
     if len(kept) == len(taints):
         return None
     return {'spec': {'taints': kept or None}}
+
+
+# runtimeRequiredCordonAfter (v0.19+; NVIDIA/nodewright operator/internal/controller/skyhook_controller_test.go,
+# "HandleRuntimeRequired with runtimeRequiredCordonAfter"; internal/wrapper/node.go hasSkyhookCordon): when the
+# runtime-required taint comes off a node and a runtimeRequired CR selecting it sets the field, the node is cordoned in
+# the same write and marked ``<prefix>/runtimeRequiredCordon: "true"``; that mark keeps it cordoned when every CR's
+# cordon_ is released; an admin releases it by removing the mark with the cordon; a node uncordoned by hand keeps
+# its schedulability and loses the mark.
+
+def persistent_cordon(taint_patch, gen=SKYHOOK):
+    """``taint_patch`` (runtime_taint_patch's removal) plus the persistent cordon and its mark."""
+    key = gen.runtime_required_cordon_annotation
+    if taint_patch is None or key is None:
+        return taint_patch
+    meta = dict(taint_patch.get('metadata') or {})
+    meta['annotations'] = dict(meta.get('annotations') or {}, **{key: 'true'})
+    return dict(taint_patch, spec=dict(taint_patch.get('spec') or {}, unschedulable=True), metadata=meta)
+
+
+def has_persistent_cordon(annotations, gen=SKYHOOK):
+    key = gen.runtime_required_cordon_annotation
+    return key is not None and key in (annotations or {})
+
+
+def stale_persistent_cordon_patch(annotations, unschedulable, gen=SKYHOOK):
+    """The mark of a persistent cordon on a node someone uncordoned by hand, removed; None otherwise."""
+    if unschedulable or not has_persistent_cordon(annotations, gen):
+        return None
+    return {'metadata': {'annotations': {gen.runtime_required_cordon_annotation: None}}}
 
 
 def node_diff(node_name, before, after, key=None):

@@ -70,6 +70,11 @@ options:
     description:
       - For V(complete), the CRs with C(runtimeRequired) that target the node. When the list is not empty and all of
         them are complete on the node, the runtime-required taint is removed.
+      - Under the V(nodewright) generation, when one of them sets C(runtimeRequiredCordonAfter), the node is cordoned in
+        the same write and marked C(nodewright.nvidia.com/runtimeRequiredCordon=true), which keeps it cordoned after every
+        CR's cordon is released (remove the mark together with the cordon to release it); on a node uncordoned by hand
+        the mark is removed. The CRs are read (from the sequence engine's watch when there is one) only when the taint
+        comes off.
     type: list
     elements: str
     default: []

@@ -197,3 +197,24 @@ def test_a_legacy_node_state_that_cannot_be_read_is_named_and_nothing_is_written
     assert result.rc != 0, result
     assert f'{SH}/nodeState_{cr}' in result.stdout, result.stdout[-3000:]
     assert written(nodes.node(bad)) == before and nodes.pods() == []
+
+
+def test_runtime_required_cordon_after_cordons_the_node_as_its_taint_comes_off(v020, fleet):
+    nodes = fleet('rr')
+    name, cr = nodes.nodes[0], nodes.cr
+    v020.cluster.core.patch_node(name, {'spec': {'taints': [
+        {'key': NW, 'value': 'runtime-required', 'effect': 'NoSchedule'}]}})
+    doc = {'apiVersion': f'{NW}/v1alpha1', 'kind': 'NodeWright', 'metadata': {'name': cr},
+           'spec': {'nodeSelectors': {'matchLabels': {'pool': cr}}, 'runtimeRequired': True,
+                    'runtimeRequiredCordonAfter': True, 'packages': {'tuning': dict(TUNING)}}}
+    nodes.custom.create_cluster_custom_object(NW, 'v1alpha1', 'nodewrights', doc)
+    _apply(v020, nodes)
+    node = nodes.node(name)
+    assert not [t for t in node.spec.taints or [] if t.key == NW], 'the runtime-required taint is off'
+    assert node.spec.unschedulable and node.metadata.annotations[f'{NW}/runtimeRequiredCordon'] == 'true'
+    assert f'{NW}/cordon_{cr}' not in node.metadata.annotations, 'the persistent cordon is no CR\'s cordon'
+    # an admin uncordons by hand: the mark goes at the next run, the node stays schedulable
+    v020.cluster.core.patch_node(name, {'spec': {'unschedulable': False}})
+    _apply(v020, nodes)
+    node = nodes.node(name)
+    assert not node.spec.unschedulable and f'{NW}/runtimeRequiredCordon' not in node.metadata.annotations

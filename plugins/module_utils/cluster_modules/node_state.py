@@ -13,6 +13,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_conditions
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_events
@@ -47,8 +48,12 @@ def describe_node(node, cr_name=None, gen=SKYHOOK):
     }
 
 
-def complete_patch(node, cr_name, runtime_required_crs, taint_spec, gen=SKYHOOK):
-    """Status complete (+ version) for the CR, and the runtime-required taint off when due; None if all is so."""
+def complete_patch(node, cr_name, runtime_required_crs, taint_spec, gen=SKYHOOK, cordon_after=None):
+    """Status complete (+ version) for the CR, and the runtime-required taint off when due; None if all is so.
+
+    ``cordon_after()``: whether a runtimeRequired CR of the node sets runtimeRequiredCordonAfter (asked only when
+    the taint comes off): the node is then cordoned in the same write (node_state.persistent_cordon).
+    """
     annotations = (node.get('metadata') or {}).get('annotations') or {}
     state = node_state.states_on_node(annotations, cr_name, gen).get(cr_name) or {}
     unfinished = sorted(k for k, v in state.items() if v['state'] in ('in_progress', 'erroring'))
@@ -66,11 +71,29 @@ def complete_patch(node, cr_name, runtime_required_crs, taint_spec, gen=SKYHOOK)
         seen = dict(node, metadata=dict(node.get('metadata') or {}, annotations=dict(
             annotations, **{key: 'complete'})))
         taint = node_state.runtime_taint_patch(seen, taint_spec, runtime_required_crs, gen)
+        if taint and cordon_after is not None and cordon_after():
+            taint = node_state.persistent_cordon(taint, gen)
         if taint:
-            patch.update(taint)
+            patch['spec'] = taint['spec']
+            patch['metadata']['annotations'].update((taint.get('metadata') or {}).get('annotations') or {})
+    stale = node_state.stale_persistent_cordon_patch(annotations, (node.get('spec') or {}).get('unschedulable'), gen)
+    if stale:
+        patch['metadata']['annotations'].update(stale['metadata']['annotations'])
     if not patch['metadata']['annotations'] and not patch['metadata'].get('labels') and 'spec' not in patch:
         return None
     return patch
+
+
+def _cordon_after(kube, cr_names, gen):
+    """Whether one of the runtimeRequired CRs ``cr_names`` sets runtimeRequiredCordonAfter (a v0.19+ field: never under
+    the legacy generation). Read when a node's taint comes off; in the sequence engine from its CR watches."""
+    if gen.runtime_required_cordon_annotation is None:
+        return False
+    for name in cr_names:
+        cr = cr_model.build_cr(kube.get_cr(name, gen.api_version), stored=True)
+        if cr.runtime_required and cr.runtime_required_cordon_after:
+            return True
+    return False
 
 
 def run(module, kube):
@@ -87,7 +110,8 @@ def run(module, kube):
     def mutate(current):
         meta = current.get('metadata') or {}
         if action == 'complete':
-            return complete_patch(current, cr_name, params['runtime_required_crs'], taint, gen)
+            return complete_patch(current, cr_name, params['runtime_required_crs'], taint, gen,
+                                  cordon_after=lambda: _cordon_after(kube, params['runtime_required_crs'], gen))
         if action == 'reset' and params['forget'] and not params['package']:
             state_now = node_state.states_on_node(meta.get('annotations'), cr_name, gen).get(cr_name) or {}
             reset[:] = sorted(state_now)

@@ -536,3 +536,41 @@ def test_under_nodewright_the_runtime_required_taint_removal_also_drops_the_lega
         {'key': 'other', 'effect': 'NoSchedule'}]}}
     assert node_state.runtime_taint_patch(node, NODEWRIGHT.runtime_required_taint, ['gpu'], NODEWRIGHT) == {
         'spec': {'taints': [{'key': 'other', 'effect': 'NoSchedule'}]}}
+
+
+# --------------------------------------------------------------------------- runtimeRequiredCordonAfter (v0.19+)
+# NVIDIA/nodewright operator/internal/controller/skyhook_controller_test.go, "HandleRuntimeRequired with
+# runtimeRequiredCordonAfter", and internal/wrapper/node.go hasSkyhookCordon.
+
+def _rr_tainted(annotations=None, unschedulable=False):
+    return {'metadata': {'name': 'n1', 'annotations': dict({'nodewright.nvidia.com/status_gpu': 'complete'}, **(annotations or {}))},
+            'spec': {'unschedulable': unschedulable,
+                     'taints': [{'key': 'nodewright.nvidia.com', 'value': 'runtime-required', 'effect': 'NoSchedule'}]}}
+
+
+def test_the_taint_comes_off_with_the_persistent_cordon_when_a_cr_asks_for_it():
+    from ansible_collections.nodewright.bridge.plugins.module_utils.api_generation import NODEWRIGHT  # pylint: disable=import-outside-toplevel
+    from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_state as module  # pylint: disable=import-outside-toplevel
+    taint = NODEWRIGHT.runtime_required_taint
+    patch = module.complete_patch(_rr_tainted(), 'gpu', ['gpu'], taint, NODEWRIGHT, cordon_after=lambda: True)
+    assert patch['spec'] == {'taints': None, 'unschedulable': True}
+    assert patch['metadata']['annotations']['nodewright.nvidia.com/runtimeRequiredCordon'] == 'true'
+    plain = module.complete_patch(_rr_tainted(), 'gpu', ['gpu'], taint, NODEWRIGHT, cordon_after=lambda: False)
+    assert plain['spec'] == {'taints': None} and 'nodewright.nvidia.com/runtimeRequiredCordon' not in plain['metadata']['annotations']
+    asked = []
+    untainted = dict(_rr_tainted(), spec={})
+    module.complete_patch(untainted, 'gpu', ['gpu'], taint, NODEWRIGHT, cordon_after=lambda: asked.append(1) or True)
+    assert asked == [], 'a node without the taint is never cordoned for it (nor are the CRs read)'
+
+
+def test_the_persistent_cordon_outlives_the_crs_cordons_and_its_mark_goes_when_uncordoned_by_hand():
+    from ansible_collections.nodewright.bridge.plugins.module_utils.api_generation import NODEWRIGHT  # pylint: disable=import-outside-toplevel
+    marked = {'nodewright.nvidia.com/cordon_gpu': 'true', 'nodewright.nvidia.com/runtimeRequiredCordon': 'true'}
+    patch, schedulable = node_state.uncordon_patch('gpu', marked, True, NODEWRIGHT)
+    assert patch == {'metadata': {'annotations': {'nodewright.nvidia.com/cordon_gpu': None}}} and not schedulable
+    assert node_state.stale_persistent_cordon_patch(marked, True, NODEWRIGHT) is None
+    assert node_state.stale_persistent_cordon_patch(marked, False, NODEWRIGHT) == {
+        'metadata': {'annotations': {'nodewright.nvidia.com/runtimeRequiredCordon': None}}}
+    # the legacy generation has no such field: its cordon rules are v0.15's
+    assert node_state.uncordon_patch('gpu', {'skyhook.nvidia.com/cordon_gpu': 'true'}, True)[1] is True
+    assert node_state.persistent_cordon({'spec': {'taints': None}}) == {'spec': {'taints': None}}
