@@ -52,7 +52,7 @@ import json
 from ansible_collections.nodewright.bridge.plugins.module_utils.api_generation import SKYHOOK
 # DEFAULT_RUNTIME_REQUIRED_TAINT, INTERRUPT_LABEL and PACKAGE_ANNOTATION are SKYHOOK's, kept importable from here
 # for the callers that name them; the functions below read every key from their ``gen``.
-from ansible_collections.nodewright.bridge.plugins.module_utils.constants import (
+from ansible_collections.nodewright.bridge.plugins.module_utils.constants import (  # pylint: disable=unused-import
     DEFAULT_RUNTIME_REQUIRED_TAINT, INTERRUPT_LABEL, INTERRUPT_LABEL_VALUE, PACKAGE_ANNOTATION, UNSCHEDULABLE_TAINT)
 from ansible_collections.nodewright.bridge.plugins.module_utils.node_state import parse_taint
 from ansible_collections.nodewright.bridge.plugins.module_utils.quantity import duration_seconds, parse_quantity

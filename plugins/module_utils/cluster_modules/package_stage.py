@@ -90,12 +90,13 @@ def run(module, kube):
 
 
 def _superseded(kube, params, cr_name, package_name, stage, node_order, gen):
-    """``recheck`` of the stage's PodRun: why the CR as it is now no longer asks for the running pod, or None.
+    """``recheck`` of the stage's runner: why the CR as it is now no longer asks for the running pod (or Job), or None.
 
     One GET of the CR per check; the pod it would ask for is built as run() builds it (the node order the
-    stage started with, which a CR edit does not change) and compared as an adopted pod is (by the CR alone).
+    stage started with, which a CR edit does not change) and compared by the runner (``differs``) as an adopted
+    pod is (by the CR alone).
     """
-    def recheck(pod):
+    def recheck(runner):
         try:
             now, doc = pod_run.load_cr(kube, None, cr_name)
         except kube_api.NotFound:
@@ -106,7 +107,7 @@ def _superseded(kube, params, cr_name, package_name, stage, node_order, gen):
         uid, generation, dummy = pod_layout.cr_identity(doc)
         wanted = pod_layout.stage_pod(now, package, stage, params['node'], params['namespace'], node_order=node_order,
                                       cr_uid=uid, cr_generation=generation, gen=gen, **pod_run.operator_settings(params))
-        return pod_layout.stale_pod_reason(pod, wanted, None, stage, by_state=False, gen=gen)
+        return runner.differs(wanted)
     return recheck
 
 
