@@ -30,7 +30,7 @@ from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules 
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules._runner import ModuleFailed
 from ansible_collections.nodewright.bridge.tests.unit.plugins.module_utils import test_pod_run as pod_tests
 from ansible_collections.nodewright.bridge.tests.unit.plugins.module_utils.fake_api import (
-    FakeApiServer, Stored, event, node, status_body)
+    FakeApiServer, Pause, Stored, event, node, status_body)
 
 NS = NODEWRIGHT.default_namespace
 CR_DOC = {
@@ -482,3 +482,31 @@ def test_an_interrupt_pod_failing_past_its_retries_fails_the_interrupt_job(serve
     assert marked['spec'] == {'ttlSecondsAfterFinished': 86400}
     assert server.of('DELETE', path) == []      # a failed Job stays (delete_pod on_success)
     assert node_state_of(stored_node)[0][KEY]['state'] == 'erroring'
+
+
+def test_a_job_the_edited_cr_no_longer_asks_for_is_deleted_and_superseded(server, monkeypatch):
+    """recheck (package_stage's, for a CR read from the cluster) compares the running Job with the pod the CR asks
+    for now: another version is another package annotation, so the Job is deleted with its pods."""
+    monkeypatch.setattr(pod_run, 'RECHECK_SECONDS', 0.2)
+    kube = kube_of(server)
+    server.reply('POST', JOBS, status=201, body=created)
+    server.reply('GET', JOBS, body={'metadata': {'resourceVersion': '20'}, 'items': [job_doc(active=1)]})
+    server.stream('GET', JOBS, [Pause(0.4)])                    # still running at the recheck
+    server.reply('DELETE', JOB_PATH, body=DELETED)
+    server.reply('GET', JOBS, body={'metadata': {'resourceVersion': '21'}, 'items': []})
+    edited = cr_model.build_cr(dict(CR_DOC, spec={'packages': {'tuning': dict(CR_DOC['spec']['packages']['tuning'],
+                                                                              version='1.2.4')}}))
+    wanted = pod_layout.stage_pod(edited, edited.packages['tuning'], STAGE, 'n1', NS, gen=NODEWRIGHT)
+    runner = job_run.runner_for(NODEWRIGHT, kube, pod_manifest(), CONTAINERS, CR, PACKAGE, STAGE,
+                                recheck=lambda running: running.differs(wanted), timeout=30)
+    runner.looked = True   # as after the preflight: nothing to adopt
+    runner.start()
+
+    verdict = runner.wait()
+
+    assert verdict['outcome'] == pod_run.SUPERSEDED and 'its package annotation is' in verdict['reason']
+    assert server.of('DELETE', JOB_PATH)[0].body == {'propagationPolicy': 'Background',
+                                                     'preconditions': {'uid': 'job-uid-1'}}
+    assert server.pending() == []
+    # the same CR asks for the same Job: nothing differs
+    assert runner.differs(pod_manifest()) is None
