@@ -76,12 +76,17 @@ options:
     description:
       - Seconds to wait for the pod to finish (for a reboot, also for the node to come back Ready with a new boot ID).
         On timeout the run is recorded C(erroring).
+      - Under the v0.18+ contract (O(nodewright_api) C(nodewright)) the stage runs in a batch/v1 Job, as that
+        operator runs it; this bounds the wait for the Job, whose own deadline is the package's C(stageTimeout)
+        (default 1h).
     type: int
     default: 1800
   retries:
     description:
       - How many times the kubelet may restart a failing container before the run counts as failed.
         V(0) fails at the first failure.
+      - Under the v0.18+ contract, a package stage's Job makes a new pod for each retry instead (its
+        C(backoffLimit)); an interrupt's Job restarts its container in place, as a pod does.
     type: int
     default: 0
   delete_pod:
@@ -90,6 +95,9 @@ options:
         operator does, so C(kubectl skyhook package logs) and C(kubectl logs) find it (the kubelet keeps
         restarting its failing container); the next run deletes it and makes a new attempt. V(always) never
         leaves a privileged pod retrying on the node.
+      - Under the v0.18+ contract it applies to the stage's Job, deleted with its pods; a Job that is kept is
+        marked recorded and its C(ttlSecondsAfterFinished) set, as the operator does (1h after success, 24h after
+        failure).
     type: str
     choices: [always, on_success, never]
     default: on_success

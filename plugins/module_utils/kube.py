@@ -130,7 +130,8 @@ class WaitTimeout(KubeError):
 
 
 # The client classes every task uses. kubernetes.client loads them lazily, on first use.
-CLIENT_CLASSES = ('Configuration', 'ApiClient', 'CoreV1Api', 'PolicyV1Api', 'CustomObjectsApi', 'CoordinationV1Api')
+CLIENT_CLASSES = ('Configuration', 'ApiClient', 'CoreV1Api', 'PolicyV1Api', 'CustomObjectsApi', 'CoordinationV1Api',
+                  'BatchV1Api')
 
 
 def preload():
@@ -367,6 +368,7 @@ class Kube(object):
         self.policy = kclient.PolicyV1Api(self.api_client)
         self.custom = kclient.CustomObjectsApi(self.api_client)
         self.coordination = kclient.CoordinationV1Api(self.api_client)
+        self.batch = kclient.BatchV1Api(self.api_client)
         # warnings for the module's result that no request failed on (a best-effort write refused)
         self.warnings = []
         self._generation = None
@@ -768,6 +770,48 @@ class Kube(object):
                              self.policy.list_namespaced_pod_disruption_budget, namespace)
         return self.call(describe('list', 'poddisruptionbudgets'), self.policy.list_pod_disruption_budget_for_all_namespaces)
 
+    # ------------------------------------------------------------------ jobs (the v0.18+ operator's stages)
+
+    def get_job(self, namespace, name):
+        return self.call(describe('get', 'job', name, namespace), self.batch.read_namespaced_job, name, namespace)
+
+    def list_jobs(self, namespace, label_selector=None, field_selector=None):
+        kwargs = {}
+        if field_selector:
+            kwargs['field_selector'] = field_selector
+        if label_selector:
+            kwargs['label_selector'] = label_selector
+        return self.call(describe('list', 'jobs', namespace=namespace), self.batch.list_namespaced_job, namespace, **kwargs)
+
+    def create_job(self, namespace, manifest, dry_run=False):
+        kwargs = {'dry_run': 'All'} if dry_run else {}
+        return self.call(describe('create', 'job', manifest['metadata']['name'], namespace),
+                         self.batch.create_namespaced_job, namespace, manifest, **kwargs)
+
+    def patch_job(self, namespace, name, patch, dry_run=False):
+        """Merge-patch a Job (its annotations, ttlSecondsAfterFinished); returns the Job after."""
+        kwargs = {'dry_run': 'All'} if dry_run else {}
+        return self.call(describe('patch', 'job', name, namespace), self.batch.patch_namespaced_job, name, namespace,
+                         patch, _content_type='application/merge-patch+json', **kwargs)
+
+    def delete_job(self, namespace, name, uid=None, dry_run=False):
+        """Delete a Job and, in the background, its pods (only that incarnation when ``uid`` is given); False if
+        it was already gone. Without propagationPolicy a batch/v1 Job is deleted orphaning its pods."""
+        body = {'propagationPolicy': 'Background'}
+        if uid:
+            body['preconditions'] = {'uid': uid}
+        if dry_run:
+            body['dryRun'] = ['All']
+        try:
+            self.call(describe('delete', 'job', name, namespace), self.batch.delete_namespaced_job, name, namespace,
+                      body=body)
+        except NotFound:
+            return False
+        except Conflict:
+            # The uid precondition failed: the Job by that name is a newer one, not ours.
+            return False
+        return True
+
     # ------------------------------------------------------------------ config maps
 
     def list_configmaps(self, namespace, label_selector=None):
@@ -964,7 +1008,7 @@ class Kube(object):
                     what=None, on_event=None):
         """Wait, by watch, until ``predicate(objects)`` returns a truthy value, and return it.
 
-        ``objects`` maps uid -> object for every ``kind`` ('pods' or 'nodes') matching the
+        ``objects`` maps uid -> object for every ``kind`` ('pods', 'nodes' or 'jobs') matching the
         selectors, kept current from one list and then watch events (re-listed only if the
         watch expires). Raises WaitTimeout after ``timeout`` seconds.
         """
@@ -1068,6 +1112,10 @@ class Kube(object):
             return self.core.list_pod_for_all_namespaces, ()
         if kind == 'nodes':
             return self.core.list_node, ()
+        if kind == 'jobs':
+            if namespace:
+                return self.batch.list_namespaced_job, (namespace,)
+            return self.batch.list_job_for_all_namespaces, ()
         raise ValueError('watch_until cannot watch %r' % kind)
 
     def _list_for_watch(self, kind, namespace, selectors):

@@ -245,16 +245,62 @@ RECHECK_SECONDS = 10
 SUPERSEDED = 'superseded'
 
 
+def wait_rechecked(runner):
+    """``runner.wait_for(seconds)`` until the verdict, asking ``runner.recheck(runner)`` every RECHECK_SECONDS meanwhile.
+
+    A reason from ``recheck`` means the CR no longer asks for what runs: ``runner.remove()``, verdict SUPERSEDED.
+    The whole wait ends ``runner.timeout`` seconds after ``runner.started`` (verdict outcome ``timeout``).
+    """
+    deadline = runner.started + runner.timeout
+    while True:
+        remaining = max(1, deadline - time.time())
+        if runner.recheck is None or remaining <= RECHECK_SECONDS:
+            return runner.wait_for(remaining)
+        verdict = runner.wait_for(RECHECK_SECONDS)
+        if verdict.get('outcome') != 'timeout':
+            return verdict
+        why = runner.recheck(runner)
+        if why:
+            runner.remove()
+            return {'outcome': SUPERSEDED, 'reason': why}
+
+
+def container_logs(kube, namespace, name, pod, containers, log_lines):
+    """``(logs, unavailable)``: the log of each of ``containers`` of pod ``namespace/name`` (``pod``: as last seen)
+    that ran, ``{container: text}``, and why a log could not be read, ``{container: error}``."""
+    statuses = dict((s.get('name'), s) for s in ((pod or {}).get('status') or {}).get('initContainerStatuses') or [])
+    logs, unavailable = {}, {}
+    for container in containers:
+        status = statuses.get(container) or {}
+        state = status.get('state') or {}
+        if not status or ('waiting' in state and not status.get('lastState')):
+            continue  # never started: nothing to read
+        previous = 'waiting' in state and bool((status.get('lastState') or {}).get('terminated'))
+        text, error = kube.pod_log(namespace, name, container, tail_lines=log_lines, previous=previous)
+        if text is None:
+            unavailable[container] = error
+        else:
+            logs[container] = text
+    return logs, unavailable
+
+
 class PodRun(object):
-    """Create (or adopt) one pod, wait for its verdict by watch, collect logs, clean up."""
+    """Create (or adopt) one pod, wait for its verdict by watch, collect logs, clean up (the v0.15 operator's way).
+
+    The interface ``run_recorded`` drives, which job_run.JobRun shares: ``preflight``, ``start``, ``wait``, ``logs``,
+    ``cleanup``, ``abandon``, ``describe``; ``recheck(runner)`` calls back ``differs`` and ``remove``.
+    """
+
+    kind = 'pod'
 
     def __init__(self, kube, manifest, log_containers, retries=0, timeout=600, delete='always', log_lines=200,
                  entry=None, stage=None, failed_is_stale=True, recheck=None, gen=SKYHOOK):
         self.kube = kube
         # the generation whose package annotation the manifest and a pod found under its name carry
         self.gen = gen
-        # ``recheck(pod) -> why or None``: asked every RECHECK_SECONDS while the pod runs; a reason means the CR no
-        # longer asks for this pod (an edit made while the stage ran): it is deleted, verdict SUPERSEDED
+        # ``recheck(runner) -> why or None``: asked every RECHECK_SECONDS while the pod runs (``runner.differs(wanted)``
+        # compares); a reason means the CR no longer asks for this pod (an edit made while the stage ran): it is
+        # deleted, verdict SUPERSEDED
         self.recheck = recheck
         self.manifest = manifest
         self.namespace = manifest['metadata']['namespace']
@@ -337,22 +383,19 @@ class PodRun(object):
     def wait(self):
         """The pod_layout verdict once the pod succeeded, failed (after ``retries``) or vanished; SUPERSEDED
         (with ``reason``) when ``recheck`` found that the CR no longer asks for the pod, which is then deleted."""
-        deadline = self.started + self.timeout
-        while True:
-            remaining = max(1, deadline - time.time())
-            if self.recheck is None or remaining <= RECHECK_SECONDS:
-                return self._wait_for(remaining)
-            verdict = self._wait_for(RECHECK_SECONDS)
-            if verdict.get('outcome') != 'timeout':
-                return verdict
-            why = self.recheck(self.pod)
-            if why:
-                uid = self.pod['metadata'].get('uid')
-                self.kube.delete_pod(self.namespace, self.name, uid=uid, grace_period_seconds=0)
-                self.wait_deleted(uid)
-                return {'outcome': SUPERSEDED, 'reason': why}
+        return wait_rechecked(self)
 
-    def _wait_for(self, remaining):
+    def differs(self, wanted):
+        """Why the running pod is not the pod ``wanted`` (a pod manifest of the CR as it is now), or None."""
+        return pod_layout.stale_pod_reason(self.pod, wanted, None, self.stage, by_state=False, gen=self.gen)
+
+    def remove(self):
+        """Delete the running pod at once and wait until it is gone (the CR no longer asks for it)."""
+        uid = self.pod['metadata'].get('uid')
+        self.kube.delete_pod(self.namespace, self.name, uid=uid, grace_period_seconds=0)
+        self.wait_deleted(uid)
+
+    def wait_for(self, remaining):
         uid = self.pod['metadata']['uid']
         verdict = {}
 
@@ -375,21 +418,12 @@ class PodRun(object):
 
     def logs(self):
         """Logs of every container that ran (what a stage printed), ``{container: text}``; errors noted."""
-        statuses = dict((s.get('name'), s) for s in ((self.pod or {}).get('status') or {}).get('initContainerStatuses') or [])
-        logs, unavailable = {}, {}
-        for container in self.log_containers:
-            status = statuses.get(container) or {}
-            state = status.get('state') or {}
-            if not status or ('waiting' in state and not status.get('lastState')):
-                continue  # never started: nothing to read
-            previous = 'waiting' in state and bool((status.get('lastState') or {}).get('terminated'))
-            text, error = self.kube.pod_log(self.namespace, self.name, container, tail_lines=self.log_lines,
-                                            previous=previous)
-            if text is None:
-                unavailable[container] = error
-            else:
-                logs[container] = text
-        return logs, unavailable
+        return container_logs(self.kube, self.namespace, self.name, self.pod, self.log_containers, self.log_lines)
+
+    def describe(self, deleted):
+        """The ``pod`` of the module's result."""
+        return {'name': self.name, 'namespace': self.namespace, 'uid': self.pod['metadata'].get('uid'),
+                'adopted': self.adopted, 'deleted': deleted, 'replaced': self.replaced}
 
     def cleanup(self, succeeded):
         """Delete the pod per the delete policy; True if it was deleted."""
@@ -457,7 +491,7 @@ class RecordedRun(object):
 
 
 def run_recorded(module, kube, runner, record, result, started, configmaps=(), node=None, settle=None, create_only=()):
-    """Run ``runner``'s pod (a ``PodRun``) and record it on the node as the operator does; returns a ``RecordedRun``.
+    """Run ``runner``'s pod (a ``PodRun``, or a job_run.JobRun: the pod in a Job) and record it on the node as the operator does; returns a ``RecordedRun``.
 
     The requests, in this order (the pod modules' tests and the API-request bench count them):
 
@@ -517,8 +551,7 @@ def run_recorded(module, kube, runner, record, result, started, configmaps=(), n
     done.deleted = runner.cleanup(done.succeeded)
     result.update(outcome=done.outcome, entry=done.final_state.get(record.key), logs=done.logs,
                   logs_unavailable=done.unavailable, duration=round(time.time() - started, 3),
-                  pod={'name': runner.name, 'namespace': runner.namespace, 'uid': runner.pod['metadata'].get('uid'),
-                       'adopted': runner.adopted, 'deleted': done.deleted, 'replaced': runner.replaced})
+                  pod=runner.describe(done.deleted))
     if module._diff:
         result['diff'] = node_state.node_diff(record.node_name, record.before, done.final_state.get(record.key), key=record.key)
     return done

@@ -23,6 +23,8 @@ description:
     C(interrupt), then C(complete). Packages whose interrupts were merged into this one (O(covered)) are
     recorded C(skipped) and then C(complete), as the operator's ProgressSkipped does. A failure, or a node
     that does not come back in time, is recorded as C(erroring), and C(status_<cr>) becomes C(erroring).
+  - Under the v0.18+ contract (O(nodewright_api) C(nodewright), or detected) the interrupt runs in a batch/v1 Job
+    around the same pod, as that operator runs it; its pod is watched and judged as the bare pod is.
   - Does not cordon, drain or uncordon. Use M(nodewright.bridge.node_cordon) and M(nodewright.bridge.node_drain)
     first; a node that does not come back stays cordoned.
 extends_documentation_fragment:
@@ -128,10 +130,11 @@ pod:
   description:
     - The interrupt pod, with C(name), C(namespace), C(uid), C(adopted), C(deleted) and C(replaced) (why a pod
       found under its name was deleted instead of adopted, or null).
+    - Under the v0.18+ contract, the Job, with C(kind) C(Job) and C(job_pod), its pod.
   returned: when the pod ran (with O(collect_logs=on_failure), when it failed)
   type: dict
 manifest:
-  description: The pod manifest.
+  description: The pod manifest (under the v0.18+ contract, the Job's).
   returned: in check mode
   type: dict
 logs:

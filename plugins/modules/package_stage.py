@@ -36,6 +36,10 @@ description:
     in an earlier attempt is deleted and replaced, never adopted (the C(replaced) field of RV(pod) says why).
   - Before anything is written, the pod and the node write are sent as server-side dry runs, so a missing
     namespace, an RBAC denial or an admission rejection fails the task with nothing changed.
+  - Under the v0.18+ contract (O(nodewright_api) C(nodewright), or detected) the stage runs as that operator runs
+    it, in a batch/v1 Job around the same pod (a C(done) container instead of pause; its labels, deadline and
+    backoff limit are the operator's), watched to its verdict, marked recorded, and deleted with its pods per
+    O(delete_pod). A Job left by the operator or an earlier run is adopted as a pod is.
 extends_documentation_fragment:
   - nodewright.bridge.k8s_auth
   - nodewright.bridge.operator_pods
@@ -125,10 +129,11 @@ pod:
   description:
     - The pod, with C(name), C(namespace), C(uid), C(adopted) (left by an earlier run), C(deleted) and C(replaced)
       (why a pod found under its name was deleted and a new one created, or null).
+    - Under the v0.18+ contract, the Job, with C(kind) C(Job) and C(job_pod), its pod the verdict or logs came from.
   returned: unless the outcome is C(skipped)
   type: dict
 manifest:
-  description: The pod manifest.
+  description: The pod manifest (under the v0.18+ contract, the Job's).
   returned: in check mode
   type: dict
 configmaps:

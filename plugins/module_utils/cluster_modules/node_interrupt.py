@@ -15,6 +15,7 @@ __metaclass__ = type
 
 import time
 
+from ansible_collections.nodewright.bridge.plugins.module_utils import job_run
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils.constants import BOOT_ID_PREFIX
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_conditions
@@ -87,9 +88,10 @@ def run(module, kube):
     record = _record(node_name, cr.name, package, stage, covered, current, gen)
     if reboot:
         record.annotations, record.success_annotations = {boot_key: before}, {boot_key: None}
-    runner = pod_run.PodRun(kube, manifest, pod_layout.log_containers(package.name, stage), retries=params['retries'],
-                            timeout=params['timeout'], delete=params['delete_pod'], log_lines=params['log_lines'],
-                            entry=current, stage=stage, failed_is_stale=not (reboot and resumed), gen=gen)
+    runner = job_run.runner_for(gen, kube, manifest, pod_layout.log_containers(package.name, stage), cr, package, stage,
+                                cr_uid=uid, cr_generation=generation, retries=params['retries'],
+                                timeout=params['timeout'], delete=params['delete_pod'], log_lines=params['log_lines'],
+                                entry=current, failed_is_stale=not (reboot and resumed))
     back = {}
     done = pod_run.run_recorded(module, kube, runner, record, result, started,
                                 configmaps=[metadata_cm] if metadata_cm is not None else [], node=node,

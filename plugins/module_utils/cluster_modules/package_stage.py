@@ -15,6 +15,7 @@ __metaclass__ = type
 
 import time
 
+from ansible_collections.nodewright.bridge.plugins.module_utils import job_run
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_events
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
@@ -61,9 +62,10 @@ def run(module, kube):
     configmaps = [cm for cm in (package_cm, metadata_cm) if cm is not None]
     # a CR in the cluster can be edited while the stage runs; a CR given as a document cannot
     recheck = _superseded(kube, params, cr.name, package.name, stage, node_order, gen) if params['cr'] is None else None
-    runner = pod_run.PodRun(kube, manifest, pod_layout.log_containers(package.name, stage), retries=params['retries'],
-                            timeout=params['timeout'], delete=params['delete_pod'], log_lines=params['log_lines'],
-                            entry=current, stage=stage, recheck=recheck, gen=gen)
+    runner = job_run.runner_for(gen, kube, manifest, pod_layout.log_containers(package.name, stage), cr, package, stage,
+                                cr_uid=uid, cr_generation=generation, retries=params['retries'],
+                                timeout=params['timeout'], delete=params['delete_pod'], log_lines=params['log_lines'],
+                                entry=current, recheck=recheck)
     done = pod_run.run_recorded(module, kube, runner, _record(node_name, cr.name, package, stage, current, gen), result,
                                 started, configmaps=configmaps, node=node,
                                 # a CR in the cluster: its package ConfigMap changes only as an edit is rolled out
@@ -90,12 +92,13 @@ def run(module, kube):
 
 
 def _superseded(kube, params, cr_name, package_name, stage, node_order, gen):
-    """``recheck`` of the stage's PodRun: why the CR as it is now no longer asks for the running pod, or None.
+    """``recheck`` of the stage's runner: why the CR as it is now no longer asks for the running pod (or Job), or None.
 
     One GET of the CR per check; the pod it would ask for is built as run() builds it (the node order the
-    stage started with, which a CR edit does not change) and compared as an adopted pod is (by the CR alone).
+    stage started with, which a CR edit does not change) and compared by the runner (``differs``) as an adopted
+    pod is (by the CR alone).
     """
-    def recheck(pod):
+    def recheck(runner):
         try:
             now, doc = pod_run.load_cr(kube, None, cr_name)
         except kube_api.NotFound:
@@ -106,7 +109,7 @@ def _superseded(kube, params, cr_name, package_name, stage, node_order, gen):
         uid, generation, dummy = pod_layout.cr_identity(doc)
         wanted = pod_layout.stage_pod(now, package, stage, params['node'], params['namespace'], node_order=node_order,
                                       cr_uid=uid, cr_generation=generation, gen=gen, **pod_run.operator_settings(params))
-        return pod_layout.stale_pod_reason(pod, wanted, None, stage, by_state=False, gen=gen)
+        return runner.differs(wanted)
     return recheck
 
 
@@ -130,7 +133,9 @@ def _why(done, timeout, runner):
     if verdict.get('outcome') == 'timeout':
         return 'did not finish within %ss' % timeout
     if verdict.get('outcome') == pod_layout.MISSING:
-        return 'pod %s/%s was deleted before it finished' % (runner.namespace, runner.name)
+        return '%s %s/%s was deleted before it finished' % (runner.kind, runner.namespace, runner.name)
+    if verdict.get('container') is None and verdict.get('message'):
+        return verdict['message']  # a Job that failed without a failed pod (its deadline, its pod failure policy)
     return 'init container %s failed (exit code %s, reason %s, %d restart(s))' % (
         verdict.get('container'), verdict.get('exit_code'), verdict.get('reason'), done.restarts)
 

@@ -361,6 +361,76 @@ def test_watch_until_of_pods_in_a_namespace_watches_that_namespace(server, kube)
     assert server.of('GET', path, watch=True)[0].query['fieldSelector'] == 'spec.nodeName=n1'
 
 
+# --------------------------------------------------------------------------- jobs (batch/v1)
+
+JOBS = '/apis/batch/v1/namespaces/nodewright/jobs'
+JOB_PATH = JOBS + '/stage'
+
+
+def job(resource_version=5, **status):
+    return {'apiVersion': 'batch/v1', 'kind': 'Job', 'status': dict(status),
+            'metadata': {'name': 'stage', 'namespace': 'nodewright', 'uid': 'job-uid', 'resourceVersion': str(resource_version)}}
+
+
+def test_a_job_is_created_read_and_listed_in_its_namespace(server, kube):
+    manifest = job()
+    server.reply('POST', JOBS, status=201, body=lambda request: request.body, repeat=True)
+    server.reply('GET', JOB_PATH, body=job())
+    server.reply('GET', JOBS, body={'metadata': {'resourceVersion': '5'}, 'items': [job()]})
+    assert kube.create_job('nodewright', manifest, dry_run=True)['metadata']['name'] == 'stage'
+    kube.create_job('nodewright', manifest)
+    assert kube.get_job('nodewright', 'stage')['metadata']['uid'] == 'job-uid'
+    assert len(kube.list_jobs('nodewright', label_selector='nodewright.nvidia.com/name=demo')['items']) == 1
+    posts = server.of('POST', JOBS)
+    assert [r.query.get('dryRun') for r in posts] == ['All', None] and posts[1].body == manifest
+    assert server.of('GET', JOBS)[0].query['labelSelector'] == 'nodewright.nvidia.com/name=demo'
+
+
+def test_a_job_is_merge_patched(server, kube):
+    server.reply('PATCH', JOB_PATH, body=lambda request: dict(job(6), spec=request.body['spec']))
+    patch = {'metadata': {'annotations': {'nodewright.nvidia.com/state-recorded': 'true'}},
+             'spec': {'ttlSecondsAfterFinished': 3600}}
+    assert kube.patch_job('nodewright', 'stage', patch)['spec'] == {'ttlSecondsAfterFinished': 3600}
+    sent = server.of('PATCH', JOB_PATH)[0]
+    assert sent.body == patch and sent.headers['Content-Type'] == 'application/merge-patch+json'
+
+
+def test_a_job_is_deleted_with_its_pods_in_the_background_and_only_that_incarnation(server, kube):
+    server.reply('DELETE', JOB_PATH, body={'kind': 'Status', 'status': 'Success'})
+    server.reply('DELETE', JOB_PATH, status=404, body=status_body(404, 'NotFound', 'jobs.batch "stage" not found'))
+    server.reply('DELETE', JOB_PATH, status=409, body=status_body(409, 'Conflict', 'the UID in the precondition differs'))
+    assert kube.delete_job('nodewright', 'stage', uid='job-uid') is True
+    assert kube.delete_job('nodewright', 'stage') is False        # already gone
+    assert kube.delete_job('nodewright', 'stage', uid='job-uid') is False   # a newer Job by that name: not ours
+    bodies = [r.body for r in server.of('DELETE', JOB_PATH)]
+    assert bodies[0] == {'propagationPolicy': 'Background', 'preconditions': {'uid': 'job-uid'}}
+    assert bodies[1] == {'propagationPolicy': 'Background'}
+
+
+def test_a_missing_job_is_not_found_naming_it(server, kube):
+    server.reply('GET', JOB_PATH, status=404, body=status_body(404, 'NotFound', 'jobs.batch "stage" not found'))
+    with pytest.raises(kube_api.NotFound) as exc:
+        kube.get_job('nodewright', 'stage')
+    assert exc.value.message == 'get job nodewright/stage: not found (jobs.batch "stage" not found)'
+
+
+def test_watch_until_of_jobs_in_a_namespace_watches_that_namespace(server, kube):
+    server.reply('GET', JOBS, body={'metadata': {'resourceVersion': '5'}, 'items': [job(active=1)]})
+    server.stream('GET', JOBS, [event('MODIFIED', job(6, succeeded=1))])
+    result = kube.watch_until('jobs', lambda objects: [o['status'] for o in objects.values() if o['status'].get('succeeded')],
+                              5, namespace='nodewright', field_selector='metadata.name=stage')
+    assert result == [{'succeeded': 1}]
+    watch = server.of('GET', JOBS, watch=True)[0]
+    assert watch.query['fieldSelector'] == 'metadata.name=stage' and watch.query['resourceVersion'] == '5'
+
+
+def test_a_job_request_rides_out_an_api_server_restart(server, kube, quick_retries):
+    server.reply('GET', JOB_PATH, body=job())
+    refused = refusing(server, 2)
+    assert kube.get_job('nodewright', 'stage')['metadata']['uid'] == 'job-uid'
+    assert len(refused) == 2
+
+
 def test_an_unreachable_server_is_named(server):
     kube = server.kube(api_outage_timeout=0)
 
