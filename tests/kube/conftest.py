@@ -194,14 +194,15 @@ def v020(tmp_path_factory):
     was installed on: the shipped RBAC applied, the operator namespace ``nodewright`` bound for the apply identity.
 
     ``v020.cluster`` (helpers.Cluster, admin), ``v020.rbac`` (the identities' kubeconfigs), ``v020.playbooks``
-    (PlaybookRunner as those identities). Started only by the tests that ask for it (test_nodewright_v020.py).
+    (PlaybookRunner as those identities), ``v020.modules`` (ModuleRunner, admin). Started once, by the first test that
+    asks for it (test_nodewright_v020.py, test_nodewright_jobs.py).
     """
     # pylint: disable-next=import-outside-toplevel
     import rbac_identity
     # pylint: disable-next=import-outside-toplevel
     from module_runner import ModuleRunner, PlaybookRunner
     crds = Path(launcher.crds_dir()) / 'v0.20'
-    with helpers.own_cluster(tmp_path_factory.mktemp('v020'), what='the v0.20 CRD cluster', nodes=1, crds=crds) as handle:
+    with helpers.own_cluster(tmp_path_factory.mktemp('v020'), what='the v0.20 CRD cluster', nodes=2, crds=crds) as handle:
         handle.create_namespace('nodewright')
         identities = rbac_identity.install(handle.api, handle.kubeconfig, tmp_path_factory.mktemp('v020-rbac'))
         rbac_identity.bind_namespace(handle.api, 'nodewright')

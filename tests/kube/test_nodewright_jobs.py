@@ -13,29 +13,26 @@ from __future__ import annotations
 
 import json
 import uuid
-from pathlib import Path
 
 import helpers
 import pytest
 from kubernetes import client as kclient
-from module_runner import ModuleRunner, checkout_code
+from module_runner import checkout_code
 from nodewright_fixtures import FAIL_PKG_IMAGE, PKG_IMAGE
 
-CRDS = Path('/work/shared/crds/v0.20')
 GROUP, VERSION, PLURAL = 'nodewright.nvidia.com', 'v1alpha1', 'nodewrights'
 NAMESPACE = 'nodewright'
 PREFIX = 'nodewright.nvidia.com/'
 
 
 @pytest.fixture(scope='module')
-def v020(tmp_path_factory):
-    """A 2-node cluster with only the v0.20 CRDs, the namespace nodewright, and a ModuleRunner against it."""
-    with helpers.own_cluster(tmp_path_factory.mktemp('v020'), 'the v0.20 test cluster', nodes=2, crds=CRDS) as cluster:
-        cluster.create_namespace(NAMESPACE)
-        cluster.runner = ModuleRunner(cluster.kubeconfig, tmp_path_factory.mktemp('v020-modules'))
-        cluster.custom = kclient.CustomObjectsApi(cluster.api)
-        cluster.batch = kclient.BatchV1Api(cluster.api)
-        yield cluster
+def v020(v020):  # pylint: disable=redefined-outer-name
+    """The session's v0.20 CRD cluster (conftest: its 2 kwok nodes, the namespace nodewright) with the clients here."""
+    cluster = v020.cluster
+    cluster.runner = v020.modules
+    cluster.custom = kclient.CustomObjectsApi(cluster.api)
+    cluster.batch = kclient.BatchV1Api(cluster.api)
+    return cluster
 
 
 @pytest.fixture(scope='module')

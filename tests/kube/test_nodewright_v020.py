@@ -74,7 +74,8 @@ class Fleet:
         return self.cluster.core.read_node(name)
 
     def pods(self):
-        """(node, pod name) of every pod of the CR in namespace nodewright (the runs delete none: delete_pod never)."""
+        """(node, pod name) of every pod of the CR in namespace nodewright (the runs delete none: delete_pod never; under
+        the v0.18+ contract they are the pods of the stages' Jobs)."""
         listing = self.cluster.core.list_namespaced_pod('nodewright', label_selector=f'{NW}/name={self.cr}')
         return sorted((p.spec.node_name, p.metadata.name) for p in listing.items)
 
@@ -139,6 +140,10 @@ def test_apply_on_a_v020_cluster_writes_only_nodewright_keys_and_a_rerun_creates
         assert conditions[f'{NW}/{nodes.cr}/NotReady'] == 'Complete'
     for pod in v020.cluster.core.list_namespaced_pod('nodewright', label_selector=f'{NW}/name={nodes.cr}').items:
         assert not [k for k in list(pod.metadata.labels) + list(pod.metadata.annotations or {}) if k.startswith(SH)]
+        # every stage in a Job, as the v0.18+ operator runs it: no bare stage pod
+        assert [ref.kind for ref in pod.metadata.owner_references or []] == ['Job'], pod.metadata.name
+    jobs = kclient.BatchV1Api(v020.cluster.api).list_namespaced_job('nodewright', label_selector=f'{NW}/name={nodes.cr}')
+    assert len(jobs.items) == len(pods)
     cr = nodes.get_cr()
     assert cr['status']['status'] == 'complete'
     types = {c['type'] for c in cr['status']['conditions']}
@@ -187,9 +192,14 @@ def test_a_legacy_node_state_that_cannot_be_read_is_named_and_nothing_is_written
     bad = nodes.nodes[0]
     nodes.annotate(bad, {f'{SH}/nodeState_{cr}': '{not json'})
 
-    def written(node):  # what a run could write (kwok's heartbeats change the node's status and resourceVersion)
-        return node.metadata.annotations, node.metadata.labels, node.spec.unschedulable, node.spec.taints, sorted(
-            c.type for c in node.status.conditions or [])
+    def written(node):
+        # what a run could write: the keys under the operators' and the collection's prefixes, the cordon, the taints
+        # (kwok's heartbeats and the control plane's own labels change the rest of the node meanwhile)
+        ours = (NW + '/', SH + '/', 'bridge.nodewright.io/')
+        keys = dict((k, v) for part in (node.metadata.annotations, node.metadata.labels) for k, v in (part or {}).items()
+                    if k.startswith(ours))
+        return keys, node.spec.unschedulable, node.spec.taints, sorted(
+            c.type for c in node.status.conditions or [] if c.type.startswith(ours))
 
     before = written(nodes.node(bad))
     nodes.create_cr()
