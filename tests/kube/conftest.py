@@ -205,7 +205,9 @@ def v020(tmp_path_factory):
     with helpers.own_cluster(tmp_path_factory.mktemp('v020'), what='the v0.20 CRD cluster', nodes=2, crds=crds) as handle:
         handle.create_namespace('nodewright')
         identities = rbac_identity.install(handle.api, handle.kubeconfig, tmp_path_factory.mktemp('v020-rbac'))
-        rbac_identity.bind_namespace(handle.api, 'nodewright')
+        # what a user applies on a v0.18+ cluster: the namespaced role in the operator namespace nodewright
+        rbac_identity.apply_file(handle.api, 'nodewright-namespace.yaml')
+        rbac_identity.wait_allowed(handle.api, identities.apply_user, 'create', 'jobs', namespace='nodewright', group='batch')
         work = tmp_path_factory.mktemp('v020-playbooks')
         yield V020(handle, identities,
                    PlaybookRunner(identities.apply, work, plan_kubeconfig=identities.plan, admin_kubeconfig=handle.kubeconfig),

@@ -129,6 +129,13 @@ def install(api, admin_kubeconfig, workdir):
     return identities
 
 
+def apply_file(api, name):
+    """Apply one more shipped file of examples/rbac (nodewright-namespace.yaml on a v0.18+ cluster)."""
+    for doc in yaml.safe_load_all((RBAC_DIR / name).read_text()):
+        if doc:
+            _apply(api, doc)
+
+
 def bind_namespace(api, namespace):
     """The RoleBinding a user makes in an operator namespace: the namespaced role to the apply identity."""
     _apply(api, {
