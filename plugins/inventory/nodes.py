@@ -155,6 +155,15 @@ options:
     description: Seconds to wait for one API request.
     type: int
     default: 30
+  nodewright_api:
+    description:
+      - The NodeWright contract whose node keys the hosts' states are read from (see docs/api-generations.md),
+        V(skyhook) (v0.15) or V(nodewright) (v0.18-v0.20); V(auto) detects it from the cluster (cached with the rest).
+    type: str
+    choices: [auto, skyhook, nodewright]
+    default: auto
+    env:
+      - name: NODEWRIGHT_API
 notes:
   - The connection options have the names, aliases and C(K8S_AUTH_*) environment variables of kubernetes.core.
   - With O(cache), what was read from the cluster (the nodes, and the CR and policy when they come from it) is
@@ -203,6 +212,7 @@ from ansible.module_utils.common.text.converters import to_native, to_text
 from ansible.plugins.inventory import BaseInventoryPlugin, Cacheable, Constructable
 from ansible.utils.unsafe_proxy import wrap_var
 
+from ansible_collections.nodewright.bridge.plugins.module_utils import api_generation
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
 from ansible_collections.nodewright.bridge.plugins.module_utils import inventory_groups
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
@@ -221,7 +231,7 @@ except ImportError:  # pragma: no cover - older ansible-core templates inventory
     as_data = wrap_var
 
 AUTH_OPTIONS = ('kubeconfig', 'context', 'host', 'api_key', 'username', 'password', 'validate_certs', 'ca_cert',
-                'client_cert', 'client_key', 'proxy', 'no_proxy', 'request_timeout')
+                'client_cert', 'client_key', 'proxy', 'no_proxy', 'request_timeout', 'nodewright_api')
 SUFFIXES = ('.nodewright.yml', '.nodewright.yaml')
 
 
@@ -253,6 +263,13 @@ class _ClusterReader(object):
 
     def cr(self, name):
         return self._get('cr:%s' % name, lambda kube: kube.get_cr(name))
+
+    def generation(self, cr_name):
+        """The cluster's API generation (Kube.generation; its name is cached with the rest)."""
+        option = self.params.get('nodewright_api') or api_generation.AUTO
+        if option != api_generation.AUTO:
+            return api_generation.by_name(option)
+        return api_generation.by_name(self._get('generation:%s' % cr_name, lambda kube: kube.generation.name))
 
     def policy(self, name):
         return self._get('policy:%s' % name, lambda kube: kube.get_policy(name))
@@ -287,14 +304,14 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
                 update_cache = True
         reader = _ClusterReader(dict((k, self.get_option(k)) for k in AUTH_OPTIONS), cached if isinstance(cached, dict) else None)
         try:
-            cr, plan, nodes = self._plan(path, reader)
+            cr, plan, nodes, gen = self._plan(path, reader)
         except cr_model.CRValidationError as exc:
             raise AnsibleParserError('%s: %s' % (self.NAME, to_native(exc)))
         except kube_api.KubeError as exc:
             raise AnsibleParserError('%s: %s' % (self.NAME, exc.message))
         if self.get_option('cache') and (update_cache or reader.fetched):
             self._cache[cache_key] = reader.responses
-        self._populate(cr, plan, nodes)
+        self._populate(cr, plan, nodes, gen)
 
     # ------------------------------------------------------------------ reading
 
@@ -336,19 +353,20 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
         nodes = reader.nodes(cr.node_selector)
         for warning in cr_warnings(cr):
             self.display.warning('%s: %s' % (self.NAME, warning))
-        plan = plan_rollout(cr, normalise_nodes(nodes), policy=policy)
+        gen = reader.generation(cr.name)
+        plan = plan_rollout(cr, normalise_nodes(nodes), policy=policy, gen=gen)
         for warning in plan_warnings(plan):
             self.display.warning('%s: %s' % (self.NAME, warning))
-        return cr, plan, nodes
+        return cr, plan, nodes, gen
 
     # ------------------------------------------------------------------ populating
 
-    def _populate(self, cr, plan, nodes):
+    def _populate(self, cr, plan, nodes, gen):
         include_ignored = self.get_option('include_ignored')
         connection = self.get_option('connection')
         for group in inventory_groups.all_groups(cr, plan, include_ignored):
             self.inventory.add_group(group)
-        hosts = inventory_groups.build_hosts(cr, plan, nodes, include_ignored=include_ignored,
+        hosts = inventory_groups.build_hosts(cr, plan, nodes, include_ignored=include_ignored, gen=gen,
                                              use_internal_ip=self.get_option('use_internal_ip'), connection=connection)
         strict = self.get_option('strict')
         for host in hosts:

@@ -28,6 +28,7 @@ import re
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
 # Node annotations the planner reads (nodeState_, status_, cordon_ ...); the others are dropped.
+from ansible_collections.nodewright.bridge.plugins.module_utils.api_generation import SKYHOOK
 from ansible_collections.nodewright.bridge.plugins.module_utils.constants import ANNOTATION_PREFIXES
 
 GROUP_PREFIX = 'nodewright'
@@ -155,7 +156,7 @@ def all_groups(cr, plan, include_ignored=False):
     return groups
 
 
-def build_hosts(cr, plan, nodes, include_ignored=False, use_internal_ip=True, connection='local'):
+def build_hosts(cr, plan, nodes, include_ignored=False, use_internal_ip=True, connection='local', gen=SKYHOOK):
     """The hosts of a plan: ``[{name, vars, groups}]`` sorted by name.
 
     ``plan`` is ``planner.plan_rollout(cr, nodes, ...)``; ``nodes`` the nodes it was made from
@@ -167,7 +168,7 @@ def build_hosts(cr, plan, nodes, include_ignored=False, use_internal_ip=True, co
     keys = frozenset(p.unique_name for p in cr.packages.values())
     compartments = compartment_groups(c['name'] for c in plan['compartments'])
     cr_group_name = cr_group(cr.name)
-    state_key = node_state.node_state_key(cr.name)
+    state_key = node_state.node_state_key(cr.name, gen)
     hosts = []
     for name in sorted(plan['nodes']):
         node, planned = by_name[name], plan['nodes'][name]
@@ -197,8 +198,8 @@ def build_hosts(cr, plan, nodes, include_ignored=False, use_internal_ip=True, co
             node = by_name[name]
             host_vars = _common_vars(cr, node, use_internal_ip, connection)
             host_vars.update({
-                'nodewright_status': node['annotations'].get(node_state.status_key(cr.name)) or 'unknown',
-                'nodewright_cordoned_by': node_state.cordon_owners(node['annotations']),
+                'nodewright_status': node['annotations'].get(node_state.status_key(cr.name, gen)) or 'unknown',
+                'nodewright_cordoned_by': node_state.cordon_owners(node['annotations'], gen),
                 'nodewright_ignored': True,
             })
             hosts.append({'name': name, 'vars': host_vars, 'groups': [IGNORED_GROUP]})

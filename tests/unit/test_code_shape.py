@@ -114,7 +114,7 @@ def test_the_limits_catch_what_they_are_for(tmp_path):
 # callers that know the cluster's generation and so must say which one (issue 25): a call that leaves ``gen`` out
 # would write skyhook.nvidia.com keys on a v0.18+ cluster.
 GEN_MODULES = ('node_state', 'node_conditions', 'pod_layout', 'pod_run', 'cr_status', 'cr_deletion', 'planner',
-               'operator_guard', 'job_layout')
+               'operator_guard', 'job_layout', 'inventory_groups', 'job_run')
 GEN_CALLERS = ('plugins/module_utils/cluster_modules', 'plugins/plugin_utils', 'plugins/strategy', 'plugins/inventory')
 
 
@@ -137,15 +137,21 @@ def _calls_without_gen(path, positions, aliases=None):
     with open(path) as handle:
         tree = ast.parse(handle.read(), path)
     aliases = dict((name, name) for name in GEN_MODULES) if aliases is None else aliases
+    functions = {}  # a function imported by name: ``from ...module_utils.planner import plan_rollout``
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module and node.module.endswith('.module_utils'):
             aliases.update((a.asname or a.name, a.name) for a in node.names if a.name in GEN_MODULES)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.rsplit('.', 1)[-1] in GEN_MODULES:
+            functions.update((a.asname or a.name, (node.module.rsplit('.', 1)[-1], a.name)) for a in node.names)
     missing = []
     for node in ast.walk(tree):
         func = getattr(node, 'func', None)
-        if not (isinstance(node, ast.Call) and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
+        if isinstance(node, ast.Call) and isinstance(func, ast.Name) and func.id in functions:
+            key = functions[func.id]
+        elif isinstance(node, ast.Call) and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            key = (aliases.get(func.value.id), func.attr)
+        else:
             continue
-        key = (aliases.get(func.value.id), func.attr)
         if key not in positions:
             continue
         if len(node.args) <= positions[key] and not any(k.arg in ('gen', None) for k in node.keywords):
@@ -163,7 +169,10 @@ def test_every_caller_that_knows_the_clusters_generation_passes_it():
 def test_the_generation_check_finds_a_call_that_leaves_it_out(tmp_path):
     path = tmp_path / 'caller.py'
     path.write_text('from x.module_utils import node_state\n'
+                    'from x.module_utils.planner import plan_rollout\n'
                     'a = node_state.status_key("cr")\n'
                     'b = node_state.status_key("cr", gen)\n'
-                    'c = node_state.cordon_owners(annotations, gen=gen)\n')
-    assert [m.split(' ', 1)[1] for m in _calls_without_gen(str(path), _gen_positions(), aliases={})] == ['node_state.status_key']
+                    'c = node_state.cordon_owners(annotations, gen=gen)\n'
+                    'd = plan_rollout(cr, nodes, policy=policy)\n')
+    assert [m.split(' ', 1)[1] for m in _calls_without_gen(str(path), _gen_positions(), aliases={})] == [
+        'node_state.status_key', 'planner.plan_rollout']
