@@ -186,6 +186,7 @@ def test_a_legacy_node_state_that_cannot_be_read_is_named_and_nothing_is_written
     cr = nodes.cr
     bad = nodes.nodes[0]
     nodes.annotate(bad, {f'{SH}/nodeState_{cr}': '{not json'})
+
     def written(node):  # what a run could write (kwok's heartbeats change the node's status and resourceVersion)
         return node.metadata.annotations, node.metadata.labels, node.spec.unschedulable, node.spec.taints, sorted(
             c.type for c in node.status.conditions or [])
