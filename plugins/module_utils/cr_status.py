@@ -38,16 +38,21 @@ operator/api/nodewright/v1alpha1, so ``METADATA_PREFIX`` is ``nodewright.nvidia.
   UpdateCondition after Ready with the status as its reason and restamped on a new reason or message
   (AddSkyhookConditionRefreshingTransitionOnReasonOrMessage): ``nodewright.nvidia.com/Transition``.
 * Blocked, UninstallInProgress, UninstallFailed, NodeStateMalformed (cluster_state_v2.go @01cc2f2d), DeletionBlocked
-  (HandleFinalizer) and the new DrainBlocked go through ``AddSkyhookCondition`` only: no twin. DrainBlocked is
-  not one this collection sets, so it stays as the operator left it.
+  (HandleFinalizer) and the new DrainBlocked go through ``AddSkyhookCondition`` only: no twin.
+* DrainBlocked (v0.20, cluster_state_v2.go @01cc2f2d UpdateDrainBlockedCondition) is rebuilt on every pass from the
+  nodes' ``drainBlocked_<cr>`` annotations (node_drain writes them as the operator does: drain_config.py), so it is
+  derived here the same way: present while a node that is not complete records a blocker (an unreadable record is
+  skipped; the operator clears the record of a node with no interrupt drain waiting, this collection skips complete
+  nodes), with drain_config.condition's reason and message over the CR's nodes; removed otherwise.
 
-So NODEWRIGHT has the same set as SKYHOOK under its own prefix; SKYHOOK is exactly the v0.15 set.
+So NODEWRIGHT has the same set as SKYHOOK under its own prefix, plus DrainBlocked; SKYHOOK is exactly the v0.15 set.
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.nodewright.bridge.plugins.module_utils import drain_config
 from ansible_collections.nodewright.bridge.plugins.module_utils import label_selector
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_plan
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
@@ -75,12 +80,13 @@ def transition_type(gen=SKYHOOK):
 
 
 def owned_conditions(gen=SKYHOOK):
-    """The conditions this collection sets or removes under ``gen``; the operator's others (DeletionBlocked:
-    cr_finalize's, v0.20's DrainBlocked) stay as they are."""
-    return (READY, twin(READY, gen), 'NodesIgnored', twin('NodesIgnored', gen),
-            'TaintNotTolerable', twin('TaintNotTolerable', gen), 'NodeStateMalformed',
-            'DeploymentPolicyNotFound', twin('DeploymentPolicyNotFound', gen), 'UninstallInProgress',
-            'UninstallFailed', 'Blocked', transition_type(gen), APPLY_PACKAGE, twin(APPLY_PACKAGE, gen))
+    """The conditions this collection sets or removes under ``gen`` (v0.20's DrainBlocked where the generation has
+    it); the operator's others (DeletionBlocked: cr_finalize's) stay as they are."""
+    owned = (READY, twin(READY, gen), 'NodesIgnored', twin('NodesIgnored', gen),
+             'TaintNotTolerable', twin('TaintNotTolerable', gen), 'NodeStateMalformed',
+             'DeploymentPolicyNotFound', twin('DeploymentPolicyNotFound', gen), 'UninstallInProgress',
+             'UninstallFailed', 'Blocked', transition_type(gen), APPLY_PACKAGE, twin(APPLY_PACKAGE, gen))
+    return owned + ((gen.drain_blocked_condition,) if gen.drain_blocked_condition else ())
 
 
 # The v0.15 names, for callers that name them; the functions derive them from ``gen``.
@@ -117,6 +123,14 @@ class StatusNode(object):
         except node_state.NodeStateError:
             self.malformed = True
         raw = annotations.get(key)
+        # the blockers the node records for the CR's drain (drainBlocked_, v0.18+ keys); None: unreadable
+        self.drain_blocked = []
+        blocked_key = gen.drain_blocked_key(cr.name)
+        if blocked_key is not None and annotations.get(blocked_key) is not None:
+            try:
+                self.drain_blocked = drain_config.decode_blocked(annotations[blocked_key])
+            except ValueError:
+                self.drain_blocked = None
         if self.malformed:
             self.complete = False
         elif plans is not None and raw in plans:
@@ -247,7 +261,17 @@ def wanted_conditions(cr, nodes, status, node_statuses, generation, policy_missi
                              'DeploymentPolicy "%s" not found' % cr.deployment_policy, generation)
         wanted += [missing, dict(missing, type=twin('DeploymentPolicyNotFound', gen))]
     return (wanted + uninstall_conditions(cr, nodes, generation) + blocked_conditions(cr, nodes, generation)
-            + apply_package_conditions(nodes, current, generation, gen))
+            + drain_blocked_conditions(nodes, generation, gen) + apply_package_conditions(nodes, current, generation, gen))
+
+
+def drain_blocked_conditions(nodes, generation, gen=SKYHOOK):
+    """DrainBlocked while a node that is not complete records drain blockers (UpdateDrainBlockedCondition), under a
+    generation that has it."""
+    if not gen.drain_blocked_condition:
+        return []
+    blocks = dict((n.name, n.drain_blocked) for n in nodes if n.drain_blocked and not n.complete)
+    cond = drain_config.condition(blocks, len(nodes), generation, gen.drain_blocked_condition)
+    return [cond] if cond else []
 
 
 def apply_package_conditions(nodes, current, generation, gen=SKYHOOK):

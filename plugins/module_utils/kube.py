@@ -192,6 +192,16 @@ def _server_message(exc):
     return (text or exc.reason or 'no message').strip(), body if isinstance(body, dict) else {}
 
 
+def _refusal_message(status):
+    """Why an eviction was refused (429): the message of its ``DisruptionBudget`` cause (the PDB's own words, e.g. "The
+    disruption budget web needs 2 healthy pods and has 2 currently", as the v0.20 operator quotes it), else the
+    Status message."""
+    for cause in ((status or {}).get('details') or {}).get('causes') or []:
+        if isinstance(cause, dict) and cause.get('reason') == 'DisruptionBudget' and cause.get('message'):
+            return cause['message']
+    return (status or {}).get('message')
+
+
 def describe(verb, resource, name=None, namespace=None):
     """'patch node gpu-1', 'create pod skyhook/x', 'list pods' - for messages."""
     what = '%s %s' % (verb, resource)
@@ -747,7 +757,7 @@ class Kube(object):
             return 'gone', None
         except KubeError as exc:
             if exc.status == 429:
-                return 'blocked', exc.body.get('message') or exc.message
+                return 'blocked', _refusal_message(exc.body) or exc.message
             raise
         return 'evicted', None
 

@@ -68,6 +68,10 @@ class ValueSource(object):
         """The CR's podNonInterruptLabels, or OMIT."""
         raise NotImplementedError
 
+    def drain_config(self):
+        """A NodeWright's drainConfig (the plan's, defaults filled in), or OMIT (a Skyhook has none)."""
+        return OMIT
+
     def boot_before_reboot(self):
         """The node's boot ID before the interrupt rebooted it, or OMIT."""
         raise NotImplementedError
@@ -129,7 +133,8 @@ def _drain_args(src):
         'node': src.node,
         'wait_for': src.protected_pods(),
         'wait_for_timeout': src.setting('wait_for_protected_timeout'),
-        'hold_for': src.cr,  # a pause during the wait for the protected pods evicts nothing
+        'hold_for': src.cr,  # a pause during the wait for the protected pods evicts nothing (and names drainStart_)
+        'drain_config': src.drain_config(),
         'timeout': src.setting('drain_timeout'),
         'preflight': src.setting('drain_preflight'),
         'skip': src.setting('drain_skip'),
@@ -258,6 +263,9 @@ class _Everything(ValueSource):
     setting_if_set = tuning = setting
 
     def protected_pods(self):
+        return {}
+
+    def drain_config(self):
         return {}
 
     def boot_before_reboot(self):

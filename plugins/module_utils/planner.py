@@ -261,7 +261,9 @@ def _plan_rollout(cr, nodes, policy, order, cap_to_ceiling, config_changes, batc
         'cr': {'name': cr.name, 'kind': cr.kind, 'apiVersion': cr.api_version, 'priority': cr.priority,
                'sequencing': cr.sequencing, 'serial': cr.serial, 'paused': cr.paused, 'disabled': cr.disabled,
                'packages': sorted(cr.packages), 'podNonInterruptLabels': cr.pod_non_interrupt_labels,
-               'runtimeRequired': cr.runtime_required, 'deploymentPolicy': cr.deployment_policy or None},
+               'runtimeRequired': cr.runtime_required, 'deploymentPolicy': cr.deployment_policy or None,
+               # a NodeWright's drain is the v0.18+ operator's (DecidePod): its drainConfig, defaults when unset
+               'drainConfig': cr.drain_config if cr_model.is_nodewright_group({'apiVersion': cr.api_version}) else None},
         'policy': policy.name if policy is not None else None,
         'budget_source': 'deploymentPolicy' if policy is not None else 'interruptionBudget',
         'compartments': compartments,

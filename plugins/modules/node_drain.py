@@ -25,6 +25,15 @@ description:
     Running or Pending on the node, and never evicts such pods.
   - Cordon the node first (M(nodewright.bridge.node_cordon)), or evicted pods may be scheduled
     back onto it; the module warns when the node is schedulable.
+  - With O(drain_config) (a NodeWright's C(spec.drainConfig); M(nodewright.bridge.node_update) passes it), drains as
+    the v0.19/v0.20 operator does. A pod without a controller (C(force=false)) or with an C(emptyDir) volume
+    (C(deleteEmptyDirData=false)) is never evicted and blocks the drain until it leaves the node; C(disableEviction)
+    deletes instead of evicting, C(gracePeriod) is the grace period, C(ignoreDaemonSets) the O(skip.daemonsets) rule,
+    and a pod counts as tolerating the cordon by Kubernetes' own toleration matching. Under the
+    C(nodewright.nvidia.com) generation the node then carries C(nodewright.nvidia.com/drainStart_<cr>) (when the drain
+    started, RFC 3339) and, while something holds the drain, C(nodewright.nvidia.com/drainBlocked_<cr>) (the blocking
+    pods, as the operator records them for the CR's C(DrainBlocked) condition); both go once the node has drained.
+    C(timeout) counts from that drain start, across runs.
 extends_documentation_fragment:
   - nodewright.bridge.k8s_auth
 options:
@@ -38,6 +47,8 @@ options:
   timeout:
     description:
       - Seconds for the evictions and for the evicted pods to be gone, counted from the first eviction.
+      - With O(drain_config), its C(timeout) (counted from the node's drain start) ends the drain too, whichever comes
+        first; once it has passed, nothing more is evicted and the task fails with RV(drain_timed_out).
     type: int
     default: 300
   pod_selector:
@@ -62,6 +73,18 @@ options:
         the node carries C(skyhook.nvidia.com/ignore=true); the task then fails with RV(held) set to V(paused),
         V(disabled) or V(ignored). A CR that is not in the cluster holds nothing. M(nodewright.bridge.node_update) sets it.
     type: str
+  cr_name:
+    description:
+      - The CR whose C(drainStart_) and C(drainBlocked_) annotations the node carries (with O(drain_config), under the
+        C(nodewright.nvidia.com) generation). Default O(hold_for).
+    type: str
+  drain_config:
+    description:
+      - A NodeWright's C(spec.drainConfig) (C(disableEviction), C(deleteEmptyDirData), C(force), C(ignoreDaemonSets),
+        C(timeout), C(gracePeriod); unset fields take the operator's defaults false, true, true, true, none, each pod's
+        own). See the description. An option given explicitly (O(disable_eviction), O(grace_period),
+        O(skip.daemonsets)) wins over the field it overlaps.
+    type: dict
   preflight:
     description:
       - Before evicting anything, evict every pod as a server-side dry run; if a PDB would refuse any of
@@ -72,12 +95,13 @@ options:
   disable_eviction:
     description:
       - Delete the pods instead of evicting them, which B(ignores PodDisruptionBudgets). An explicit
-        escalation for a node that must go down; off by default.
+        escalation for a node that must go down.
+      - Unset, O(drain_config)'s C(disableEviction) decides (false without it).
     type: bool
-    default: false
   grace_period:
     description:
-      - Termination grace period in seconds for the evicted or deleted pods. Default is each pod's own.
+      - Termination grace period in seconds for the evicted or deleted pods. Default is O(drain_config)'s
+        C(gracePeriod) (rounded up to seconds), else each pod's own.
     type: int
   skip:
     description: Which pods are left alone. Every rule is on by default.
@@ -85,9 +109,10 @@ options:
     default: {}
     suboptions:
       daemonsets:
-        description: Pods owned by a DaemonSet.
+        description:
+          - Pods owned by a DaemonSet.
+          - Unset, O(drain_config)'s C(ignoreDaemonSets) decides (true without it).
         type: bool
-        default: true
       mirror_pods:
         description: Mirror pods of static pods (annotation C(kubernetes.io/config.mirror)); the kubelet recreates them at once.
         type: bool
@@ -117,8 +142,8 @@ attributes:
     description: Pods are evicted, not edited; the result lists them instead.
 notes:
   - The skip rules follow the operator's code (C(ShouldEvict)), plus mirror pods; unlike C(kubectl drain),
-    pods without a controller and pods with C(emptyDir) volumes are evicted without extra flags.
-    See docs/semantics.md.
+    pods without a controller and pods with C(emptyDir) volumes are evicted without extra flags (with O(drain_config),
+    as its C(force) and C(deleteEmptyDirData) say). See docs/semantics.md.
 seealso:
   - module: nodewright.bridge.node_cordon
   - module: kubernetes.core.k8s_drain
@@ -139,6 +164,16 @@ EXAMPLES = r'''
     node: gpu-node-07
     preflight: true
 
+- name: Drain as a NodeWright's spec.drainConfig says (unmanaged pods block; pods are deleted, not evicted)
+  nodewright.bridge.node_drain:
+    node: gpu-node-07
+    cr_name: gpu-driver
+    drain_config:
+      force: false
+      disableEviction: true
+      gracePeriod: 30s
+      timeout: 10m
+
 - name: Drain only the inference pods, leaving kube-system alone (the default)
   nodewright.bridge.node_drain:
     node: gpu-node-07
@@ -156,6 +191,8 @@ pods:
       (C(evicted), C(deleted), C(gone) if it vanished by itself, C(skipped), C(blocked), or in check
       mode C(would-evict)), C(reason), C(pdbs) (the PDBs that refused the eviction, described), C(attempts),
       and C(started) / C(finished) (seconds from the start of the task).
+    - A pod O(drain_config) keeps (never evicted) has C(action=blocked) (C(gone) once it left), C(reason)
+      C(unmanaged) or C(emptydir) and C(block) C(UnmanagedPod) or C(EmptyDirData).
   returned: always
   type: list
   elements: dict
@@ -177,6 +214,20 @@ protected_wait:
   description: Seconds spent waiting for the O(wait_for) pods.
   returned: always
   type: float
+drain_blocked:
+  description:
+    - What holds the drain, as the operator records it in C(drainBlocked_<cr>) - C(namespace), C(name), C(reason)
+      (C(UnmanagedPod), C(EmptyDirData), C(PodDisruptionBudget)) and, for a PDB, C(detail) (the API server's words).
+      Empty once the node has drained.
+  returned: with O(drain_config)
+  type: list
+  elements: dict
+  sample: [{"namespace": "ml", "name": "web-0", "reason": "PodDisruptionBudget",
+            "detail": "The disruption budget web needs 2 healthy pods and has 2 currently"}]
+drain_timed_out:
+  description: O(drain_config)'s C(timeout) ended the drain (the operator's C(DrainTimeout)); the task failed.
+  returned: when it did
+  type: bool
 held:
   description:
     - V(paused), V(disabled) or V(ignored) when O(hold_for) found its CR paused or disabled, or the node ignored,

@@ -396,6 +396,10 @@ class _NodeValues(node_steps.ValueSource):
     def protected_pods(self):
         return self.sequence.cr_doc.get('podNonInterruptLabels') or node_steps.OMIT
 
+    def drain_config(self):
+        value = self.sequence.cr_doc.get('drainConfig')
+        return node_steps.OMIT if value is None else value
+
     def boot_before_reboot(self):
         return self.sequence.boot_before_reboot or node_steps.OMIT
 

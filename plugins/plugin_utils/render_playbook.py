@@ -237,6 +237,10 @@ class RenderedValues(node_steps.ValueSource):
     def protected_pods(self):
         return self.r['cr'].get('podNonInterruptLabels') or node_steps.OMIT
 
+    def drain_config(self):
+        value = self.r['cr'].get('drainConfig')
+        return node_steps.OMIT if value is None else value
+
     def boot_before_reboot(self):
         return Expression('{{ nw_boot_before_reboot | default(omit, true) }}') if self.reboots else node_steps.OMIT
 

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 
 from kubernetes import client as kclient
@@ -242,3 +243,55 @@ def test_a_pause_written_during_the_wait_for_protected_pods_evicts_nothing(clust
     assert not cluster.core.read_node(node).spec.unschedulable
     free = modules.run('node_cordon', name=node, owner='no-such-cr', hold=True)
     assert free['rc'] == 0 and free['held'] is True and cluster.core.read_node(node).spec.unschedulable
+
+
+def _bare_pod(cluster, namespace, name, node):
+    body = _template({'app': name}, node)
+    cluster.core.create_namespaced_pod(namespace, {'metadata': dict(body['metadata'], name=name), 'spec': body['spec']})
+    cluster.wait_pod(namespace, name, lambda p: p.status.phase == 'Running')
+
+
+def test_drain_config_without_force_is_held_by_an_unmanaged_pod_and_records_it(cluster, modules, node, namespace):
+    # spec.drainConfig.force false: a pod without a controller is never evicted and blocks the drain (DecidePod,
+    # NVIDIA/nodewright operator/internal/drain/drain.go @1211486a); the node says so in drainBlocked_<cr>
+    web = _deployment(cluster, namespace, 'web', node, 1)
+    _bare_pod(cluster, namespace, 'solo', node)
+    args = dict(name=node, drain_config={'force': False}, cr_name='dc', nodewright_api='nodewright', timeout=8)
+    result = modules.run('node_drain', **args)
+    assert result['failed'] is True and f'{namespace}/solo (UnmanagedPod)' in result['msg'], result
+    assert result['drain_blocked'] == [{'namespace': namespace, 'name': 'solo', 'reason': 'UnmanagedPod'}]
+    entries = _by_name(result)
+    assert (entries['solo']['action'], entries['solo']['reason'], entries['solo']['block']) == (
+        'blocked', 'unmanaged', 'UnmanagedPod')
+    assert entries[web[0].metadata.name]['action'] == 'evicted'  # the others go meanwhile
+    assert cluster.core.read_namespaced_pod('solo', namespace).metadata.deletion_timestamp is None
+    annotations = cluster.core.read_node(node).metadata.annotations
+    assert json.loads(annotations['nodewright.nvidia.com/drainBlocked_dc']) == result['drain_blocked']
+    assert annotations['nodewright.nvidia.com/drainStart_dc'].endswith('Z')
+    # drainConfig.timeout counts from that drain start: past it, nothing more is evicted (DrainNode's DrainTimeout)
+    replacement = _wait_running(cluster, namespace, 'app=web', 1)
+    timed = modules.run('node_drain', **dict(args, drain_config={'force': False, 'timeout': '5s'}))
+    assert timed['failed'] is True and timed['drain_timed_out'] is True and 'nothing more is evicted' in timed['msg']
+    assert _uids(cluster, namespace, 'app=web') == {p.metadata.uid for p in replacement}
+    # the blocker goes: the drain goes through and both annotations go
+    cluster.core.delete_namespaced_pod('solo', namespace, grace_period_seconds=0)
+    helpers.wait_for(lambda: not [p for p in cluster.core.list_namespaced_pod(namespace).items if p.metadata.name == 'solo'],
+                     30, what='the unmanaged pod to go')
+    again = modules.run('node_drain', **args)
+    assert again['rc'] == 0 and again['drain_blocked'] == [], again
+    annotations = cluster.core.read_node(node).metadata.annotations or {}
+    assert not [k for k in annotations if k.startswith(('nodewright.nvidia.com/drainStart_', 'nodewright.nvidia.com/drainBlocked_'))]
+
+
+def test_drain_config_disable_eviction_deletes_instead_of_evicting(cluster, modules, node, namespace):
+    web = _deployment(cluster, namespace, 'web', node, 1)
+    _pdb(cluster, namespace, 'web', 1, 0)  # an eviction would be refused
+    # an explicit disable_eviction wins: evicted, so refused, and the refusal quotes the PDB (the DisruptionBudget cause)
+    held = modules.run('node_drain', name=node, drain_config={'disableEviction': True}, disable_eviction=False, timeout=5)
+    assert held['failed'] is True and [b['reason'] for b in held['drain_blocked']] == ['PodDisruptionBudget'], held
+    assert 'disruption budget web' in held['drain_blocked'][0]['detail']
+    assert _uids(cluster, namespace, 'app=web') == {web[0].metadata.uid}
+    result = modules.run('node_drain', name=node, drain_config={'disableEviction': True, 'gracePeriod': '0s'}, timeout=30)
+    assert result['rc'] == 0, result
+    assert _by_name(result)[web[0].metadata.name]['action'] == 'deleted'
+    assert web[0].metadata.uid not in _uids(cluster, namespace, 'app=web')

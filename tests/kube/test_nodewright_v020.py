@@ -17,6 +17,7 @@ import uuid
 import pytest
 from kubernetes import client as kclient
 
+import helpers  # noqa: E402  (tests/cluster, on the path by conftest)
 import launcher  # noqa: E402  (tests/cluster, on the path by conftest)
 
 NW, SH = 'nodewright.nvidia.com', 'skyhook.nvidia.com'
@@ -59,11 +60,11 @@ class Fleet:
         launcher.create_nodes(self.cluster.api, self.nodes, labels={'pool': self.cr})
         launcher.wait_nodes_ready(self.cluster.api, self.nodes, timeout=60)
 
-    def create_cr(self):
+    def create_cr(self, drain=None):
         doc = {'apiVersion': f'{NW}/v1alpha1', 'kind': 'NodeWright', 'metadata': {'name': self.cr},
                'spec': {'nodeSelectors': {'matchLabels': {'pool': self.cr}}, 'interruptionBudget': {'count': 1},
                         # v0.20 fields (the CRD on the API server validates them as well)
-                        'drainConfig': {'timeout': '2m', 'gracePeriod': '5s'},
+                        'drainConfig': drain or {'timeout': '2m', 'gracePeriod': '5s'},
                         'packages': {'tuning': dict(TUNING), 'driver': dict(DRIVER)}}}
         return self.custom.create_cluster_custom_object(NW, 'v1alpha1', 'nodewrights', doc)
 
@@ -136,6 +137,8 @@ def test_apply_on_a_v020_cluster_writes_only_nodewright_keys_and_a_rerun_creates
         assert annotations[f'{NW}/status_{nodes.cr}'] == labels[f'{NW}/status_{nodes.cr}'] == 'complete'
         assert annotations[f'{NW}/version_{nodes.cr}'] == 'v0.20.0'
         assert f'{NW}/cordon_{nodes.cr}' not in annotations and not node.spec.unschedulable
+        # nothing to drain: no drainStart_ / drainBlocked_ left
+        assert not [k for k in annotations if k.startswith((f'{NW}/drainStart_', f'{NW}/drainBlocked_'))]
         conditions = {c.type: c.reason for c in node.status.conditions}
         assert conditions[f'{NW}/{nodes.cr}/NotReady'] == 'Complete'
     for pod in v020.cluster.core.list_namespaced_pod('nodewright', label_selector=f'{NW}/name={nodes.cr}').items:
@@ -228,3 +231,36 @@ def test_runtime_required_cordon_after_cordons_the_node_as_its_taint_comes_off(v
     _apply(v020, nodes)
     node = nodes.node(name)
     assert not node.spec.unschedulable and f'{NW}/runtimeRequiredCordon' not in node.metadata.annotations
+
+
+def test_a_drain_config_without_force_is_held_by_an_unmanaged_pod_and_the_cr_says_why(v020, fleet):
+    """spec.drainConfig.force false (NVIDIA/nodewright drain.go @1211486a DecidePod): a pod without a controller blocks
+    the drain; the node records it in drainBlocked_<cr> (skyhook_controller.go @01cc2f2d) and the CR's DrainBlocked
+    condition names it (cluster_state_v2.go @01cc2f2d UpdateDrainBlockedCondition); both go once it has left."""
+    nodes = fleet('held')
+    name, cr = nodes.nodes[0], nodes.cr
+    nodes.create_cr(drain={'force': False})
+    solo = f'solo-{cr}'
+    core = v020.cluster.core
+    core.create_namespaced_pod('default', {'metadata': {'name': solo}, 'spec': {
+        'nodeName': name, 'containers': [{'name': 'main', 'image': 'registry.local/app:1'}]}})
+    v020.cluster.wait_pod('default', solo, lambda p: p.status.phase == 'Running')
+    try:
+        settings = dict(SETTINGS, nodewright_cr_name=cr, nodewright_drain_timeout=5)
+        held = v020.playbooks.run('nodewright.bridge.apply', extra_vars=settings)
+        assert held.rc != 0, held
+        annotations = nodes.node(name).metadata.annotations
+        assert json.loads(annotations[f'{NW}/drainBlocked_{cr}']) == [
+            {'namespace': 'default', 'name': solo, 'reason': 'UnmanagedPod'}]
+        assert f'{NW}/drainStart_{cr}' in annotations
+        conditions = {c['type']: c for c in nodes.get_cr()['status']['conditions']}
+        assert conditions['DrainBlocked']['status'] == 'True' and conditions['DrainBlocked']['reason'] == 'UnmanagedPod'
+        assert conditions['DrainBlocked']['message'] == f'1/1 nodes blocked draining ({name}); default/{solo} on {name}: UnmanagedPod'
+    finally:
+        core.delete_namespaced_pod(solo, 'default', grace_period_seconds=0)
+    helpers.wait_for(lambda: solo not in [p.metadata.name for p in core.list_namespaced_pod('default').items], 30,
+                     what='the unmanaged pod to go')
+    _apply(v020, nodes)
+    annotations = nodes.node(name).metadata.annotations
+    assert not [k for k in annotations if k.startswith((f'{NW}/drainStart_', f'{NW}/drainBlocked_'))]
+    assert 'DrainBlocked' not in {c['type'] for c in nodes.get_cr()['status']['conditions']}

@@ -114,7 +114,7 @@ def test_the_limits_catch_what_they_are_for(tmp_path):
 # callers that know the cluster's generation and so must say which one (issue 25): a call that leaves ``gen`` out
 # would write skyhook.nvidia.com keys on a v0.18+ cluster.
 GEN_MODULES = ('node_state', 'node_conditions', 'pod_layout', 'pod_run', 'cr_status', 'cr_deletion', 'planner',
-               'operator_guard', 'job_layout', 'inventory_groups', 'job_run')
+               'operator_guard', 'job_layout', 'inventory_groups', 'job_run', 'drain_config')
 GEN_CALLERS = ('plugins/module_utils/cluster_modules', 'plugins/plugin_utils', 'plugins/strategy', 'plugins/inventory')
 
 

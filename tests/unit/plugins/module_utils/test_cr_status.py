@@ -17,6 +17,7 @@ import json
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_status
+from ansible_collections.nodewright.bridge.plugins.module_utils import drain_config
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
 from ansible_collections.nodewright.bridge.plugins.module_utils import pod_layout
 from ansible_collections.nodewright.bridge.plugins.module_utils.api_generation import NODEWRIGHT, SKYHOOK
@@ -342,19 +343,21 @@ def test_nodewright_writes_the_prefixed_twins_and_the_transition_under_its_prefi
 def test_nodewright_owns_the_same_conditions_under_its_prefix():
     """skyhook_conditions.go @4fa7fe39: twins for Ready, TaintNotTolerable, NodesIgnored, DeploymentPolicyNotFound and
     ApplyPackage (skyhook_controller.go @4fa7fe39 ApplyPackage); Blocked, UninstallInProgress, UninstallFailed,
-    NodeStateMalformed (cluster_state_v2.go @01cc2f2d), DeletionBlocked and DrainBlocked bare, the last two not ours."""
+    NodeStateMalformed (cluster_state_v2.go @01cc2f2d), DeletionBlocked and DrainBlocked bare; DeletionBlocked not ours,
+    DrainBlocked derived from the nodes' drainBlocked_ (UpdateDrainBlockedCondition, same file)."""
     assert cr_status.owned_conditions(NODEWRIGHT) == (
         'Ready', NW + '/Ready', 'NodesIgnored', NW + '/NodesIgnored', 'TaintNotTolerable', NW + '/TaintNotTolerable',
         'NodeStateMalformed', 'DeploymentPolicyNotFound', NW + '/DeploymentPolicyNotFound', 'UninstallInProgress',
-        'UninstallFailed', 'Blocked', NW + '/Transition', 'ApplyPackage', NW + '/ApplyPackage')
+        'UninstallFailed', 'Blocked', NW + '/Transition', 'ApplyPackage', NW + '/ApplyPackage', 'DrainBlocked')
     assert cr_status.OWNED_CONDITIONS == cr_status.owned_conditions(SKYHOOK) == cr_status.owned_conditions()
-    # a stale twin of ours goes, the operator's DrainBlocked and a legacy-prefixed condition stay as they are
+    assert 'DrainBlocked' not in cr_status.OWNED_CONDITIONS
+    # a stale twin of ours goes, and a DrainBlocked no node records any more; a legacy-prefixed condition stays
     drain = {'type': 'DrainBlocked', 'status': 'True', 'reason': 'PodDisruptionBudget', 'message': 'x'}
     legacy = {'type': 'skyhook.nvidia.com/Ready', 'status': 'False', 'reason': 'Progressing', 'message': 'y'}
     stale = {'type': NW + '/DeploymentPolicyNotFound', 'status': 'True', 'reason': 'DeploymentPolicyNotFound'}
     doc = dict(NW_DOC, status={'conditions': [drain, legacy, stale]})
     conditions = nw_wanted([nw_node('n1', 'complete', DONE)], doc=doc)['conditions']
-    assert conditions[:2] == [drain, legacy] and stale['type'] not in [c['type'] for c in conditions]
+    assert conditions[0] == legacy and not set([stale['type'], 'DrainBlocked']) & set(c['type'] for c in conditions)
 
 
 def test_nodewright_reads_its_ignore_label_node_keys_and_runtime_required_taints():
@@ -395,3 +398,32 @@ def test_nodewright_apply_package_twin_version_stamp_and_batch_reset():
     nodes = [nw_node('n1', 'complete', DONE)]
     assert cr_status.resumed_batch_states(cr(doc), doc, nodes, gen=NODEWRIGHT) == {}
     assert cr_status.resumed_batch_states(cr(doc), doc, nodes) == {'__default__': {'currentBatch': 3}}
+
+
+def test_nodewright_drain_blocked_is_derived_from_the_nodes_drain_blocked_annotations():
+    """controller/cluster_state_v2.go @01cc2f2d UpdateDrainBlockedCondition: rebuilt from each node's drainBlocked_<cr>
+    (json.Marshal([]drain.BlockedPod), skyhook_controller_test.go @01cc2f2d), an unreadable one skipped; none: removed.
+    Reason and message: wrapper/skyhook_conditions.go DrainBlockedConditionReason / DrainBlockedConditionMessage."""
+    key = NODEWRIGHT.drain_blocked_key('failure-skyhook')
+    assert key == NW + '/drainBlocked_failure-skyhook'
+    pdb = drain_config.encode_blocked([drain_config.blocked_pod('default', 'web-0', 'PodDisruptionBudget',
+                                                                'The disruption budget web needs 2 healthy pods and has 2 currently')])
+    solo = drain_config.encode_blocked([drain_config.blocked_pod('default', 'solo', 'UnmanagedPod')])
+
+    def blocked(name, value, status='in_progress', states=DONE[:1]):
+        with_record = nw_node(name, status, states)
+        with_record['annotations'][key] = value
+        return with_record
+    nodes = [blocked('n1', pdb), blocked('n2', solo), blocked('n3', '{not json'), nw_node('n4', 'in_progress', DONE[:1]),
+             blocked('n5', solo, 'complete', DONE)]  # a complete node waits on no drain: its record is not read
+    cond = _by_type(nw_wanted(nodes))['DrainBlocked']
+    assert cond == {'type': 'DrainBlocked', 'status': 'True', 'reason': 'MultipleCauses', 'observedGeneration': 2,
+                    'lastTransitionTime': NOW,
+                    'message': '2/5 nodes blocked draining (n1, n2); default/web-0 on n1: The disruption budget web needs 2 '
+                               'healthy pods and has 2 currently; default/solo on n2: UnmanagedPod'}
+    assert _by_type(nw_wanted(nodes[1:2] + nodes[3:]))['DrainBlocked']['reason'] == 'UnmanagedPod'
+    # no record left: the condition goes; the v0.15 operator has none, whatever a node carries
+    assert 'DrainBlocked' not in _by_type(nw_wanted(nodes[2:]))
+    legacy = node('n1', 'in_progress', DONE[:1])
+    legacy['annotations']['skyhook.nvidia.com/drainBlocked_failure-skyhook'] = solo
+    assert 'DrainBlocked' not in _by_type(wanted([legacy]))

@@ -516,6 +516,16 @@ def test_an_eviction_a_pdb_refuses_is_an_answer_not_a_retry(server, kube, quick_
     assert len(server.requests) == 1
 
 
+def test_an_eviction_refusal_names_the_pdbs_own_words(server, kube, quick_retries):
+    # the DisruptionBudget cause's message, which the v0.20 operator quotes in DrainBlocked (classifyEvictionRejection,
+    # NVIDIA/nodewright operator/internal/controller/skyhook_controller.go @01cc2f2d)
+    body = status_body(429, 'TooManyRequests', 'Cannot evict pod as it would violate the pod\'s disruption budget.')
+    body['details'] = {'causes': [{'reason': 'DisruptionBudget',
+                                   'message': 'The disruption budget web needs 2 healthy pods and has 2 currently'}]}
+    server.reply('POST', '/api/v1/namespaces/ns/pods/p/eviction', status=429, body=body)
+    assert kube.evict_pod('ns', 'p') == ('blocked', 'The disruption budget web needs 2 healthy pods and has 2 currently')
+
+
 def test_a_watch_rides_out_an_api_server_restart(server, kube, quick_retries):
     server.reply('GET', NODES, body=node_list(10, node('n1', 9, ready=False)))
     server.stream('GET', NODES, [ConnectionResetError(104, 'Connection reset by peer')])  # the server stops

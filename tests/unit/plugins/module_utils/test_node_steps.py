@@ -83,6 +83,15 @@ def test_omitted_values_are_not_passed():
     assert health.args(_Source())['boot_id_not'] == 'boot-1' and 'pod_selector' not in health.args(_Source())
 
 
+def test_the_drain_passes_a_drain_config_when_the_source_has_one():
+    class NodeWrightSource(_Source):
+        def drain_config(self):
+            return {'force': False}
+    drain = dict((s.key, s) for s in node_steps.STEPS)['drain']
+    assert drain.args(NodeWrightSource())['drain_config'] == {'force': False}
+    assert 'drain_config' in node_steps.option_names(drain)
+
+
 def test_pending_calls():
     src = _Source()
     assert node_steps.pending_call(src, {'package': 'a', 'stage': 'config'}) == (

@@ -145,7 +145,7 @@ def test_plan_rollout_node_classification():
     assert result['cr'] == {'name': 'demo', 'kind': 'NodeWright', 'apiVersion': 'nodewright.nvidia.com/v1alpha1',
                             'priority': 200, 'sequencing': 'node', 'serial': False, 'paused': False, 'disabled': False,
                             'packages': ['tuning'], 'podNonInterruptLabels': {}, 'runtimeRequired': False,
-                            'deploymentPolicy': None}
+                            'deploymentPolicy': None, 'drainConfig': cr_model.drain_config(None)}
 
 
 def test_plan_rollout_with_policy_compartments():

@@ -83,6 +83,22 @@ def test_a_node_with_a_reboot_runs_the_operator_sequence_in_order():
     assert [s['step'] for s in result['steps']][4:7] == ['driver apply', 'tuning apply', 'driver interrupt (reboot)']
 
 
+def test_a_nodewrights_drain_config_reaches_the_drain_and_a_skyhooks_does_not():
+    # the plan's cr carries a NodeWright's drainConfig (defaults filled in); a Skyhook has none
+    drain = {'disableEviction': True, 'deleteEmptyDirData': True, 'force': False, 'ignoreDaemonSets': True,
+             'timeout': '10m', 'gracePeriod': None, 'timeoutSeconds': 600, 'gracePeriodSeconds': None}
+    plan = _plan()
+    plan['cr'] = dict(plan['cr'], kind='NodeWright', drainConfig=drain)
+    cluster = Cluster(plan)
+    NodeSequence(_params(), {}, cluster).run()
+    (args,) = [a for m, a in cluster.calls if m == 'node_drain']
+    assert args['drain_config'] == drain and args['hold_for'] == 'tuning'  # hold_for names drainStart_/drainBlocked_
+    cluster = Cluster(_plan())
+    NodeSequence(_params(), {}, cluster).run()
+    (args,) = [a for m, a in cluster.calls if m == 'node_drain']
+    assert 'drain_config' not in args
+
+
 AROUND_THE_DRAIN = [
     {'package': 'base', 'stage': 'apply', 'wave': 1, 'after': None},
     {'package': 'jason', 'stage': 'apply', 'wave': 2, 'after': 'cordon'},

@@ -126,6 +126,16 @@ def test_the_node_tasks_are_the_sequence_definition_with_jinja_values():
     assert rescue['nodewright.bridge.node_cordon']['state'] == 'uncordoned'
 
 
+def test_a_rendered_nodewrights_drain_carries_its_drain_config():
+    r = render_input()
+    assert 'drain_config' not in _load('block:\n' + render_playbook.playbook_parts(r)['block'])['block'][1][
+        'nodewright.bridge.node_drain']  # a Skyhook has none
+    drain = cr_model.drain_config({'force': False, 'timeout': '10m'})
+    r['cr'] = dict(r['cr'], kind='NodeWright', drainConfig=drain)
+    task = _load('block:\n' + render_playbook.playbook_parts(r)['block'])['block'][1]
+    assert task['nodewright.bridge.node_drain']['drain_config'] == drain
+
+
 def test_a_reboot_remembers_the_boot_for_the_health_gate():
     packages = {'driver': {'version': '1.0.0', 'image': 'x', 'interrupt': {'type': 'reboot'}}}
     parts = render_playbook.playbook_parts(render_input(packages))
