@@ -51,7 +51,13 @@ options:
   cr_name:
     description:
       - Which CR to plan when O(cr) is a file with several CRs.
-      - Without O(cr), the name of the CR to read from the cluster (a C(Skyhook), then a C(NodeWright)).
+      - Without O(cr), the name of the CR to read from the cluster (a C(Skyhook), then a C(NodeWright)). Under
+        the v0.18+ contract (O(nodewright_api=nodewright), or detected) only the C(NodeWright) is followed. When
+        a legacy C(Skyhook) of the same name exists too, the NodeWright is not its mirror (no
+        C(nodewright.nvidia.com/mirrored-from) naming it), and their specs differ, the task fails before
+        anything is written. Its message names both objects and the first differing spec key, and the result
+        carries them as C(conflict) (C(skyhook), C(nodewright), C(path)). Delete the one not meant, or delete the
+        NodeWright for the operator's mirror controller to re-create it from the Skyhook.
       - One of O(cr) and O(cr_name) is required.
     type: str
   policy:

@@ -21,6 +21,7 @@ from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_status
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils import label_selector
+from ansible_collections.nodewright.bridge.plugins.module_utils import operator_documents
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
 from ansible_collections.nodewright.bridge.plugins.module_utils.planner import (
     choose_policy, cr_warnings, normalise_nodes, plan_decision, plan_rollout, plan_warnings)
@@ -95,9 +96,30 @@ def _read_cr(params, kube, sources):
     """``(CR document, DeploymentPolicy documents next to it)``: from the ``cr`` option or the cluster."""
     if params['cr'] is None:
         sources['cr'] = 'cluster'
-        return kube.get_cr(params['cr_name']), []
+        doc = kube.get_cr(params['cr_name'])
+        if kube.generation is api_generation.NODEWRIGHT:
+            _refuse_a_conflicting_skyhook(kube, doc)
+        return doc, []
     sources['cr'] = 'given'
     return cr_model.select_cr(_documents(params['cr'], 'cr'), params['cr_name'], 'cr')
+
+
+def _refuse_a_conflicting_skyhook(kube, doc):
+    """Fail the plan, before anything is written, when a legacy Skyhook of the NodeWright's name says otherwise and the
+    NodeWright is not its mirror (operator_documents.conflict). One GET, not a watch; NotFound (none, or the legacy
+    group not served) and 403 (not readable: the v0.18+ operator does not follow it either) are no conflict."""
+    name = doc['metadata']['name']
+    try:
+        legacy = kube.get_cr(name, api_generation.SKYHOOK.api_version, fresh=True)
+    except kube_api.NotFound:
+        return
+    except kube_api.KubeError as exc:
+        if exc.status == 403:
+            return
+        raise
+    found = operator_documents.conflict(legacy, doc)
+    if found:
+        raise _runner.ModuleFailed(found.pop('message'), conflict=found)
 
 
 def _read_nodes(params, kube, cr, sources):
