@@ -24,6 +24,13 @@ writes from the audit log by user agent (``manager/`` and ``nodewright.bridge/``
 nodes cordoned at once, and cordoned or rebooting (not Ready) at once (a node watch); peak RSS (operator: VmHWM; bridge: the peak of the sum of
 RSS over the ansible-playbook process tree, sampled every 100 ms). Then bridge/operator ratios.
 
+``--generation nodewright`` (bridge side only: there is no v0.20 operator here) runs the bridge side on a cluster that
+serves only the v0.20 CRDs (nodewright.nvidia.com, ../shared/crds/v0.20): the CR is a NodeWright and its
+DeploymentPolicy in that group, the namespace is ``nodewright``, the nodes' state is read under
+``nodewright.nvidia.com/``, and the stages run as batch/v1 Jobs: Jobs created is its own row, and pods created
+includes the pods of those Jobs (the job controller's creates, from the audit log). The default, ``skyhook``, is the
+v0.15 contract (bare stage pods in ``skyhook``).
+
 A per-task profile runs one cheap cluster task (``nodewright.bridge.node_state`` read, delegated
 to localhost) on N hosts in process (the default) and on the classic module path
 (NODEWRIGHT_BRIDGE_IN_PROCESS=0).
@@ -31,6 +38,7 @@ to localhost) on N hosts in process (the default) and on the classic module path
     python tests/bench/fleet_bench.py                          # sizes 24 and 200, both sides, profile
     python tests/bench/fleet_bench.py --sizes 24 --side operator --no-profile
     python tests/bench/fleet_bench.py --sizes 1000 --forks 100 --json build/fleet-1000.json
+    python tests/bench/fleet_bench.py --sizes 24 --side bridge --generation nodewright --no-profile
 
 Prints a table per size and writes the figures as JSON (default build/bench-fleet.json).
 Not part of ``make test``: ``make bench-fleet`` (BENCH_FLEET_ARGS=...). See docs/benchmarks.md.
@@ -61,12 +69,18 @@ import yaml  # noqa: E402
 from kubernetes import client as kclient  # noqa: E402
 from kubernetes import watch as kwatch  # noqa: E402
 
-GROUP, VERSION = 'skyhook.nvidia.com', 'v1alpha1'
 CR_NAME = 'fleet-bench'
 POLICY_NAME = 'fleet-bench-policy'
-NAMESPACE = 'skyhook'
-STATE_KEY = 'skyhook.nvidia.com/nodeState_' + CR_NAME
-STATUS_KEY = 'skyhook.nvidia.com/status_' + CR_NAME
+# The names of the two NodeWright API generations the bench speaks (plugins/module_utils/api_generation.py's SKYHOOK
+# and NODEWRIGHT; the bench imports no collection code). crds: the directory under launcher.crds_dir() that the
+# cluster is started with ('' for the v0.15 files there, 'v0.20' for the files that serve only nodewright.nvidia.com).
+GENERATIONS = {
+    'skyhook': {'group': 'skyhook.nvidia.com', 'version': 'v1alpha1', 'kind': 'Skyhook', 'plural': 'skyhooks',
+                'prefix': 'skyhook.nvidia.com', 'namespace': 'skyhook', 'crds': ''},
+    'nodewright': {'group': 'nodewright.nvidia.com', 'version': 'v1alpha1', 'kind': 'NodeWright', 'plural': 'nodewrights',
+                   'prefix': 'nodewright.nvidia.com', 'namespace': 'nodewright', 'crds': 'v0.20'},
+}
+OPERATOR_GENERATION = GENERATIONS['skyhook']  # the operator built here is v0.15's
 FAKE_REBOOT_KEY = 'nodewright.bridge/fake-reboot'
 # The images only have to be pulled by kwok (which pulls nothing); none may contain "fail".
 PACKAGES = {
@@ -77,6 +91,7 @@ PACKAGES = {
 AGENT_IMAGE = 'ghcr.io/nvidia/skyhook/agent:latest'  # the operator's and the collection's default
 OPERATOR_UA = 'manager/'
 BRIDGE_UA = 'nodewright.bridge/'
+CONTROLLER_UA = 'kube-controller-manager/'  # its job controller creates the pods of the bridge's stage Jobs
 WRITE_VERBS = ('create', 'update', 'patch', 'delete', 'deletecollection')
 CLK_TCK = os.sysconf('SC_CLK_TCK')
 PAGE = os.sysconf('SC_PAGE_SIZE')
@@ -108,12 +123,27 @@ def ceiling(percent, nodes):
     return max(1, nodes * percent // 100)
 
 
-def fleet_docs(size, percent):
-    """The Skyhook CR and its DeploymentPolicy: fixed batches of the budget's ceiling."""
+def api_version(gen):
+    return '%s/%s' % (gen['group'], gen['version'])
+
+
+def state_keys(gen):
+    """The node annotations the bench reads: (nodeState, status) of the CR, under the generation's prefix."""
+    return '%s/nodeState_%s' % (gen['prefix'], CR_NAME), '%s/status_%s' % (gen['prefix'], CR_NAME)
+
+
+def generation_crds(gen):
+    """The CRD directory of a generation's cluster (launcher.up's crds; None: the launcher's default, the v0.15 files)."""
+    return Path(launcher.crds_dir()) / gen['crds'] if gen['crds'] else None
+
+
+def fleet_docs(size, percent, gen):
+    """The CR (a Skyhook or a NodeWright; the images are bare repositories, the version apart, as v0.20's CRD wants
+    them) and its DeploymentPolicy in the same group: fixed batches of the budget's ceiling."""
     batch = ceiling(percent, size)
-    policy = {'apiVersion': '%s/%s' % (GROUP, VERSION), 'kind': 'DeploymentPolicy', 'metadata': {'name': POLICY_NAME},
+    policy = {'apiVersion': api_version(gen), 'kind': 'DeploymentPolicy', 'metadata': {'name': POLICY_NAME},
               'spec': {'default': {'budget': {'percent': percent}, 'strategy': {'fixed': {'initialBatch': batch}}}}}
-    cr = {'apiVersion': '%s/%s' % (GROUP, VERSION), 'kind': 'Skyhook', 'metadata': {'name': CR_NAME},
+    cr = {'apiVersion': api_version(gen), 'kind': gen['kind'], 'metadata': {'name': CR_NAME},
           'spec': {'nodeSelectors': {'matchLabels': {'nodepool': 'gpu'}}, 'deploymentPolicy': POLICY_NAME,
                    'packages': PACKAGES}}
     return cr, policy
@@ -125,9 +155,10 @@ def fleet_docs(size, percent):
 class NodeWatch(threading.Thread):
     """List and watch the nodes: the most cordoned at once, when each node completed, the last change."""
 
-    def __init__(self, kubeconfig, names):
+    def __init__(self, kubeconfig, names, gen):
         super().__init__(daemon=True)
         self.api = launcher.api_client_from_kubeconfig(kubeconfig)
+        self.state_key, self.status_key = state_keys(gen)
         self.core = kclient.CoreV1Api(self.api)
         self.names = set(names)
         self.cordoned = set()
@@ -148,7 +179,7 @@ class NodeWatch(threading.Thread):
         if name not in self.names:
             return
         annotations = node.metadata.annotations or {}
-        sig = (annotations.get(STATE_KEY), annotations.get(STATUS_KEY), bool(node.spec.unschedulable),
+        sig = (annotations.get(self.state_key), annotations.get(self.status_key), bool(node.spec.unschedulable),
                node_ready(node), reboot_state(annotations))
         now = time.monotonic()
         with self.lock:
@@ -405,11 +436,29 @@ def audit_requests(path, agent_prefix):
     return sorted(seen.values())
 
 
+def audit_job_pods(path, namespace):
+    """The received epochs of the pods the controller manager (its job controller) created in namespace: the pods of
+    the stage Jobs there, which the requests of the Jobs' creator do not count."""
+    seen = {}
+    with open(path, encoding='utf-8') as handle:
+        for line in handle:
+            if CONTROLLER_UA not in line:
+                continue
+            event = json.loads(line)
+            ref = event.get('objectRef') or {}
+            if (not (event.get('userAgent') or '').startswith(CONTROLLER_UA) or event.get('verb') != 'create'
+                    or ref.get('resource') != 'pods' or ref.get('subresource') or ref.get('namespace') != namespace
+                    or 'dryRun=' in (event.get('requestURI') or '')):
+                continue
+            seen[event['auditID']] = (_ts(event['requestReceivedTimestamp']), (event.get('responseStatus') or {}).get('code', 0))
+    return sorted(ts for ts, code in seen.values() if 0 < code < 400)
+
+
 def request_figures(requests):
     """Totals: requests, writes (dry runs apart), watches, pods created, refused (HTTP >= 400, by code), counts by verb and resource."""
     by_kind = collections.Counter()
     refused = collections.Counter()
-    writes = dry = watches = pods_created = 0
+    writes = dry = watches = pods_created = jobs_created = 0
     for dummy, verb, res, dry_run, code in requests:
         by_kind['%s %s%s' % (verb, res, ' (dry run)' if dry_run else '')] += 1
         if code >= 400:
@@ -420,10 +469,11 @@ def request_figures(requests):
             else:
                 writes += 1
                 pods_created += verb == 'create' and res == 'pods'
+                jobs_created += verb == 'create' and res == 'jobs'
         elif verb == 'watch':
             watches += 1
     return {'requests': len(requests), 'writes': writes, 'dry_run_writes': dry, 'watches': watches,
-            'pods_created': pods_created, 'refused': sum(refused.values()), 'refused_by_code': dict(sorted(refused.items())),
+            'pods_created': pods_created, 'jobs_created': jobs_created, 'refused': sum(refused.values()), 'refused_by_code': dict(sorted(refused.items())),
             'by_verb_resource': dict(sorted(by_kind.items()))}
 
 
@@ -436,20 +486,22 @@ class Side:
     def __init__(self, args, size, side):
         self.args = args
         self.size = size
+        self.gen = GENERATIONS[args.generation] if side == 'bridge' else OPERATOR_GENERATION
         self.dir = Path(args.workdir) / ('%d-%s' % (size, side))
         if self.dir.exists():
             subprocess.run(['rm', '-rf', str(self.dir)], check=True)
         self.dir.mkdir(parents=True)
-        log('%s, %d nodes: starting a fresh cluster (audit log on)' % (side, size))
-        self.info = launcher.up(nodes=size, state_dir=self.dir / 'cluster', audit=True, timeout=300.0)
+        log('%s, %d nodes: starting a fresh cluster (audit log on, %s CRDs)' % (side, size, self.gen['group']))
+        self.info = launcher.up(nodes=size, state_dir=self.dir / 'cluster', audit=True, timeout=300.0,
+                                crds=generation_crds(self.gen))
         self.api = self.watch = None
         try:
             self.api = self.info.api_client()
-            kclient.CoreV1Api(self.api).create_namespace({'metadata': {'name': NAMESPACE}})
-            self.cr, self.policy = fleet_docs(size, args.budget_percent)
+            kclient.CoreV1Api(self.api).create_namespace({'metadata': {'name': self.gen['namespace']}})
+            self.cr, self.policy = fleet_docs(size, args.budget_percent, self.gen)
             self.cr_file = self.dir / 'cr.yaml'
             self.cr_file.write_text(yaml.safe_dump_all([self.cr, self.policy], sort_keys=False), encoding='utf-8')
-            self.watch = NodeWatch(self.info.kubeconfig, self.info.nodes)
+            self.watch = NodeWatch(self.info.kubeconfig, self.info.nodes, self.gen)
             self.watch.start()
         except BaseException:
             self.close()
@@ -497,7 +549,7 @@ def operator_binary(args):
 # How the operator runs here: out of cluster against the test cluster (upstream's local development set-up).
 OPERATOR_SETTINGS = {
     'ENABLE_WEBHOOKS': 'false',           # no webhook server (it would need certificates and a Service)
-    'NAMESPACE': NAMESPACE,               # where its package pods and ConfigMaps go (must exist)
+    'NAMESPACE': OPERATOR_GENERATION['namespace'],  # where its package pods and ConfigMaps go (must exist)
     'LOG_ENCODER': 'console',
     'LOG_LEVEL': 'info',                  # as in its deployment (config/manager/manager.yaml); the binary's default is debug
     'METRICS_PORT': '127.0.0.1:0',        # defaults :8080 / :8081 would listen on every address and may be taken
@@ -520,7 +572,8 @@ def run_operator(args, size, binary):
     log_path = side.dir / 'operator.log'
     try:
         custom = kclient.CustomObjectsApi(side.api)
-        custom.create_cluster_custom_object(GROUP, VERSION, 'deploymentpolicies', side.policy)
+        gen = side.gen
+        custom.create_cluster_custom_object(gen['group'], gen['version'], 'deploymentpolicies', side.policy)
         with open(log_path, 'wb') as out:
             proc = subprocess.Popen([binary], env=operator_env(side.info.kubeconfig), stdout=out, stderr=subprocess.STDOUT,
                                     start_new_session=True, cwd=str(side.dir))
@@ -537,7 +590,7 @@ def run_operator(args, size, binary):
         log('operator, %d nodes: started (pid %d); creating the CR' % (size, proc.pid))
         started = time.monotonic()
         side.watch.last_change = started
-        custom.create_cluster_custom_object(GROUP, VERSION, 'skyhooks', side.cr)
+        custom.create_cluster_custom_object(gen['group'], gen['version'], gen['plural'], side.cr)
         while side.watch.all_complete is None:
             if proc.poll() is not None:
                 raise BenchError('the operator exited with %s during the rollout (%s)\n--- %s (tail) ---\n%s' % (
@@ -701,22 +754,37 @@ def run_bridge(args, size):
             noop = {'wall_s': round(nwall, 2), 'cpu_s': round(ncpu, 2), 'peak_rss_mib': round(nsampler.peak_mib, 1),
                     'peak_pss_mib': round(nsampler.peak_pss_mib, 1)}
         time.sleep(1.0)
-        requests = audit_requests(side.info.audit_log, BRIDGE_UA)
-        figures = request_figures([r for r in requests if noop is None or r[0] < rerun_epoch])
-        if noop is not None:
-            noop.update(request_figures([r for r in requests if r[0] >= rerun_epoch]))
+        figures = bridge_figures(side, noop, rerun_epoch if noop is not None else None)
         batches = None
         if report.exists():
             data = json.loads(report.read_text(encoding='utf-8'))
             batches = {name: [b.get('size') for b in comp.get('batches', [])]
                        for name, comp in (data.get('compartments') or {}).items()}
-        return dict(figures, wall_s=round(wall, 2), playbook_wall_s=round(wall_exit, 2), cpu_s=round(cpu, 2),
+        return dict(figures, generation=side.gen['group'], wall_s=round(wall, 2), playbook_wall_s=round(wall_exit, 2), cpu_s=round(cpu, 2),
                     recorded_wall_s=since(side.watch.all_recorded, started), max_disrupted=side.watch.max_disrupted,
                     cpu_per_node_s=round(cpu / size, 3), max_cordoned=max_cordoned, peak_rss_mib=round(sampler.peak_mib, 1),
                     peak_pss_mib=round(sampler.peak_pss_mib, 1), peak_processes=sampler.peak_procs, first_node_complete_s=round(first, 2), forks=args.forks,
                     batches=batches, noop_rerun=noop, loadavg_before=[round(x, 2) for x in side.loadavg])
     finally:
         side.close()
+
+
+def bridge_figures(side, noop, rerun_epoch):
+    """The bridge's requests in the audit log: the rollout's (returned) and the no-op re-run's (into noop, after
+    rerun_epoch). Its pods created count the pods of its stage Jobs too (job_pods_created: created by the job controller)."""
+    requests = audit_requests(side.info.audit_log, BRIDGE_UA)
+    job_pods = audit_job_pods(side.info.audit_log, side.gen['namespace'])
+
+    def part(keep):
+        figures = request_figures([r for r in requests if keep(r[0])])
+        figures['job_pods_created'] = sum(1 for ts in job_pods if keep(ts))
+        figures['pods_created'] += figures['job_pods_created']
+        return figures
+
+    figures = part(lambda ts: rerun_epoch is None or ts < rerun_epoch)
+    if noop is not None:
+        noop.update(part(lambda ts: ts >= rerun_epoch))
+    return figures
 
 
 # --------------------------------------------------------------------------
@@ -730,7 +798,8 @@ def run_profile(args):
         subprocess.run(['rm', '-rf', str(work)], check=True)
     work.mkdir(parents=True)
     log('profile: a fresh cluster of %d nodes' % hosts)
-    info = launcher.up(nodes=hosts, state_dir=work / 'cluster', fake_reboots=False, timeout=300.0)
+    info = launcher.up(nodes=hosts, state_dir=work / 'cluster', fake_reboots=False, timeout=300.0,
+                       crds=generation_crds(GENERATIONS[args.generation]))
     try:
         inventory = {'all': {'hosts': {'localhost': {'ansible_connection': 'local', 'ansible_python_interpreter': sys.executable}},
                              'children': {'fleet': {'hosts': {name: {} for name in info.nodes},
@@ -778,6 +847,7 @@ ROWS = (
     ('API watches', 'watches'),
     ('API requests refused (4xx, 5xx)', 'refused'),
     ('pods created', 'pods_created'),
+    ('Jobs created', 'jobs_created'),
     ('most nodes cordoned at once', 'max_cordoned'),
     ('most cordoned or rebooting at once', 'max_disrupted'),
     ('peak RSS (MiB)', 'peak_rss_mib'),
@@ -807,8 +877,8 @@ def _fmt(value):
 def print_size(size, result, args):
     batch = ceiling(args.budget_percent, size)
     print()
-    print('== %d nodes: CR %s (2 packages, 1 with a reboot), DeploymentPolicy fixed %d (budget %d %%, %d batches), forks %d' % (
-        size, CR_NAME, batch, args.budget_percent, -(-size // batch), args.forks))
+    print('== %d nodes: %s %s (2 packages, 1 with a reboot), DeploymentPolicy fixed %d (budget %d %%, %d batches), forks %d' % (
+        size, GENERATIONS[args.generation]['kind'], CR_NAME, batch, args.budget_percent, -(-size // batch), args.forks))
     op, br, rat = result.get('operator') or {}, result.get('bridge') or {}, result.get('ratios') or {}
     print('%-34s %12s %12s %16s' % ('', 'operator', 'bridge', 'bridge/operator'))
     for label, key in ROWS:
@@ -818,11 +888,14 @@ def print_size(size, result, args):
     if br:
         print('bridge: playbook ended after %s s; batches %s; peak processes %s, peak PSS sum %s MiB (sampled every 1 s)' % (
             _fmt(br.get('playbook_wall_s')), br.get('batches'), br.get('peak_processes'), _fmt(br.get('peak_pss_mib'))))
+        if br.get('job_pods_created'):
+            print('bridge: %s of the pods created are its Jobs\' (created by the job controller, whose requests are not counted)' % (
+                br['job_pods_created']))
         noop = br.get('noop_rerun')
         if noop:
             figures = (_fmt(noop['wall_s']), _fmt(noop['cpu_s']), noop['requests'], noop['writes'], noop['dry_run_writes'],
-                       noop['pods_created'])
-            print('bridge no-op re-run: wall %s s, CPU %s s, requests %s, writes %s (dry run %s), pods created %s '
+                       noop['pods_created'], noop.get('jobs_created', 0))
+            print('bridge no-op re-run: wall %s s, CPU %s s, requests %s, writes %s (dry run %s), pods created %s, Jobs created %s '
                   '(target at 200 nodes: <= 10 s, no pod)' % figures)
 
 
@@ -851,6 +924,9 @@ def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split('\n', 1)[0])
     parser.add_argument('--sizes', default='24,200', help='node counts, comma separated (default 24,200; 1000 works too)')
     parser.add_argument('--side', choices=('both', 'bridge', 'operator'), default='both')
+    parser.add_argument('--generation', choices=tuple(GENERATIONS), default='skyhook',
+                        help='the API generation of the bridge side: skyhook (v0.15 CRDs, stage pods in skyhook; the default) '
+                        'or nodewright (v0.20 CRDs only, a NodeWright CR, stage Jobs in nodewright; needs --side bridge)')
     parser.add_argument('--forks', type=int, default=50, help='ansible-playbook forks (default 50)')
     parser.add_argument('--budget-percent', type=int, default=25, help='the DeploymentPolicy budget; batches are its ceiling')
     parser.add_argument('--json', default=str(REPO_ROOT / 'build' / 'bench-fleet.json'), help='write the figures here')
@@ -868,6 +944,9 @@ def parse_args(argv):
                         'not the working tree')
     parser.add_argument('--keep-cluster-logs', action='store_true', help='keep each cluster state dir (component logs, audit log)')
     args = parser.parse_args(argv)
+    if args.generation != 'skyhook' and args.side != 'bridge' and not args.profile_only:
+        parser.error('--generation %s is for the bridge side only (the operator here is v0.15: it serves skyhook.nvidia.com, '
+                     'there is no v0.20 operator to compare with): add --side bridge' % args.generation)
     args.size_list = [int(x) for x in args.sizes.split(',') if x.strip()]
     args.workdir = str(Path(args.workdir).resolve())  # ansible-playbook runs in a side's directory
     return args

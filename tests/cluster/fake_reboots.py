@@ -3,11 +3,13 @@
 """The agent's reboot on the fake nodes: a node_restart interrupt pod reboots its node, once per pod.
 
 On a real node the NodeWright agent in an interrupt pod (label
-``skyhook.nvidia.com/interrupt=True``, one init container ``interrupt`` with the
-args ``interrupt /root <copy dir> <base64 JSON>``) reboots the machine when the
-JSON's type is ``node_restart``. kwok only marks the init container Completed.
-This process plays the reboot: it lists and watches interrupt pods in all
-namespaces and, for each pod whose payload type is ``node_restart`` and that
+``skyhook.nvidia.com/interrupt=True``, or ``nodewright.nvidia.com/interrupt=True``
+under the v0.18+ contract, where the pod is a stage Job's; one init container
+``interrupt`` with the args ``interrupt /root <copy dir> <base64 JSON>``) reboots
+the machine when the JSON's type is ``node_restart``. kwok only marks the init
+container Completed. This process plays the reboot: it lists and watches interrupt
+pods in all namespaces (one list and watch per label) and, for each pod whose
+payload type is ``node_restart`` and that
 is bound to a node (``spec.nodeName``) and not being deleted, reboots that
 node once per pod UID, ``--delay`` seconds after it first saw the pod (so a
 watcher sees the pod first), with the same steps as helpers.reboot_node:
@@ -61,6 +63,8 @@ import uuid
 # Labels, annotations and names shared with helpers.py (which re-exports them).
 INTERRUPT_LABEL = 'skyhook.nvidia.com/interrupt'
 INTERRUPT_LABEL_VALUE = 'True'
+# Every generation's interrupt label (plugins/module_utils/api_generation.py: SKYHOOK, NODEWRIGHT interrupt_label).
+INTERRUPT_LABELS = (INTERRUPT_LABEL, 'nodewright.nvidia.com/interrupt')
 INTERRUPT_CONTAINER = 'interrupt'
 REBOOT_TYPE = 'node_restart'
 # kwok manages nodes with this annotation (launcher.KWOK_NODE_ANNOTATION);
@@ -111,6 +115,12 @@ def interrupt_payload(pod):
     return None
 
 
+def interrupt_label(pod):
+    """The interrupt label (of INTERRUPT_LABELS) the pod carries as True, or None."""
+    labels = (pod.get('metadata') or {}).get('labels') or {}
+    return next((key for key in INTERRUPT_LABELS if labels.get(key) == INTERRUPT_LABEL_VALUE), None)
+
+
 def agent_fails(pod):
     """True when kwok will fail the pod's init container (pod-init-fail stage): the agent never reboots then."""
     meta = pod.get('metadata') or {}
@@ -122,7 +132,7 @@ def agent_fails(pod):
 def reboot_decision(pod):  # pylint: disable=too-many-return-statements
     """(reboot, why) for an interrupt pod: reboot is True, False (never for this pod) or None (not yet: unbound)."""
     meta, spec = pod.get('metadata') or {}, pod.get('spec') or {}
-    if (meta.get('labels') or {}).get(INTERRUPT_LABEL) != INTERRUPT_LABEL_VALUE:
+    if interrupt_label(pod) is None:
         return False, 'not an interrupt pod'
     if meta.get('deletionTimestamp'):
         return False, 'being deleted'
@@ -182,9 +192,10 @@ class Gone(Exception):
 
 
 class Api:
-    """The few calls needed, on dicts (no model objects)."""
+    """The few calls needed, on dicts (no model objects); list_pods and watch_pods select the pods with ``label``."""
 
-    def __init__(self, kubeconfig):
+    def __init__(self, kubeconfig, label=INTERRUPT_LABEL):
+        self.label = label
         # pylint: disable-next=import-outside-toplevel
         from kubernetes import client as kclient, config as kconfig
         self.kclient = kclient
@@ -234,9 +245,9 @@ class Api:
         self.core.patch_node_status(name, {'status': {'nodeInfo': {'bootID': new}}}, _request_timeout=30)
 
     def list_pods(self):
-        """(items, resourceVersion) of the interrupt pods in all namespaces."""
+        """(items, resourceVersion) of the interrupt pods (with this Api's label) in all namespaces."""
         data = self._json(self.core.list_pod_for_all_namespaces(
-            label_selector=f'{INTERRUPT_LABEL}={INTERRUPT_LABEL_VALUE}', _preload_content=False, _request_timeout=60))
+            label_selector=f'{self.label}={INTERRUPT_LABEL_VALUE}', _preload_content=False, _request_timeout=60))
         return data.get('items') or [], (data.get('metadata') or {}).get('resourceVersion')
 
     def watch_pods(self, resource_version, timeout_seconds):
@@ -244,7 +255,7 @@ class Api:
         # pylint: disable-next=import-outside-toplevel
         from kubernetes.watch.watch import iter_resp_lines
         resp = self.core.list_pod_for_all_namespaces(
-            label_selector=f'{INTERRUPT_LABEL}={INTERRUPT_LABEL_VALUE}', watch=True, resource_version=resource_version,
+            label_selector=f'{self.label}={INTERRUPT_LABEL_VALUE}', watch=True, resource_version=resource_version,
             allow_watch_bookmarks=True, timeout_seconds=timeout_seconds, _preload_content=False,
             _request_timeout=(10, timeout_seconds + 30))
         try:
@@ -287,7 +298,7 @@ class Rebooter:  # pylint: disable=too-many-instance-attributes
         self.step_timeout = step_timeout
         self.busy_timeout = busy_timeout
         self.poll = poll
-        self.seen = set()  # pod UIDs decided on (rebooted, or never to be)
+        self.seen = {}  # pod UIDs decided on (rebooted, or never to be) -> the interrupt label they were listed by
         self.lock = threading.Lock()
         self.node_locks = {}
 
@@ -305,7 +316,7 @@ class Rebooter:  # pylint: disable=too-many-instance-attributes
             reboot, why = reboot_decision(pod)
             if reboot is None:
                 return  # a later event (bound) decides
-            self.seen.add(uid)
+            self.seen[uid] = interrupt_label(pod)
         where = f'pod {meta.get("namespace")}/{meta.get("name")} (uid {uid})'
         node = (pod.get('spec') or {}).get('nodeName')
         if not reboot:
@@ -315,15 +326,17 @@ class Rebooter:  # pylint: disable=too-many-instance-attributes
         source = {'pod': f'{meta.get("namespace")}/{meta.get("name")}', 'uid': uid}
         threading.Thread(target=self._run, args=(node, source), name=f'reboot-{node}', daemon=True).start()
 
-    def forget_except(self, uids):
-        """After a re-list: forget the pods that no longer exist (their DELETED events may have been missed)."""
+    def forget_except(self, uids, label=INTERRUPT_LABEL):
+        """After a re-list of the pods with label: forget those that no longer exist (their DELETED events may have
+        been missed); the pods of another label's list are left alone."""
+        keep = set(uids)
         with self.lock:
-            self.seen &= set(uids)
+            self.seen = {uid: key for uid, key in self.seen.items() if uid in keep or key != label}
 
     def forget(self, uid):
         """A pod was deleted; it never comes back with this UID."""
         with self.lock:
-            self.seen.discard(uid)
+            self.seen.pop(uid, None)
 
     # ---- one reboot
 
@@ -491,30 +504,45 @@ def _lease_loop(api, identity, watching, stop):
         stop.wait(LEASE_RENEW_SECONDS if watching.is_set() else 0.2)
 
 
-def _resync(api, rebooter, watching, identity):
-    """List the interrupt pods, decide on each; returns the list's resourceVersion."""
+class _Ready:
+    """Set watching (and take the Lease: the launcher waits for it) once every stream has listed its pods."""
+
+    def __init__(self, api, identity, streams, watching):
+        self.api, self.identity, self.watching = api, identity, watching
+        self.waiting = set(streams)
+        self.lock = threading.Lock()
+
+    def listed(self, stream, count):
+        with self.lock:
+            if stream in self.waiting:
+                self.waiting.discard(stream)
+                log(f'watching interrupt pods labelled {stream.label} ({count} now)')
+            if self.waiting or self.watching.is_set():
+                return
+            # a failure here fails this list; the stream's next list tries again
+            self.api.renew_lease(self.identity)
+            self.watching.set()
+            log(f'lease {LEASE_NAMESPACE}/{LEASE_NAME} held as {self.identity}')
+
+
+def _resync(api, rebooter, ready):
+    """List the interrupt pods (of api's label), decide on each; returns the list's resourceVersion."""
     items, rv = api.list_pods()
-    rebooter.forget_except(p['metadata']['uid'] for p in items)
+    rebooter.forget_except((p['metadata']['uid'] for p in items), api.label)
     for pod in items:
         rebooter.consider(pod)
-    if not watching.is_set():
-        api.renew_lease(identity)  # ready: the launcher waits for this lease
-        watching.set()
-        log(f'watching interrupt pods ({len(items)} now); lease {LEASE_NAMESPACE}/{LEASE_NAME} held as {identity}')
+    ready.listed(api, len(items))
     return rv
 
 
-def watch_forever(api, rebooter, identity, watch_seconds=240, stop=None):
+def _watch_stream(api, rebooter, ready, watch_seconds, stop):
     """List, then watch from the list's resourceVersion; re-list on 410 Gone and after errors."""
-    stop = stop or threading.Event()
-    watching = threading.Event()
-    threading.Thread(target=_lease_loop, args=(api, identity, watching, stop), name='lease', daemon=True).start()
     rv = None
     backoff = 0.5
     while not stop.is_set():
         try:
             if rv is None:
-                rv = _resync(api, rebooter, watching, identity)
+                rv = _resync(api, rebooter, ready)
             for event in api.watch_pods(rv, watch_seconds):
                 kind, obj = event.get('type'), event.get('object') or {}
                 if kind == 'ERROR':
@@ -543,6 +571,20 @@ def watch_forever(api, rebooter, identity, watch_seconds=240, stop=None):
             rv = None
 
 
+# pylint: disable-next=too-many-arguments,too-many-positional-arguments
+def watch_forever(api, rebooter, identity, watch_seconds=240, stop=None, more=()):
+    """Watch api's interrupt pods here and those of each Api in more (another label) in a thread of its own; the
+    Lease (renewed through api) is taken once every one of them has listed its pods."""
+    stop = stop or threading.Event()
+    watching = threading.Event()
+    ready = _Ready(api, identity, (api, *more), watching)
+    threading.Thread(target=_lease_loop, args=(api, identity, watching, stop), name='lease', daemon=True).start()
+    for other in more:
+        threading.Thread(target=_watch_stream, args=(other, rebooter, ready, watch_seconds, stop),
+                         name=f'watch-{other.label}', daemon=True).start()
+    _watch_stream(api, rebooter, ready, watch_seconds, stop)
+
+
 def main(argv=None):
     """Watch and reboot until killed."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -552,12 +594,12 @@ def main(argv=None):
     parser.add_argument('--busy-timeout', type=float, default=600.0,
                         help='how long to wait while someone else holds the node-not-ready label')
     args = parser.parse_args(argv)
-    api = Api(args.kubeconfig)
+    api, *more = (Api(args.kubeconfig, label) for label in INTERRUPT_LABELS)
     rebooter = Rebooter(api, delay=args.delay, step_timeout=args.step_timeout, busy_timeout=args.busy_timeout)
     identity = f'fake-reboots/{os.getpid()}'
     log(f'fake-reboots: node_restart interrupt pods reboot their node after {args.delay:g}s')
     try:
-        watch_forever(api, rebooter, identity)
+        watch_forever(api, rebooter, identity, more=more)
     except KeyboardInterrupt:
         pass
     return 0

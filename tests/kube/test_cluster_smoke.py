@@ -230,11 +230,11 @@ def test_node_reboot(cluster):
     assert helpers.boot_id(cluster.api, node) == new and helpers.node_ready(cluster.api, node) == 'True'
 
 
-def _interrupt_pod(name, node, payload):
+def _interrupt_pod(name, node, payload, label=helpers.INTERRUPT_LABEL):
     """An interrupt pod as the operator (and node_interrupt) makes it: one init container "interrupt" with the base64 JSON."""
     arg = base64.b64encode(json.dumps(payload, separators=(',', ':')).encode()).decode()
     return {'apiVersion': 'v1', 'kind': 'Pod',
-            'metadata': {'name': name, 'labels': {helpers.INTERRUPT_LABEL: 'True'}},
+            'metadata': {'name': name, 'labels': {label: 'True'}},
             'spec': {'nodeName': node, 'restartPolicy': 'OnFailure', 'terminationGracePeriodSeconds': 0,
                      'initContainers': [{'name': 'interrupt', 'image': 'ghcr.io/nvidia/skyhook/agent:latest',
                                          'args': ['interrupt', '/root', '/var/lib/skyhook/smoke/tuning-1.0.0-uid-1', arg]}],
@@ -261,11 +261,12 @@ def _needs_fake_reboots(cluster):
 
 
 def test_node_restart_interrupt_pod_reboots_its_node(cluster, namespace, reboot_nodes):
-    """fake-reboots: a node_restart interrupt pod reboots its node once (new bootID, Ready again); two nodes in parallel."""
+    """fake-reboots: a node_restart interrupt pod reboots its node once (new bootID, Ready again); two nodes in parallel,
+    one pod labelled as v0.15 labels it (skyhook.nvidia.com/interrupt), the other as v0.18+ (nodewright.nvidia.com/interrupt)."""
     _needs_fake_reboots(cluster)
     before = {n: helpers.boot_id(cluster.api, n) for n in reboot_nodes}
-    pods = [cluster.core.create_namespaced_pod(namespace, _interrupt_pod(f'reboot-{i}', n, {'type': 'node_restart'}))
-            for i, n in enumerate(reboot_nodes)]
+    pods = [cluster.core.create_namespaced_pod(namespace, _interrupt_pod(f'reboot-{i}', n, {'type': 'node_restart'}, label))
+            for i, (n, label) in enumerate(zip(reboot_nodes, fake_reboots.INTERRUPT_LABELS))]
     records = [cluster.wait_fake_reboot(n, p.metadata.uid) for n, p in zip(reboot_nodes, pods)]
     for i, (node, record) in enumerate(zip(reboot_nodes, records)):
         assert record['state'] == 'done' and record['pod'] == f'{namespace}/reboot-{i}'
@@ -334,6 +335,27 @@ def test_fake_reboots_decisions():
     assert 'opted out' in fake_reboots.node_unavailable(node)
 
 
+def test_fake_reboots_know_both_generations_interrupt_pods():
+    """A v0.18+ interrupt pod (a stage Job's, labelled nodewright.nvidia.com/interrupt) reboots its node too; the pods
+    each label's list found are forgotten only by a new list of that label (pure, no cluster)."""
+    def pod(uid, label, payload):
+        manifest = _interrupt_pod(uid, 'n1', payload)
+        manifest['metadata'].update(uid=uid, labels={label: 'True'})
+        return manifest
+    legacy, current = fake_reboots.INTERRUPT_LABELS
+    assert current == 'nodewright.nvidia.com/interrupt'
+    assert fake_reboots.reboot_decision(pod('a', current, {'type': 'node_restart'})) == (True, 'payload type node_restart')
+    assert fake_reboots.reboot_decision(pod('b', 'example.com/interrupt', {'type': 'node_restart'})) == (False, 'not an interrupt pod')
+    rebooter = fake_reboots.Rebooter(api=None)
+    for uid, label in (('old-1', legacy), ('old-2', legacy), ('new-1', current)):
+        rebooter.consider(pod(uid, label, {'type': 'no_op'}))  # decided (never rebooted), so remembered
+    assert rebooter.seen == {'old-1': legacy, 'old-2': legacy, 'new-1': current}
+    rebooter.forget_except(['old-2'], legacy)
+    assert rebooter.seen == {'old-2': legacy, 'new-1': current}
+    rebooter.forget_except([], current)
+    assert rebooter.seen == {'old-2': legacy}
+
+
 def test_fake_reboots_watch_lists_again_after_410_and_errors():
     """The list+watch loop: a 410 (as an ERROR event or an exception) and any API error lead to a new list (pure)."""
     stop = threading.Event()
@@ -342,6 +364,8 @@ def test_fake_reboots_watch_lists_again_after_410_and_errors():
         return {'metadata': {'uid': uid, 'resourceVersion': rv}}
 
     class FakeApi:
+        label = fake_reboots.INTERRUPT_LABEL
+
         def __init__(self):
             self.lists, self.watches, self.leases = 0, [], 0
 
@@ -380,7 +404,8 @@ def test_fake_reboots_watch_lists_again_after_410_and_errors():
         def forget(self, uid):
             self.forgotten.append(uid)
 
-        def forget_except(self, uids):
+        def forget_except(self, uids, label):
+            assert label == FakeApi.label
             self.kept.append(list(uids))
 
     api, seen = FakeApi(), Seen()
