@@ -190,8 +190,8 @@ def playbooks(cluster, rbac, tmp_path_factory):  # pylint: disable=redefined-out
 
 @pytest.fixture(scope='session')
 def v020(tmp_path_factory):
-    """A cluster of its own that serves only the v0.20 CRDs (nodewright.nvidia.com), as a cluster that a v0.20 operator
-    was installed on: the shipped RBAC applied, the operator namespace ``nodewright`` bound for the apply identity.
+    """A cluster of its own that serves the v0.20 CRDs (nodewright.nvidia.com) and the legacy ones beside them, as a
+    v0.20 chart installs them: the shipped RBAC applied, the operator namespace ``nodewright`` bound for the apply identity.
 
     ``v020.cluster`` (helpers.Cluster, admin), ``v020.rbac`` (the identities' kubeconfigs), ``v020.playbooks``
     (PlaybookRunner as those identities), ``v020.modules`` (ModuleRunner, admin). Started once, by the first test that
@@ -203,6 +203,8 @@ def v020(tmp_path_factory):
     from module_runner import ModuleRunner, PlaybookRunner
     crds = Path(launcher.crds_dir()) / 'v0.20'
     with helpers.own_cluster(tmp_path_factory.mktemp('v020'), what='the v0.20 CRD cluster', nodes=2, crds=crds) as handle:
+        # a v0.20 chart installs both groups' CRDs (the legacy one served, read-only for migrated objects, until v0.21)
+        launcher.install_crds(handle.api, launcher.crds_dir())
         handle.create_namespace('nodewright')
         identities = rbac_identity.install(handle.api, handle.kubeconfig, tmp_path_factory.mktemp('v020-rbac'))
         # what a user applies on a v0.18+ cluster: the namespaced role in the operator namespace nodewright

@@ -1,6 +1,7 @@
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
-"""The apply playbook on a cluster that serves only the v0.20 CRDs (nodewright.nvidia.com), as the shipped identities.
+"""The apply playbook on a cluster that serves the v0.20 CRDs (nodewright.nvidia.com, and the legacy group beside them as
+a v0.20 chart installs it), as the shipped identities; ``nodewright_api`` left at auto.
 
 No v0.20 operator can be built here (docs/api-generations.md), so the nodes "as a v0.20 operator leaves them" are
 written from its source: the keys of operator/internal/wrapper/node.go (NVIDIA/nodewright @042b7591: nodeState_,
@@ -108,8 +109,8 @@ def fleet(v020):
         one.close()
 
 
-def _apply(v020, fleet_):
-    result = v020.playbooks.run('nodewright.bridge.apply', extra_vars=dict(SETTINGS, nodewright_cr_name=fleet_.cr))
+def _apply(v020, fleet_, **extra):
+    result = v020.playbooks.run('nodewright.bridge.apply', extra_vars=dict(SETTINGS, nodewright_cr_name=fleet_.cr, **extra))
     assert result.rc == 0, result
     return result
 
@@ -264,3 +265,33 @@ def test_a_drain_config_without_force_is_held_by_an_unmanaged_pod_and_the_cr_say
     annotations = nodes.node(name).metadata.annotations
     assert not [k for k in annotations if k.startswith((f'{NW}/drainStart_', f'{NW}/drainBlocked_'))]
     assert 'DrainBlocked' not in {c['type'] for c in nodes.get_cr()['status']['conditions']}
+
+
+def test_an_upgrade_over_nodes_the_collection_rolled_on_the_legacy_contract_reruns_nothing(v020, fleet):
+    """The v0.15 days: a Skyhook, rolled by the collection speaking the legacy contract. The upgrade: the v0.18+
+    operator mirrors it into a NodeWright of the same name (mirror_controller.go @273d50a0: stamped mirrored-from).
+    The next run (auto) speaks the new contract, adopts the nodes by the migration copy, and starts no Job."""
+    nodes = fleet('up1', 'up2')
+    cr = nodes.cr
+    spec = {'nodeSelectors': {'matchLabels': {'pool': cr}}, 'interruptionBudget': {'count': 1},
+            'packages': {'tuning': dict((k, v) for k, v in TUNING.items() if k != 'stageTimeout'), 'driver': dict(DRIVER)}}
+    nodes.custom.create_cluster_custom_object(SH, 'v1alpha1', 'skyhooks', {
+        'apiVersion': f'{SH}/v1alpha1', 'kind': 'Skyhook', 'metadata': {'name': cr}, 'spec': spec})
+    core = v020.cluster.core
+    try:
+        _apply(v020, nodes, nodewright_api='skyhook', nodewright_namespace='skyhook')
+        legacy = dict((n, nodes.node(n).metadata.annotations[f'{SH}/nodeState_{cr}']) for n in nodes.nodes)
+        assert all(f'{NW}/nodeState_{cr}' not in nodes.node(n).metadata.annotations for n in nodes.nodes)
+        nodes.custom.create_cluster_custom_object(NW, 'v1alpha1', 'nodewrights', {
+            'apiVersion': f'{NW}/v1alpha1', 'kind': 'NodeWright', 'spec': spec, 'metadata': {
+                'name': cr, 'annotations': {f'{NW}/mirrored-from': cr, f'{NW}/mirrored-generation': '1'}}})
+        _apply(v020, nodes)  # auto: both groups served, the mirror is the v0.18+ operator's trace
+        assert nodes.pods() == [], 'no stage runs again after the upgrade'
+        for name in nodes.nodes:
+            annotations = nodes.node(name).metadata.annotations
+            assert annotations[f'{NW}/nodeState_{cr}'] == annotations[f'{SH}/nodeState_{cr}'] == legacy[name]
+            assert annotations[f'{NW}/version_{cr}'] == 'v0.20.0' and annotations[f'{SH}/version_{cr}'] == 'v0.15.0'
+        assert nodes.get_cr()['status']['status'] == 'complete'
+    finally:
+        nodes.custom.delete_cluster_custom_object(SH, 'v1alpha1', 'skyhooks', cr)
+        core.delete_collection_namespaced_pod('skyhook', label_selector=f'{SH}/name={cr}')
