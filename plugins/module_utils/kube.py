@@ -382,6 +382,7 @@ class Kube(object):
         # warnings for the module's result that no request failed on (a best-effort write refused)
         self.warnings = []
         self._generation = None
+        self.generation_reason = None  # why ``generation`` is what it is, once known
 
     @property
     def host(self):

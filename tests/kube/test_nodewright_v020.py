@@ -13,6 +13,7 @@ legacy node as its migration finds it (operator/internal/wrapper/zz.migration.0.
 from __future__ import annotations
 
 import json
+import time
 import uuid
 
 import pytest
@@ -295,3 +296,36 @@ def test_an_upgrade_over_nodes_the_collection_rolled_on_the_legacy_contract_reru
     finally:
         nodes.custom.delete_cluster_custom_object(SH, 'v1alpha1', 'skyhooks', cr)
         core.delete_collection_namespaced_pod('skyhook', label_selector=f'{SH}/name={cr}')
+
+
+def test_an_erroring_and_a_drain_blocked_node_a_v020_operator_left_run_only_what_is_left(v020, fleet):
+    """Erroring: driver's apply failed there (the operator retries an erroring stage from where it failed).
+    Drain-blocked: cordoned by the CR for driver's interrupt, its drain held by a pod since gone
+    (drainStart_ / drainBlocked_ as skyhook_controller.go @01cc2f2d writes them). Neither re-runs tuning."""
+    nodes = fleet('err', 'held')
+    err, held = nodes.nodes
+    cr = nodes.cr
+    erroring = _node_state({'driver|2.0.0': _entry('driver', DRIVER, 'apply', 'erroring'),
+                            'tuning|1.0.0': _entry('tuning', TUNING, 'config')})
+    nodes.annotate(err, {f'{NW}/nodeState_{cr}': erroring, f'{NW}/status_{cr}': 'erroring', f'{NW}/version_{cr}': 'v0.20.0'},
+                   {f'{NW}/status_{cr}': 'erroring'})
+    blocked = json.dumps([{'namespace': 'default', 'name': 'gone', 'reason': 'PodDisruptionBudget'}], separators=(',', ':'))
+    # a drain that began a moment ago (RFC 3339 with nanoseconds), well within the CR's drainConfig.timeout
+    started = time.strftime('%Y-%m-%dT%H:%M:%S.123456789Z', time.gmtime())
+    nodes.annotate(held, {f'{NW}/nodeState_{cr}': MID_STAGE, f'{NW}/status_{cr}': 'in_progress', f'{NW}/version_{cr}': 'v0.20.0',
+                          f'{NW}/cordon_{cr}': 'true', f'{NW}/drainStart_{cr}': started,
+                          f'{NW}/drainBlocked_{cr}': blocked}, {f'{NW}/status_{cr}': 'in_progress'})
+    v020.cluster.core.patch_node(held, {'spec': {'unschedulable': True}})
+    nodes.create_cr()
+    _apply(v020, nodes)
+    ran = {}
+    for node, name in nodes.pods():
+        ran.setdefault(node, []).append(name.split(cr + '-', 1)[1].rsplit('-' + node, 1)[0])
+    assert sorted(ran[err]) == ['driver-2-0-0-apply', 'driver-2-0-0-config', 'driver-2-0-0-post-interrupt', 'interrupt-service']
+    assert sorted(ran[held]) == ['driver-2-0-0-post-interrupt', 'interrupt-service']
+    for name in nodes.nodes:
+        node = nodes.node(name)
+        annotations = node.metadata.annotations
+        assert {v['state'] for v in json.loads(annotations[f'{NW}/nodeState_{cr}']).values()} == {'complete'}
+        assert not node.spec.unschedulable and f'{NW}/cordon_{cr}' not in annotations
+        assert f'{NW}/drainBlocked_{cr}' not in annotations and f'{NW}/drainStart_{cr}' not in annotations

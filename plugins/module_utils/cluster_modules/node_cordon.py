@@ -32,7 +32,6 @@ def _view(node, gen):
 
 def run(module, kube):
     name, owner, state = module.params['node'], module.params['cr_name'], module.params['state']
-    gen = kube.generation
 
     def mutate(node):
         meta = node.get('metadata') or {}
@@ -42,7 +41,8 @@ def run(module, kube):
                                            take_over=module.params['take_over'], gen=gen)
         return node_state.uncordon_patch(owner, meta.get('annotations'), unschedulable, gen)[0]
 
-    before_node = kube.get_node(name)
+    before_node = kube.get_node(name)  # first: a node that is not there (or no API server) is what the task says
+    gen = kube.generation
     if state == 'cordoned' and module.params['hold']:
         hold = pod_run.held_by_name(kube, owner, before_node, gen=gen)
         if hold:

@@ -99,8 +99,8 @@ def _cordon_after(kube, cr_names, gen):
 def run(module, kube):
     params = module.params
     name, cr_name, action = params['node'], params['cr_name'], params['action']
+    node = kube.get_node(name)  # first: a node that is not there (or no API server) is what the task says
     gen = kube.generation
-    node = kube.get_node(name)
     before = describe_node(node, cr_name, gen)
     reset = []
     taint = params['runtime_required_taint'] or gen.runtime_required_taint
