@@ -232,15 +232,6 @@ def stage_deadline_seconds(package=None, stage_timeout=None, job_stage_timeout=J
 # --------------------------------------------------------------------------- the Job
 
 
-def _package_of(cr, package):
-    if isinstance(package, str):
-        try:
-            return cr.packages[package]
-        except KeyError:
-            raise ValueError('CR %r has no package %r' % (cr.name, package))
-    return package
-
-
 def _identity(cr, cr_uid, cr_generation):
     uid = cr_uid if cr_uid is not None else getattr(cr, 'uid', None)
     generation = cr_generation if cr_generation is not None else getattr(cr, 'generation', None)
@@ -328,7 +319,7 @@ def job_manifest(pod_manifest, cr, package, stage, node, gen, cr_uid=None, cr_ge
     JOB_BACKOFF_LIMIT, retries a package Job gets. ``interrupt``: None derives it from the stage (a contradicting
     value is a ValueError).
     """
-    package = _package_of(cr, package)
+    package = pod_layout.package_of(cr, package)
     interrupt = _is_interrupt(stage, interrupt)
     if isinstance(backoff_limit, bool) or not isinstance(backoff_limit, int) or not 0 <= backoff_limit <= MAX_INT32:
         raise ValueError('JOB_BACKOFF_LIMIT must be a whole number from 0 to %d, not %r' % (MAX_INT32, backoff_limit))

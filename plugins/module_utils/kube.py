@@ -728,13 +728,14 @@ class Kube(object):
             body['gracePeriodSeconds'] = grace_period_seconds
         if dry_run:
             body['dryRun'] = ['All']
+        return self._guarded_delete(describe('delete', 'pod', name, namespace), self.core.delete_namespaced_pod,
+                                    name, namespace, body)
+
+    def _guarded_delete(self, what, delete, name, namespace, body):
+        """Send a delete; False when the object is gone or (the uid precondition failed) a newer one has its name."""
         try:
-            self.call(describe('delete', 'pod', name, namespace), self.core.delete_namespaced_pod, name, namespace,
-                      body=body)
-        except NotFound:
-            return False
-        except Conflict:
-            # The uid precondition failed: the pod by that name is a newer one, not ours.
+            self.call(what, delete, name, namespace, body=body)
+        except (NotFound, Conflict):
             return False
         return True
 
@@ -813,15 +814,8 @@ class Kube(object):
             body['preconditions'] = {'uid': uid}
         if dry_run:
             body['dryRun'] = ['All']
-        try:
-            self.call(describe('delete', 'job', name, namespace), self.batch.delete_namespaced_job, name, namespace,
-                      body=body)
-        except NotFound:
-            return False
-        except Conflict:
-            # The uid precondition failed: the Job by that name is a newer one, not ours.
-            return False
-        return True
+        return self._guarded_delete(describe('delete', 'job', name, namespace), self.batch.delete_namespaced_job,
+                                    name, namespace, body)
 
     # ------------------------------------------------------------------ config maps
 

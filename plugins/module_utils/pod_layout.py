@@ -445,7 +445,8 @@ def _or(value, default):
     return default if value is None else value
 
 
-def _package(cr, package):
+def package_of(cr, package):
+    """``package`` (a cr_model Package, or its key in the CR) as the CR's Package; ValueError naming an unknown one."""
     if isinstance(package, str):
         try:
             return cr.packages[package]
@@ -468,7 +469,7 @@ def package_configmap(cr, package, namespace=None, cr_uid=None, gen=SKYHOOK):
     The operator also leaves it untouched while the package is being uninstalled on any node.
     ``namespace`` None: ``gen``'s default (:func:`defaults`); the label and annotations are ``gen``'s.
     """
-    package = _package(cr, package)
+    package = package_of(cr, package)
     if not package.config_map:
         return None
     uid = _owner_identity(cr, cr_uid)[0]
@@ -615,7 +616,7 @@ def stage_pod(cr, package, stage, node_name, namespace=None, agent_image=None,
     ``agent_image`` and ``runtime_required_taint`` None are ``gen``'s defaults (:func:`defaults`), and the
     labels, the package annotation and the tolerations are ``gen``'s.
     """
-    package = _package(cr, package)
+    package = package_of(cr, package)
     _check_stage(stage, POD_STAGES, 'stage pod')
     namespace, agent_image = _or(namespace, gen.default_namespace), _or(agent_image, gen.default_agent_image)
     uid, generation = _owner_identity(cr, cr_uid, cr_generation)
@@ -675,7 +676,7 @@ def interrupt_pod(cr, package, interrupt, node_name, namespace=None, agent_image
     gets ``interrupt /root <copy dir> <base64 JSON>`` whatever the stage; no package env, no
     package resources, no gracefulShutdown. ``gen`` and the None defaults as in :func:`stage_pod`.
     """
-    package = _package(cr, package)
+    package = package_of(cr, package)
     _check_stage(stage, INTERRUPT_STAGES, 'interrupt pod')
     namespace, agent_image = _or(namespace, gen.default_namespace), _or(agent_image, gen.default_agent_image)
     if not interrupt or not interrupt.get('type'):
