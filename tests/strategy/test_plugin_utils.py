@@ -150,7 +150,8 @@ def test_shared_budget_settings_are_checked_with_the_rest():
     # templated values: a string number, an unset connection option, enabled as a string
     settings = rollout_config.parse_settings(dict(budget, nodewright_shared_budget={
         'name': 'x', 'slot_expiry': '30', 'kubeconfig': '', 'context': None, 'enabled': 'True'}))
-    assert settings.shared == {'name': 'x', 'slot_expiry': 30, 'namespace': 'skyhook'}
+    # no namespace yet: the operator's of the cluster's API generation, chosen once the strategy has a client
+    assert settings.shared == {'name': 'x', 'slot_expiry': 30}
     assert rollout_config.parse_settings(dict(budget, nodewright_shared_budget={'enabled': 'False'})).shared is None
     assert rollout_config.parse_settings(budget).shared is None
     # a play without phases must name what its runs share; a phase is named after its CR
@@ -158,7 +159,7 @@ def test_shared_budget_settings_are_checked_with_the_rest():
         rollout_config.parse_phases(dict(budget, nodewright_shared_budget=True))
     phases = rollout_config.parse_phases({'nodewright_shared_budget': True, 'nodewright_phases': [
         {'name': 'cr-a', 'interruption_budget': {'count': 1}, 'hosts': ['n1'], 'budget_key': 'abc', 'selector': {'matchLabels': {'a': 'b'}}}]})
-    assert phases[0].settings.shared == {'namespace': 'skyhook', 'slot_expiry': 120}
+    assert phases[0].settings.shared == {'slot_expiry': 120}
     assert (phases[0].budget_key, phases[0].selector) == ('abc', {'matchLabels': {'a': 'b'}})
 
 
