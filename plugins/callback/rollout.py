@@ -127,12 +127,7 @@ class CallbackModule(CallbackBase):
         rows = [('play', 'compartment', 'hosts', 'batches', 'ok', 'failed', 'progress', 'elapsed', 'result')]
         for rollout in all_rollouts:
             for name, comp in rollout['compartments'].items():
-                if comp['stopped']:
-                    result = 'STOPPED: %s' % comp['stop_reason']
-                elif comp['completed'] + comp['failed'] >= comp['matched']:
-                    result = 'complete'
-                else:
-                    result = 'ended early (%s)' % (rollout['ended'] or 'incomplete')
+                result = rollout_state.compartment_result(rollout, name)
                 rows.append((rollout['play'], name, comp['matched'], len(comp['batches']), comp['completed'],
                              comp['failed'], '%d%%' % comp['progress'],
                              rollout_state.format_duration(rollout['elapsed']), result))

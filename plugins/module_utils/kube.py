@@ -28,6 +28,7 @@ import threading
 import time
 
 from ansible.module_utils.basic import env_fallback, missing_required_lib
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import api_generation
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
@@ -180,6 +181,19 @@ def own_temp_files():
 
 def auth_argument_spec():
     return dict((k, dict(v)) for k, v in AUTH_ARG_SPEC.items())
+
+
+def connection_params(given):
+    """The connection options in ``given`` (other keys and None values left out) as a module's params would have them:
+    the argument spec's types, defaults and ``K8S_AUTH_*`` environment applied. A client that a controller process
+    builds from a bare connection dict (the sequence engine's CR watches and status writes, the strategy's shared
+    budget) gets its credential from here, so that one given only in the environment (AWX's bearer-token
+    credential) reaches it as it reaches the modules. KubeError names a bad value."""
+    spec = auth_argument_spec()
+    result = ArgumentSpecValidator(spec).validate(dict((k, v) for k, v in given.items() if k in spec and v is not None))
+    if result.error_messages:
+        raise KubeError('the connection options: %s' % '; '.join(result.error_messages))
+    return result.validated_parameters
 
 
 def _server_message(exc):
@@ -1165,7 +1179,7 @@ class LiveCRs(object):
     """
 
     def __init__(self, params):
-        self.params = params
+        self.params = connection_params(params)
         self.lock = threading.Lock()
         self.watches = {}
         # (host, CR name) -> (Generation, reason): what nodewright_api=auto chose there (Kube.generation), so

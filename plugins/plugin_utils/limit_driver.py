@@ -325,14 +325,14 @@ def _budget_and_gates(args, settings, scheduler, hosts, echo):
     connection = {'kubeconfig': args.kubeconfig, 'context': args.context}
     budget = None
     if args.shared_budget:
-        kube = kube_api.Kube(shared_budget.connection_params(connection))
+        kube = kube_api.Kube(kube_api.connection_params(connection))
         rules = dict((c.name, budget_rules.Rules.of(c)) for c in scheduler.compartments)
         budget = shared_budget.SharedBudget(kube, args.budget_namespace, args.shared_budget, 'batch', rules,
                                             key=args.shared_budget, expiry=args.slot_expiry)
     gates = None
     if settings.gates is not None and settings.gates.enabled:
         gates = rollout_gates.BatchGates(settings.gates, names=[h[0] for h in hosts],
-                                         kube_factory=lambda: kube_api.Kube(shared_budget.connection_params(connection)))
+                                         kube_factory=lambda: kube_api.Kube(kube_api.connection_params(connection)))
     if gates is None and (settings.windows is None or not settings.windows.enabled):
         return budget, None
     return budget, before_wave_checks(settings.windows, gates, echo=echo, sleep=budget.wait if budget is not None else None)

@@ -190,6 +190,19 @@ def shared_budget(rollout, info):
         rollout.shared_budget = dict(info)
 
 
+def compartment_result(rollout, name):
+    """The summary's word for compartment ``name`` of ``rollout`` (a dict of ``rollouts()``): stopped, complete or ended
+    early. Hosts that other runs of a shared budget finished (AWX slices, a second run) count: this run's part ended
+    there, and the summary says how many."""
+    comp = rollout['compartments'][name]
+    others = ((rollout.get('shared_budget') or {}).get('elsewhere_by_compartment') or {}).get(name) or ()
+    if comp['stopped']:
+        return 'STOPPED: %s' % comp['stop_reason']
+    if comp['completed'] + comp['failed'] + len(others) >= comp['matched']:
+        return 'complete' + (' (%d by other runs)' % len(others) if others else '')
+    return 'ended early (%s)' % (rollout['ended'] or 'incomplete')
+
+
 def finish_rollout(rollout, compartments, not_attempted, ended=None):
     """Close a rollout with the scheduler's final per-compartment summaries."""
     with _LOCK:

@@ -22,7 +22,6 @@ import os
 import socket
 import time
 
-from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils import shared_budget as rules_mod
@@ -232,14 +231,3 @@ class SharedBudget(object):
             except BudgetError:
                 pass  # the heartbeat's expiry frees what this write could not
         self.joined = set()
-
-
-def connection_params(settings):
-    """Kube connection options from the shared budget's settings: the cluster modules' argument spec
-    (types, defaults, the K8S_AUTH_* environment) applied to them. KubeError names a bad value."""
-    spec = kube_api.auth_argument_spec()
-    given = dict((k, v) for k, v in settings.items() if k in spec and v is not None)
-    result = ArgumentSpecValidator(spec).validate(given)
-    if result.error_messages:
-        raise kube_api.KubeError('the connection options: %s' % '; '.join(result.error_messages))
-    return result.validated_parameters

@@ -63,7 +63,7 @@ class _Keeper(object):
                 self.warnings.append('the status of %s was not written: %s: %s' % (self.cr_name, type(exc).__name__, exc))
 
     def kube(self):
-        return kube_api.Kube(self.connection, live_crs=self.live_crs)
+        return kube_api.Kube(kube_api.connection_params(self.connection), live_crs=self.live_crs)
 
 
 class BatchStateKeeper(_Keeper):
@@ -76,7 +76,7 @@ class BatchStateKeeper(_Keeper):
 
     def kube(self):
         if self.client is None:
-            self.client = kube_api.Kube(self.connection)
+            self.client = kube_api.Kube(kube_api.connection_params(self.connection))
         return self.client
 
     def keep(self, batch_states):

@@ -132,6 +132,14 @@ def _node_deleted(data):
     return bool(data.get('failed') and data.get('node_deleted'))
 
 
+def _by_compartment(scheduler, names):
+    """compartment -> the hosts of ``names`` in it (the rollout summary counts a slice's hosts that other runs finished)."""
+    grouped = {}
+    for name in names:
+        grouped.setdefault(scheduler.compartment_of(name), []).append(name)
+    return grouped
+
+
 class _Gate(object):
     """Per-play admission state (not the scheduler's rules, which live in module_utils)."""
 
@@ -412,7 +420,7 @@ class _BudgetedMixin(object):
             self._nw_join_budget(phase)
         gate.batch_keeper = None
         if phase.cr_status and not gate.check_mode:
-            gate.batch_keeper = status_keeper.BatchStateKeeper(shared_budget.connection_params(dict(gate.connection)),
+            gate.batch_keeper = status_keeper.BatchStateKeeper(kube_api.connection_params(dict(gate.connection)),
                                                                phase.name)
             self._nw_keep_batch_states()
 
@@ -712,7 +720,7 @@ class _BudgetedMixin(object):
         # a CR's phase: its spec digest; a play of your own: the name (the --limit driver uses the same)
         key = phase.budget_key if phase.budget_key is not None else scope
         try:
-            client = kube_api.Kube(shared_budget.connection_params(dict(gate.connection, **shared)))
+            client = kube_api.Kube(kube_api.connection_params(dict(gate.connection, **shared)))
             namespace = shared.get('namespace') or client.generation.default_namespace
             gate.budget = shared_budget.SharedBudget(client, namespace, scope, gate.settings.window,
                                                      rules, key=key, expiry=shared['slot_expiry'])
@@ -753,7 +761,8 @@ class _BudgetedMixin(object):
                 gate.run_failed.add(name)
         rollout_state.shared_budget(gate.record, {
             'run': budget.run, 'leases': [budget.where(c) for c in sorted(budget.names)], 'writes': budget.writes,
-            'max_in_flight': dict(budget.max_in_flight), 'elsewhere': dict(gate.elsewhere)})
+            'max_in_flight': dict(budget.max_in_flight), 'elsewhere': dict(gate.elsewhere),
+            'elsewhere_by_compartment': _by_compartment(gate.scheduler, done_elsewhere)})
 
     def _nw_outcome(self, iterator, name):
         ok = self._nw_host_ok(iterator, name)
@@ -934,7 +943,7 @@ class _BudgetedMixin(object):
     # ------------------------------------------------------------------ maintenance windows and gates
 
     def _nw_kube(self):
-        return kube_api.Kube(shared_budget.connection_params(dict(self._nw.connection)))
+        return kube_api.Kube(kube_api.connection_params(dict(self._nw.connection)))
 
     def _nw_fleet_in_flight(self):
         """Nodes this rollout has in flight (every run of a shared budget): the NotReady gate does not count them."""

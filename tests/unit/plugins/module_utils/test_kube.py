@@ -877,3 +877,19 @@ def test_under_skyhook_a_node_is_read_and_written_as_it_is(server, kube):
     server.reply('PATCH', NODE_PATH, body=echo_node)
     kube.update_node('n1', lambda current: {'metadata': {'labels': {'x': '1'}}})
     assert server.of('PATCH')[0].body == {'metadata': {'labels': {'x': '1'}, 'resourceVersion': '5'}}
+
+
+def test_a_bare_connection_gets_the_credential_of_the_environment_as_a_module_would(monkeypatch):
+    """AWX's bearer-token credential is only in the environment: the engine's CR watches and status writes, built
+    from the task's bare connection dict (the options it set), must reach the server a module reaches."""
+    monkeypatch.setenv('K8S_AUTH_HOST', 'https://10.0.0.1:6443')
+    monkeypatch.setenv('K8S_AUTH_API_KEY', 'token-from-awx')
+    monkeypatch.setenv('K8S_AUTH_VERIFY_SSL', 'false')
+    params = kube_api.connection_params({'context': None, 'nodewright_api': 'skyhook', 'not_a_connection_option': 1})
+    assert (params['host'], params['api_key'], params['validate_certs']) == ('https://10.0.0.1:6443', 'token-from-awx', False)
+    assert params['nodewright_api'] == 'skyhook' and 'not_a_connection_option' not in params
+    # an option the task set wins over the environment, as in a module
+    assert kube_api.connection_params({'host': 'https://explicit:6443'})['host'] == 'https://explicit:6443'
+    assert kube_api.LiveCRs({}).params['host'] == 'https://10.0.0.1:6443'
+    with pytest.raises(kube_api.KubeError, match='the connection options: .*request_timeout'):
+        kube_api.connection_params({'request_timeout': 'soon'})
