@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: scenarios help venv test lint docs docs-lint changelog-lint browser strategy-matrix-new unit sanity galaxy-smoke kube interop bench bench-api bench-fleet demo demo-up demo-run demo-down clean molecule
+.PHONY: scenarios help venv test lint docs docs-lint changelog-lint browser strategy-matrix-new unit sanity galaxy-smoke galaxy-import kube interop bench bench-api bench-fleet demo demo-up demo-run demo-down clean molecule
 
 help:
 	@echo "make demo          24 fake GPU nodes in 3 racks, examples/gpu-node-tuning.yaml applied with progress (make demo-down)"
@@ -16,6 +16,8 @@ help:
 	@echo "make browser       the rollout timeline in headless Chromium (Debian package chromium; 200 nodes under 2 s)"
 	@echo "make sanity        ansible-test sanity on an ansible_collections/nodewright/bridge copy"
 	@echo "make galaxy-smoke  build the tarball, install it, run rollout_plan from the installed copy"
+	@echo "make galaxy-import galaxy-importer on the built tarball as Galaxy runs it (ansible-doc, ansible-lint, flake8);"
+	@echo "                   log and result in build/artifacts/galaxy-import"
 	@echo "make kube          tests against the real control plane (builds it the first time)"
 	@echo "make interop       the real NodeWright operator and the collection on one test cluster (handoffs, guard)"
 	@echo "make scenarios     NodeWright's own chainsaw e2e scenarios, the collection in the operator's place (not in make test)"
@@ -40,7 +42,7 @@ $(VENV)/.installed: requirements-test.txt
 
 venv: $(VENV)/.installed
 
-test: lint docs-lint changelog-lint unit browser sanity galaxy-smoke kube interop strategy-matrix strategy-matrix-new
+test: lint docs-lint changelog-lint unit browser sanity galaxy-smoke galaxy-import kube interop strategy-matrix strategy-matrix-new
 # make test builds the operator (interop) and strategy-matrix-new's CPython during the cluster tests,
 # niced, in the background (tests/build-peers.sh); each build takes a lock, so the step that needs
 # one waits for that build instead of starting a second
@@ -72,6 +74,11 @@ sanity: venv
 
 galaxy-smoke: venv
 	tests/installed_smoke.sh
+
+# galaxy-importer (requirements-test.txt) on the tarball, as Galaxy imports an upload: 0 errors and
+# its success line, or the step fails; the log, its warnings and the JSON result in build/artifacts/galaxy-import.
+galaxy-import: venv
+	tests/galaxy_import.sh
 
 # Two pytest processes at once, each with a cluster of its own (tests/kube/run_shards.sh): the
 # cluster tests mostly wait on the cluster, so two shards halve the wall time on 2 cores.
