@@ -9,7 +9,8 @@ export PATH := $(abspath $(BIN)):$(PATH)
 help:
 	@echo "make demo          24 fake GPU nodes in 3 racks, examples/gpu-node-tuning.yaml applied with progress (make demo-down)"
 	@echo "make venv          create $(VENV) with the pinned test requirements"
-	@echo "make test          ansible-lint, unit tests, ansible-test sanity, galaxy build+install smoke, cluster tests,"
+	@echo "make test          ansible-lint, unit tests, ansible-test sanity, galaxy build+install smoke, galaxy-importer,"
+	@echo "                   cluster tests (molecule included),"
 	@echo "                   strategy plugin tests on every ansible-core this Python runs (2.16-2.19)"
 	@echo "make lint          ansible-lint, production profile, on an ansible_collections/nodewright/bridge copy"
 	@echo "make unit          fast unit tests of the pure model (no cluster)"
@@ -27,7 +28,7 @@ help:
 	@echo "make bench         benchmarks under tests/bench (print figures)"
 	@echo "make bench-api     API requests of one node through the cluster modules (audit log)"
 	@echo "make bench-fleet   the NodeWright operator vs nodewright.bridge.apply, 24 and 200 nodes (BENCH_FLEET_ARGS=...)"
-	@echo "make molecule      molecule test of the node role against a test cluster (own venv, not in make test)"
+	@echo "make molecule      molecule test of the node role against a test cluster (own venv; in make kube too)"
 	@echo "make docs-lint     antsibull-docs lint-collection-docs, the plugin and role docs included"
 	@echo "make changelog-lint  antsibull-changelog lint of changelogs/fragments"
 	@echo "make docs          the HTML docs site (antsibull-docs + Sphinx, own venv, not in make test): build/docs/html"
@@ -129,15 +130,14 @@ demo-down: venv
 clean:
 	rm -rf build .pytest_cache
 
-# molecule/default in a venv of its own (requirements-molecule.txt), never in make test or CI.
+# molecule/default in a venv of its own (requirements-molecule.txt, tests/molecule_venv.sh). make test runs it
+# too, as a test of kube shard 2 (tests/kube/test_molecule.py), with the venv built in the background meanwhile.
 # ANSIBLE_HOME keeps what molecule writes (the collection it installs from this tree, the
 # scenario's ephemeral directory with the cluster's state) under the venv, out of ~/.ansible.
 MOLECULE_VENV ?= build/molecule-venv
 molecule:
-	@[ $(MOLECULE_VENV)/.installed -nt requirements-molecule.txt ] || { \
-	  $(PYTHON) -m venv $(MOLECULE_VENV) && $(MOLECULE_VENV)/bin/pip install --quiet --upgrade pip && \
-	  $(MOLECULE_VENV)/bin/pip install --quiet -r requirements-molecule.txt && touch $(MOLECULE_VENV)/.installed; }
-	PATH=$(abspath $(MOLECULE_VENV))/bin:$$PATH ANSIBLE_HOME=$(abspath $(MOLECULE_VENV))/ansible-home molecule test
+	venv=$$(MOLECULE_VENV=$(MOLECULE_VENV) MOLECULE_PYTHON=$(PYTHON) tests/molecule_venv.sh) && \
+	  PATH=$$venv/bin:$$PATH ANSIBLE_HOME=$$venv/ansible-home molecule test
 
 docs-lint: venv
 	docs/build.sh lint
