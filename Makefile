@@ -4,7 +4,8 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: scenarios help venv test lint docs docs-lint changelog-lint browser strategy-matrix-new unit sanity galaxy-smoke galaxy-import kube interop bench bench-api bench-fleet demo demo-up demo-run demo-down clean molecule
+.PHONY: scenarios help venv test lint docs docs-lint changelog-lint browser strategy-matrix-new unit sanity galaxy-smoke galaxy-import
+.PHONY: kube interop bench bench-api bench-fleet demo demo-up demo-run demo-down clean molecule
 
 help:
 	@echo "make demo          24 fake GPU nodes in 3 racks, examples/gpu-node-tuning.yaml applied with progress (make demo-down)"
