@@ -4,18 +4,22 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: scenarios help venv test lint docs docs-lint changelog-lint browser strategy-matrix-new unit sanity galaxy-smoke kube interop bench bench-api bench-fleet demo demo-up demo-run demo-down clean molecule
+.PHONY: scenarios help venv test lint docs docs-lint changelog-lint browser strategy-matrix-new unit sanity galaxy-smoke galaxy-import
+.PHONY: kube interop bench bench-api bench-fleet demo demo-up demo-run demo-down clean molecule
 
 help:
 	@echo "make demo          24 fake GPU nodes in 3 racks, examples/gpu-node-tuning.yaml applied with progress (make demo-down)"
 	@echo "make venv          create $(VENV) with the pinned test requirements"
-	@echo "make test          ansible-lint, unit tests, ansible-test sanity, galaxy build+install smoke, cluster tests,"
+	@echo "make test          ansible-lint, unit tests, ansible-test sanity, galaxy build+install smoke, galaxy-importer,"
+	@echo "                   cluster tests (molecule included),"
 	@echo "                   strategy plugin tests on every ansible-core this Python runs (2.16-2.19)"
 	@echo "make lint          ansible-lint, production profile, on an ansible_collections/nodewright/bridge copy"
 	@echo "make unit          fast unit tests of the pure model (no cluster)"
 	@echo "make browser       the rollout timeline in headless Chromium (Debian package chromium; 200 nodes under 2 s)"
 	@echo "make sanity        ansible-test sanity on an ansible_collections/nodewright/bridge copy"
 	@echo "make galaxy-smoke  build the tarball, install it, run rollout_plan from the installed copy"
+	@echo "make galaxy-import galaxy-importer on the built tarball as Galaxy runs it (ansible-doc, ansible-lint, flake8);"
+	@echo "                   log and result in build/artifacts/galaxy-import"
 	@echo "make kube          tests against the real control plane (builds it the first time)"
 	@echo "make interop       the real NodeWright operator and the collection on one test cluster (handoffs, guard)"
 	@echo "make scenarios     NodeWright's own chainsaw e2e scenarios, the collection in the operator's place (not in make test)"
@@ -25,7 +29,7 @@ help:
 	@echo "make bench         benchmarks under tests/bench (print figures)"
 	@echo "make bench-api     API requests of one node through the cluster modules (audit log)"
 	@echo "make bench-fleet   the NodeWright operator vs nodewright.bridge.apply, 24 and 200 nodes (BENCH_FLEET_ARGS=...)"
-	@echo "make molecule      molecule test of the node role against a test cluster (own venv, not in make test)"
+	@echo "make molecule      molecule test of the node role against a test cluster (own venv; in make kube too)"
 	@echo "make docs-lint     antsibull-docs lint-collection-docs, the plugin and role docs included"
 	@echo "make changelog-lint  antsibull-changelog lint of changelogs/fragments"
 	@echo "make docs          the HTML docs site (antsibull-docs + Sphinx, own venv, not in make test): build/docs/html"
@@ -40,7 +44,7 @@ $(VENV)/.installed: requirements-test.txt
 
 venv: $(VENV)/.installed
 
-test: lint docs-lint changelog-lint unit browser sanity galaxy-smoke kube interop strategy-matrix strategy-matrix-new
+test: lint docs-lint changelog-lint unit browser sanity galaxy-smoke galaxy-import kube interop strategy-matrix strategy-matrix-new
 # make test builds the operator (interop) and strategy-matrix-new's CPython during the cluster tests,
 # niced, in the background (tests/build-peers.sh); each build takes a lock, so the step that needs
 # one waits for that build instead of starting a second
@@ -72,6 +76,11 @@ sanity: venv
 
 galaxy-smoke: venv
 	tests/installed_smoke.sh
+
+# galaxy-importer (requirements-test.txt) on the tarball, as Galaxy imports an upload: 0 errors and
+# its success line, or the step fails; the log, its warnings and the JSON result in build/artifacts/galaxy-import.
+galaxy-import: venv
+	tests/galaxy_import.sh
 
 # Two pytest processes at once, each with a cluster of its own (tests/kube/run_shards.sh): the
 # cluster tests mostly wait on the cluster, so two shards halve the wall time on 2 cores.
@@ -122,15 +131,14 @@ demo-down: venv
 clean:
 	rm -rf build .pytest_cache
 
-# molecule/default in a venv of its own (requirements-molecule.txt), never in make test or CI.
+# molecule/default in a venv of its own (requirements-molecule.txt, tests/molecule_venv.sh). make test runs it
+# too, as a test of kube shard 2 (tests/kube/test_molecule.py), with the venv built in the background meanwhile.
 # ANSIBLE_HOME keeps what molecule writes (the collection it installs from this tree, the
 # scenario's ephemeral directory with the cluster's state) under the venv, out of ~/.ansible.
 MOLECULE_VENV ?= build/molecule-venv
 molecule:
-	@[ $(MOLECULE_VENV)/.installed -nt requirements-molecule.txt ] || { \
-	  $(PYTHON) -m venv $(MOLECULE_VENV) && $(MOLECULE_VENV)/bin/pip install --quiet --upgrade pip && \
-	  $(MOLECULE_VENV)/bin/pip install --quiet -r requirements-molecule.txt && touch $(MOLECULE_VENV)/.installed; }
-	PATH=$(abspath $(MOLECULE_VENV))/bin:$$PATH ANSIBLE_HOME=$(abspath $(MOLECULE_VENV))/ansible-home molecule test
+	venv=$$(MOLECULE_VENV=$(MOLECULE_VENV) MOLECULE_PYTHON=$(PYTHON) tests/molecule_venv.sh) && \
+	  PATH=$$venv/bin:$$PATH ANSIBLE_HOME=$$venv/ansible-home molecule test
 
 docs-lint: venv
 	docs/build.sh lint

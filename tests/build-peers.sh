@@ -4,11 +4,13 @@
 #
 # Builds (or finds in the cache) the peers that make test needs during and after its cluster
 # tests, one after the other: Prometheus (the alert-gate tests, several minutes into the shards),
-# the NodeWright operator (interop) and CPython 3.13 (strategy-matrix-new). make test runs it
+# the molecule venv (tests/kube/test_molecule.py, in shard 2), the NodeWright operator (interop) and CPython 3.13 (strategy-matrix-new). make test runs it
 # niced in the background while the cluster tests mostly wait on their clusters; each build takes
 # a lock, so the step that needs one waits for it, never builds twice.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tests/cluster/build.sh prometheus
+# a failed venv build stops nothing here: the molecule test builds it again and shows why
+tests/molecule_venv.sh || echo 'build-peers: the molecule venv failed to build' >&2
 tests/interop/build-operator.sh
 tests/python/build-python.sh

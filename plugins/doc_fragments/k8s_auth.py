@@ -104,8 +104,8 @@ options:
     choices: [auto, skyhook, nodewright]
     default: auto
 requirements:
-  - kubernetes >= 24.2.0 (Python client)
-  - PyYAML >= 3.11
+  - kubernetes >= 29.0.0 (Python client)
+  - PyYAML >= 5.4
 notes:
   - The connection options follow kubernetes.core's names and environment variables.
 '''

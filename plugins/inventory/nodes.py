@@ -32,8 +32,8 @@ description:
 author:
   - nodewright.bridge contributors (@nodewright)
 requirements:
-  - kubernetes >= 24.2.0 (Python client)
-  - PyYAML >= 3.11
+  - kubernetes >= 29.0.0 (Python client)
+  - PyYAML >= 5.4
 extends_documentation_fragment:
   - constructed
   - inventory_cache

@@ -44,6 +44,8 @@ description:
     timeout stops the rollout.
 author:
   - nodewright.bridge contributors (@nodewright)
+requirements:
+  - kubernetes >= 29.0.0 (Python client), for its cluster calls (C(nodewright_shared_budget), C(nodewright_gates))
 notes:
   - >-
     Select it per play with C(strategy: nodewright.bridge.budgeted) (the FQCN is required).

@@ -357,7 +357,6 @@ class Drain(object):
 
     def dry_run(self, name, targets, running_protected, result):
         """The preflight (dry-run evictions); True when the run ends here (check mode); raises DrainError if a PDB refuses."""
-        params = self.params
         blocked = [] if self.delete else self.preflight([p for p, unused in targets])
         result['preflight'] = {'ok': not blocked, 'blocked': blocked}
         if self.module.check_mode:
