@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: scenarios help venv test lint docs docs-lint changelog-lint browser strategy-matrix-new unit sanity galaxy-smoke kube interop bench bench-api bench-fleet demo demo-up demo-run demo-down clean molecule
+.PHONY: scenarios help venv test lint docs docs-lint changelog-lint browser strategy-matrix-new unit sanity galaxy-smoke kube interop bench bench-api bench-fleet demo demo-up demo-run demo-down clean molecule ee
 
 help:
 	@echo "make demo          24 fake GPU nodes in 3 racks, examples/gpu-node-tuning.yaml applied with progress (make demo-down)"
@@ -25,6 +25,7 @@ help:
 	@echo "make bench         benchmarks under tests/bench (print figures)"
 	@echo "make bench-api     API requests of one node through the cluster modules (audit log)"
 	@echo "make bench-fleet   the NodeWright operator vs nodewright.bridge.apply, 24 and 200 nodes (BENCH_FLEET_ARGS=...)"
+	@echo "make ee            the execution environment: ansible-builder on a Debian base built here, podman (not in make test)"
 	@echo "make molecule      molecule test of the node role against a test cluster (own venv, not in make test)"
 	@echo "make docs-lint     antsibull-docs lint-collection-docs, the plugin and role docs included"
 	@echo "make changelog-lint  antsibull-changelog lint of changelogs/fragments"
@@ -121,6 +122,12 @@ demo-down: venv
 
 clean:
 	rm -rf build .pytest_cache
+
+# The collection's execution environment (docs/ee.md): ansible-builder builds it on a base image
+# debootstrap makes (no registry here), both cached in podman's storage by content
+# (~/.cache/nodewright-bridge/ee); then what AWX and a user run in it. Not in make test.
+ee: venv
+	$(BIN)/python -m pytest tests/ee -q -m ee
 
 # molecule/default in a venv of its own (requirements-molecule.txt), never in make test or CI.
 # ANSIBLE_HOME keeps what molecule writes (the collection it installs from this tree, the
