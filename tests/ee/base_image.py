@@ -32,7 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 # pylint: disable=wrong-import-position
-from podman_env import PodmanError, cache_dir, image_exists, podman_env, run_podman, smoke  # noqa: E402
+from podman_env import PodmanError, cache_dir, image_exists, podman_env, prune, run_podman, smoke  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO_ROOT / 'build' / 'artifacts' / 'ee'
@@ -146,5 +146,6 @@ def ensure_base_image(env: dict[str, str] | None = None) -> str:
                     _build(name, env, log)
                     log.write(f'base image {name}: {time.monotonic() - start:.0f} s\n')
                 print(f'ee: built {name} in {time.monotonic() - start:.0f} s', file=sys.stderr)
+                prune(BASE_REPOSITORY, name, env)
     smoke(name, env)
     return name

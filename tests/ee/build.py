@@ -11,7 +11,7 @@ the local base image of tests/ee/base_image.py (no registry here).
 The image is localhost/nodewright-bridge-ee:<tag>, the tag a hash of the inputs: the collection
 tarball's content (built from the tree with ansible-galaxy collection build), the definition
 (tests/ee/execution-environment.yml with the base and the pins filled in), the base image's tag,
-ansible-builder's version and this file. An image podman's storage has is reused; one build at a
+ansible-builder's version and the build's code. An image podman's storage has is reused; one build at a
 time (flock). ansible-builder's and podman's output: build/artifacts/ee/ee-<tag>.log.
 
 Environment:
@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import fcntl
 import hashlib
+import inspect
 import os
 import re
 import shutil
@@ -40,7 +41,7 @@ sys.path.insert(0, str(HERE))
 
 # pylint: disable=wrong-import-position
 from base_image import ARTIFACTS, REPO_ROOT, ensure_base_image  # noqa: E402
-from podman_env import PodmanError, cache_dir, image_exists, podman_env  # noqa: E402
+from podman_env import PodmanError, cache_dir, image_exists, podman_env, prune  # noqa: E402
 
 EE_REPOSITORY = 'localhost/nodewright-bridge-ee'
 ANSIBLE_BUILDER_VERSION = '3.2.0'
@@ -73,13 +74,16 @@ def build_tarball(out: Path) -> Path:
 def tarball_digest(tarball: Path) -> str:
     """A hash of the tarball's members (names, modes, contents), not its bytes: gzip's header and
     the members' mtimes change with every build of the same tree."""
-    digest = hashlib.sha256()
-    with tarfile.open(tarball) as tar:
-        for member in sorted(tar.getmembers(), key=lambda m: m.name):
-            digest.update(f'{member.name}\0{member.type!r}\0{member.mode}\0{member.linkname}\0'.encode())
+    entries = []
+    # in the archive's order (a gzip stream read once; random access would reread it), sorted after
+    with tarfile.open(tarball, mode='r|gz') as tar:
+        for member in tar:
+            entry = hashlib.sha256(f'{member.name}\0{member.type!r}\0{member.mode}\0{member.linkname}\0'.encode())
             if member.isfile():
-                digest.update(hashlib.sha256(tar.extractfile(member).read()).digest())
-    return digest.hexdigest()
+                entry.update(tar.extractfile(member).read())
+            entries.append((member.name, entry.hexdigest()))
+    return hashlib.sha256(repr(sorted(entries)).encode()).hexdigest()
+
 
 
 def write_definition(directory: Path, base: str, tarball: Path) -> Path:
@@ -121,8 +125,9 @@ def ansible_builder() -> list[str]:
 
 def ee_tag(tarball: Path, definition: Path, base: str) -> str:
     digest = hashlib.sha256()
+    # the build's code, not the whole file: a comment or docstring edit does not rebuild the image
     for part in (tarball_digest(tarball), definition.read_text(encoding='utf-8'), base, ANSIBLE_BUILDER_VERSION,
-                 Path(__file__).read_text(encoding='utf-8')):
+                 inspect.getsource(_build)):
         digest.update(part.encode() + b'\0')
     return digest.hexdigest()[:16]
 
@@ -171,6 +176,7 @@ def ensure_ee_image(env: dict[str, str] | None = None) -> str:
             print(f'ee: building {name} (log {log_path})', file=sys.stderr)
             _build(name, definition, env, log_path)
             print(f'ee: built {name} in {time.monotonic() - start:.0f} s', file=sys.stderr)
+            prune(EE_REPOSITORY, name, env)
     return name
 
 

@@ -67,7 +67,7 @@ def _containers_conf(runtime: str) -> str:
 default_ulimits = ["nofile={nofile}:{nofile}", "nproc={nproc}:{nproc}"]
 
 [engine]
-# Debian's podman 4.3 defaults to crun, which Debian 12 does not install with it; runc is its other runtime
+# podman's default is crun; .ci/run installs runc (podman's Debian package takes either)
 runtime = "{runtime}"
 # no systemd here: cgroups through the file system (cgroup v1), events to a file instead of the journal
 cgroup_manager = "cgroupfs"
@@ -137,6 +137,18 @@ def image_exists(image: str, env: dict[str, str]) -> bool:
 def smoke(image: str, env: dict[str, str]) -> None:
     """podman run --rm <image> true: can this machine run a container at all."""
     run_podman(['run', '--rm', '--network=host', image, 'true'], env, timeout=120)
+
+
+def prune(repository: str, keep: str, env: dict[str, str], count: int = 3) -> None:
+    """Remove all but the newest count tags of repository (keep among them): each change of an
+    image's inputs makes a new tag. The newest few stay for the other checkouts sharing the cache;
+    an image a container still uses is left (podman refuses), and so are the untagged stage images,
+    podman's layer cache for the next build (`podman image prune` removes them)."""
+    proc = subprocess.run(['podman', 'images', '--format', '{{.Repository}}:{{.Tag}}', '--sort', 'created',
+                           '--filter', f'reference={repository}'], env=env, capture_output=True, text=True, check=False)
+    names = [n for n in proc.stdout.split() if n != keep]  # newest first
+    for name in names[count - 1:]:
+        subprocess.run(['podman', 'rmi', name], env=env, capture_output=True, check=False)
 
 
 def main() -> int:

@@ -104,11 +104,13 @@ def test_runner_worker(env, ee_image, tmp_path):
     assert worker.returncode == 0, worker.stderr.decode(errors='replace')
     out = tmp_path / 'out'
     processed = subprocess.run(['ansible-runner', 'process', str(out)], input=worker.stdout,
-                               capture_output=True, text=True, check=False, timeout=120)
-    assert processed.returncode == 0, processed.stdout + processed.stderr
-    assert 'batches [[3, 3, 3, 1]]' in processed.stdout, processed.stdout
-    (status,) = out.glob('artifacts/*/status')
-    assert status.read_text(encoding='utf-8') == 'successful'
+                               capture_output=True, check=False, timeout=120)
+    stdout = processed.stdout.decode(errors='replace')
+    assert processed.returncode == 0, stdout + processed.stderr.decode(errors='replace')
+    assert 'batches [[3, 3, 3, 1]]' in stdout, stdout
+    # ansible-runner process writes the job's artifacts straight under artifacts/ (no ident directory)
+    assert (out / 'artifacts' / 'status').read_text(encoding='utf-8') == 'successful'
+    assert (out / 'artifacts' / 'rc').read_text(encoding='utf-8') == '0'
 
 
 def test_broken_runtime_fails_with_podmans_error(ee_image, tmp_path):  # pylint: disable=unused-argument
