@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
 """Build the collection's execution environment the way a user does, with ansible-builder, on
@@ -83,7 +82,6 @@ def tarball_digest(tarball: Path) -> str:
                 entry.update(tar.extractfile(member).read())
             entries.append((member.name, entry.hexdigest()))
     return hashlib.sha256(repr(sorted(entries)).encode()).hexdigest()
-
 
 
 def write_definition(directory: Path, base: str, tarball: Path) -> Path:
