@@ -30,6 +30,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import tempfile
 import time
 from pathlib import Path
 
@@ -154,29 +155,31 @@ def ensure_ee_image(env: dict[str, str] | None = None) -> str:
     """The EE image's name, built (and its base) if podman's storage does not have it."""
     env = podman_env() if env is None else env
     base = ensure_base_image(env)
-    inputs = BUILD / 'definition'
-    shutil.rmtree(inputs, ignore_errors=True)
-    inputs.mkdir(parents=True)
-    tarball = build_tarball(BUILD / 'collection')
-    definition = write_definition(inputs, base, tarball)
-    tag = ee_tag(tarball, definition, base)
-    name = f'{EE_REPOSITORY}:{tag}'
-    if image_exists(name, env):
-        return name
-    cache = cache_dir()
-    cache.mkdir(parents=True, exist_ok=True)
-    with open(cache / '.ee.lock', 'w', encoding='utf-8') as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not image_exists(name, env):  # another caller may have built it while this one waited
-            ARTIFACTS.mkdir(parents=True, exist_ok=True)
-            log_path = ARTIFACTS / f'ee-{tag}.log'
-            start = time.monotonic()
-            print(f'ee: building {name} (log {log_path})', file=sys.stderr)
-            _build(name, definition, env, log_path)
-            print(f'ee: built {name} in {time.monotonic() - start:.0f} s', file=sys.stderr)
-            prune(EE_REPOSITORY, name, env)
+    BUILD.mkdir(parents=True, exist_ok=True)
+    # the tarball and the definition in a directory of this caller's: two callers at once in one
+    # checkout (the lock below is taken only for a build) must not remove each other's
+    with tempfile.TemporaryDirectory(dir=BUILD, prefix='inputs-') as tmp:
+        inputs = Path(tmp) / 'definition'
+        inputs.mkdir()
+        tarball = build_tarball(Path(tmp) / 'collection')
+        definition = write_definition(inputs, base, tarball)
+        tag = ee_tag(tarball, definition, base)
+        name = f'{EE_REPOSITORY}:{tag}'
+        if image_exists(name, env):
+            return name
+        cache = cache_dir()
+        cache.mkdir(parents=True, exist_ok=True)
+        with open(cache / '.ee.lock', 'w', encoding='utf-8') as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not image_exists(name, env):  # another caller may have built it while this one waited
+                ARTIFACTS.mkdir(parents=True, exist_ok=True)
+                log_path = ARTIFACTS / f'ee-{tag}.log'
+                start = time.monotonic()
+                print(f'ee: building {name} (log {log_path})', file=sys.stderr)
+                _build(name, definition, env, log_path)
+                print(f'ee: built {name} in {time.monotonic() - start:.0f} s', file=sys.stderr)
+                prune(EE_REPOSITORY, name, env)
     return name
-
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n', 1)[0])
