@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: scenarios help venv test lint docs docs-lint changelog-lint browser strategy-matrix-new unit sanity galaxy-smoke kube interop bench bench-api bench-fleet demo demo-up demo-run demo-down clean molecule ee
+.PHONY: scenarios help venv test lint docs docs-lint changelog-lint browser strategy-matrix-new unit sanity galaxy-smoke kube interop bench bench-api bench-fleet demo demo-up demo-run demo-down clean molecule
 
 help:
 	@echo "make demo          24 fake GPU nodes in 3 racks, examples/gpu-node-tuning.yaml applied with progress (make demo-down)"
@@ -126,6 +126,7 @@ clean:
 # The collection's execution environment (docs/ee.md): ansible-builder builds it on a base image
 # debootstrap makes (no registry here), both cached in podman's storage by content
 # (~/.cache/nodewright-bridge/ee); then what AWX and a user run in it. Not in make test.
+.PHONY: ee
 ee: venv
 	$(BIN)/python -m pytest tests/ee -q -m ee
 
