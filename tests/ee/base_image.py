@@ -19,7 +19,6 @@ Environment:
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import inspect
 import os
@@ -32,7 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 # pylint: disable=wrong-import-position
-from podman_env import PodmanError, cache_dir, image_exists, podman_env, prune, run_podman, smoke  # noqa: E402
+from podman_env import PodmanError, cache_dir, image_exists, lock_wait, podman_env, prune, run_podman, smoke  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO_ROOT / 'build' / 'artifacts' / 'ee'
@@ -136,7 +135,7 @@ def ensure_base_image(env: dict[str, str] | None = None) -> str:
         cache = cache_dir()
         cache.mkdir(parents=True, exist_ok=True)
         with open(cache / '.base.lock', 'w', encoding='utf-8') as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
+            lock_wait(lock, name)
             if not image_exists(name, env):  # another caller may have built it while this one waited
                 ARTIFACTS.mkdir(parents=True, exist_ok=True)
                 log_path = ARTIFACTS / f'base-{name.rsplit(":", 1)[1]}.log'

@@ -21,7 +21,6 @@ Environment:
 from __future__ import annotations
 
 import argparse
-import fcntl
 import hashlib
 import inspect
 import os
@@ -41,7 +40,7 @@ sys.path.insert(0, str(HERE))
 
 # pylint: disable=wrong-import-position
 from base_image import ARTIFACTS, REPO_ROOT, ensure_base_image  # noqa: E402
-from podman_env import PodmanError, cache_dir, image_exists, podman_env, prune  # noqa: E402
+from podman_env import PodmanError, cache_dir, image_exists, lock_wait, podman_env, prune  # noqa: E402
 
 EE_REPOSITORY = 'localhost/nodewright-bridge-ee'
 ANSIBLE_BUILDER_VERSION = '3.2.0'
@@ -170,7 +169,7 @@ def ensure_ee_image(env: dict[str, str] | None = None) -> str:
         cache = cache_dir()
         cache.mkdir(parents=True, exist_ok=True)
         with open(cache / '.ee.lock', 'w', encoding='utf-8') as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
+            lock_wait(lock, name)
             if not image_exists(name, env):  # another caller may have built it while this one waited
                 ARTIFACTS.mkdir(parents=True, exist_ok=True)
                 log_path = ARTIFACTS / f'ee-{tag}.log'
@@ -180,6 +179,7 @@ def ensure_ee_image(env: dict[str, str] | None = None) -> str:
                 print(f'ee: built {name} in {time.monotonic() - start:.0f} s', file=sys.stderr)
                 prune(EE_REPOSITORY, name, env)
     return name
+
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n', 1)[0])

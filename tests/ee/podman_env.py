@@ -19,6 +19,7 @@ Environment:
 
 from __future__ import annotations
 
+import fcntl
 import os
 import resource
 import subprocess
@@ -82,6 +83,15 @@ driver = "overlay"
 graphroot = "{storage}/graph"
 runroot = "{storage}/run"
 '''
+
+
+def lock_wait(lock, name: str) -> None:
+    """flock lock, saying so when another caller holds it (its build can take minutes)."""
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        print(f'ee: waiting for another build of {name} ({lock.name})', file=sys.stderr)
+        fcntl.flock(lock, fcntl.LOCK_EX)
 
 
 def write_config(conf_dir: Path | None = None, runtime: str = 'runc', storage: Path | None = None) -> dict[str, str]:
