@@ -29,6 +29,7 @@ help:
 	@echo "make bench         benchmarks under tests/bench (print figures)"
 	@echo "make bench-api     API requests of one node through the cluster modules (audit log)"
 	@echo "make bench-fleet   the NodeWright operator vs nodewright.bridge.apply, 24 and 200 nodes (BENCH_FLEET_ARGS=...)"
+	@echo "make ee            the execution environment: ansible-builder on a Debian base built here, podman, its checks"
 	@echo "make molecule      molecule test of the node role against a test cluster (own venv; in make kube too)"
 	@echo "make docs-lint     antsibull-docs lint-collection-docs, the plugin and role docs included"
 	@echo "make changelog-lint  antsibull-changelog lint of changelogs/fragments"
@@ -44,7 +45,7 @@ $(VENV)/.installed: requirements-test.txt
 
 venv: $(VENV)/.installed
 
-test: lint docs-lint changelog-lint unit browser sanity galaxy-smoke galaxy-import kube interop strategy-matrix strategy-matrix-new
+test: lint docs-lint changelog-lint unit browser sanity galaxy-smoke galaxy-import kube ee interop strategy-matrix strategy-matrix-new
 # make test builds the operator (interop) and strategy-matrix-new's CPython during the cluster tests,
 # niced, in the background (tests/build-peers.sh); each build takes a lock, so the step that needs
 # one waits for that build instead of starting a second
@@ -87,7 +88,7 @@ galaxy-import: venv
 # KUBE_SHARD_1 is the first shard's files (the longest: outages, windows, concurrent runs; about as
 # long as all the others together), and the v0.20 CRD cluster's tests (a cluster of their own, about 1.5 min).
 KUBE_SHARD_1 ?= tests/kube/test_faults.py tests/kube/test_windows_and_gates.py tests/kube/test_shared_budget.py tests/kube/test_timeline_e2e.py \
-  tests/kube/test_events.py tests/kube/test_nodewright_v020.py tests/kube/test_nodewright_jobs.py
+  tests/kube/test_events.py tests/kube/test_nodewright_v020.py tests/kube/test_nodewright_jobs.py tests/kube/test_awx_jobs.py
 kube: venv
 	KUBE_PYTHON=$(BIN)/python KUBE_BACKGROUND="$(KUBE_BACKGROUND)" tests/kube/run_shards.sh $(KUBE_SHARD_1)
 
@@ -130,6 +131,14 @@ demo-down: venv
 
 clean:
 	rm -rf build .pytest_cache
+
+# The collection's execution environment (docs/ee.md): ansible-builder builds it on a base image
+# debootstrap makes (no registry here), both cached in podman's storage by content
+# (~/.cache/nodewright-bridge/ee); then what a user runs in it. make test builds it in the background of
+# the cluster tests (tests/build-peers.sh), runs AWX's jobs in it there (tests/kube/test_awx_jobs.py), then this.
+.PHONY: ee
+ee: venv
+	$(BIN)/python -m pytest tests/ee -q -m ee
 
 # molecule/default in a venv of its own (requirements-molecule.txt, tests/molecule_venv.sh). make test runs it
 # too, as a test of kube shard 2 (tests/kube/test_molecule.py), with the venv built in the background meanwhile.

@@ -12,5 +12,8 @@ cd "$(dirname "$0")/.."
 tests/cluster/build.sh prometheus
 # a failed venv build stops nothing here: the molecule test builds it again and shows why
 tests/molecule_venv.sh || echo 'build-peers: the molecule venv failed to build' >&2
+# the execution environment (tests/ee/ee_build.py: its base from debootstrap, then ansible-builder), for the AWX jobs
+# of kube shard 1 (tests/kube/test_awx_jobs.py, whose fixture waits for this build's lock, or builds it itself)
+.venv/bin/python tests/ee/ee_build.py > /dev/null || echo 'build-peers: the EE failed to build' >&2
 tests/interop/build-operator.sh
 tests/python/build-python.sh

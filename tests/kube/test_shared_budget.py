@@ -2,10 +2,11 @@
 # Apache License 2.0 (see LICENSE)
 """The shared budget: several `nodewright.bridge.apply` runs of one CR at once, on the test cluster.
 
-Three runs over 12 nodes with an interruptionBudget of 2: the nodes in flight (cordoned, and
-holding a slot in the CR's Lease) are sampled all along and never exceed 2; every node ends
-complete; every stage pod is created once over all runs. A run killed with SIGKILL frees its
-slots after their expiry and the others finish its nodes. A Lease edited by hand to nonsense
+Three runs over 12 nodes with an interruptionBudget of 2 (the nodes in flight, cordoned and
+holding a slot in the CR's Lease, sampled all along by InFlight) are AWX's three slices in
+test_awx_jobs.py, which uses this file's Fleet and InFlight. Here: a run killed with SIGKILL on
+this machine frees its slots at once; a suspended one after their expiry, and the others finish
+its nodes. A Lease edited by hand to nonsense
 stops the run with a clear message before any node is touched.
 """
 
@@ -138,40 +139,6 @@ def _stages_once(counts, fleet):
 
 def _leases(cluster, namespace):
     return kclient.CoordinationV1Api(cluster.api).list_namespaced_lease(namespace).items
-
-
-def test_three_concurrent_runs_never_have_more_than_the_budget_in_flight(cluster, playbooks, fleet, namespace, pod_recorder):
-    recorder = pod_recorder(namespace)
-    watch = InFlight(cluster, fleet, namespace)
-    runs = [RunningPlaybook(playbooks, 'nodewright.bridge.apply', extra_vars=_vars(fleet, namespace)) for dummy in range(3)]
-    results = [run.finish(timeout=900) for run in runs]
-    watch.finish()
-    recorder.finish()
-    for result in results:
-        assert result.rc == 0, result
-    print(f'most in flight: {watch.most_cordoned} cordoned, {watch.most_slots} slots; {watch.samples} samples; '
-          f'runs {sorted(watch.runs_seen)}; durations {[round(r.duration, 1) for r in runs]}; a Lease seen: {watch.example}')
-    assert watch.samples > 20
-    assert len(watch.runs_seen) == 3, 'every run took part in the one budget'
-    assert watch.most_cordoned <= 2 and watch.most_slots <= 2
-    assert watch.most_cordoned == 2, 'the budget was used (2 nodes at once)'
-    for name in fleet.names:
-        node = fleet.node(name)
-        assert (node.metadata.labels or {}).get(STATUS + fleet.cr) == 'complete', name
-        assert not node.spec.unschedulable, f'{name} was left cordoned'
-    counts = recorder.stage_pods()
-    assert _stages_once(counts, fleet)
-    # the work was shared: more than one run rolled nodes out, and each says which it left to the others
-    ran = [r.report['shared_budget'] for r in results]
-    assert all(info and info['max_in_flight'] for info in ran)
-    elsewhere = [len(info['elsewhere']) for info in ran]
-    assert sum(elsewhere) >= 12, elsewhere
-    # the Lease after the runs: no slot held, no run registered
-    leases = [lease for lease in _leases(cluster, namespace) if ANNOTATION in (lease.metadata.annotations or {})]
-    assert len(leases) == 1
-    state = json.loads(leases[0].metadata.annotations[ANNOTATION])
-    assert state['slots'] == {} and state['runs'] == {} and len(state['done']) == 12
-    assert leases[0].spec.holder_identity == '0 in flight (between batches), 0 runs'
 
 
 def _victim_then_others(playbooks, fleet, namespace, extra):
