@@ -64,8 +64,9 @@ def build_tarball(out: Path) -> Path:
     """The collection tarball from the tree, as tests/installed_smoke.sh builds it."""
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
-    subprocess.run(['ansible-galaxy', 'collection', 'build', str(REPO_ROOT), '--output-path', str(out), '--force'],
-                   check=True, stdout=subprocess.DEVNULL)
+    galaxy = Path(sys.executable).with_name('ansible-galaxy')  # the test virtualenv's, else the one on PATH
+    subprocess.run([str(galaxy) if galaxy.exists() else 'ansible-galaxy', 'collection', 'build', str(REPO_ROOT),
+                    '--output-path', str(out), '--force'], check=True, stdout=subprocess.DEVNULL)
     (tarball,) = out.glob('nodewright-bridge-*.tar.gz')
     return tarball
 
