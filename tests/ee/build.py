@@ -60,11 +60,18 @@ def _pins() -> dict[str, str]:
     return pins
 
 
+def tool(name: str) -> str:
+    """A command of this Python's environment (the test virtualenv's ansible-galaxy, ansible-runner,
+    ansible-builder) before PATH's: pytest may run as .venv/bin/python without .venv/bin on PATH."""
+    beside = Path(sys.executable).parent / name
+    return str(beside) if beside.exists() else name
+
+
 def build_tarball(out: Path) -> Path:
     """The collection tarball from the tree, as tests/installed_smoke.sh builds it."""
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
-    subprocess.run(['ansible-galaxy', 'collection', 'build', str(REPO_ROOT), '--output-path', str(out), '--force'],
+    subprocess.run([tool('ansible-galaxy'), 'collection', 'build', str(REPO_ROOT), '--output-path', str(out), '--force'],
                    check=True, stdout=subprocess.DEVNULL)
     (tarball,) = out.glob('nodewright-bridge-*.tar.gz')
     return tarball
@@ -105,7 +112,7 @@ def ansible_builder() -> list[str]:
     """The ansible-builder command: ANSIBLE_BUILDER, the one on PATH at the pinned version, or our own venv's."""
     if os.environ.get('ANSIBLE_BUILDER'):
         return [os.environ['ANSIBLE_BUILDER']]
-    on_path = shutil.which('ansible-builder')
+    on_path = shutil.which(tool('ansible-builder'))
     if on_path:
         proc = subprocess.run([on_path, '--version'], capture_output=True, text=True, check=False)
         if proc.returncode == 0 and proc.stdout.strip() == ANSIBLE_BUILDER_VERSION:
