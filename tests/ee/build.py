@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import inspect
 import os
 import re
 import shutil
@@ -40,7 +39,7 @@ sys.path.insert(0, str(HERE))
 
 # pylint: disable=wrong-import-position
 from base_image import ARTIFACTS, REPO_ROOT, ensure_base_image  # noqa: E402
-from podman_env import PodmanError, cache_dir, image_exists, lock_wait, podman_env, prune  # noqa: E402
+from podman_env import PodmanError, cache_dir, code_digest, image_exists, lock_wait, podman_env, prune  # noqa: E402
 
 EE_REPOSITORY = 'localhost/nodewright-bridge-ee'
 ANSIBLE_BUILDER_VERSION = '3.2.0'
@@ -132,7 +131,7 @@ def ee_tag(tarball: Path, definition: Path, base: str) -> str:
     digest = hashlib.sha256()
     # the build's code, not the whole file: a comment or docstring edit does not rebuild the image
     for part in (tarball_digest(tarball), definition.read_text(encoding='utf-8'), base, ANSIBLE_BUILDER_VERSION,
-                 inspect.getsource(_build)):
+                 code_digest(_build)):
         digest.update(part.encode() + b'\0')
     return digest.hexdigest()[:16]
 

@@ -19,11 +19,15 @@ Environment:
 
 from __future__ import annotations
 
+import ast
 import fcntl
+import hashlib
+import inspect
 import os
 import resource
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 HINT = ('hint: podman runs here with tests/ee/podman_env.py\'s configuration (runc, cgroupfs, file events, ulimits '
@@ -83,6 +87,13 @@ driver = "overlay"
 graphroot = "{storage}/graph"
 runroot = "{storage}/run"
 '''
+
+
+def code_digest(function) -> str:
+    """A hash of a function's code for an image tag: its syntax tree, so editing a comment or the
+    layout does not rebuild an image."""
+    tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+    return hashlib.sha256(ast.dump(tree).encode()).hexdigest()
 
 
 def lock_wait(lock, name: str) -> None:
