@@ -20,7 +20,6 @@ Environment:
 from __future__ import annotations
 
 import hashlib
-import inspect
 import os
 import shutil
 import subprocess
@@ -31,7 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 # pylint: disable=wrong-import-position
-from podman_env import PodmanError, cache_dir, image_exists, lock_wait, podman_env, prune, run_podman, smoke  # noqa: E402
+from podman_env import PodmanError, cache_dir, code_digest, image_exists, lock_wait, podman_env, prune, run_podman, smoke  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO_ROOT / 'build' / 'artifacts' / 'ee'
@@ -59,7 +58,7 @@ def _local_cas() -> list[Path]:
 def base_tag() -> str:
     digest = hashlib.sha256()
     # the recipe's code, not the whole file: a comment or docstring edit does not rebuild the image
-    digest.update(inspect.getsource(_build).encode())
+    digest.update(code_digest(_build).encode())
     digest.update(f'\0{SUITE}\0{MIRROR}\0{",".join(PACKAGES)}\0'.encode())
     for ca in _local_cas():
         digest.update(ca.name.encode() + b'\0' + ca.read_bytes())
@@ -114,8 +113,8 @@ def _build(name: str, env: dict[str, str], log) -> None:
     log.flush()
     tar = subprocess.Popen(['tar', '--numeric-owner', '-C', str(rootfs), '-c', '.'], stdout=subprocess.PIPE)
     try:
-        # PEP 668: trixie's python3 is "externally managed", and ansible-builder's pip installs would stop
-        # without this (its Containerfile sets it too, but only from its own stages on)
+        # PEP 668: trixie's python3 is "externally managed"; ansible-builder's stages set this themselves,
+        # the image has it for any other pip run in it (a user's additional_build_steps, a test's)
         run_podman(['import', '--change', 'ENV PIP_BREAK_SYSTEM_PACKAGES=1', '--change', 'CMD ["/bin/bash"]',
                     '--message', f'debootstrap --variant=minbase {SUITE} {MIRROR}', '-', name], env, stdin=tar.stdout)
     finally:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import inspect
 import os
 import re
 import shutil
@@ -40,7 +39,7 @@ sys.path.insert(0, str(HERE))
 
 # pylint: disable=wrong-import-position
 from base_image import ARTIFACTS, REPO_ROOT, ensure_base_image  # noqa: E402
-from podman_env import PodmanError, cache_dir, image_exists, lock_wait, podman_env, prune  # noqa: E402
+from podman_env import PodmanError, cache_dir, code_digest, image_exists, lock_wait, podman_env, prune  # noqa: E402
 
 EE_REPOSITORY = 'localhost/nodewright-bridge-ee'
 ANSIBLE_BUILDER_VERSION = '3.2.0'
@@ -60,13 +59,19 @@ def _pins() -> dict[str, str]:
     return pins
 
 
+def tool(name: str) -> str:
+    """A command of this Python's environment (the test virtualenv's ansible-galaxy, ansible-runner,
+    ansible-builder) before PATH's: pytest may run as .venv/bin/python without .venv/bin on PATH."""
+    beside = Path(sys.executable).parent / name
+    return str(beside) if beside.exists() else name
+
+
 def build_tarball(out: Path) -> Path:
     """The collection tarball from the tree, as tests/installed_smoke.sh builds it."""
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
-    galaxy = Path(sys.executable).with_name('ansible-galaxy')  # the test virtualenv's, else the one on PATH
-    subprocess.run([str(galaxy) if galaxy.exists() else 'ansible-galaxy', 'collection', 'build', str(REPO_ROOT),
-                    '--output-path', str(out), '--force'], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([tool('ansible-galaxy'), 'collection', 'build', str(REPO_ROOT), '--output-path', str(out), '--force'],
+                   check=True, stdout=subprocess.DEVNULL)
     (tarball,) = out.glob('nodewright-bridge-*.tar.gz')
     return tarball
 
@@ -106,9 +111,7 @@ def ansible_builder() -> list[str]:
     """The ansible-builder command: ANSIBLE_BUILDER, the one on PATH at the pinned version, or our own venv's."""
     if os.environ.get('ANSIBLE_BUILDER'):
         return [os.environ['ANSIBLE_BUILDER']]
-    # the test virtualenv's (requirements-test.txt pins it), then the one on PATH
-    beside = Path(sys.executable).with_name('ansible-builder')
-    on_path = str(beside) if beside.exists() else shutil.which('ansible-builder')
+    on_path = shutil.which(tool('ansible-builder'))
     if on_path:
         proc = subprocess.run([on_path, '--version'], capture_output=True, text=True, check=False)
         if proc.returncode == 0 and proc.stdout.strip() == ANSIBLE_BUILDER_VERSION:
@@ -128,7 +131,7 @@ def ee_tag(tarball: Path, definition: Path, base: str) -> str:
     digest = hashlib.sha256()
     # the build's code, not the whole file: a comment or docstring edit does not rebuild the image
     for part in (tarball_digest(tarball), definition.read_text(encoding='utf-8'), base, ANSIBLE_BUILDER_VERSION,
-                 inspect.getsource(_build)):
+                 code_digest(_build)):
         digest.update(part.encode() + b'\0')
     return digest.hexdigest()[:16]
 

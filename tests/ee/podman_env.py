@@ -19,15 +19,19 @@ Environment:
 
 from __future__ import annotations
 
+import ast
 import fcntl
+import hashlib
+import inspect
 import os
 import resource
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
-HINT = ('hint: podman runs here with tests/ee/podman_env.py\'s configuration (runc, cgroupfs, file events, '
-        'ulimits within the hard limits); install Debian\'s podman, runc and conmon as .ci/run does')
+HINT = ('hint: podman runs here with tests/ee/podman_env.py\'s configuration (runc, cgroupfs, file events, ulimits '
+        'within the hard limits) and its bridge network (CNI plugins, iptables); install them as .ci/run does')
 
 # podman 4.3 starts conmon and runc with a hard RLIMIT_NPROC of 32768 whatever the caller's is (read
 # from /proc/<runc>/limits here), and runc cannot raise a hard limit without CAP_SYS_RESOURCE: a
@@ -83,6 +87,13 @@ driver = "overlay"
 graphroot = "{storage}/graph"
 runroot = "{storage}/run"
 '''
+
+
+def code_digest(function) -> str:
+    """A hash of a function's code for an image tag: its syntax tree, so editing a comment or the
+    layout does not rebuild an image."""
+    tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+    return hashlib.sha256(ast.dump(tree).encode()).hexdigest()
 
 
 def lock_wait(lock, name: str) -> None:
@@ -145,8 +156,9 @@ def image_exists(image: str, env: dict[str, str]) -> bool:
 
 
 def smoke(image: str, env: dict[str, str]) -> None:
-    """podman run --rm <image> true: can this machine run a container at all."""
-    run_podman(['run', '--rm', '--network=host', image, 'true'], env, timeout=120)
+    """podman run --rm <image> true: can this machine run a container at all. On podman's default
+    network, the bridge the build's RUN steps use (a missing iptables shows here, not mid-build)."""
+    run_podman(['run', '--rm', image, 'true'], env, timeout=120)
 
 
 def prune(repository: str, keep: str, env: dict[str, str], count: int = 3) -> None:

@@ -13,18 +13,13 @@ import json
 import re
 import shutil
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 import yaml
 
 from base_image import base_image_name
-from ee_build import REPO_ROOT, ensure_ee_image
+from ee_build import REPO_ROOT, ensure_ee_image, tool
 from podman_env import HINT, PodmanError, podman_env, smoke
-
-# the controller's ansible-runner: the test virtualenv's (requirements-test.txt), as AWX's control node has its own
-RUNNER = str(Path(sys.executable).with_name('ansible-runner'))
 
 FIXTURES = REPO_ROOT / 'tests' / 'unit' / 'fixtures'
 VERSION = yaml.safe_load((REPO_ROOT / 'galaxy.yml').read_text(encoding='utf-8'))['version']
@@ -102,13 +97,13 @@ def test_runner_worker(env, ee_image, tmp_path):
       ansible.builtin.debug:
         msg: "batches {{ plan.compartments | map(attribute='batch_sizes') | select | list | to_json }}"
 ''', encoding='utf-8')
-    transmit = subprocess.run([RUNNER, 'transmit', str(private), '-p', 'plan.yml'],
+    transmit = subprocess.run([tool('ansible-runner'), 'transmit', str(private), '-p', 'plan.yml'],
                               capture_output=True, check=True, timeout=120)
     worker = subprocess.run(['podman', 'run', '--rm', '-i', '--network=host', ee_image, 'ansible-runner', 'worker'],
                             env=env, input=transmit.stdout, capture_output=True, check=False, timeout=300)
     assert worker.returncode == 0, worker.stderr.decode(errors='replace')
     out = tmp_path / 'out'
-    processed = subprocess.run([RUNNER, 'process', str(out)], input=worker.stdout,
+    processed = subprocess.run([tool('ansible-runner'), 'process', str(out)], input=worker.stdout,
                                capture_output=True, check=False, timeout=120)
     stdout = processed.stdout.decode(errors='replace')
     assert processed.returncode == 0, stdout + processed.stderr.decode(errors='replace')
