@@ -38,6 +38,7 @@ INTERVAL = 1.0
 class _Keeper(object):
     def __init__(self, connection, cr_name):
         self.connection = connection
+        self._params = None
         self.cr_name = cr_name
         # the sequence engine's kube.LiveCRs: the CR read from its watch (a conflict reads it afresh)
         self.live_crs = None
@@ -62,8 +63,14 @@ class _Keeper(object):
             if not self.warnings:
                 self.warnings.append('the status of %s was not written: %s: %s' % (self.cr_name, type(exc).__name__, exc))
 
+    def params(self):
+        """The connection with the K8S_AUTH_* environment applied (kube.connection_params), worked out once."""
+        if self._params is None:
+            self._params = kube_api.connection_params(self.connection)
+        return self._params
+
     def kube(self):
-        return kube_api.Kube(kube_api.connection_params(self.connection), live_crs=self.live_crs)
+        return kube_api.Kube(self.params(), live_crs=self.live_crs)
 
 
 class BatchStateKeeper(_Keeper):
@@ -76,7 +83,7 @@ class BatchStateKeeper(_Keeper):
 
     def kube(self):
         if self.client is None:
-            self.client = kube_api.Kube(kube_api.connection_params(self.connection))
+            self.client = kube_api.Kube(self.params())
         return self.client
 
     def keep(self, batch_states):
