@@ -136,8 +136,8 @@ def ee_tag(tarball: Path, definition: Path, base: str) -> str:
     return digest.hexdigest()[:16]
 
 
-def _build(name: str, definition: Path, env: dict[str, str], log_path: Path) -> None:
-    context = BUILD / 'context'
+def _build(name: str, definition: Path, env: dict[str, str], log_path: Path, context: Path | None = None) -> None:
+    context = BUILD / 'context' if context is None else context
     shutil.rmtree(context, ignore_errors=True)
     cmd = [*ansible_builder(), 'build', '--container-runtime', 'podman', '-t', name, '-f', str(definition),
            '--context', str(context), '-v', '3']

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from base_image import base_image_name
-from ee_build import REPO_ROOT, ensure_ee_image, tool
+from ee_build import BUILDER_HINT, REPO_ROOT, _build, build_tarball, ensure_ee_image, tool, write_definition
 from podman_env import HINT, PodmanError, podman_env, smoke
 
 FIXTURES = REPO_ROOT / 'tests' / 'unit' / 'fixtures'
@@ -123,3 +123,16 @@ def test_broken_runtime_fails_with_podmans_error(ee_image, tmp_path):  # pylint:
     # podman 4.3: "Error: no valid executable found for OCI runtime /nonexistent/runc: invalid argument"
     assert re.search(r'^Error: .*OCI runtime /nonexistent/runc', message, re.M), message
     assert message.endswith(HINT)
+
+
+def test_a_missing_base_image_fails_the_ee_build_with_podmans_error(env, tmp_path):
+    """An EE definition whose base image no storage has and no registry serves: ansible-builder's podman build fails,
+    and the error carries podman's own message, where the log is, and the hint."""
+    inputs = tmp_path / 'definition'
+    inputs.mkdir()
+    definition = write_definition(inputs, 'localhost/nodewright-ee-base:missing', build_tarball(tmp_path / 'collection'))
+    with pytest.raises(PodmanError) as info:
+        _build('localhost/nodewright-bridge-ee:never', definition, env, tmp_path / 'build.log', context=tmp_path / 'context')
+    message = str(info.value)
+    assert re.search(r'^Error: .*localhost/nodewright-ee-base:missing', message, re.M), message
+    assert str(tmp_path / 'build.log') in message and message.endswith(BUILDER_HINT)
