@@ -146,8 +146,9 @@ def test_three_slices_of_the_apply_share_the_budget_and_report_as_awx_shows_it(
         _check_job(result, fleet_cr)
     assert len(watch.runs_seen) == SLICES, 'every slice took part in the one budget'
     _check_fleet(fleet_cr, watch, recorder)
-    # each slice is a run of the CR from its own container: each pid namespace gives ansible-playbook the same pid
-    assert len({run.split('-')[-2] for run in watch.runs_seen}) == 1, watch.runs_seen
+    # each slice is a run of the CR from a container of its own: one machine (boot ID), three pid namespaces
+    hosts = [watch.run_hosts.get(run) or '' for run in watch.runs_seen]
+    assert len({h.split('/')[0] for h in hosts}) == 1 and len(set(hosts)) == SLICES, watch.run_hosts
     assert any('complete (' in r.stdout and 'by other runs)' in r.stdout for r in results), 'a summary names the others'
     leases = [lease for lease in _leases(cluster, namespace) if ANNOTATION in (lease.metadata.annotations or {})]
     state = json.loads(leases[0].metadata.annotations[ANNOTATION])

@@ -78,6 +78,7 @@ class InFlight:
         self.fleet, self.namespace = fleet, namespace
         self.most_cordoned = self.most_slots = 0
         self.runs_seen = set()
+        self.run_hosts = {}  # run -> its host identity in the Lease (boot ID / pid namespace)
         self.example = None
         self.samples = 0
         self.stop = threading.Event()
@@ -101,6 +102,7 @@ class InFlight:
                     state = json.loads(text)
                     slots += len(state['slots'])
                     self.runs_seen.update(state['runs'])
+                    self.run_hosts.update((run, entry.get('host')) for run, entry in state['runs'].items())
                     if len(state['slots']) > 1 and len(state['runs']) > 1 and self.example is None:
                         self.example = (lease.metadata.name, lease.spec.holder_identity, text)  # what the docs show
             self.most_cordoned = max(self.most_cordoned, len(cordoned))
