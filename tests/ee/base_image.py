@@ -30,7 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 # pylint: disable=wrong-import-position
-from podman_env import PodmanError, cache_dir, code_digest, image_exists, lock_wait, podman_env, prune, run_podman, smoke  # noqa: E402
+from podman_env import PodmanError, build_once, cache_dir, code_digest, podman_env, run_podman, smoke  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO_ROOT / 'build' / 'artifacts' / 'ee'
@@ -130,20 +130,12 @@ def ensure_base_image(env: dict[str, str] | None = None) -> str:
     """The base image's name, built if podman's storage does not have it."""
     env = podman_env() if env is None else env
     name = base_image_name()
-    if not image_exists(name, env):
-        cache = cache_dir()
-        cache.mkdir(parents=True, exist_ok=True)
-        with open(cache / '.base.lock', 'w', encoding='utf-8') as lock:
-            lock_wait(lock, name)
-            if not image_exists(name, env):  # another caller may have built it while this one waited
-                ARTIFACTS.mkdir(parents=True, exist_ok=True)
-                log_path = ARTIFACTS / f'base-{name.rsplit(":", 1)[1]}.log'
-                start = time.monotonic()
-                print(f'ee: building {name} (log {log_path})', file=sys.stderr)
-                with open(log_path, 'w', encoding='utf-8') as log:
-                    _build(name, env, log)
-                    log.write(f'base image {name}: {time.monotonic() - start:.0f} s\n')
-                print(f'ee: built {name} in {time.monotonic() - start:.0f} s', file=sys.stderr)
-                prune(BASE_REPOSITORY, name, env)
+
+    def build(log_path):
+        start = time.monotonic()
+        with open(log_path, 'w', encoding='utf-8') as log:
+            _build(name, env, log)
+            log.write(f'base image {name}: {time.monotonic() - start:.0f} s\n')
+    build_once(name, env, '.base.lock', ARTIFACTS / f'base-{name.rsplit(":", 1)[1]}.log', build, BASE_REPOSITORY)
     smoke(name, env)
     return name

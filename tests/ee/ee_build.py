@@ -39,7 +39,7 @@ sys.path.insert(0, str(HERE))
 
 # pylint: disable=wrong-import-position
 from base_image import ARTIFACTS, REPO_ROOT, ensure_base_image  # noqa: E402
-from podman_env import PodmanError, cache_dir, code_digest, image_exists, lock_wait, podman_env, prune  # noqa: E402
+from podman_env import PodmanError, build_once, code_digest, podman_env  # noqa: E402
 
 EE_REPOSITORY = 'localhost/nodewright-bridge-ee'
 ANSIBLE_BUILDER_VERSION = '3.2.0'
@@ -170,20 +170,8 @@ def ensure_ee_image(env: dict[str, str] | None = None) -> str:
         definition = write_definition(inputs, base, tarball)
         tag = ee_tag(tarball, definition, base)
         name = f'{EE_REPOSITORY}:{tag}'
-        if image_exists(name, env):
-            return name
-        cache = cache_dir()
-        cache.mkdir(parents=True, exist_ok=True)
-        with open(cache / '.ee.lock', 'w', encoding='utf-8') as lock:
-            lock_wait(lock, name)
-            if not image_exists(name, env):  # another caller may have built it while this one waited
-                ARTIFACTS.mkdir(parents=True, exist_ok=True)
-                log_path = ARTIFACTS / f'ee-{tag}.log'
-                start = time.monotonic()
-                print(f'ee: building {name} (log {log_path})', file=sys.stderr)
-                _build(name, definition, env, log_path)
-                print(f'ee: built {name} in {time.monotonic() - start:.0f} s', file=sys.stderr)
-                prune(EE_REPOSITORY, name, env)
+        build_once(name, env, '.ee.lock', ARTIFACTS / f'ee-{tag}.log',
+                   lambda log_path: _build(name, definition, env, log_path), EE_REPOSITORY)
     return name
 
 

@@ -27,6 +27,7 @@ import os
 import resource
 import subprocess
 import sys
+import time
 import textwrap
 from pathlib import Path
 
@@ -103,6 +104,26 @@ def lock_wait(lock, name: str) -> None:
     except BlockingIOError:
         print(f'ee: waiting for another build of {name} ({lock.name})', file=sys.stderr)
         fcntl.flock(lock, fcntl.LOCK_EX)
+
+
+def build_once(name: str, env: dict[str, str], lock_file: str, log_path: Path, build, repository: str) -> None:
+    """Build image ``name`` with ``build(log_path)`` unless podman's storage has it: under a flock in the cache,
+    so that two callers (make test's background build, a test) never build it twice; older tags of
+    ``repository`` pruned after."""
+    if image_exists(name, env):
+        return
+    cache = cache_dir()
+    cache.mkdir(parents=True, exist_ok=True)
+    with open(cache / lock_file, 'w', encoding='utf-8') as lock:
+        lock_wait(lock, name)
+        if image_exists(name, env):  # another caller built it while this one waited
+            return
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        start = time.monotonic()
+        print(f'ee: building {name} (log {log_path})', file=sys.stderr)
+        build(log_path)
+        print(f'ee: built {name} in {time.monotonic() - start:.0f} s', file=sys.stderr)
+        prune(repository, name, env)
 
 
 def write_config(conf_dir: Path | None = None, runtime: str = 'runc', storage: Path | None = None) -> dict[str, str]:
