@@ -811,6 +811,24 @@ def pod_outcome(pod, retries=0):
     return _verdict(RUNNING, active)
 
 
+# Exit codes of a container killed by a signal (128 + SIGKILL, 128 + SIGTERM), and the kubelet's reasons for a
+# container or pod that a node shutdown took away
+_KILLED_EXIT_CODES = (137, 143)
+_SHUTDOWN_REASONS = ('ContainerStatusUnknown', 'Terminated', 'Shutdown', 'NodeShutdown')
+
+
+def killed_by_shutdown(verdict):
+    """Whether a failed pod's verdict (:func:`pod_outcome`) is what a node shutdown does to a running pod.
+
+    The reboot interrupt's pod runs on the node it reboots: on a real node the shutdown kills it (SIGTERM,
+    then SIGKILL: exit code 143 or 137), or the kubelet, back after the boot, reports the container gone.
+    The operator's interrupt then completes once the node is back (the agent's flag makes the restarted
+    container exit 0); the node's new boot ID, not the pod, says whether the reboot happened.
+    """
+    return (verdict.get('outcome') == FAILED
+            and (verdict.get('exit_code') in _KILLED_EXIT_CODES or verdict.get('reason') in _SHUTDOWN_REASONS))
+
+
 # --------------------------------------------------------------------------- adopting a pod left by an earlier run
 
 # The variables the operator adds to every container say where the CR and the node stand (the CR's

@@ -6,8 +6,10 @@
 #   ${CACHE}/k8s-${K8S_VERSION}/k8s    multi-call: etcd, kube-apiserver, kube-controller-manager, kube-scheduler
 #   ${CACHE}/kwok-${KWOK_VERSION}/kwok
 #   ${CACHE}/prometheus-${PROMETHEUS_VERSION}/prometheus   only with the argument `prometheus`
+#   ${CACHE}/k8s-${K8S_VERSION}/kubelet   only with the argument `kubelet`
 # Usage: build.sh             the control plane (k8s, kwok, kwok's stock stages)
 #        build.sh prometheus  Prometheus only (the alert gate tests build it on first use)
+#        build.sh kubelet     the real nodes' kubelet only (tests/cluster/real_node.py)
 # CACHE defaults to ~/.cache/nodewright-bridge (override: NODEWRIGHT_CACHE_DIR).
 # The outputs are keyed by version only: once a binary exists nothing is rebuilt
 # until versions.env changes (or FORCE=1 is set), so a cold build is paid once per machine.
@@ -21,6 +23,7 @@ KWOK_VERSION="$(sed -n 's/^KWOK_VERSION=//p' "${here}/versions.env")"
 PROMETHEUS_VERSION="$(sed -n 's/^PROMETHEUS_VERSION=//p' "${here}/versions.env")"
 cache="${NODEWRIGHT_CACHE_DIR:-${HOME}/.cache/nodewright-bridge}"
 k8s_out="${cache}/k8s-${K8S_VERSION}/k8s"
+kubelet_out="${cache}/k8s-${K8S_VERSION}/kubelet"
 kwok_out="${cache}/kwok-${KWOK_VERSION}/kwok"
 prometheus_out="${cache}/prometheus-${PROMETHEUS_VERSION}/prometheus"
 
@@ -35,7 +38,8 @@ log() { echo "build.sh: $*" >&2; }
 
 # Install atomically (build to a temp name, then rename) so that a killed
 # build never leaves a half-written binary that would be "reused".
-build_k8s() {
+# The -ldflags of a Kubernetes binary: its version, as `kubectl version` and the node's kubeletVersion show it.
+version_ldflags() {
   local mod="${here}/k8s"
   if ! grep -q "^	k8s.io/kubernetes ${K8S_VERSION}\$" "${mod}/go.mod"; then
     log "k8s/go.mod does not require k8s.io/kubernetes ${K8S_VERSION}; run tests/cluster/k8s/gen-replaces.sh"
@@ -58,6 +62,13 @@ build_k8s() {
       ld+=" -X ${pkg}.${key}=${val}"
     done
   done
+  echo "${ld}"
+}
+
+build_k8s() {
+  local mod="${here}/k8s"
+  local ld
+  ld="$(version_ldflags)"
   mkdir -p "$(dirname "${k8s_out}")"
   log "building k8s ${K8S_VERSION} -> ${k8s_out} (cold: about 5-6 min on 2 cores)"
   (cd "${mod}" && go build -trimpath -buildvcs=false -tags "${tags}" -ldflags "${ld}" -o "${k8s_out}.tmp" .)
@@ -76,6 +87,18 @@ build_kwok() {
   log "building kwok ${KWOK_VERSION} -> ${kwok_out}"
   (cd "${mod}" && go build -trimpath -buildvcs=false -ldflags "${ld}" -o "${kwok_out}.tmp" sigs.k8s.io/kwok/cmd/kwok)
   mv -f "${kwok_out}.tmp" "${kwok_out}"
+}
+
+# The real nodes' kubelet (tests/cluster/real_node.py): k8s.io/kubernetes/cmd/kubelet at the control
+# plane's version, from the same module (tests/cluster/k8s/kubelet), with the same version ldflags.
+build_kubelet() {
+  local mod="${here}/k8s" ld
+  ld="$(version_ldflags)"
+  mkdir -p "$(dirname "${kubelet_out}")"
+  log "building kubelet ${K8S_VERSION} -> ${kubelet_out} (about 1 min after the control plane, 4-5 min cold)"
+  (cd "${mod}" && go build -trimpath -buildvcs=false -tags "${tags}" -ldflags "${ld}" \
+    -o "${kubelet_out}.tmp" ./kubelet)
+  mv -f "${kubelet_out}.tmp" "${kubelet_out}"
 }
 
 # kwok's stock stages (node-initialize, heartbeat, chaos, ...) are used as
@@ -122,7 +145,11 @@ build_prometheus() {
 # of building the same files at once. Prometheus has a lock of its own, so a cluster that only needs
 # the control plane never waits for a Prometheus build.
 mkdir -p "${cache}"
-if [ "${1:-}" = prometheus ]; then exec 9>"${cache}/.build-prometheus.lock"; else exec 9>"${cache}/.build.lock"; fi
+case "${1:-}" in
+  prometheus) exec 9>"${cache}/.build-prometheus.lock" ;;
+  kubelet) exec 9>"${cache}/.build-kubelet.lock" ;;
+  *) exec 9>"${cache}/.build.lock" ;;
+esac
 flock 9
 
 if [ "${1:-}" = prometheus ]; then
@@ -130,8 +157,13 @@ if [ "${1:-}" = prometheus ]; then
   echo "${prometheus_out}"
   exit 0
 fi
+if [ "${1:-}" = kubelet ]; then
+  if [ "${FORCE:-0}" = 1 ] || [ ! -x "${kubelet_out}" ]; then build_kubelet; else log "reusing ${kubelet_out}"; fi
+  echo "${kubelet_out}"
+  exit 0
+fi
 if [ -n "${1:-}" ]; then
-  log "unknown target ${1} (known: prometheus; none for the control plane)"
+  log "unknown target ${1} (known: prometheus, kubelet; none for the control plane)"
   exit 2
 fi
 if [ "${FORCE:-0}" = 1 ] || [ ! -x "${k8s_out}" ]; then build_k8s; else log "reusing ${k8s_out}"; fi

@@ -269,6 +269,8 @@ class ClusterInfo:  # pylint: disable=too-many-instance-attributes
     # How each component was started: {name: {"argv": [...], "env": {overrides of os.environ}}},
     # so that stop_component/start_component bring one back with the same ports, flags and data.
     components: dict = dataclasses.field(default_factory=dict)
+    # Real nodes (real_node.py: a kubelet and a containerd each), by name: their dir, IP, ports, pid
+    real_nodes: dict = dataclasses.field(default_factory=dict)
 
     def save(self):
         """Persist to the state dir so that `down` (another process) can find everything."""
@@ -856,12 +858,50 @@ def down(state_dir, keep_state=False):
             shutil.rmtree(state, ignore_errors=True)
         return
     info = ClusterInfo.load(state)
+    if info.real_nodes:
+        _remove_real_nodes(info)
     _stop_pids(info.pids, info.starts)
     if info.etcd_data_dir:
         shutil.rmtree(info.etcd_data_dir, ignore_errors=True)
     if not keep_state:
         shutil.rmtree(state, ignore_errors=True)
     log(f'cluster in {state} stopped')
+
+
+def _real_node_module():
+    if str(CLUSTER_DIR) not in sys.path:
+        sys.path.append(str(CLUSTER_DIR))  # launcher imported by path: its neighbours are importable all the same
+    import real_node  # pylint: disable=import-outside-toplevel
+    return real_node
+
+
+def add_real_nodes(info, count, labels=None):
+    """Start ``count`` real nodes (real_node.py) in the running cluster, named real-node-0, ...; their names.
+
+    Their images (the pause image containerd needs, the agent, the test packages) are built or found by
+    images.py, which also starts the local registry they are pulled from.
+    """
+    real_node = _real_node_module()
+    import images  # pylint: disable=import-outside-toplevel,import-error
+    built = images.ensure_images()
+    names = []
+    for index in range(count):
+        name = f'real-node-{len(info.real_nodes or {}) + index}'
+        real_node.add(info, name, built, labels=labels)
+        names.append(name)
+    return names
+
+
+def _remove_real_nodes(info):
+    real_node = _real_node_module()
+    errors = []
+    for name in list(info.real_nodes):
+        try:
+            real_node.remove(info, name)
+        except real_node.RealNodeError as exc:
+            errors.append(str(exc))
+    for error in errors:
+        log(f'error: {error}')
 
 
 # --------------------------------------------------------------------------
@@ -1022,6 +1062,8 @@ def main(argv=None):
                       help='do not reboot nodes for node_restart interrupt pods (tests then reboot them by hand)')
     p_up.add_argument('--fake-reboot-delay', type=float, default=1.0,
                       help='seconds between an interrupt pod appearing and its node rebooting (default 1)')
+    p_up.add_argument('--real-nodes', type=int, default=0,
+                      help='also start this many real nodes (kubelet + containerd, real_node.py; root only)')
     for verb, what in (('stop', 'stop one component (its ports, flags and data are kept)'),
                        ('start', 'start a stopped component again, as it was started first; wait until healthy')):
         p_one = sub.add_parser(verb, help=what)
@@ -1049,6 +1091,12 @@ def main(argv=None):
                       labels=_parse_labels(args.label), label_spread=spread,
                       node_monitor_grace_period=args.node_monitor_grace_period, timeout=args.timeout,
                       audit=args.audit, fake_reboots=not args.no_fake_reboots, fake_reboot_delay=args.fake_reboot_delay)
+            if args.real_nodes:
+                try:
+                    add_real_nodes(info, args.real_nodes)
+                except BaseException:
+                    down(info.state_dir, keep_state=True)
+                    raise
             print(args.kubeconfig or info.kubeconfig)
         elif args.cmd == 'stop':
             stop_component(ClusterInfo.load(Path(args.dir).resolve()), args.name)

@@ -150,8 +150,9 @@ def _reboot_wait(kube, node_name, before, timeout, started, back):
     """The ``settle`` of a reboot: the node back with a new boot ID (``back['node']``: the node last seen)."""
     def settle(verdict):
         outcome = verdict.get('outcome')
-        # A rebooting node may take its pod down with it; what counts is that the node comes back.
-        if outcome not in (pod_layout.SUCCEEDED, pod_layout.MISSING):
+        # A rebooting node may take its pod down with it (deleted, or killed by the shutdown); what counts is
+        # that the node comes back with a new boot ID. Any other failure is the interrupt's own.
+        if outcome not in (pod_layout.SUCCEEDED, pod_layout.MISSING) and not pod_layout.killed_by_shutdown(verdict):
             return outcome
         try:
             back['node'] = wait_for_reboot(kube, node_name, before, max(1, timeout - (time.time() - started)))

@@ -737,6 +737,29 @@ def test_pod_outcome_state_is_the_operators(item, operator):
         assert (result['container'], result['restarts']) == (container, restarts)
 
 
+# A reboot interrupt's pod on a real node: the shutdown kills it, or the kubelet reports it gone after the boot
+@pytest.mark.parametrize('item,killed', [
+    (pod(done('t-interrupt', 137), phase='Running'), True),   # SIGKILL
+    (pod(done('t-interrupt', 143), phase='Running'), True),   # SIGTERM
+    (pod(done('t-interrupt', 1), phase='Running'), False),    # the interrupt's own failure
+    (pod(running('t-interrupt'), phase='Failed', reason='Terminated'), True),  # graceful node shutdown
+    (pod(running('t-interrupt'), phase='Failed', reason='Evicted'), False),
+    (pod(done('t-interrupt')), False),                        # succeeded: not a failure at all
+    (pod(running('t-interrupt')), False),
+    (None, False),                                            # missing: its own case
+])
+def test_killed_by_shutdown(item, killed):
+    assert pl.killed_by_shutdown(pl.pod_outcome(item)) is killed
+
+
+def test_killed_by_shutdown_reads_the_kubelets_reason_for_a_vanished_container():
+    gone = {'name': 't-interrupt', 'restartCount': 0,
+            'state': {'terminated': {'exitCode': 137, 'reason': 'ContainerStatusUnknown'}}}
+    assert pl.killed_by_shutdown(pl.pod_outcome(pod(gone, phase='Failed')))
+    unknown = {'name': 't-interrupt', 'restartCount': 0, 'state': {'terminated': {'exitCode': 255, 'reason': 'ContainerStatusUnknown'}}}
+    assert pl.killed_by_shutdown(pl.pod_outcome(pod(unknown, phase='Failed')))
+
+
 # --------------------------------------------------------------------------- the v0.18+ generation (NODEWRIGHT)
 #
 # The names follow NVIDIA/nodewright operator/internal/controller/skyhook_controller.go @01cc2f2d (the pod labels
