@@ -18,6 +18,8 @@ CLUSTER_KUBECONFIG ?= $(CLUSTER_REPO_ROOT)/.cluster/kubeconfig
 # Extra launcher options, e.g. CLUSTER_UP_ARGS='--label-spread compartment=a,b,c' or
 # CLUSTER_UP_ARGS=--no-fake-reboots (node_restart interrupt pods then reboot nothing)
 CLUSTER_UP_ARGS ?=
+# Real nodes (kubelet + containerd, tests/cluster/real_node.py) beside the fake ones, e.g. REAL_NODES=1; root only
+REAL_NODES ?= 0
 # The launcher and the tests import the kubernetes client: with the top-level Makefile (which
 # defines BIN and `venv`) they run in its virtualenv, which each target makes first.
 CLUSTER_PYTHON ?= $(if $(BIN),$(abspath $(BIN))/python,$(PYTHON))
@@ -34,7 +36,7 @@ cluster-build: $(CLUSTER_VENV)
 # Tests reuse it with: NODEWRIGHT_KUBECONFIG=.cluster/kubeconfig
 cluster-up: $(CLUSTER_VENV)
 	$(CLUSTER_PYTHON) $(CLUSTER_MK_DIR)/launcher.py up --nodes $(NODES) --dir $(CLUSTER_STATE) \
-		--kubeconfig $(CLUSTER_KUBECONFIG) $(CLUSTER_UP_ARGS)
+		--kubeconfig $(CLUSTER_KUBECONFIG) --real-nodes $(REAL_NODES) $(CLUSTER_UP_ARGS)
 
 # Stop every process of that cluster and remove its state and kubeconfig.
 cluster-down: $(CLUSTER_VENV)

@@ -13,7 +13,8 @@ The node side runs as ``python tests/cluster/real_node.py supervise <node dir>``
 ``unshare --mount``: each node lives in a mount namespace of its own (``/`` made rshared inside, as the
 kubelet's HostToContainer mounts need), where it gets its own ``/run/containerd`` and ``/run/netns``
 (tmpfs), its own agent state (``/var/lib/skyhook``, ``/var/log/skyhook``), its own proof directory
-(``/var/lib/nodewright-proof``, where the test packages write), its own ``/var/log/containers``, a boot ID
+(``/var/lib/nodewright-proof``, where the test packages write), its own ``/var/log/containers`` and
+``/etc/resolv.conf`` (a copy of the machine's), a boot ID
 file bound over ``/proc/sys/kernel/random/boot_id``, the sysctls the kubelet sets bound to files, and
 a shim bound over ``/usr/bin/systemctl`` (``reboot`` is a link to it): the agent's ``reboot`` and
 ``systemctl restart`` reach the supervisor, never the machine. Files written elsewhere land on the
@@ -43,9 +44,11 @@ import launcher  # its neighbour in tests/cluster (on sys.path)
 HERE = Path(__file__).resolve().parent
 SUPERVISOR = Path(__file__).resolve()
 CGROUP_FS = Path('/sys/fs/cgroup')
-# Host paths a node mounts over in its namespace: created on the host when missing (and removed again)
-HOST_MOUNT_POINTS = ('/run/containerd', '/run/netns', '/var/log/containers', '/var/lib/skyhook', '/var/log/skyhook',
+# Host paths a node mounts over in its namespace: created on the host when missing (and removed again).
+# /run/netns too, but it stays: podman's containers (the EE tests, run at the same time) use it as well.
+HOST_MOUNT_POINTS = ('/run/containerd', '/var/log/containers', '/var/lib/skyhook', '/var/log/skyhook',
                      '/var/lib/nodewright-proof')
+NETNS_DIR = '/run/netns'
 # The sysctls the kubelet sets on start (kernel defaults it wants); bound to files in the node's namespace
 KUBELET_SYSCTLS = {'kernel/panic': '10', 'kernel/panic_on_oops': '1', 'vm/overcommit_memory': '1'}
 REAL_NODE_LABEL = 'nodewright.bridge/real-node'
@@ -54,6 +57,10 @@ REAL_NODE_TAINT = {'key': REAL_NODE_LABEL, 'value': 'true', 'effect': 'NoSchedul
 REAL_NODE_TOLERATION = {'key': REAL_NODE_LABEL, 'operator': 'Equal', 'value': 'true', 'effect': 'NoSchedule'}
 PR_SET_CHILD_SUBREAPER = 36
 POLL = 0.2
+# Real nodes of every cluster on this machine (two test sessions may each run some): one file per node,
+# named by its machine-wide index (its IP, bridge, subnet and cgroup root), and what they share
+MACHINE_DIR = Path('/run/nodewright-real-nodes')
+SHARED_FILE = 'shared.json'  # the host mount points created and the iptables chains before the first node
 
 
 class RealNodeError(launcher.ClusterError):
@@ -238,30 +245,87 @@ def _remove_cgroup_root(root):
     return left
 
 
+# The kubelet's iptables chains (KUBE-FIREWALL, KUBE-KUBELET-CANARY, ...); the CNI-* ones here are podman's
+KUBELET_CHAIN_PREFIX = 'KUBE-'
+
+
 def _iptables_chains():
+    """The kubelet's chains as (table, chain), and the rules that jump to them as (table, rule)."""
     chains = set()
     for table in ('filter', 'nat', 'mangle'):
         res = _run(['iptables-save', '-t', table], check=False)
-        chains.update((table, line[1:].split()[0]) for line in res.stdout.splitlines() if line.startswith(':'))
+        for line in res.stdout.splitlines():
+            if line.startswith(':' + KUBELET_CHAIN_PREFIX):
+                chains.add((table, line[1:].split()[0]))
+            elif line.startswith('-A ') and KUBELET_CHAIN_PREFIX in line:
+                chains.add((table, line))
     return chains
 
 
-def _node_record(info, name, images, labels, taints):
+def _remove_iptables(entries):
+    """Delete the rules first (a chain that is jumped to cannot go), then flush and delete the chains."""
+    import shlex  # pylint: disable=import-outside-toplevel
+    for table, entry in sorted(entries):
+        if entry.startswith('-A '):
+            _run(['iptables', '-t', table, '-D', *shlex.split(entry)[1:]], check=False)
+    for table, entry in sorted(entries):
+        if not entry.startswith('-A '):
+            _run(['iptables', '-t', table, '-F', entry], check=False)
+    for table, entry in sorted(entries):
+        if not entry.startswith('-A '):
+            _run(['iptables', '-t', table, '-X', entry], check=False)
+
+
+class _MachineLock:
+    """The machine-wide lock of the real nodes' shared things (indexes, host mount points, iptables)."""
+
+    def __enter__(self):
+        import fcntl  # pylint: disable=import-outside-toplevel
+        MACHINE_DIR.mkdir(parents=True, exist_ok=True)
+        self.file = open(MACHINE_DIR / '.lock', 'w', encoding='utf-8')  # pylint: disable=consider-using-with
+        fcntl.flock(self.file, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc):
+        self.file.close()
+
+    @staticmethod
+    def shared():
+        path = MACHINE_DIR / SHARED_FILE
+        return json.loads(path.read_text(encoding='utf-8')) if path.exists() else None
+
+    @staticmethod
+    def save_shared(shared):
+        path = MACHINE_DIR / SHARED_FILE
+        if shared is None:
+            path.unlink(missing_ok=True)
+        else:
+            path.write_text(json.dumps(shared), encoding='utf-8')
+
+    @staticmethod
+    def live_indexes():
+        """Indexes of the nodes whose supervisor still runs (a dead session's files are stale)."""
+        live = {}
+        for path in MACHINE_DIR.glob('node-*.json'):
+            node = json.loads(path.read_text(encoding='utf-8'))
+            if node.get('pid') is None or launcher._proc_matches(node['pid'], node.get('start')):  # pylint: disable=protected-access
+                live[node['index']] = node
+            else:
+                path.unlink(missing_ok=True)
+        return live
+
+
+def _node_record(info, name, images, labels, taints, index):
     """The node's plan: its dir, IP, ports, cgroup root, bridge, labels; written to <dir>/node.json."""
-    index = len(getattr(info, 'real_nodes', {}) or {})
-    used = {n['index'] for n in (info.real_nodes or {}).values()}
-    while index in used:
-        index += 1
     node_dir = Path(info.state_dir) / 'real-nodes' / name
     kubelet_port, healthz_port = launcher.free_ports(2)
     node_labels = {'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', REAL_NODE_LABEL: 'true'}
     node_labels.update(labels or {})
     return {'name': name, 'index': index, 'dir': str(node_dir), 'ip': node_ip(index), 'kubelet_port': kubelet_port,
-            'healthz_port': healthz_port, 'cgroup_root': f'/nw-{name}', 'bridge': f'nwbr{index}',
+            'healthz_port': healthz_port, 'cgroup_root': f'/nodewright-real-{index}', 'bridge': f'nwbr{index}',
             'subnet': f'10.78.{index}.0/24', 'labels': node_labels,
             'taints': [REAL_NODE_TAINT] if taints is None else list(taints), 'images': dict(images),
-            'kubelet': str(launcher.binaries(build=False).k8s.parent / 'kubelet'),
-            'created_mount_points': [], 'iptables_before': sorted(_iptables_chains())}
+            'kubelet': str(launcher.binaries(build=False).k8s.parent / 'kubelet')}
 
 
 def _write_node_files(info, node):
@@ -279,6 +343,9 @@ def _write_node_files(info, node):
     for name, value in KUBELET_SYSCTLS.items():
         (node_dir / 'sysctl' / name.replace('/', '.')).write_text(value + '\n', encoding='utf-8')
     (node_dir / 'boot_id').write_text(str(uuid.uuid4()) + '\n', encoding='utf-8')
+    # the node's own resolv.conf: an agent that copied its container's over it (COPY_RESOLV) changes the node's,
+    # never the machine's, and a test can tell
+    (node_dir / 'resolv.conf').write_bytes(Path('/etc/resolv.conf').read_bytes())
     shim = node_dir / 'systemctl'
     shim.write_text(shim_script(node_dir), encoding='utf-8')
     shim.chmod(0o755)
@@ -309,24 +376,33 @@ def add(info, name, images, labels=None, taints=None, timeout=180.0):
     info.real_nodes = dict(info.real_nodes or {})
     if name in info.real_nodes:
         raise RealNodeError(f'real node {name} runs already')
-    node = _node_record(info, name, images, labels, taints)
-    _check_machine(node)
-    info.real_nodes[name] = node
-    info.save()
-    try:
+    with _MachineLock() as machine:
+        live = machine.live_indexes()
+        index = min(i for i in range(250) if i not in live)
+        node = _node_record(info, name, images, labels, taints, index)
+        _check_machine(node)
+        shared = machine.shared() if live else None
+        if shared is None:
+            shared = {'created_mount_points': [], 'iptables_before': sorted(_iptables_chains())}
+        os.makedirs(NETNS_DIR, exist_ok=True)
         for point in HOST_MOUNT_POINTS:
             if not os.path.exists(point):
                 os.makedirs(point)
-                node['created_mount_points'].append(point)
+                shared['created_mount_points'].append(point)
+        machine.save_shared(shared)
+        (MACHINE_DIR / f'node-{index}.json').write_text(json.dumps(node), encoding='utf-8')
+    info.real_nodes[name] = node
+    info.save()
+    try:
         _write_node_files(info, node)
         _run(['ip', 'addr', 'replace', f"{node['ip']}/32", 'dev', 'lo'])
         _make_cgroup_root(node['cgroup_root'])
-        info.real_nodes[name] = node
         proc = launcher._start(f'real-node-{name}', ['unshare', '--mount', '--propagation', 'private', '--fork',  # pylint: disable=protected-access
                                                     sys.executable, '-u', str(SUPERVISOR), 'supervise', node['dir']],
                                info.state_dir)
         node['pid'] = proc.pid
         node['start'] = launcher._proc_start_time(proc.pid)  # pylint: disable=protected-access
+        (MACHINE_DIR / f'node-{index}.json').write_text(json.dumps(node), encoding='utf-8')
         info.save()
         wait_ready(info, name, timeout)
     except BaseException:
@@ -422,24 +498,50 @@ def remove(info, name, keep_dir=False):
     left = _remove_cgroup_root(node['cgroup_root'])
     _run(['ip', 'link', 'del', node['bridge']], check=False)
     _run(['ip', 'addr', 'del', f"{node['ip']}/32", 'dev', 'lo'], check=False)
-    others = [n for n in info.real_nodes if n != name]
-    if not others:
-        before = {tuple(c) for c in node.get('iptables_before') or []}
-        for table, chain in sorted(_iptables_chains() - before):
-            _run(['iptables', '-t', table, '-F', chain], check=False)
-            _run(['iptables', '-t', table, '-X', chain], check=False)
-    for point in reversed(node.get('created_mount_points') or []):
-        if not any(point in (o.get('created_mount_points') or []) for n, o in info.real_nodes.items() if n != name):
-            try:
-                os.rmdir(point)
-            except OSError as exc:
-                left.append(f'{point} ({exc})')
+    with _MachineLock() as machine:
+        (MACHINE_DIR / f"node-{node['index']}.json").unlink(missing_ok=True)
+        shared = machine.shared()
+        if not machine.live_indexes() and shared is not None:
+            # the last real node on the machine: what the nodes shared goes too
+            _remove_iptables(_iptables_chains() - {tuple(c) for c in shared.get('iptables_before') or []})
+            for point in reversed(shared.get('created_mount_points') or []):
+                try:
+                    os.rmdir(point)
+                except OSError as exc:
+                    left.append(f'{point} ({exc})')
+            machine.save_shared(None)
     if not keep_dir:
         _run(['rm', '-rf', '--one-file-system', node['dir']], check=False)
     del info.real_nodes[name]
     info.save()
     if left:
         raise RealNodeError(f'real node {name} left traces: {left}')
+
+
+def machine_snapshot():
+    """What real nodes change on the machine while they run, as a set of strings: compare one taken before
+    the first node with one after the last is removed (nothing may differ)."""
+    found = set()
+    lo = _run(['ip', '-o', 'addr', 'show', 'dev', 'lo'], check=False).stdout
+    found |= {f'address {word} on lo' for word in lo.split() if word.startswith('10.77.0.')}
+    links = _run(['ip', '-o', 'link', 'show'], check=False).stdout
+    found |= {f"link {line.split(':')[1].strip()}" for line in links.splitlines() if ': nwbr' in line or 'master nwbr' in line}
+    for hierarchy in cgroup_hierarchies():
+        found |= {f'cgroup {p}' for p in hierarchy.glob('nodewright-real-*')}
+    found |= {f'path {p}' for p in HOST_MOUNT_POINTS if os.path.exists(p)}
+    found |= {f'iptables {table} {chain}' for table, chain in _iptables_chains()}
+    found |= {f'file {p}' for p in MACHINE_DIR.glob('node-*.json')} if MACHINE_DIR.is_dir() else set()
+    # a pod's network namespace: CRI names them cni-<uuid> (podman's are netns-<uuid>)
+    found |= {f'netns {p.name}' for p in Path(NETNS_DIR).glob('cni-*')} if Path(NETNS_DIR).is_dir() else set()
+    for entry in Path('/proc').iterdir():
+        if entry.name.isdigit():
+            try:
+                comm = (entry / 'comm').read_text(encoding='utf-8').strip()
+            except OSError:
+                continue
+            if comm in ('containerd', 'kubelet') or comm.startswith('containerd-shim'):
+                found.add(f'process {comm} {entry.name}')
+    return found
 
 
 # --------------------------------------------------------------------------
@@ -461,11 +563,12 @@ class Supervisor:
     def set_up_namespace(self):
         """Mounts only this namespace sees (the host's table stays as it is)."""
         self.mount('--make-rshared', '/')
-        for point in ('/run/containerd', '/run/netns'):
+        for point in ('/run/containerd', NETNS_DIR):
             self.mount('-t', 'tmpfs', '-o', 'mode=0711', 'tmpfs', point)
         for source, target in (('skyhook-lib', '/var/lib/skyhook'), ('skyhook-log', '/var/log/skyhook'),
                                ('proof', '/var/lib/nodewright-proof'), ('container-logs', '/var/log/containers'),
-                               ('boot_id', '/proc/sys/kernel/random/boot_id'), ('systemctl', '/usr/bin/systemctl')):
+                               ('boot_id', '/proc/sys/kernel/random/boot_id'), ('systemctl', '/usr/bin/systemctl'),
+                               ('resolv.conf', '/etc/resolv.conf')):
             self.mount('--bind', str(self.dir / source), target)
         for name in KUBELET_SYSCTLS:
             self.mount('--bind', str(self.dir / 'sysctl' / name.replace('/', '.')), f'/proc/sys/{name}')
@@ -548,7 +651,7 @@ class Supervisor:
     def do_reboot(self):
         self.shutdown()
         # a fresh /run, as after a boot
-        for point in ('/run/containerd', '/run/netns'):
+        for point in ('/run/containerd', NETNS_DIR):
             _run(['umount', '-l', point], check=False)
             self.mount('-t', 'tmpfs', '-o', 'mode=0711', 'tmpfs', point)
         (self.dir / 'boot_id').write_text(str(uuid.uuid4()) + '\n', encoding='utf-8')

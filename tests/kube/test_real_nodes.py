@@ -1,0 +1,198 @@
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""Real nodes: NodeWright packages that really run, through the real agent, on a kubelet + containerd node.
+
+One real node (tests/cluster/real_node.py) joins the session's cluster for this module; its images (the agent
+built from upstream's source, the pause image, the test packages of tests/cluster/packages) are built here and
+pulled from a local registry (tests/cluster/images.py). The packages' scripts run on the node's root (the
+machine's filesystems, in the node's mount namespace) and append a proof line per stage run under the node's
+/var/lib/nodewright-proof, which the tests read: each stage ran, once per rollout, in order, with the config
+it was given. A reboot interrupt goes through the agent's real ``reboot``, which the node's shim hands to its
+supervisor (kubelet, containerd and every container stop, a new boot ID, both start again). At the end the
+node is removed and the machine is as it was (real_node.machine_snapshot).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+from kubernetes import client as kclient
+
+import launcher
+
+sys.path.insert(0, str(Path(launcher.__file__).resolve().parent))
+import images  # noqa: E402  pylint: disable=wrong-import-position,import-error
+import real_node  # noqa: E402  pylint: disable=wrong-import-position,import-error
+
+pytestmark = pytest.mark.cluster
+
+GROUP, VERSION, PLURAL = 'skyhook.nvidia.com', 'v1alpha1', 'skyhooks'
+PREFIX = 'skyhook.nvidia.com'
+
+
+class Real:
+    """The module's real node: its name, images, the proof its packages wrote."""
+
+    def __init__(self, cluster, name, built):
+        self.cluster = cluster
+        self.name = name
+        self.images = built
+        self.custom = kclient.CustomObjectsApi(cluster.api)
+
+    def proof(self, cr, package):
+        """The proof lines of the CR's package ``package`` under CR ``cr``, each a dict (stage, version, boot, cm.<key>, ...)."""
+        path = real_node.proof_dir(self.cluster.info, self.name) / cr / f'{package}.log'
+        if not path.exists():
+            return []
+        return [dict(field.split('=', 1) for field in line.split() if '=' in field)
+                for line in path.read_text(encoding='utf-8').splitlines()]
+
+    def stages(self, cr, package):
+        return [line['stage'] for line in self.proof(cr, package)]
+
+    def node(self):
+        return self.cluster.core.read_node(self.name)
+
+    def state(self, cr):
+        return json.loads((self.node().metadata.annotations or {}).get(f'{PREFIX}/nodeState_{cr}') or '{}')
+
+    def package(self, name, version='1.0.0', **extra):
+        """A CR package of the test package image ``name`` (tests/cluster/packages): its repository, the version its tag."""
+        body = {'version': version, 'image': self.images['packages'][name]['image']}
+        body.update(extra)
+        return body
+
+    def create_cr(self, packages, **spec):
+        name = f'real-{uuid.uuid4().hex[:6]}'
+        body = {'nodeSelectors': {'matchLabels': {'kubernetes.io/hostname': self.name}},
+                'additionalTolerations': [real_node.REAL_NODE_TOLERATION],
+                'interruptionBudget': {'count': 1}, 'packages': packages}
+        body.update(spec)
+        self.custom.create_cluster_custom_object(GROUP, VERSION, PLURAL, {
+            'apiVersion': f'{GROUP}/{VERSION}', 'kind': 'Skyhook', 'metadata': {'name': name}, 'spec': body})
+        return name
+
+    def patch_cr(self, name, spec):
+        self.custom.patch_cluster_custom_object(GROUP, VERSION, PLURAL, name, {'spec': spec})
+
+    def delete_cr(self, name):
+        try:
+            self.custom.delete_cluster_custom_object(GROUP, VERSION, PLURAL, name)
+        except kclient.ApiException:
+            pass
+
+
+@pytest.fixture(scope='module')
+def real(cluster):
+    """A real node in the session's cluster for this module; removed afterwards, leaving nothing on the machine."""
+    if cluster.info is None:
+        pytest.fail('real nodes join a cluster the tests start; NODEWRIGHT_KUBECONFIG names one they did not')
+    before = real_node.machine_snapshot()
+    try:
+        built = images.ensure_images()
+    except Exception as exc:  # pylint: disable=broad-exception-caught
+        pytest.fail(f'the real node images could not be built: {exc}', pytrace=False)
+    name = f'real-node-{uuid.uuid4().hex[:4]}'
+    try:
+        real_node.add(cluster.info, name, built)
+    except launcher.ClusterError as exc:
+        pytest.fail(f'the real node could not be started: {exc}', pytrace=False)
+    yield Real(cluster, name, built)
+    real_node.remove(cluster.info, name)
+    assert real_node.machine_snapshot() == before, 'the real node left traces on the machine'
+
+
+def _apply(playbooks, real, cr, namespace, **extra):
+    variables = {'nodewright_cr_name': cr, 'nodewright_namespace': namespace,
+                 'nodewright_agent_image': real.images['agent'], 'nodewright_stage_timeout': 180,
+                 'nodewright_interrupt_timeout': 240, 'nodewright_drain_timeout': 120}
+    variables.update(extra)
+    return playbooks.run('nodewright.bridge.apply', extra_vars=variables)
+
+
+def _configs(lines):
+    """cm.<key> fields of proof lines, decoded: [{key: text}, ...] per line."""
+    return [dict((k[3:], base64.b64decode(v).decode()) for k, v in line.items() if k.startswith('cm.')) for line in lines]
+
+
+def test_a_cr_rolls_out_on_a_real_node_each_stage_once_in_order(real, playbooks, namespace):
+    resolv_before = (Path(real.cluster.info.real_nodes[real.name]['dir']) / 'resolv.conf').read_bytes()
+    cr = real.create_cr({
+        'base': real.package('proof', configMap={'settings.conf': 'mode=fast\n'}),
+        'top': real.package('proof', version='1.1.0', dependsOn={'base': '1.0.0'}),
+    })
+    try:
+        result = _apply(playbooks, real, cr, namespace)
+        assert result.rc == 0, result
+        base, top = real.stages(cr, 'base'), real.stages(cr, 'top')
+        print(f'\nreal node {real.name}: base ran {base}; top ran {top}')
+        assert base == ['apply', 'apply-check', 'config', 'config-check'], base
+        assert top == ['apply', 'apply-check', 'config', 'config-check'], top
+        # dependsOn: top's apply after base's last stage
+        assert real.proof(cr, 'base')[-1]['time'] < real.proof(cr, 'top')[0]['time']
+        assert _configs([line for line in real.proof(cr, 'base') if line['stage'] == 'config']) == [
+            {'settings.conf': 'mode=fast\n'}]
+        state = real.state(cr)
+        assert {key: entry['state'] for key, entry in state.items()} == {'base|1.0.0': 'complete', 'top|1.1.0': 'complete'}
+        node = real.node()
+        assert not node.spec.unschedulable and node.metadata.labels.get(f'{PREFIX}/status_{cr}') == 'complete'
+        # COPY_RESOLV=false: the node's resolv.conf is its own still
+        assert (Path(real.cluster.info.real_nodes[real.name]['dir']) / 'resolv.conf').read_bytes() == resolv_before
+
+        again = _apply(playbooks, real, cr, namespace)
+        assert again.rc == 0, again
+        assert real.stages(cr, 'base') == base and real.stages(cr, 'top') == top, 'a complete node ran again'
+    finally:
+        real.delete_cr(cr)
+
+
+def test_a_reboot_goes_through_the_real_agent_and_the_node_comes_back(real, playbooks, namespace):
+    cr = real.create_cr({'driver': real.package('proof', interrupt={'type': 'reboot'})})
+    boot_before = real.node().status.node_info.boot_id
+    reboots_before = len(real_node.reboots(real.cluster.info, real.name))
+    try:
+        result = _apply(playbooks, real, cr, namespace)
+        assert result.rc == 0, result
+        lines = real.proof(cr, 'driver')
+        stages = [line['stage'] for line in lines]
+        print(f'\nreal node reboot: stages {stages}; shim calls {real_node.calls(real.cluster.info, real.name)}')
+        assert stages == ['apply', 'apply-check', 'config', 'config-check', 'post-interrupt', 'post-interrupt-check'], stages
+        reboots = real_node.reboots(real.cluster.info, real.name)[reboots_before:]
+        assert len(reboots) == 1, reboots  # one "reboot", asked for by the agent through the shim
+        boot_after = real.node().status.node_info.boot_id
+        assert boot_after != boot_before and reboots[0]['boot_id'] == boot_after
+        # the stages before the interrupt saw the old boot, the ones after it the new one
+        assert {line['boot'] for line in lines[:4]} == {boot_before} and {line['boot'] for line in lines[4:]} == {boot_after}
+        node = real.node()
+        assert not node.spec.unschedulable
+        assert real.state(cr)['driver|1.0.0']['state'] == 'complete'
+    finally:
+        real.delete_cr(cr)
+
+
+def test_a_failing_package_fails_its_node_with_the_scripts_reason_then_a_fix_resumes_it(real, playbooks, namespace):
+    cr = real.create_cr({'broken': real.package('fails')})
+    try:
+        failed = _apply(playbooks, real, cr, namespace, nodewright_stage_retries=0)
+        assert failed.rc != 0, failed
+        assert 'apply failed on purpose (exit 3)' in failed.stdout + failed.stderr, failed
+        node = real.node()
+        assert node.spec.unschedulable is not True or node.metadata.annotations.get(f'{PREFIX}/cordon_{cr}')
+        assert node.metadata.labels.get(f'{PREFIX}/status_{cr}') == 'erroring'
+        assert real.state(cr)['broken|1.0.0']['state'] == 'erroring'
+        tries = real.stages(cr, 'broken')
+        assert tries and set(tries) == {'apply'}, tries
+
+        real.patch_cr(cr, {'packages': {'broken': real.package('fails', env=[{'name': 'FIX', 'value': '1'}])}})
+        fixed = _apply(playbooks, real, cr, namespace)
+        assert fixed.rc == 0, fixed
+        assert real.state(cr)['broken|1.0.0']['state'] == 'complete'
+        assert real.proof(cr, 'broken')[-1].get('fix') == '1'
+        assert not real.node().spec.unschedulable
+    finally:
+        real.delete_cr(cr)
