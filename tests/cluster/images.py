@@ -147,7 +147,7 @@ def _request(method: str, path: str, headers: dict | None = None, data: bytes | 
 
 def registry_answers() -> bool:
     """GET /v2/ answers as a registry does (200 and the distribution API header)."""
-    status, headers, _ = _request('GET', '/v2/', timeout=3)
+    status, headers = _request('GET', '/v2/', timeout=3)[:2]
     return status == 200 and headers.get('Docker-Distribution-Api-Version') == 'registry/2.0'
 
 
@@ -249,7 +249,7 @@ def manifest(ref: str) -> tuple[str | None, str, bytes]:
 
 def registry_has(ref: str) -> bool:
     repository, tag = ref.rsplit(':', 1)
-    status, _, _ = _request('HEAD', f'/v2/{_path(repository)}/manifests/{tag}', headers={'Accept': ', '.join(MANIFEST_TYPES)})
+    status = _request('HEAD', f'/v2/{_path(repository)}/manifests/{tag}', headers={'Accept': ', '.join(MANIFEST_TYPES)})[0]
     return status == 200
 
 
@@ -261,9 +261,9 @@ def retag(ref: str, tag: str) -> None:
         raise ImageError(f'retag: the registry does not serve {ref}')
     if manifest(f'{repository}:{tag}')[0] == digest:
         return
-    status, _, answer = _request('PUT', f'/v2/{_path(repository)}/manifests/{tag}', headers={'Content-Type': media_type}, data=body)
-    if status not in (200, 201):
-        raise ImageError(f'retag: PUT {repository}:{tag} -> {digest}: HTTP {status}\n{answer[:2000].decode(errors="replace")}')
+    reply = _request('PUT', f'/v2/{_path(repository)}/manifests/{tag}', headers={'Content-Type': media_type}, data=body)
+    if reply[0] not in (200, 201):
+        raise ImageError(f'retag: PUT {repository}:{tag} -> {digest}: HTTP {reply[0]}\n{reply[2][:2000].decode(errors="replace")}')
 
 
 # --------------------------------------------------------------------------- building

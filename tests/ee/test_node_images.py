@@ -219,7 +219,7 @@ def _stage(node, refs, cr, package, stage):
 
 
 def _ok(runs, count=3):
-    assert len(runs) == count and all(rc == 0 for _, rc, _ in runs), '\n'.join(f'--- {n}: exit {rc}\n{out}' for n, rc, out in runs)
+    assert len(runs) == count and all(run[1] == 0 for run in runs), '\n'.join(f'--- {n}: exit {rc}\n{out}' for n, rc, out in runs)
 
 
 def test_proof_package_stages_through_the_agent(env, refs, layout, tmp_path):
