@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
 #
