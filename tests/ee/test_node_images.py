@@ -196,14 +196,15 @@ class Node:
         return [dict(field.split('=', 1) for field in line.split(' ')) for line in path.read_text(encoding='utf-8').splitlines()]
 
 
-def _cr(layout, name, package, version, generation=1, **fields):
-    """A Skyhook CR of one package, with the uid and generation the API server would give it (the copy
-    directory and SKYHOOK_RESOURCE_ID carry them)."""
+def _cr(layout, name, package, version, generation=1, image=None, **fields):  # pylint: disable=too-many-arguments
+    """A Skyhook CR of one package (named ``package``, of the test package image ``image``, default the same), with
+    the uid and generation the API server would give it (the copy directory and SKYHOOK_RESOURCE_ID carry them)."""
     cr_model = layout[0]
     doc = {'apiVersion': 'skyhook.nvidia.com/v1alpha1', 'kind': 'Skyhook',
            'metadata': {'name': name, 'uid': f'00000000-0000-0000-0000-{generation:012d}', 'generation': generation},
            'spec': {'nodeSelectors': {'matchLabels': {'nodewright.bridge/images': 'true'}},
-                    'packages': {package: dict({'version': version, 'image': f'{images.PACKAGE_REPOSITORY}/{package}'}, **fields)}}}
+                    'packages': {package: dict({'version': version, 'image': f'{images.PACKAGE_REPOSITORY}/{image or package}'},
+                                               **fields)}}}
     cr = cr_model.build_cr(doc, stored=True)
     cr.identity = {'cr_uid': doc['metadata']['uid'], 'cr_generation': generation}
     return cr
@@ -225,18 +226,19 @@ def _ok(runs, count=3):
 def test_proof_package_stages_through_the_agent(env, refs, layout, tmp_path):
     node = Node(tmp_path, env, layout)
     name = 'images-proof'
-    cr = _cr(layout, name, 'proof', '1.0.0', configMap=PROOF_CONFIG)
+    # the CR names the package otherwise than its image does: the proof file is the CR's name's
+    cr = _cr(layout, name, 'tuning', '1.0.0', image='proof', configMap=PROOF_CONFIG)
     for stage in ('apply', 'config'):  # config's init copies over apply's copy (GNU cp and the ConfigMap symlinks)
-        _ok(_stage(node, refs, cr, 'proof', stage)[1])
-    interrupt = layout[1].interrupt_pod(cr, 'proof', {'type': 'noop', 'services': []}, NODE, agent_image=refs['agent'], **cr.identity)
+        _ok(_stage(node, refs, cr, 'tuning', stage)[1])
+    interrupt = layout[1].interrupt_pod(cr, 'tuning', {'type': 'noop', 'services': []}, NODE, agent_image=refs['agent'], **cr.identity)
     _ok(node.run_pod(interrupt), 1)
-    _ok(_stage(node, refs, cr, 'proof', 'post-interrupt')[1])
-    upgraded = _cr(layout, name, 'proof', '1.1.0', generation=2)
-    _ok(_stage(node, refs, upgraded, 'proof', 'upgrade')[1])
-    pod, runs = _stage(node, refs, upgraded, 'proof', 'uninstall')
+    _ok(_stage(node, refs, cr, 'tuning', 'post-interrupt')[1])
+    upgraded = _cr(layout, name, 'tuning', '1.1.0', generation=2, image='proof')
+    _ok(_stage(node, refs, upgraded, 'tuning', 'upgrade')[1])
+    pod, runs = _stage(node, refs, upgraded, 'tuning', 'uninstall')
     _ok(runs)
 
-    lines = node.proof(name, 'proof')
+    lines = node.proof(name, 'tuning')
     assert [(line['stage'], line['version']) for line in lines] == [
         ('apply', '1.0.0'), ('apply-check', '1.0.0'), ('config', '1.0.0'), ('config-check', '1.0.0'),
         ('post-interrupt', '1.0.0'), ('post-interrupt-check', '1.0.0'), ('upgrade', '1.1.0'), ('upgrade-check', '1.1.0'),
@@ -245,14 +247,14 @@ def test_proof_package_stages_through_the_agent(env, refs, layout, tmp_path):
     assert config == PROOF_CONFIG
     assert (lines[6]['from'], lines[6]['to']) == ('1.0.0', '1.1.0')
     resource = next(v['value'] for v in pod['spec']['initContainers'][1]['env'] if v['name'] == 'SKYHOOK_RESOURCE_ID')
-    assert lines[-1]['resource'] == resource == f'{name}-00000000-0000-0000-0000-000000000002-2_proof_1.1.0'
-    assert lines[0]['resource'] == f'{name}-00000000-0000-0000-0000-000000000001-1_proof_1.0.0'
-    assert all(line['package'] == 'proof' and line['time'].endswith('Z') for line in lines)
+    assert lines[-1]['resource'] == resource == f'{name}-00000000-0000-0000-0000-000000000002-2_tuning_1.1.0'
+    assert lines[0]['resource'] == f'{name}-00000000-0000-0000-0000-000000000001-1_tuning_1.0.0'
+    assert all(line['package'] == 'tuning' and line['image'] == 'proof' and line['time'].endswith('Z') for line in lines)
     assert {line['boot'] for line in lines} == {node.boot_id.read_text(encoding='utf-8').strip()}
-    assert not (node.root / 'var/lib/nodewright-proof' / name / 'proof.installed').exists()
+    assert not (node.root / 'var/lib/nodewright-proof' / name / 'tuning.installed').exists()
     # the agent's own records on the "host": the noop interrupt's flag, the package's history
     skyhook = node.root / 'var/lib/skyhook' / name
-    assert list((skyhook / 'interrupts/flags').glob('*_proof_1.0.0/no_op.complete'))
+    assert list((skyhook / 'interrupts/flags').glob('*_tuning_1.0.0/no_op.complete'))
     history = json.loads((skyhook / 'history/proof.json').read_text(encoding='utf-8'))
     assert [h['version'] for h in history['history']] == ['uninstalled', '1.1.0', '1.0.0']
 

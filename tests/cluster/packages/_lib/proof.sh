@@ -9,9 +9,11 @@
 # steps' cwd) and STEP_ROOT ($SKYHOOK_DIR/skyhook_dir), and passes its container's environment
 # through: SKYHOOK_ROOT_DIR (/var/lib/skyhook/<cr>), SKYHOOK_RESOURCE_ID and the CR package's env.
 #
-# Each run appends one line to $PROOF_FILE, space-separated key=value fields without spaces:
-#   stage=<stage> package=<name> version=<the image's version> time=<UTC, ns> resource=<SKYHOOK_RESOURCE_ID>
-#   boot=<kernel boot_id> pid=<pid> [more fields: cm.<key>=<base64 of the ConfigMap file>, from=, to=, fix=]
+# Each run appends one line to $PROOF_FILE (<proof dir>/<cr>/<the CR's package name>.log: a CR may hold
+# the same image under two names), space-separated key=value fields without spaces:
+#   stage=<stage> package=<the CR's package name> image=<the image's package name> version=<the image's version>
+#   time=<UTC, ns> resource=<SKYHOOK_RESOURCE_ID> boot=<kernel boot_id> pid=<pid>
+#   [more fields: cm.<key>=<base64 of the ConfigMap file>, from=, to=, fix=, sleep=]
 # Environment a CR package may set:
 #   NODEWRIGHT_PROOF_DIR  where the proof files go (default /var/lib/nodewright-proof)
 #   PROOF_FAIL            a stage name (apply, config-check, ...): that stage records its line, then exits 1
@@ -20,15 +22,19 @@
 
 # <cr>: the agent's SKYHOOK_ROOT_DIR is /var/lib/skyhook/<cr> (the same for every generation of the CR)
 PROOF_ID=$(basename "${SKYHOOK_ROOT_DIR:-${SKYHOOK_RESOURCE_ID:-unknown}}")
-PROOF_FILE="${NODEWRIGHT_PROOF_DIR:-/var/lib/nodewright-proof}/$PROOF_ID/$PACKAGE_NAME.log"
+# the CR's name of the package: SKYHOOK_RESOURCE_ID is <cr>-<uid>-<generation>_<package>_<version> (no '_' in a name)
+PROOF_PACKAGE=$(printf '%s\n' "${SKYHOOK_RESOURCE_ID:-}" | cut -s -d_ -f2)
+PROOF_PACKAGE=${PROOF_PACKAGE:-$PACKAGE_NAME}
+PROOF_FILE="${NODEWRIGHT_PROOF_DIR:-/var/lib/nodewright-proof}/$PROOF_ID/$PROOF_PACKAGE.log"
 # what apply and upgrade "install": the version, removed by uninstall; the checks read it
-PROOF_STATE="${NODEWRIGHT_PROOF_DIR:-/var/lib/nodewright-proof}/$PROOF_ID/$PACKAGE_NAME.installed"
+PROOF_STATE="${NODEWRIGHT_PROOF_DIR:-/var/lib/nodewright-proof}/$PROOF_ID/$PROOF_PACKAGE.installed"
 
 proof_record() {  # proof_record <stage> [key=value ...]
     proof_stage=$1
     shift
     proof_boot=$(cat /proc/sys/kernel/random/boot_id 2> /dev/null || echo none)
-    proof_line="stage=$proof_stage package=$PACKAGE_NAME version=$PACKAGE_VERSION time=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)"
+    proof_line="stage=$proof_stage package=$PROOF_PACKAGE image=$PACKAGE_NAME version=$PACKAGE_VERSION"
+    proof_line="$proof_line time=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)"
     proof_line="$proof_line resource=${SKYHOOK_RESOURCE_ID:-none} boot=$proof_boot pid=$$"
     for proof_field in "$@"; do
         proof_line="$proof_line $proof_field"
@@ -57,7 +63,7 @@ proof_install() {  # proof_install: what apply or upgrade leaves on the node
 proof_check_installed() {  # exits 1 unless apply or upgrade of this version ran
     proof_have=$(cat "$PROOF_STATE" 2> /dev/null || echo none)
     if [ "$proof_have" != "$PACKAGE_VERSION" ]; then
-        echo "proof: $PACKAGE_NAME $PACKAGE_VERSION is not installed ($PROOF_STATE: $proof_have)" >&2
+        echo "proof: $PROOF_PACKAGE $PACKAGE_VERSION is not installed ($PROOF_STATE: $proof_have)" >&2
         exit 1
     fi
 }
