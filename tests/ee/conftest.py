@@ -1,9 +1,10 @@
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
-"""The execution environment tests (make ee): the EE built with ansible-builder on podman (tests/ee/ee_build.py).
+"""The execution environment tests (make ee): the EE built with ansible-builder on podman (tests/ee/ee_build.py),
+and the real test nodes' images on the same base (tests/cluster/images.py, test_node_images.py).
 
-podman, runc and debootstrap are required, not optional: without them the tests FAIL with the
-tool's error and a hint (CI installs them, .ci/run), they never skip.
+podman, runc, debootstrap (and for the node images docker-registry and Go) are required, not optional:
+without them the tests FAIL with the tool's error and a hint (CI installs them, .ci/run), they never skip.
 """
 
 from __future__ import annotations

@@ -1,0 +1,7 @@
+#!/bin/sh
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+# uninstall-check of the hang package (tests/cluster/packages/_lib/proof.sh)
+set -eu
+. "$STEP_ROOT/proof.sh"
+proof_record uninstall-check

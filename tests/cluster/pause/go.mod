@@ -1,0 +1,3 @@
+module nodewright.bridge/tests/cluster/pause
+
+go 1.22
