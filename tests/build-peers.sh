@@ -20,5 +20,7 @@ tests/molecule_venv.sh || echo 'build-peers: the molecule venv failed to build' 
 # test packages) on the EE's base, pushed to the local registry it starts (127.0.0.1:80), before the tests that run
 # real nodes pull them; a failure stops nothing here: those tests build them again and show why
 .venv/bin/python tests/cluster/images.py ensure > /dev/null || echo 'build-peers: the real-node images failed to build' >&2
+# the real nodes' kubelet (tests/cluster/real_node.py), from the control plane's module: about a minute now
+tests/cluster/build.sh kubelet > /dev/null || echo 'build-peers: the kubelet failed to build' >&2
 tests/interop/build-operator.sh
 tests/python/build-python.sh

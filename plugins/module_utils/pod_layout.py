@@ -812,9 +812,10 @@ def pod_outcome(pod, retries=0):
 
 
 # Exit codes of a container killed by a signal (128 + SIGKILL, 128 + SIGTERM), and the kubelet's reasons for a
-# container or pod that a node shutdown took away
+# container or pod that a node shutdown took away: Unknown (exit code 255) is containerd's report, after the boot,
+# of a container whose task died with the node (seen on the test suite's real nodes)
 _KILLED_EXIT_CODES = (137, 143)
-_SHUTDOWN_REASONS = ('ContainerStatusUnknown', 'Terminated', 'Shutdown', 'NodeShutdown')
+_SHUTDOWN_REASONS = ('ContainerStatusUnknown', 'Unknown', 'Terminated', 'Shutdown', 'NodeShutdown')
 
 
 def killed_by_shutdown(verdict):

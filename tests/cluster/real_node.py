@@ -315,6 +315,14 @@ class _MachineLock:
         return live
 
 
+def ensure_kubelet():
+    """The kubelet binary, built first when missing (build.sh kubelet: waits for a build under way, else reuses)."""
+    res = subprocess.run(['bash', str(HERE / 'build.sh'), 'kubelet'], stdout=subprocess.PIPE, text=True, check=False)
+    if res.returncode != 0:
+        raise RealNodeError(f'tests/cluster/build.sh kubelet failed with exit code {res.returncode}')
+    return res.stdout.strip().splitlines()[-1]
+
+
 def _node_record(info, name, images, labels, taints, index):
     """The node's plan: its dir, IP, ports, cgroup root, bridge, labels; written to <dir>/node.json."""
     node_dir = Path(info.state_dir) / 'real-nodes' / name
@@ -325,7 +333,7 @@ def _node_record(info, name, images, labels, taints, index):
             'healthz_port': healthz_port, 'cgroup_root': f'/nodewright-real-{index}', 'bridge': f'nwbr{index}',
             'subnet': f'10.78.{index}.0/24', 'labels': node_labels,
             'taints': [REAL_NODE_TAINT] if taints is None else list(taints), 'images': dict(images),
-            'kubelet': str(launcher.binaries(build=False).k8s.parent / 'kubelet')}
+            'kubelet': ensure_kubelet()}
 
 
 def _write_node_files(info, node):

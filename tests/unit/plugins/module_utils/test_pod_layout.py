@@ -758,6 +758,9 @@ def test_killed_by_shutdown_reads_the_kubelets_reason_for_a_vanished_container()
     assert pl.killed_by_shutdown(pl.pod_outcome(pod(gone, phase='Failed')))
     unknown = {'name': 't-interrupt', 'restartCount': 0, 'state': {'terminated': {'exitCode': 255, 'reason': 'ContainerStatusUnknown'}}}
     assert pl.killed_by_shutdown(pl.pod_outcome(pod(unknown, phase='Failed')))
+    # containerd's report after the boot of a container whose task died with the node (a real node, rebooted)
+    lost = {'name': 't-interrupt', 'restartCount': 0, 'state': {'terminated': {'exitCode': 255, 'reason': 'Unknown'}}}
+    assert pl.killed_by_shutdown(pl.pod_outcome(pod(lost, phase='Running')))
 
 
 # --------------------------------------------------------------------------- the v0.18+ generation (NODEWRIGHT)
