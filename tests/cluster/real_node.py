@@ -341,8 +341,8 @@ def _write_node_files(info, node):
     for sub in ('containerd', 'kubelet', 'cni', 'cni-data', 'control/requests', 'logs', 'pod-logs', 'container-logs',
                 'skyhook-lib', 'skyhook-log', 'proof', 'sysctl'):
         (node_dir / sub).mkdir(parents=True, exist_ok=True)
-    (node_dir / 'containerd' / 'config.toml').write_text(containerd_config(node_dir, node['images']['pause']),
-                                                        encoding='utf-8')
+    (node_dir / 'containerd' / 'config.toml').write_text(
+        containerd_config(node_dir, node['images']['pause']), encoding='utf-8')
     (node_dir / 'cni' / '10-nodewright.conflist').write_text(
         json.dumps(cni_config(node_dir, node['bridge'], node['subnet']), indent=2), encoding='utf-8')
     (node_dir / 'kubelet' / 'config.yaml').write_text(yaml.safe_dump(kubelet_config(node)), encoding='utf-8')
@@ -405,9 +405,9 @@ def add(info, name, images, labels=None, taints=None, timeout=180.0):
         _write_node_files(info, node)
         _run(['ip', 'addr', 'replace', f"{node['ip']}/32", 'dev', 'lo'])
         _make_cgroup_root(node['cgroup_root'])
-        proc = launcher._start(f'real-node-{name}', ['unshare', '--mount', '--propagation', 'private', '--fork',  # pylint: disable=protected-access
-                                                    sys.executable, '-u', str(SUPERVISOR), 'supervise', node['dir']],
-                               info.state_dir)
+        argv = ['unshare', '--mount', '--propagation', 'private', '--fork',
+                sys.executable, '-u', str(SUPERVISOR), 'supervise', node['dir']]
+        proc = launcher._start(f'real-node-{name}', argv, info.state_dir)  # pylint: disable=protected-access
         node['pid'] = proc.pid
         node['start'] = launcher._proc_start_time(proc.pid)  # pylint: disable=protected-access
         (MACHINE_DIR / f'node-{index}.json').write_text(json.dumps(node), encoding='utf-8')
