@@ -95,6 +95,15 @@ class Real:
         self.cluster.core.patch_node(self.name, patch)
 
 
+def _steps(result, node, kind):
+    """The node's timeline steps of ``kind`` (cordon, wait, drain, ...) in the run's rollout report."""
+    rollouts = (result.report or {}).get('rollouts') or []
+    steps = [step for rollout in rollouts for step in (rollout['nodes'].get(node) or {}).get('steps', [])
+             if step['kind'] == kind]
+    assert steps, f'no {kind} step of {node} in the report'
+    return steps
+
+
 def _failures(result):
     """The failed tasks' messages of a playbook run (what a reader of its output looks for first)."""
     return '\n'.join(line for line in (result.stdout + result.stderr).splitlines()
@@ -215,3 +224,82 @@ def test_a_failing_package_fails_its_node_with_the_scripts_reason_then_a_fix_res
         assert not real.node().spec.unschedulable
     finally:
         real.delete_cr(cr)
+
+
+def _workload_pod_spec(real, command, grace):
+    """A container of the test package image (Debian's sh and coreutils) that runs ``command``, on the real node."""
+    return {'terminationGracePeriodSeconds': grace, 'tolerations': [real_node.REAL_NODE_TOLERATION],
+            'containers': [{'name': 'work', 'image': real.images['packages']['proof']['versions']['1.0.0'],
+                            'command': ['/bin/sh', '-c', command]}]}
+
+
+def _real_workload(real, namespace, tag):
+    """A protected pod that finishes by itself in 12 s, and two replicas under a PDB (maxUnavailable 1) that stop
+    only after 3 s of their SIGTERM grace period; the replicas prefer the real node and move to a fake one."""
+    core, apps = real.cluster.core, kclient.AppsV1Api(real.cluster.api)
+    protected = {'metadata': {'name': f'training-{tag}', 'labels': {'workload': f'training-{tag}'}},
+                 'spec': dict(_workload_pod_spec(real, 'sleep 12', 30), nodeName=real.name, restartPolicy='Never')}
+    core.create_namespaced_pod(namespace, protected)
+    graceful = 'trap "sleep 3; exit 0" TERM; while :; do sleep 0.2; done'
+    spec = _workload_pod_spec(real, graceful, 20)
+    spec['affinity'] = {'nodeAffinity': {'preferredDuringSchedulingIgnoredDuringExecution': [
+        {'weight': 100, 'preference': {'matchExpressions': [
+            {'key': 'kubernetes.io/hostname', 'operator': 'In', 'values': [real.name]}]}}]}}
+    labels = {'app': f'serve-{tag}'}
+    apps.create_namespaced_deployment(namespace, {
+        'metadata': {'name': f'serve-{tag}'},
+        'spec': {'replicas': 2, 'selector': {'matchLabels': labels},
+                 'template': {'metadata': {'labels': labels}, 'spec': spec}}})
+    kclient.PolicyV1Api(real.cluster.api).create_namespaced_pod_disruption_budget(namespace, {
+        'metadata': {'name': f'serve-{tag}'}, 'spec': {'maxUnavailable': 1, 'selector': {'matchLabels': labels}}})
+
+    def placed():
+        pods = core.list_namespaced_pod(namespace, label_selector=f'app=serve-{tag}').items
+        running = [p for p in pods if p.spec.node_name == real.name and p.status.phase == 'Running']
+        return running if len(running) == 2 else None
+    import helpers  # pylint: disable=import-outside-toplevel
+    helpers.wait_for(placed, 180, interval=0.5, what='both replicas running on the real node')
+    helpers.wait_for(lambda: core.read_namespaced_pod(protected['metadata']['name'], namespace).status.phase == 'Running',
+                     120, interval=0.5, what='the protected pod running')
+    return labels
+
+
+def test_a_drain_waits_for_protected_pods_and_evicts_real_pods_with_their_grace_period(real, playbooks, namespace):
+    tag = uuid.uuid4().hex[:5]
+    labels = _real_workload(real, namespace, tag)
+    cr = real.create_cr({'tuning': real.package('proof', interrupt={'type': 'service', 'services': ['containerd']})},
+                        podNonInterruptLabels={'matchLabels': {'workload': f'training-{tag}'}})
+    core = real.cluster.core
+    calls_before = len(real_node.calls(real.cluster.info, real.name))
+    try:
+        result = _apply(playbooks, real, cr, namespace)
+        assert result.rc == 0, _failures(result)
+        training = core.read_namespaced_pod(f'training-{tag}', namespace)
+        assert training.status.phase == 'Succeeded'  # never evicted: it finished
+        finished = max(s.state.terminated.finished_at for s in training.status.container_statuses).timestamp()
+        calls = real_node.calls(real.cluster.info, real.name)[calls_before:]
+        print(f'\nreal drain: shim calls {calls}; protected pod finished at {finished:.1f}')
+        # the service interrupt went through the agent's systemctl (the node's shim), after the protected pod
+        restarts = [line.split() for line in calls if ' systemctl restart ' in line]
+        assert [words[3:] for words in restarts] == [['containerd']], calls
+        assert float(restarts[0][0]) > finished
+        # the replicas: evicted from the real node (the PDB one at a time), each stopped by its own SIGTERM
+        # handler after its 3 s, and now on fake nodes
+        pods = core.list_namespaced_pod(namespace, label_selector=f"app={labels['app']}").items
+        assert len(pods) == 2 and all(p.spec.node_name != real.name for p in pods), [(p.metadata.name, p.spec.node_name) for p in pods]
+        events = core.list_namespaced_event(namespace, field_selector='reason=Killing').items
+        assert sum(1 for e in events if (e.involved_object.name or '').startswith(f'serve-{tag}')) == 2, events
+        drain, = _steps(result, real.name, 'drain')
+        wait, = _steps(result, real.name, 'wait')
+        print(f'real drain: waited {wait["finished"] - wait["started"]:.1f} s for the protected pod, drained in '
+              f'{drain["finished"] - drain["started"]:.1f} s: {drain.get("detail")} {drain.get("waits")}')
+        # the protected pod's 12 s were waited out first; then two evictions, one after the other (the PDB), each
+        # waited for until its pod was gone: 3 s of its SIGTERM handler each
+        assert wait['finished'] >= finished - 1 and wait['finished'] - wait['started'] >= 5, wait
+        assert drain['finished'] - drain['started'] >= 6, drain
+        proof = [line['stage'] for line in real.proof(cr, 'tuning')]
+        assert proof == ['apply', 'apply-check', 'config', 'config-check', 'post-interrupt', 'post-interrupt-check'], proof
+        assert not real.node().spec.unschedulable
+    finally:
+        real.delete_cr(cr)
+        kclient.AppsV1Api(real.cluster.api).delete_namespaced_deployment(f'serve-{tag}', namespace)
