@@ -290,7 +290,8 @@ def _arguments(argv):
     parser.add_argument('--ansible-playbook', default='ansible-playbook', dest='binary')
     parser.add_argument('--shared-budget', metavar='NAME', help='share the budget with every run of NAME (a Lease per '
                         'compartment, as nodewright_shared_budget does for the strategy)')
-    parser.add_argument('--budget-namespace', default=shared_budget.DEFAULT_NAMESPACE)
+    parser.add_argument('--budget-namespace', help='the Leases\' namespace (default: the operator namespace of the '
+                        'cluster\'s API generation, skyhook or nodewright, as the strategy\'s)')
     parser.add_argument('--slot-expiry', type=int, default=shared_budget.DEFAULT_EXPIRY)
     parser.add_argument('--kubeconfig')
     parser.add_argument('--context')
@@ -327,7 +328,8 @@ def _budget_and_gates(args, settings, scheduler, hosts, echo):
     if args.shared_budget:
         kube = kube_api.Kube(kube_api.connection_params(connection))
         rules = dict((c.name, budget_rules.Rules.of(c)) for c in scheduler.compartments)
-        budget = shared_budget.SharedBudget(kube, args.budget_namespace, args.shared_budget, 'batch', rules,
+        namespace = args.budget_namespace or kube.generation.default_namespace
+        budget = shared_budget.SharedBudget(kube, namespace, args.shared_budget, 'batch', rules,
                                             key=args.shared_budget, expiry=args.slot_expiry)
     gates = None
     if settings.gates is not None and settings.gates.enabled:

@@ -27,7 +27,6 @@ from ansible_collections.nodewright.bridge.plugins.module_utils import kube as k
 from ansible_collections.nodewright.bridge.plugins.module_utils import shared_budget as rules_mod
 from ansible_collections.nodewright.bridge.plugins.module_utils.shared_budget import BudgetMismatch, BudgetStateError
 
-DEFAULT_NAMESPACE = 'skyhook'
 DEFAULT_EXPIRY = 120
 MIN_EXPIRY = 10
 WRITE_ATTEMPTS = 30

@@ -90,6 +90,22 @@ def test_an_edit_waits_for_the_rollout_under_way_then_reruns_config_and_its_conf
         # nothing differs any more: no edit, nothing written
         again = modules.run('package_config', cr_name=name, namespace=namespace)
         assert again['changed'] is False and again['packages'] == {}, again
+
+        # bad input: an edit (no webhook here lets it in) that drops the key a configInterrupt names fails both
+        # the module and the apply with the field path, and writes nothing (ConfigMap, node state, configUpdates)
+        before = (_state(cluster, node, name), cluster.core.read_namespaced_config_map(cm_name, namespace).data,
+                  custom.get_cluster_custom_object(GROUP, VERSION, PLURAL, name)['status'].get('configUpdates'),
+                  cluster.core.read_node(node).metadata.labels.get('%s/status_%s' % (PREFIX, name)))
+        custom.patch_cluster_custom_object(GROUP, VERSION, PLURAL, name, {'spec': {'packages': {'tuning': {
+            'configMap': {'a.conf': None, 'b.conf': 'keep', 'c.conf': 'new'}}}}})
+        refused = modules.run('package_config', cr_name=name, namespace=namespace)
+        path = "packages.tuning.configInterrupts.a.conf: no configMap key 'a.conf'"
+        assert refused.get('failed') and path in refused['msg'], refused
+        broken = _apply(playbooks, name, namespace)
+        assert broken.rc != 0 and path in broken.stdout, broken
+        assert (_state(cluster, node, name), cluster.core.read_namespaced_config_map(cm_name, namespace).data,
+                custom.get_cluster_custom_object(GROUP, VERSION, PLURAL, name)['status'].get('configUpdates'),
+                cluster.core.read_node(node).metadata.labels.get('%s/status_%s' % (PREFIX, name))) == before
     finally:
         try:
             custom.delete_cluster_custom_object(GROUP, VERSION, PLURAL, name)

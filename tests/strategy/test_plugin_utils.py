@@ -186,3 +186,23 @@ def test_a_phase_carries_the_batch_state_its_cr_continues():
         rollout_config.parse_phases({'nodewright_phases': [
             {'name': 'cr-a', 'interruption_budget': {'count': 1}, 'hosts': ['n1'],
              'batch_state': {'__default__': {'currentBatch': 'x'}}}]})
+
+
+def test_the_limit_drivers_budget_namespace_is_the_clusters_generations_unless_given(monkeypatch):
+    from ansible_collections.nodewright.bridge.plugins.module_utils import api_generation  # pylint: disable=import-outside-toplevel
+    from ansible_collections.nodewright.bridge.plugins.plugin_utils import limit_driver  # pylint: disable=import-outside-toplevel
+
+    class FakeKube(object):
+        generation = api_generation.NODEWRIGHT
+
+        def __init__(self, params):
+            self.params = params
+
+    monkeypatch.setattr(limit_driver.kube_api, 'Kube', FakeKube)
+    for given, wanted in ((None, 'nodewright'), ('ops', 'ops')):
+        args = limit_driver._arguments(['-i', 'inv', '--budget', 'count=1', '--shared-budget', 'gpu']
+                                       + (['--budget-namespace', given] if given else []) + ['site.yml'])
+        settings = rollout_config.parse_settings(limit_driver._play_vars(args))
+        scheduler = rollout_config.build_scheduler(settings, [('n1', {})])
+        budget, _ = limit_driver._budget_and_gates(args, settings, scheduler, [('n1', {})], echo=lambda *a: None)
+        assert budget.namespace == wanted and budget.where('__default__').startswith('lease %s/' % wanted)
