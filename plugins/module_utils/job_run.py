@@ -331,6 +331,14 @@ class JobRun(object):
         return pod_run.container_logs(self.kube, self.namespace, _meta(pod).get('name'), pod, self.log_containers,
                                       self.log_lines)
 
+    def progress(self):
+        """Where the Job's last pod stood when the wait ended (pod_layout.pod_progress), or that it had none."""
+        pod = self.job_pod
+        if pod is None and self.job is not None:
+            pods = self.read_pods()
+            pod = self.job_pod = pods[-1] if pods else None
+        return pod_layout.pod_progress(pod) or '%s had no pod' % self._what()
+
     def mark_processed(self):
         """job_layout.processed_patch on the finished Job (its outcome recorded, its TTL), as markJobProcessed; an
         interrupt Job failed past its restarts also gets ``<prefix>/restart-limit-exceeded``. Best effort: a Job

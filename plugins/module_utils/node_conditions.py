@@ -47,6 +47,20 @@ def is_ready(obj):
     return condition(obj, 'Ready')
 
 
+def not_ready_reason(node):
+    """None while the node's Ready condition is True; else what the node (its kubelet, or the node lifecycle
+    controller once the kubelet stopped posting) says: ``node <name> is not Ready (<status>, <reason>: <message>)``."""
+    name = (node.get('metadata') or {}).get('name') or '?'
+    for cond in (node.get('status') or {}).get('conditions') or []:
+        if cond.get('type') == 'Ready':
+            if cond.get('status') == 'True':
+                return None
+            detail = ', '.join(x for x in (cond.get('status'), cond.get('reason')) if x)
+            message = (cond.get('message') or '').strip()
+            return 'node %s is not Ready (%s%s)' % (name, detail or 'no status', ': ' + message if message else '')
+    return 'node %s is not Ready (no Ready condition)' % name
+
+
 def boot_id(node):
     """The node's ``status.nodeInfo.bootID`` ('' when it has not reported one); it changes with every boot."""
     return ((node.get('status') or {}).get('nodeInfo') or {}).get('bootID') or ''

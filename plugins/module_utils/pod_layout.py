@@ -811,6 +811,40 @@ def pod_outcome(pod, retries=0):
     return _verdict(RUNNING, active)
 
 
+def pod_progress(pod, limit=300):
+    """Where a pod that has not finished stands, in one line for a timeout's message: its phase, then the
+    first init container that has not succeeded (running, or waiting with the kubelet's reason and message:
+    ``ErrImagePull``, ``ImagePullBackOff``, ...), else the reason the pod is not scheduled or started.
+    ``limit``: the most characters kept of a kubelet message. None when there is no pod."""
+    if not pod:
+        return None
+    status = _get(pod, 'status') or {}
+    words = ['pod %s' % (status.get('phase') or 'Pending')]
+    for item in status.get('initContainerStatuses') or []:
+        if not isinstance(item, dict) or _container_state(item) == 'success':
+            continue
+        state = item.get('state') or {}
+        if state.get('waiting') is not None:
+            waiting = state['waiting']
+            message = (waiting.get('message') or '').strip()
+            words.append('init container %s waiting: %s%s' % (
+                item.get('name'), waiting.get('reason') or 'no reason',
+                ' (%s)' % message[:limit] if message else ''))
+        elif state.get('running') is not None:
+            words.append('init container %s running since %s' % (item.get('name'), state['running'].get('startedAt')))
+        else:
+            words.append('init container %s %s' % (item.get('name'), _container_state(item) or 'not started'))
+        if int(item.get('restartCount') or 0):
+            words[-1] += ' (%s restarts)' % item['restartCount']
+        return ', '.join(words)
+    for cond in status.get('conditions') or []:
+        if cond.get('status') == 'False' and cond.get('reason'):
+            message = (cond.get('message') or '').strip()
+            words.append('%s: %s%s' % (cond.get('type'), cond['reason'], ' (%s)' % message[:limit] if message else ''))
+            break
+    return ', '.join(words)
+
+
 # Exit codes of a container killed by a signal (128 + SIGKILL, 128 + SIGTERM), and the kubelet's reasons for a
 # container or pod that a node shutdown took away: Unknown (exit code 255) is containerd's report, after the boot,
 # of a container whose task died with the node (seen on the test suite's real nodes)

@@ -288,7 +288,8 @@ class PodRun(object):
     """Create (or adopt) one pod, wait for its verdict by watch, collect logs, clean up (the v0.15 operator's way).
 
     The interface ``run_recorded`` drives, which job_run.JobRun shares: ``preflight``, ``start``, ``wait``, ``logs``,
-    ``cleanup``, ``abandon``, ``describe``; ``recheck(runner)`` calls back ``differs`` and ``remove``.
+    ``cleanup``, ``abandon``, ``describe``; ``recheck(runner)`` calls back ``differs`` and ``remove``; a timed-out
+    stage's message asks ``progress``.
     """
 
     kind = 'pod'
@@ -420,6 +421,10 @@ class PodRun(object):
         """Logs of every container that ran (what a stage printed), ``{container: text}``; errors noted."""
         return container_logs(self.kube, self.namespace, self.name, self.pod, self.log_containers, self.log_lines)
 
+    def progress(self):
+        """Where the pod stood when the wait ended (pod_layout.pod_progress of the last pod the watch saw)."""
+        return pod_layout.pod_progress(self.pod)
+
     def describe(self, deleted):
         """The ``pod`` of the module's result."""
         return {'name': self.name, 'namespace': self.namespace, 'uid': self.pod['metadata'].get('uid'),
@@ -488,6 +493,17 @@ class RecordedRun(object):
         self.logs = {}
         self.unavailable = {}
         self.deleted = False
+
+
+def timed_out_detail(runner, kube, node_name):
+    """What a stage's or interrupt's timeout message adds: where its pod stood (``runner.progress``) and, when the
+    node is not Ready (its kubelet gone, say), what the node reports. One GET of the node, on this path only."""
+    words = [runner.progress()]
+    try:
+        words.append(node_conditions.not_ready_reason(kube.get_node(node_name)))
+    except kube_api.KubeError:
+        pass  # the message goes without the node's word; the timeout is what failed the stage
+    return '; '.join(w for w in words if w)
 
 
 def run_recorded(module, kube, runner, record, result, started, configmaps=(), node=None, settle=None, create_only=()):

@@ -303,3 +303,144 @@ def test_a_drain_waits_for_protected_pods_and_evicts_real_pods_with_their_grace_
     finally:
         real.delete_cr(cr)
         kclient.AppsV1Api(real.cluster.api).delete_namespaced_deployment(f'serve-{tag}', namespace)
+
+
+def _new_stages(real, cr, package, before):
+    """The stages ``package`` ran since ``before`` proof lines."""
+    return [line['stage'] for line in real.proof(cr, package)[before:]]
+
+
+def test_a_config_edit_an_upgrade_and_an_uninstall_each_run_their_stages_once_on_the_host(real, playbooks, namespace):
+    cr = real.create_cr({'tuning': real.package(
+        'proof', configMap={'a.conf': 'v1\n', 'b.conf': 'keep\n'}, uninstall={'enabled': True},
+        configInterrupts={'a.conf': {'type': 'service', 'services': ['rsyslog']}})})
+    info = real.cluster.info
+    try:
+        first = _apply(playbooks, real, cr, namespace)
+        assert first.rc == 0, _failures(first)
+        assert real.stages(cr, 'tuning') == ['apply', 'apply-check', 'config', 'config-check']
+
+        # the edit: config again with the new data, then the configInterrupt of a.conf (systemctl through the shim)
+        seen, calls_before = len(real.proof(cr, 'tuning')), len(real_node.calls(info, real.name))
+        real.patch_cr(cr, {'packages': {'tuning': {'configMap': {'a.conf': 'v2\n', 'b.conf': 'keep\n'}}}})
+        edited = _apply(playbooks, real, cr, namespace)
+        assert edited.rc == 0, _failures(edited)
+        stages = _new_stages(real, cr, 'tuning', seen)
+        restarts = [c for c in real_node.calls(info, real.name)[calls_before:] if ' systemctl restart ' in c]
+        print(f'\nreal config edit: {stages}; shim {restarts}')
+        assert stages == ['config', 'config-check', 'post-interrupt', 'post-interrupt-check'], stages
+        assert [c.split()[3:] for c in restarts] == [['rsyslog']], restarts
+        config = [line for line in real.proof(cr, 'tuning')[seen:] if line['stage'] == 'config']
+        assert _configs(config) == [{'a.conf': 'v2\n', 'b.conf': 'keep\n'}]
+
+        # the upgrade: the new version's upgrade step (from the old version), its check and config, nothing else
+        seen = len(real.proof(cr, 'tuning'))
+        real.patch_cr(cr, {'packages': {'tuning': {'version': '1.1.0'}}})
+        upgraded = _apply(playbooks, real, cr, namespace)
+        assert upgraded.rc == 0, _failures(upgraded)
+        lines = real.proof(cr, 'tuning')[seen:]
+        print(f'real upgrade: {[(line["stage"], line["version"]) for line in lines]}')
+        assert [line['stage'] for line in lines] == ['upgrade', 'upgrade-check', 'config', 'config-check']
+        assert {line['version'] for line in lines} == {'1.1.0'}
+        assert (lines[0]['from'], lines[0]['to']) == ('1.0.0', '1.1.0'), lines[0]
+        assert list(real.state(cr)) == ['tuning|1.1.0']
+
+        # the uninstall: its two steps, once; the node keeps the operator's empty record
+        seen = len(real.proof(cr, 'tuning'))
+        real.patch_cr(cr, {'packages': {'tuning': {'uninstall': {'enabled': True, 'apply': True}}}})
+        removed = _apply(playbooks, real, cr, namespace)
+        assert removed.rc == 0, _failures(removed)
+        stages = _new_stages(real, cr, 'tuning', seen)
+        print(f'real uninstall: {stages}; node state {real.state(cr)}')
+        assert stages == ['uninstall', 'uninstall-check'], stages
+        installed = real_node.proof_dir(info, real.name) / cr / 'tuning.installed'
+        assert not installed.exists()
+        again = _apply(playbooks, real, cr, namespace)
+        assert again.rc == 0 and _new_stages(real, cr, 'tuning', seen) == stages, 'an uninstalled package ran again'
+    finally:
+        real.delete_cr(cr)
+
+
+def _cordoned_by(real, cr):
+    node = real.node()
+    return bool(node.spec.unschedulable) and f'{PREFIX}/cordon_{cr}' in (node.metadata.annotations or {})
+
+
+def test_an_image_missing_from_the_registry_fails_its_node_with_the_kubelets_reason_and_a_fixed_image_resumes(
+        real, playbooks, namespace):
+    absent = real.images['packages']['proof']['image'].rsplit('/', 1)[0] + '/absent'
+    cr = real.create_cr({'tuning': {'version': '1.0.0', 'image': absent,
+                                    'interrupt': {'type': 'service', 'services': ['containerd']}}})
+    try:
+        failed = _apply(playbooks, real, cr, namespace, nodewright_stage_timeout=30)
+        text = failed.stdout + failed.stderr
+        assert failed.rc != 0, failed
+        print(f'\nreal missing image: {_failures(failed)[-600:]}')
+        assert 'did not finish within 30s' in text and 'init container tuning-init waiting' in text, _failures(failed)
+        assert ('ImagePullBackOff' in text or 'ErrImagePull' in text) and f'{absent}:1.0.0' in text, _failures(failed)
+        # cordoned for its interrupt (the drain comes before the stage), erroring, nothing ran on the host
+        assert _cordoned_by(real, cr)
+        assert real.node().metadata.labels.get(f'{PREFIX}/status_{cr}') == 'erroring'
+        assert real.state(cr)['tuning|1.0.0']['state'] == 'erroring'
+        assert real.stages(cr, 'tuning') == []
+
+        real.patch_cr(cr, {'packages': {'tuning': {'image': real.images['packages']['proof']['image']}}})
+        fixed = _apply(playbooks, real, cr, namespace)
+        assert fixed.rc == 0, _failures(fixed)
+        assert real.stages(cr, 'tuning') == ['apply', 'apply-check', 'config', 'config-check', 'post-interrupt',
+                                             'post-interrupt-check']
+        assert not real.node().spec.unschedulable and real.state(cr)['tuning|1.0.0']['state'] == 'complete'
+    finally:
+        real.delete_cr(cr)
+
+
+def test_a_script_that_hangs_past_its_timeout_fails_its_node_and_a_fixed_cr_reruns_it(real, playbooks, namespace):
+    cr = real.create_cr({'stuck': real.package('hang')})
+    try:
+        failed = _apply(playbooks, real, cr, namespace, nodewright_stage_timeout=25)
+        text = failed.stdout + failed.stderr
+        assert failed.rc != 0, failed
+        print(f'\nreal hang: {_failures(failed)[-600:]}')
+        assert 'did not finish within 25s' in text and 'init container stuck-apply running since' in text, _failures(failed)
+        assert real.state(cr)['stuck|1.0.0']['state'] == 'erroring'
+        assert real.node().metadata.labels.get(f'{PREFIX}/status_{cr}') == 'erroring'
+        assert [line.get('sleep') for line in real.proof(cr, 'stuck')] == ['86400']
+
+        real.patch_cr(cr, {'packages': {'stuck': real.package('hang', env=[{'name': 'HANG_SECONDS', 'value': '1'}])}})
+        fixed = _apply(playbooks, real, cr, namespace)
+        assert fixed.rc == 0, _failures(fixed)
+        assert [(line['stage'], line.get('sleep')) for line in real.proof(cr, 'stuck')] == [
+            ('apply', '86400'), ('apply', '1'), ('apply-check', None)]
+        assert real.state(cr)['stuck|1.0.0']['state'] == 'complete'
+    finally:
+        real.delete_cr(cr)
+
+
+def test_a_kubelet_that_dies_mid_stage_fails_its_node_with_the_nodes_reason_and_a_rerun_resumes_the_stage(
+        real, playbooks, namespace):
+    import helpers  # pylint: disable=import-outside-toplevel
+    info = real.cluster.info
+    cr = real.create_cr({'stuck': real.package('hang', env=[{'name': 'HANG_SECONDS', 'value': '100'}])})
+    try:
+        run = playbooks.start('nodewright.bridge.apply', extra_vars={
+            'nodewright_cr_name': cr, 'nodewright_namespace': namespace, 'nodewright_agent_image': real.images['agent'],
+            'nodewright_stage_timeout': 75})
+        helpers.wait_for(lambda: real.stages(cr, 'stuck') == ['apply'], 120, interval=0.5, what='the apply step running')
+        real_node.stop_kubelet(info, real.name)
+        out, dummy = run.communicate(timeout=300)
+        print(f'\nreal kubelet gone: {out[-1500:]}')
+        assert run.returncode != 0
+        assert 'did not finish within 75s' in out and 'is not Ready (Unknown, NodeStatusUnknown' in out, out[-3000:]
+        assert real.state(cr)['stuck|1.0.0']['state'] == 'erroring'
+
+        # the kubelet back: the stage's container ran on meanwhile (containerd kept it); the rerun adopts its pod
+        # and records its end: the script ran once
+        real_node.start_kubelet(info, real.name)
+        real_node.wait_ready(info, real.name)
+        resumed = _apply(playbooks, real, cr, namespace)
+        assert resumed.rc == 0, _failures(resumed)
+        assert real.stages(cr, 'stuck') == ['apply', 'apply-check'], real.proof(cr, 'stuck')
+        assert real.state(cr)['stuck|1.0.0']['state'] == 'complete'
+    finally:
+        real_node.start_kubelet(info, real.name)
+        real.delete_cr(cr)

@@ -105,20 +105,20 @@ def run(module, kube):
                   duration=round(time.time() - started, 3))
     if reboot:
         result['rebooted'] = done.succeeded
+    why = None if done.succeeded else _why(done, params['timeout'], after, before, runner, kube, node_name)
     _runner.node_event(module, kube, node_name, _event(node_name, cr.name, package, interrupt, covered, done, result,
-                                                       params['timeout'], after))
+                                                       why))
     if not done.succeeded:
         raise ModuleFailed('%s interrupt (%s) on node %s: %s; recorded as erroring'
-                           % (key, interrupt['type'], node_name, _why(done, params['timeout'], after, before)), **result)
+                           % (key, interrupt['type'], node_name, why), **result)
     return result
 
 
-def _event(node_name, cr_name, package, interrupt, covered, done, result, timeout, after):
+def _event(node_name, cr_name, package, interrupt, covered, done, result, why):
     """The interrupt's Event: Interrupt (a service restart...), Reboot (back with a new boot ID), or either failed."""
     before = result['boot_id_before']
     if not done.succeeded:
-        return node_events.interrupt_failed(node_name, package.name, package.version, cr_name, interrupt,
-                                            _why(done, timeout, after, before))
+        return node_events.interrupt_failed(node_name, package.name, package.version, cr_name, interrupt, why)
     covered_refs = ['%s:%s' % (p.name, p.version) for p in covered]
     if interrupt['type'] == 'reboot':
         return node_events.rebooted(node_name, package.name, package.version, cr_name, before, result['boot_id_after'],
@@ -164,14 +164,16 @@ def _reboot_wait(kube, node_name, before, timeout, started, back):
     return settle
 
 
-def _why(done, timeout, after, before):
+def _why(done, timeout, after, before, runner, kube, node_name):
+    """Why the interrupt failed, in a few words (its message and its Event); a timeout's says where the pod stood
+    and what a node that is not Ready reports (pod_run.timed_out_detail)."""
     verdict = done.verdict
     if done.outcome == 'not-back':
         return ('the node did not come back within %ss (Ready: %s, boot ID %s, was %s); it stays as it is, cordoned '
                 'if it was' % (timeout, node_conditions.is_ready(after) if after else 'unknown',
                                node_conditions.boot_id(after) if after else 'unknown', before))
     if done.outcome == 'timeout':
-        return 'the interrupt pod did not finish within %ss' % timeout
+        return 'the interrupt pod did not finish within %ss; %s' % (timeout, pod_run.timed_out_detail(runner, kube, node_name))
     if done.outcome == pod_layout.MISSING:
         return 'the interrupt pod was deleted before it finished'
     return 'container %s failed (exit code %s, reason %s)' % (

@@ -83,7 +83,7 @@ def run(module, kube):
                            **result)
     result.update(configmaps=done.configmaps, restarts=done.restarts)
     if not done.succeeded:
-        why = _why(done, params['timeout'], runner)
+        why = _why(done, params['timeout'], runner, kube, node_name)
         _runner.node_event(module, kube, node_name, node_events.stage_failed(package.name, package.version, stage, cr.name, why))
         _fail(result, done, key, stage, node_name, why)
     _runner.node_event(module, kube, node_name, node_events.stage_applied(package.name, package.version, stage, cr.name,
@@ -127,11 +127,12 @@ def _record(node_name, cr_name, package, stage, current, gen):
     return pod_run.NodeRecord(node_name, cr_name, package.unique_name, current, in_progress, succeeded, failed, gen=gen)
 
 
-def _why(done, timeout, runner):
-    """Why the stage failed, in a few words (its message and its Event)."""
+def _why(done, timeout, runner, kube, node_name):
+    """Why the stage failed, in a few words (its message and its Event); a timeout's says where the pod stood and
+    what a node that is not Ready reports (pod_run.timed_out_detail)."""
     verdict = done.verdict
     if verdict.get('outcome') == 'timeout':
-        return 'did not finish within %ss' % timeout
+        return 'did not finish within %ss; %s' % (timeout, pod_run.timed_out_detail(runner, kube, node_name))
     if verdict.get('outcome') == pod_layout.MISSING:
         return '%s %s/%s was deleted before it finished' % (runner.kind, runner.namespace, runner.name)
     if verdict.get('container') is None and verdict.get('message'):

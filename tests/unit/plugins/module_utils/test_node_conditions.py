@@ -202,3 +202,15 @@ def test_nodewright_rewrites_a_not_ready_whose_message_differs_and_keeps_the_err
         dict(nc.cr_conditions('demo', 'complete', {}, NOW)[0], message='NodeWright demo Ready'),
         nc.cr_conditions('demo', 'complete', {}, NOW)[1]])
     assert nc.conditions_patch(old, 'demo', LATER) is None
+
+
+def test_not_ready_reason_is_what_the_node_or_its_lifecycle_controller_says():
+    def node(*conditions):
+        return {'metadata': {'name': 'gpu-1'}, 'status': {'conditions': list(conditions)}}
+    assert nc.not_ready_reason(node({'type': 'Ready', 'status': 'True', 'reason': 'KubeletReady'})) is None
+    assert nc.not_ready_reason(node({'type': 'MemoryPressure', 'status': 'False'}, {
+        'type': 'Ready', 'status': 'Unknown', 'reason': 'NodeStatusUnknown',
+        'message': 'Kubelet stopped posting node status.'})) == (
+        'node gpu-1 is not Ready (Unknown, NodeStatusUnknown: Kubelet stopped posting node status.)')
+    assert nc.not_ready_reason(node({'type': 'Ready', 'status': 'False'})) == 'node gpu-1 is not Ready (False)'
+    assert nc.not_ready_reason(node()) == 'node gpu-1 is not Ready (no Ready condition)'

@@ -952,3 +952,26 @@ def test_nodewright_stale_pod_reason_reads_the_new_package_annotation(nw_cr):
     # a pod the v0.15 operator made (its skyhook.nvidia.com/package) is not the one the v0.18+ CR asks for
     legacy = pl.stage_pod(nw_cr, 'plain', 'apply', NODE)
     assert 'its package annotation is None' in pl.stale_pod_reason(legacy, manifest, entry, 'apply', gen=NODEWRIGHT)
+
+
+def _init(name, **state):
+    return {'name': name, 'restartCount': 0, 'state': state}
+
+
+def test_pod_progress_names_the_container_that_holds_the_stage_and_the_kubelets_words():
+    pulling = {'status': {'phase': 'Pending', 'initContainerStatuses': [
+        _init('tuning-init', waiting={'reason': 'ImagePullBackOff',
+                                      'message': 'Back-off pulling image "localhost/nodewright-packages/gone:1.0.0"'}),
+        _init('tuning-apply', waiting={'reason': 'PodInitializing'})]}}
+    assert pl.pod_progress(pulling) == ('pod Pending, init container tuning-init waiting: ImagePullBackOff '
+                                        '(Back-off pulling image "localhost/nodewright-packages/gone:1.0.0")')
+    running = {'status': {'phase': 'Pending', 'initContainerStatuses': [
+        _init('tuning-init', terminated={'exitCode': 0}),
+        dict(_init('tuning-apply', running={'startedAt': '2026-12-04T10:00:00Z'}), restartCount=2)]}}
+    assert pl.pod_progress(running) == ('pod Pending, init container tuning-apply running since 2026-12-04T10:00:00Z '
+                                        '(2 restarts)')
+    unscheduled = {'status': {'phase': 'Pending', 'conditions': [
+        {'type': 'PodScheduled', 'status': 'False', 'reason': 'Unschedulable', 'message': 'x' * 400}]}}
+    assert pl.pod_progress(unscheduled) == 'pod Pending, PodScheduled: Unschedulable (%s)' % ('x' * 300)
+    assert pl.pod_progress({'status': {}}) == 'pod Pending'
+    assert pl.pod_progress(None) is None
