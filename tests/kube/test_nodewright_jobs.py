@@ -159,3 +159,22 @@ def test_an_interrupt_runs_in_an_interrupt_job(v020):
     assert job.metadata.annotations[PREFIX + 'state-recorded'] == 'true'
     assert _state(v020, node, name)['tuning|1.2.0']['state'] == 'complete'
     assert not _bare_pods(v020)
+
+
+def test_a_reboot_interrupt_job_reboots_its_node_and_is_scored_by_the_new_boot(v020):
+    node = v020.node_names[1]
+    cr = _nodewright(v020, PKG_IMAGE, interrupt={'type': 'reboot'})
+    name = cr['metadata']['name']
+    before = v020.core.read_node(node).status.node_info.boot_id
+
+    result = v020.runner.run('node_interrupt', node=node, cr_name=name, package='tuning', timeout=120, delete_pod='never')
+
+    assert result['rc'] == 0 and result['outcome'] == 'succeeded' and result['rebooted'] is True, result
+    assert result['pod']['kind'] == 'Job'
+    job = v020.batch.read_namespaced_job(result['pod']['name'], NAMESPACE)
+    assert job.metadata.labels[PREFIX + 'interrupt'] == 'True'
+    after = v020.core.read_node(node).status.node_info.boot_id
+    assert after != before and (result['boot_id_before'], result['boot_id_after']) == (before, after)
+    assert _state(v020, node, name)['tuning|1.2.0']['state'] == 'complete'
+    # the boot ID the run waited for is gone from the node once the reboot is recorded
+    assert f'nodewright.bridge/boot-id-before-interrupt_{name}' not in (v020.core.read_node(node).metadata.annotations or {})
