@@ -16,7 +16,10 @@ on every node of the CR (status ``in_progress``) and only then updates the Confi
 then runs again, followed by the ``configInterrupts`` that match the changed keys (node_plan).
 
 Until then the ConfigMap keeps its old data (a stage pod never updates it), so a rollout under way
-finishes with the data it started with. A package being uninstalled on any node is left alone. No I/O.
+finishes with the data it started with. A package being uninstalled on any node is left alone.
+
+A version change ends an edit's keys (``dropped_by_version_change``, HandleVersionChange's RemoveConfigUpdates):
+the new version's config stage runs with no config interrupt of the old edit. No I/O.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -24,6 +27,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
+from ansible_collections.nodewright.bridge.plugins.module_utils import semver
 from ansible_collections.nodewright.bridge.plugins.module_utils.node_plan import changed_config_keys, package_complete
 from ansible_collections.nodewright.bridge.plugins.module_utils.pod_layout import package_configmap_name
 
@@ -74,6 +78,33 @@ def decide(cr, package, states, pods_left=()):
     return {'action': 'wait', 'restart': [], 'all_complete': False,
             'why': 'still rolling out (%d/%d nodes complete): the edit follows once every node is' % (
                 len(complete), len(states))}
+
+
+def dropped_by_version_change(cr, states):
+    """The packages whose ``status.configUpdates`` the operator drops as it looks at the nodes' versions
+    (HandleVersionChange, skyhook_controller.go @71ca22b8: RemoveConfigUpdates), sorted.
+
+    ``states``: node name -> decoded nodeState. An entry of a package the CR no longer has drops it; an entry at
+    an older version than the CR's drops it as the upgrade starts (the new version's config stage must not run
+    the old edit's config interrupts), unless that node already has the new version in its ``upgrade`` stage
+    (the keys went when it started). A downgrade, an entry at the CR's version and a package in its uninstall
+    cycle on that node drop nothing. Only packages that have keys are named."""
+    dropped = set()
+    for state in states.values():
+        for entry in (state or {}).values():
+            name = entry['name']
+            if name not in cr.config_updates or name in dropped:
+                continue
+            package = cr.packages.get(name)
+            if package is None:
+                dropped.add(name)
+                continue
+            current = (state or {}).get(package.unique_name) or {}
+            if current.get('stage') in _UNINSTALL_STAGES or entry['version'] == package.version:
+                continue
+            if semver.compare(package.version, entry['version']) == 1 and current.get('stage') != 'upgrade':
+                dropped.add(name)
+    return sorted(dropped)
 
 
 def config_updates_after(current, package_name, keys, all_complete):

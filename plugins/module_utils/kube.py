@@ -778,8 +778,12 @@ class Kube(object):
         return 'evicted', None
 
     def pod_log(self, namespace, name, container, tail_lines=200, previous=False):
-        """The container's log text, or None with the reason when the node cannot serve it."""
-        kwargs = {'container': container, 'raw_text': True}
+        """The container's log text, or None with the reason when the node cannot serve it.
+
+        Sent once: the API server reads a log from the node's kubelet, and a kubelet that is gone answers 502/503
+        through it, which a retry would take for an API server outage and wait out (``api_outage_timeout`` per
+        container); a log is worth less than that wait, and the reason names the node's error."""
+        kwargs = {'container': container, 'raw_text': True, 'once': True}
         if tail_lines:
             kwargs['tail_lines'] = tail_lines
         if previous:

@@ -26,8 +26,12 @@ description:
   - Until then (V(wait)) the ConfigMap keeps its old data, so a rollout under way finishes with the data it
     started with (the stage modules never change an existing package ConfigMap of a CR in the cluster). A
     package being uninstalled on any node is left alone (V(hold)); a paused or disabled CR is not looked at.
+  - A version change ends an edit, as the operator's C(HandleVersionChange) ends it. The keys of a package that a node
+    records at an older version (an upgrade starting) or that the CR no longer has are dropped from
+    C(status.configUpdates) (RV(dropped)), so the new version's config stage runs without the earlier edit's config
+    interrupts.
   - For a CR in the cluster only (C(status.configUpdates) is where the keys are kept). The apply playbook runs
-    it before each rollout and plans again when it applied an edit.
+    it before each rollout and plans again when it applied an edit or dropped keys.
 extends_documentation_fragment:
   - nodewright.bridge.k8s_auth
 options:
@@ -82,6 +86,16 @@ packages:
   returned: always
   type: dict
   sample: {tuning: {keys: [sysctl.conf], action: apply, why: complete on every node, restart: []}}
+dropped:
+  description:
+    - The packages whose C(status.configUpdates) were dropped (in check mode, would be) because a node records
+      them at another version than the CR's (an upgrade starting) or the CR no longer has them, as the operator's
+      C(HandleVersionChange) drops them, so that the new version's config stage runs no config interrupt of an
+      earlier edit.
+  returned: when a package's configUpdates were dropped
+  type: list
+  elements: str
+  sample: [tuning]
 applied:
   description: The packages whose edit was applied (in check mode, would be).
   returned: when a configMap differs

@@ -234,8 +234,8 @@ class Fleet:
 class Operator:
     """One operator process (out of cluster, as upstream's local development runs it); its log in a file."""
 
-    def __init__(self, binary, kubeconfig, log_path, leader_election=False):
-        env = dict(os.environ, KUBECONFIG=str(kubeconfig), **OPERATOR_SETTINGS)
+    def __init__(self, binary, kubeconfig, log_path, leader_election=False, settings=None):
+        env = dict(os.environ, KUBECONFIG=str(kubeconfig), **dict(OPERATOR_SETTINGS, **(settings or {})))
         env['LEADER_ELECTION'] = 'true' if leader_election else 'false'
         self.log_path = Path(log_path)
         cmd = [binary]
@@ -282,9 +282,10 @@ class Operators:
         self.cluster, self.binary, self.tmp_path = cluster, binary, Path(tmp_path)
         self.started = []
 
-    def start(self, leader_election=False):
+    def start(self, leader_election=False, **settings):
+        """An operator process; ``settings``: environment variables over OPERATOR_SETTINGS (AGENT_IMAGE=...)."""
         op = Operator(self.binary, self.cluster.kubeconfig, self.tmp_path / f'operator-{len(self.started)}.log',
-                      leader_election=leader_election)
+                      leader_election=leader_election, settings=settings)
         self.started.append(op)
         return op
 

@@ -14,85 +14,16 @@ node is removed and the machine is as it was (real_node.machine_snapshot).
 
 from __future__ import annotations
 
-import base64
-import json
-import sys
+import time
 import uuid
 from pathlib import Path
 
 import pytest
 from kubernetes import client as kclient
 
-import launcher
-
-sys.path.insert(0, str(Path(launcher.__file__).resolve().parent))
-import images  # noqa: E402  pylint: disable=wrong-import-position,import-error
-import real_node  # noqa: E402  pylint: disable=wrong-import-position,import-error
+from real_support import PREFIX, configs as _configs, real_node, real_node_in
 
 pytestmark = pytest.mark.cluster
-
-GROUP, VERSION, PLURAL = 'skyhook.nvidia.com', 'v1alpha1', 'skyhooks'
-PREFIX = 'skyhook.nvidia.com'
-
-
-class Real:
-    """The module's real node: its name, images, the proof its packages wrote."""
-
-    def __init__(self, cluster, name, built):
-        self.cluster = cluster
-        self.name = name
-        self.images = built
-        self.custom = kclient.CustomObjectsApi(cluster.api)
-
-    def proof(self, cr, package):
-        """The proof lines of the CR's package ``package`` under CR ``cr``, each a dict (stage, version, boot, cm.<key>, ...)."""
-        path = real_node.proof_dir(self.cluster.info, self.name) / cr / f'{package}.log'
-        if not path.exists():
-            return []
-        return [dict(field.split('=', 1) for field in line.split() if '=' in field)
-                for line in path.read_text(encoding='utf-8').splitlines()]
-
-    def stages(self, cr, package):
-        return [line['stage'] for line in self.proof(cr, package)]
-
-    def node(self):
-        return self.cluster.core.read_node(self.name)
-
-    def state(self, cr):
-        return json.loads((self.node().metadata.annotations or {}).get(f'{PREFIX}/nodeState_{cr}') or '{}')
-
-    def package(self, name, version='1.0.0', **extra):
-        """A CR package of the test package image ``name`` (tests/cluster/packages): its repository, the version its tag."""
-        body = {'version': version, 'image': self.images['packages'][name]['image']}
-        body.update(extra)
-        return body
-
-    def create_cr(self, packages, **spec):
-        name = f'real-{uuid.uuid4().hex[:6]}'
-        body = {'nodeSelectors': {'matchLabels': {'kubernetes.io/hostname': self.name}},
-                'additionalTolerations': [real_node.REAL_NODE_TOLERATION],
-                'interruptionBudget': {'count': 1}, 'packages': packages}
-        body.update(spec)
-        self.custom.create_cluster_custom_object(GROUP, VERSION, PLURAL, {
-            'apiVersion': f'{GROUP}/{VERSION}', 'kind': 'Skyhook', 'metadata': {'name': name}, 'spec': body})
-        return name
-
-    def patch_cr(self, name, spec):
-        self.custom.patch_cluster_custom_object(GROUP, VERSION, PLURAL, name, {'spec': spec})
-
-    def delete_cr(self, name):
-        """Delete the CR and what it left on the node (a test that failed midway leaves the next one a clean node)."""
-        try:
-            self.custom.delete_cluster_custom_object(GROUP, VERSION, PLURAL, name)
-        except kclient.ApiException:
-            pass
-        meta = self.node().metadata
-        stale = dict((key, None) for key in (meta.annotations or {}) if key.endswith('_' + name))
-        labels = dict((key, None) for key in (meta.labels or {}) if key.endswith('_' + name))
-        patch = {'metadata': {'annotations': stale, 'labels': labels}}
-        if stale.get(f'{PREFIX}/cordon_{name}') is not None or f'{PREFIX}/cordon_{name}' in stale:
-            patch['spec'] = {'unschedulable': False}
-        self.cluster.core.patch_node(self.name, patch)
 
 
 def _steps(result, node, kind):
@@ -110,24 +41,17 @@ def _failures(result):
                      if 'fatal:' in line or '"msg"' in line or 'FAILED' in line)[-4000:]
 
 
+def _message(text, start):
+    """The failed stage's message in a run's output: from ``start`` to the end of its JSON string."""
+    at = text.find(start)
+    return text[at:text.find('"', at)] if at >= 0 else None
+
+
 @pytest.fixture(scope='module')
 def real(cluster):
-    """A real node in the session's cluster for this module; removed afterwards, leaving nothing on the machine."""
-    if cluster.info is None:
-        pytest.fail('real nodes join a cluster the tests start; NODEWRIGHT_KUBECONFIG names one they did not')
-    before = real_node.machine_snapshot()
-    try:
-        built = images.ensure_images()
-    except Exception as exc:  # pylint: disable=broad-exception-caught
-        pytest.fail(f'the real node images could not be built: {exc}', pytrace=False)
-    name = f'real-node-{uuid.uuid4().hex[:4]}'
-    try:
-        real_node.add(cluster.info, name, built)
-    except launcher.ClusterError as exc:
-        pytest.fail(f'the real node could not be started: {exc}', pytrace=False)
-    yield Real(cluster, name, built)
-    real_node.remove(cluster.info, name)
-    assert real_node.machine_snapshot() == before, 'the real node left traces on the machine'
+    """A real node in the session's cluster for this module (real_support.real_node_in)."""
+    with real_node_in(cluster) as node:
+        yield node
 
 
 def _apply(playbooks, real, cr, namespace, **extra):
@@ -136,11 +60,6 @@ def _apply(playbooks, real, cr, namespace, **extra):
                  'nodewright_interrupt_timeout': 240, 'nodewright_drain_timeout': 120}
     variables.update(extra)
     return playbooks.run('nodewright.bridge.apply', extra_vars=variables)
-
-
-def _configs(lines):
-    """cm.<key> fields of proof lines, decoded: [{key: text}, ...] per line."""
-    return [dict((k[3:], base64.b64decode(v).decode()) for k, v in line.items() if k.startswith('cm.')) for line in lines]
 
 
 def test_a_cr_rolls_out_on_a_real_node_each_stage_once_in_order(real, playbooks, namespace):
@@ -293,10 +212,11 @@ def test_a_drain_waits_for_protected_pods_and_evicts_real_pods_with_their_grace_
         wait, = _steps(result, real.name, 'wait')
         print(f'real drain: waited {wait["finished"] - wait["started"]:.1f} s for the protected pod, drained in '
               f'{drain["finished"] - drain["started"]:.1f} s: {drain.get("detail")} {drain.get("waits")}')
-        # the protected pod's 12 s were waited out first; then two evictions, one after the other (the PDB), each
-        # waited for until its pod was gone: 3 s of its SIGTERM handler each
+        # the protected pod's 12 s were waited out first; then two evictions (the PDB lets the second one through once
+        # the first pod's replacement is Ready on a fake node, while the first still runs its handler), the drain
+        # waiting until both pods were gone: at least the 3 s of a SIGTERM handler
         assert wait['finished'] >= finished - 1 and wait['finished'] - wait['started'] >= 5, wait
-        assert drain['finished'] - drain['started'] >= 6, drain
+        assert drain['finished'] - drain['started'] >= 3, drain
         proof = [line['stage'] for line in real.proof(cr, 'tuning')]
         assert proof == ['apply', 'apply-check', 'config', 'config-check', 'post-interrupt', 'post-interrupt-check'], proof
         assert not real.node().spec.unschedulable
@@ -375,7 +295,7 @@ def test_an_image_missing_from_the_registry_fails_its_node_with_the_kubelets_rea
         failed = _apply(playbooks, real, cr, namespace, nodewright_stage_timeout=30)
         text = failed.stdout + failed.stderr
         assert failed.rc != 0, failed
-        print(f'\nreal missing image: {_failures(failed)[-600:]}')
+        print(f'\nreal missing image: {_message(text, "did not finish")}')
         assert 'did not finish within 30s' in text and 'init container tuning-init waiting' in text, _failures(failed)
         assert ('ImagePullBackOff' in text or 'ErrImagePull' in text) and f'{absent}:1.0.0' in text, _failures(failed)
         # cordoned for its interrupt (the drain comes before the stage), erroring, nothing ran on the host
@@ -400,7 +320,7 @@ def test_a_script_that_hangs_past_its_timeout_fails_its_node_and_a_fixed_cr_reru
         failed = _apply(playbooks, real, cr, namespace, nodewright_stage_timeout=25)
         text = failed.stdout + failed.stderr
         assert failed.rc != 0, failed
-        print(f'\nreal hang: {_failures(failed)[-600:]}')
+        print(f'\nreal hang: {_message(text, "did not finish")}')
         assert 'did not finish within 25s' in text and 'init container stuck-apply running since' in text, _failures(failed)
         assert real.state(cr)['stuck|1.0.0']['state'] == 'erroring'
         assert real.node().metadata.labels.get(f'{PREFIX}/status_{cr}') == 'erroring'
@@ -422,15 +342,18 @@ def test_a_kubelet_that_dies_mid_stage_fails_its_node_with_the_nodes_reason_and_
     info = real.cluster.info
     cr = real.create_cr({'stuck': real.package('hang', env=[{'name': 'HANG_SECONDS', 'value': '100'}])})
     try:
+        started = time.time()
         run = playbooks.start('nodewright.bridge.apply', extra_vars={
             'nodewright_cr_name': cr, 'nodewright_namespace': namespace, 'nodewright_agent_image': real.images['agent'],
             'nodewright_stage_timeout': 75})
         helpers.wait_for(lambda: real.stages(cr, 'stuck') == ['apply'], 120, interval=0.5, what='the apply step running')
         real_node.stop_kubelet(info, real.name)
         out, dummy = run.communicate(timeout=300)
-        print(f'\nreal kubelet gone: {out[-1500:]}')
+        print(f'\nreal kubelet gone: {_message(out, "did not finish")}')
         assert run.returncode != 0
         assert 'did not finish within 75s' in out and 'is not Ready (Unknown, NodeStatusUnknown' in out, out[-3000:]
+        # the failure comes at the stage's timeout: reading the logs of a gone kubelet is not waited out as an outage
+        assert time.time() - started < 75 + 60, time.time() - started
         assert real.state(cr)['stuck|1.0.0']['state'] == 'erroring'
 
         # the kubelet back: the stage's container ran on meanwhile (containerd kept it); the rerun adopts its pod

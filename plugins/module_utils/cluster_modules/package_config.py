@@ -50,12 +50,12 @@ def _package_pods(kube, cr, package, namespace):
     return kube.list_pods(namespace=namespace, label_selector=query).get('items') or []
 
 
-def _write_updates(kube, name, package_name, keys, all_complete):
-    """``status.configUpdates`` as the edit leaves it, on fresh reads (guarded by the resourceVersion)."""
+def _write_updates(kube, name, wanted_of):
+    """``status.configUpdates`` as ``wanted_of(current)`` leaves it, on fresh reads (guarded by the resourceVersion)."""
     for attempt in range(ATTEMPTS):
         doc = kube.get_cr(name)
         current = (doc.get('status') or {}).get('configUpdates') or {}
-        wanted = config_edits.config_updates_after(current, package_name, keys, all_complete)
+        wanted = wanted_of(current)
         if wanted == current:
             return
         try:
@@ -71,7 +71,8 @@ def _apply(kube, cr, doc, package, keys, decision, pods, params, nodes):
     for pod in pods:
         if pod['spec'].get('nodeName') in decision['restart']:
             kube.delete_pod(pod['metadata']['namespace'], pod['metadata']['name'], uid=pod['metadata'].get('uid'))
-    _write_updates(kube, cr.name, package.name, keys, decision['all_complete'])
+    _write_updates(kube, cr.name, lambda current: config_edits.config_updates_after(current, package.name, keys,
+                                                                                     decision['all_complete']))
     for name in sorted(nodes):
         # from the node as listed, no GET per node (a node written since is read again: resourceVersion-guarded)
         pod_run.write_node_state(kube, name, cr.name, lambda state: config_edits.restarted_state(state, package)[0],
@@ -88,12 +89,25 @@ def run(module, kube):
     result = dict(cr_name=name, changed=False, packages={})
     if cr.paused or cr.disabled:
         return dict(result, msg='%s is %s: its configMap edits wait' % (name, 'paused' if cr.paused else 'disabled'))
+    states = nodes = None
+    if cr.config_updates:
+        # a version change ends an edit's keys (HandleVersionChange): the new version runs no old config interrupt
+        states, nodes = _nodes(kube, cr)
+        dropped = config_edits.dropped_by_version_change(cr, states)
+        if dropped:
+            result.update(changed=True, dropped=dropped)
+            if not module.check_mode:
+                _write_updates(kube, name, lambda current: dict((k, v) for k, v in current.items() if k not in dropped))
+            cr.config_updates = dict((k, v) for k, v in cr.config_updates.items() if k not in dropped)
+    dropped_msg = ('; configUpdates of %s dropped (a version change)' % ', '.join(result['dropped'])
+                   if result.get('dropped') else '')
     listing = kube.list_configmaps(params['namespace'], label_selector='%s=%s' % (kube.generation.name_label, name))
     configmaps = dict((cm['metadata']['name'], cm.get('data') or {}) for cm in listing.get('items') or [])
     found = config_edits.edits(cr, configmaps)
     if not found:
-        return dict(result, msg='%s: no package configMap differs from its ConfigMap' % name)
-    states, nodes = _nodes(kube, cr)
+        return dict(result, msg='%s: no package configMap differs from its ConfigMap%s' % (name, dropped_msg))
+    if states is None:
+        states, nodes = _nodes(kube, cr)
     for package, keys in found:
         pods = _package_pods(kube, cr, package, params['namespace'])
         decision = config_edits.decide(cr, package, states, pods_left=set(p['spec'].get('nodeName') for p in pods))
@@ -105,8 +119,9 @@ def run(module, kube):
         if not module.check_mode:
             _apply(kube, cr, doc, package, keys, decision, pods, params, nodes)
     applied = sorted(p for p, r in result['packages'].items() if r['action'] == 'apply')
-    return dict(result, msg='%s: configMap edits %s' % (name, ', '.join(
-        '%s %s (%s)' % (p, r['action'], r['why']) for p, r in sorted(result['packages'].items()))), applied=applied)
+    return dict(result, msg='%s: configMap edits %s%s' % (name, ', '.join(
+        '%s %s (%s)' % (p, r['action'], r['why']) for p, r in sorted(result['packages'].items())), dropped_msg),
+        applied=applied)
 
 
 def module_args():

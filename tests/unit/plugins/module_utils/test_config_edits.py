@@ -103,3 +103,26 @@ def test_the_package_goes_back_to_config_and_the_plan_runs_its_config_interrupt(
     # the config stage, then the configInterrupt of the changed key (rsyslog, not the package's reboot)
     assert steps == [('tuning', 'config'), ('tuning', 'interrupt'), ('tuning', 'post-interrupt')]
     assert node_plan.plan_node(cr, after)['interrupt']['type'] == 'service'
+
+
+def test_a_version_change_drops_the_packages_config_updates_as_handle_version_change_does():
+    updates = {'tuning': ['a.conf'], 'gone': ['x.conf']}
+    cr = _cr(updates=updates)
+    at_cr_version = {'n1': _state(), 'n2': _state(stage='post-interrupt', state='in_progress')}
+    assert config_edits.dropped_by_version_change(cr, at_cr_version) == []
+    # an older version on a node: the upgrade starts, the edit's keys go (and only packages with keys are named)
+    older = {'n1': _state(), 'n2': dict(_state(version='0.9.0'), **_state(package='plain', version='1.0.0'))}
+    assert config_edits.dropped_by_version_change(cr, older) == ['tuning']
+    # a package the CR no longer has
+    assert config_edits.dropped_by_version_change(cr, {'n1': _state(package='gone')}) == ['gone']
+    # the node already upgrading (the keys went when it started), a downgrade, an uninstall cycle: nothing
+    upgrading = dict(_state(version='0.9.0'), **_state(stage='upgrade', state='in_progress'))
+    newer = _state(version='1.1.0')
+    uninstalling = dict(_state(version='0.9.0'), **_state(stage='uninstall', state='in_progress'))
+    for state in (upgrading, newer, uninstalling):
+        assert config_edits.dropped_by_version_change(cr, {'n1': state}) == [], state
+    assert config_edits.dropped_by_version_change(_cr(), older) == []  # no keys recorded: nothing to drop
+    # after the drop the new version plans no config interrupt (the package has no interrupt of its own)
+    cr.config_updates = {}
+    plan = node_plan.plan_node(cr, {})
+    assert not plan['interrupts'], plan

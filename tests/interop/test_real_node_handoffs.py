@@ -1,0 +1,113 @@
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""Handoffs on a real node: the real v0.15 operator and nodewright.bridge.apply, one after the other, on a kubelet +
+containerd node whose packages really run through the real agent (tests/kube/real_support.py).
+
+The packages' scripts append a proof line on the host per stage they run, so "nothing ran again" is read on the
+machine, not only in the API: after a handoff either way the proof files have no new line and no package pod was
+created for the node (counted by watch), and the node is complete, uncordoned, with its resolv.conf its own.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+import interop_support as support
+from real_support import PREFIX, real_node_in
+
+STAGES = ['apply', 'apply-check', 'config', 'config-check', 'post-interrupt', 'post-interrupt-check']
+
+
+@pytest.fixture(scope='module')
+def real(cluster):
+    with real_node_in(cluster) as node:
+        yield node
+
+
+def _cr(real):
+    """A CR of two packages on the real node: one with a service interrupt (a cordon and a drain), one after it."""
+    return real.create_cr({
+        'tuning': real.package('proof', configMap={'sysctl.conf': 'vm.swappiness=10\n'},
+                               interrupt={'type': 'service', 'services': ['containerd']}),
+        'driver': real.package('proof', version='1.1.0', dependsOn={'tuning': '1.0.0'}),
+    })
+
+
+def _apply(playbooks, real, cr, **extra):
+    return playbooks.run('nodewright.bridge.apply', run_timeout=900, extra_vars=dict(
+        support.TIMEOUTS, nodewright_cr_name=cr, nodewright_agent_image=real.images['agent'], **extra))
+
+
+def _proof(real, cr):
+    return {package: real.stages(cr, package) for package in ('tuning', 'driver')}
+
+
+def _complete(real, cr):
+    node = real.node()
+    labels = node.metadata.labels or {}
+    state = real.state(cr)
+    return (labels.get(f'{PREFIX}/status_{cr}') == 'complete' and not node.spec.unschedulable
+            and sorted(state) == ['driver|1.1.0', 'tuning|1.0.0']
+            and all(entry['state'] == 'complete' for entry in state.values()))
+
+
+def _resolv(real):
+    return (Path(real.cluster.info.real_nodes[real.name]['dir']) / 'resolv.conf').read_bytes()
+
+
+def test_the_bridge_rolls_a_real_node_then_the_operator_runs_nothing_on_it(real, playbooks, operators, figures):
+    cr = _cr(real)
+    resolv = _resolv(real)
+    try:
+        result = _apply(playbooks, real, cr)
+        assert result.rc == 0, result.stdout[-3000:]
+        proof = _proof(real, cr)
+        assert proof == {'tuning': STAGES, 'driver': STAGES[:4]}, proof
+        assert _complete(real, cr)
+
+        recorder = support.PodRecorder(real.cluster, [real.name])
+        started = time.time()
+        operators.start(AGENT_IMAGE=real.images['agent'])
+        cr_status = lambda: (real.custom.get_cluster_custom_object(  # noqa: E731
+            'skyhook.nvidia.com', 'v1alpha1', 'skyhooks', cr).get('status') or {})
+        support.wait_until(lambda: cr_status().get('status') == 'complete', 60, 'the operator to report the CR complete')
+        time.sleep(max(0.0, started + 45 - time.time()))  # 45 s of the operator at work on the CR
+        recorder.close()
+        figures(operator_pods_on_the_real_node=len(recorder.since(started)), proof_lines_after=_proof(real, cr))
+        assert recorder.since(started) == [], 'the operator created pods on the real node the bridge had completed'
+        assert _proof(real, cr) == proof, 'a stage ran again on the host'
+        assert _complete(real, cr) and _resolv(real) == resolv
+    finally:
+        operators.stop_all()
+        real.delete_cr(cr)
+
+
+def test_the_operator_rolls_a_real_node_then_the_bridge_runs_nothing_on_it(real, playbooks, operators, figures):
+    cr = _cr(real)
+    resolv = _resolv(real)
+    try:
+        operator = operators.start(AGENT_IMAGE=real.images['agent'])
+        support.wait_until(lambda: _complete(real, cr), 300, f'the operator to complete {cr} on the real node')
+        operator.stop()
+        proof = _proof(real, cr)
+        # the operator's pods ran the same stages through the same agent, once each
+        assert proof == {'tuning': STAGES, 'driver': STAGES[:4]}, proof
+
+        recorder = support.PodRecorder(real.cluster, [real.name])
+        started = time.time()
+        # the operator is stopped; its last writes are seconds old and it held no lease (the guard's documented
+        # way on is force, as in test_handoffs)
+        result = _apply(playbooks, real, cr, nodewright_force=True)
+        recorder.close()
+        assert result.rc == 0, result.stdout[-3000:]
+        writes = support.audit_writes(real.cluster, support.BRIDGE_UA, started, [real.name])
+        figures(bridge_pods_on_the_real_node=len(recorder.since(started)), bridge_writes=writes)
+        assert recorder.since(started) == [] and writes['pods created'] == 0, writes
+        assert _proof(real, cr) == proof, 'a stage ran again on the host'
+        assert _complete(real, cr) and _resolv(real) == resolv
+    finally:
+        operators.stop_all()
+        real.delete_cr(cr)

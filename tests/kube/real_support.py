@@ -1,0 +1,113 @@
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""A real node in a test cluster, for the tests that run NodeWright packages for real (tests/kube/test_real_nodes.py,
+tests/interop/test_real_node_handoffs.py): the node (tests/cluster/real_node.py), its images (tests/cluster/images.py)
+and what its packages' scripts wrote on the host (their proof lines).
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+from kubernetes import client as kclient
+
+import launcher
+
+sys.path.insert(0, str(Path(launcher.__file__).resolve().parent))
+import images  # noqa: E402  pylint: disable=wrong-import-position,import-error
+import real_node  # noqa: E402  pylint: disable=wrong-import-position,import-error
+
+GROUP, VERSION, PLURAL = 'skyhook.nvidia.com', 'v1alpha1', 'skyhooks'
+PREFIX = 'skyhook.nvidia.com'
+
+
+class Real:
+    """The module's real node: its name, images, the proof its packages wrote."""
+
+    def __init__(self, cluster, name, built):
+        self.cluster = cluster
+        self.name = name
+        self.images = built
+        self.custom = kclient.CustomObjectsApi(cluster.api)
+
+    def proof(self, cr, package):
+        """The proof lines of the CR's package ``package`` under CR ``cr``, each a dict (stage, version, boot, cm.<key>, ...)."""
+        path = real_node.proof_dir(self.cluster.info, self.name) / cr / f'{package}.log'
+        if not path.exists():
+            return []
+        return [dict(field.split('=', 1) for field in line.split() if '=' in field)
+                for line in path.read_text(encoding='utf-8').splitlines()]
+
+    def stages(self, cr, package):
+        return [line['stage'] for line in self.proof(cr, package)]
+
+    def node(self):
+        return self.cluster.core.read_node(self.name)
+
+    def state(self, cr):
+        return json.loads((self.node().metadata.annotations or {}).get(f'{PREFIX}/nodeState_{cr}') or '{}')
+
+    def package(self, name, version='1.0.0', **extra):
+        """A CR package of the test package image ``name`` (tests/cluster/packages): its repository, the version its tag."""
+        body = {'version': version, 'image': self.images['packages'][name]['image']}
+        body.update(extra)
+        return body
+
+    def create_cr(self, packages, **spec):
+        name = f'real-{uuid.uuid4().hex[:6]}'
+        body = {'nodeSelectors': {'matchLabels': {'kubernetes.io/hostname': self.name}},
+                'additionalTolerations': [real_node.REAL_NODE_TOLERATION],
+                'interruptionBudget': {'count': 1}, 'packages': packages}
+        body.update(spec)
+        self.custom.create_cluster_custom_object(GROUP, VERSION, PLURAL, {
+            'apiVersion': f'{GROUP}/{VERSION}', 'kind': 'Skyhook', 'metadata': {'name': name}, 'spec': body})
+        return name
+
+    def patch_cr(self, name, spec):
+        self.custom.patch_cluster_custom_object(GROUP, VERSION, PLURAL, name, {'spec': spec})
+
+    def delete_cr(self, name):
+        """Delete the CR and what it left on the node (a test that failed midway leaves the next one a clean node)."""
+        try:
+            self.custom.delete_cluster_custom_object(GROUP, VERSION, PLURAL, name)
+        except kclient.ApiException:
+            pass
+        meta = self.node().metadata
+        stale = dict((key, None) for key in (meta.annotations or {}) if key.endswith('_' + name))
+        labels = dict((key, None) for key in (meta.labels or {}) if key.endswith('_' + name))
+        patch = {'metadata': {'annotations': stale, 'labels': labels}}
+        if stale.get(f'{PREFIX}/cordon_{name}') is not None or f'{PREFIX}/cordon_{name}' in stale:
+            patch['spec'] = {'unschedulable': False}
+        self.cluster.core.patch_node(self.name, patch)
+
+
+@contextlib.contextmanager
+def real_node_in(cluster):
+    """A real node in ``cluster`` (a cluster the tests started), as a ``Real``; removed afterwards, leaving nothing
+    on the machine (real_node.machine_snapshot). A node or its images that cannot be made fail the test."""
+    if cluster.info is None:
+        pytest.fail('real nodes join a cluster the tests start; NODEWRIGHT_KUBECONFIG names one they did not')
+    before = real_node.machine_snapshot()
+    try:
+        built = images.ensure_images()
+    except Exception as exc:  # pylint: disable=broad-exception-caught
+        pytest.fail(f'the real node images could not be built: {exc}', pytrace=False)
+    name = f'real-node-{uuid.uuid4().hex[:4]}'
+    try:
+        real_node.add(cluster.info, name, built)
+    except launcher.ClusterError as exc:
+        pytest.fail(f'the real node could not be started: {exc}', pytrace=False)
+    yield Real(cluster, name, built)
+    real_node.remove(cluster.info, name)
+    assert real_node.machine_snapshot() == before, 'the real node left traces on the machine'
+
+
+def configs(lines):
+    """cm.<key> fields of proof lines, decoded: [{key: text}, ...] per line."""
+    return [dict((k[3:], base64.b64decode(v).decode()) for k, v in line.items() if k.startswith('cm.')) for line in lines]
