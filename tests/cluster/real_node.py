@@ -552,6 +552,23 @@ def machine_snapshot():
     return found
 
 
+def live_nodes():
+    """Index -> node of the real nodes whose supervisor runs on this machine now (any test run's)."""
+    with _MachineLock():
+        return _MachineLock.live_indexes()
+
+
+def node_traces(snapshot, node):
+    """The items of a machine_snapshot that are ``node``'s own (its address, bridge, cgroups and index file): what
+    must be gone after it is removed even while other runs' real nodes share the machine-wide rest."""
+    index = node['index']
+    own = (f"address {node['ip']}/", f"link {node['bridge']}", f"link {node['bridge']}@", f'node-{index}.json')
+    cgroup = '/' + node['cgroup_root'].strip('/')
+    return {item for item in snapshot
+            if any(item.startswith(prefix) or item.endswith(prefix) for prefix in own)
+            or (item.startswith('cgroup ') and item.endswith(cgroup))}
+
+
 # --------------------------------------------------------------------------
 # node side: the supervisor, in the node's mount namespace
 

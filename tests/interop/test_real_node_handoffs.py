@@ -54,6 +54,10 @@ def _complete(real, cr):
             and all(entry['state'] == 'complete' for entry in state.values()))
 
 
+def _cr_status(real, cr):
+    return real.custom.get_cluster_custom_object('skyhook.nvidia.com', 'v1alpha1', 'skyhooks', cr).get('status') or {}
+
+
 def _resolv(real):
     return (Path(real.cluster.info.real_nodes[real.name]['dir']) / 'resolv.conf').read_bytes()
 
@@ -71,9 +75,8 @@ def test_the_bridge_rolls_a_real_node_then_the_operator_runs_nothing_on_it(real,
         recorder = support.PodRecorder(real.cluster, [real.name])
         started = time.time()
         operators.start(AGENT_IMAGE=real.images['agent'])
-        cr_status = lambda: (real.custom.get_cluster_custom_object(  # noqa: E731
-            'skyhook.nvidia.com', 'v1alpha1', 'skyhooks', cr).get('status') or {})
-        support.wait_until(lambda: cr_status().get('status') == 'complete', 60, 'the operator to report the CR complete')
+        support.wait_until(lambda: _cr_status(real, cr).get('status') == 'complete', 60,
+                           'the operator to report the CR complete')
         time.sleep(max(0.0, started + 45 - time.time()))  # 45 s of the operator at work on the CR
         recorder.close()
         figures(operator_pods_on_the_real_node=len(recorder.since(started)), proof_lines_after=_proof(real, cr))

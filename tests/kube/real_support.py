@@ -93,7 +93,7 @@ def real_node_in(cluster):
     on the machine (real_node.machine_snapshot). A node or its images that cannot be made fail the test."""
     if cluster.info is None:
         pytest.fail('real nodes join a cluster the tests start; NODEWRIGHT_KUBECONFIG names one they did not')
-    before = real_node.machine_snapshot()
+    before, others = real_node.machine_snapshot(), set(real_node.live_nodes())
     try:
         built = images.ensure_images()
     except Exception as exc:  # pylint: disable=broad-exception-caught
@@ -104,8 +104,14 @@ def real_node_in(cluster):
     except launcher.ClusterError as exc:
         pytest.fail(f'the real node could not be started: {exc}', pytrace=False)
     yield Real(cluster, name, built)
+    node = dict(cluster.info.real_nodes[name])
     real_node.remove(cluster.info, name)
-    assert real_node.machine_snapshot() == before, 'the real node left traces on the machine'
+    after = real_node.machine_snapshot()
+    others |= set(real_node.live_nodes())
+    # another run's real node (a second checkout's tests) shares the machine-wide part: then only this node's own
+    # traces can be checked, and they must be gone
+    left = real_node.node_traces(after, node) if others else after ^ before
+    assert not left, f'the real node left traces on the machine: {sorted(left)}'
 
 
 def configs(lines):
