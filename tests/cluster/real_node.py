@@ -47,7 +47,12 @@ CGROUP_FS = Path('/sys/fs/cgroup')
 # Host paths a node mounts over in its namespace: created on the host when missing (and removed again).
 # /run/netns too, but it stays: podman's containers (the EE tests, run at the same time) use it as well.
 HOST_MOUNT_POINTS = ('/run/containerd', '/var/log/containers', '/var/lib/skyhook', '/var/log/skyhook',
-                     '/var/lib/nodewright-proof')
+                     '/var/lib/nodewright-proof', '/var/lib/kubelet')
+# The kubelet's root and containerd's socket are at these short paths in the node's namespace: a Unix socket's path
+# has at most 107 bytes, and the kubelet's pod-resources and plugin sockets under a root in a pytest directory
+# (/tmp/pytest-of-root/pytest-N/<cluster>/real-nodes/<node>/...) pass that ("bind: invalid argument").
+KUBELET_ROOT = '/var/lib/kubelet'
+CONTAINERD_SOCKET = '/run/containerd/containerd.sock'
 NETNS_DIR = '/run/netns'
 # The sysctls the kubelet sets on start (kernel defaults it wants); bound to files in the node's namespace
 KUBELET_SYSCTLS = {'kernel/panic': '10', 'kernel/panic_on_oops': '1', 'vm/overcommit_memory': '1'}
@@ -89,7 +94,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
                     "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.aufs"]
 
 [grpc]
-  address = "{node_dir}/containerd.sock"
+  address = "{CONTAINERD_SOCKET}"
 
 [plugins."io.containerd.internal.v1.opt"]
   path = "{node_dir}/containerd/opt"
@@ -131,7 +136,7 @@ def kubelet_config(node):
         'apiVersion': 'kubelet.config.k8s.io/v1beta1', 'kind': 'KubeletConfiguration',
         'address': node['ip'], 'port': node['kubelet_port'], 'readOnlyPort': 0,
         'healthzBindAddress': '127.0.0.1', 'healthzPort': node['healthz_port'],
-        'containerRuntimeEndpoint': f"unix://{node['dir']}/containerd.sock",
+        'containerRuntimeEndpoint': f'unix://{CONTAINERD_SOCKET}',
         # the test API server sends no client certificate: logs and exec arrive anonymously
         'authentication': {'anonymous': {'enabled': True}, 'webhook': {'enabled': False}},
         'authorization': {'mode': 'AlwaysAllow'},
@@ -150,7 +155,7 @@ def kubelet_argv(node, kubelet):
     labels = ','.join(f'{k}={v}' for k, v in sorted(node['labels'].items()))
     taints = ','.join(f"{t['key']}={t.get('value', '')}:{t['effect']}" for t in node['taints'])
     argv = [kubelet, f"--config={node['dir']}/kubelet/config.yaml", f"--kubeconfig={node['dir']}/kubelet/kubeconfig",
-            f"--root-dir={node['dir']}/kubelet/root", f"--hostname-override={node['name']}",
+            f'--root-dir={KUBELET_ROOT}', f"--hostname-override={node['name']}",
             f"--node-ip={node['ip']}", f'--node-labels={labels}', '--v=1']
     if taints:
         argv.append(f'--register-with-taints={taints}')
@@ -338,7 +343,7 @@ def _node_record(info, name, images, labels, taints, index):
 
 def _write_node_files(info, node):
     node_dir = Path(node['dir'])
-    for sub in ('containerd', 'kubelet', 'cni', 'cni-data', 'control/requests', 'logs', 'pod-logs', 'container-logs',
+    for sub in ('containerd', 'kubelet', 'kubelet/root', 'cni', 'cni-data', 'control/requests', 'logs', 'pod-logs', 'container-logs',
                 'skyhook-lib', 'skyhook-log', 'proof', 'sysctl'):
         (node_dir / sub).mkdir(parents=True, exist_ok=True)
     (node_dir / 'containerd' / 'config.toml').write_text(
@@ -593,7 +598,7 @@ class Supervisor:
         for source, target in (('skyhook-lib', '/var/lib/skyhook'), ('skyhook-log', '/var/log/skyhook'),
                                ('proof', '/var/lib/nodewright-proof'), ('container-logs', '/var/log/containers'),
                                ('boot_id', '/proc/sys/kernel/random/boot_id'), ('systemctl', '/usr/bin/systemctl'),
-                               ('resolv.conf', '/etc/resolv.conf')):
+                               ('resolv.conf', '/etc/resolv.conf'), ('kubelet/root', KUBELET_ROOT)):
             self.mount('--bind', str(self.dir / source), target)
         for name in KUBELET_SYSCTLS:
             self.mount('--bind', str(self.dir / 'sysctl' / name.replace('/', '.')), f'/proc/sys/{name}')
@@ -608,7 +613,7 @@ class Supervisor:
 
     def boot(self):
         self.start('containerd', ['containerd', '--config', str(self.dir / 'containerd' / 'config.toml')])
-        sock = self.dir / 'containerd.sock'
+        sock = Path(CONTAINERD_SOCKET)
         deadline = time.monotonic() + 60
         while not sock.exists():
             if self.procs['containerd'].poll() is not None or time.monotonic() > deadline:
