@@ -313,7 +313,9 @@ class PodRecorder:
                                                    timeout_seconds=5):
                     pod = event['object']
                     self.rv = pod.metadata.resource_version
-                    if pod.spec.node_name in self.nodes and pod.metadata.uid not in self.created:
+                    # only a pod ADDED after the list is one created since: a pod made before it (a finished stage's
+                    # pod still being deleted) shows up here as MODIFIED or DELETED
+                    if event['type'] == 'ADDED' and pod.spec.node_name in self.nodes and pod.metadata.uid not in self.created:
                         info = json.loads((pod.metadata.annotations or {}).get('skyhook.nvidia.com/package') or '{}')
                         self.created[pod.metadata.uid] = (time.time(), pod.spec.node_name, info.get('name'), info.get('stage'),
                                                           info.get('version'))

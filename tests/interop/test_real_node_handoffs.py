@@ -79,8 +79,10 @@ def test_the_bridge_rolls_a_real_node_then_the_operator_runs_nothing_on_it(real,
                            'the operator to report the CR complete')
         time.sleep(max(0.0, started + 45 - time.time()))  # 45 s of the operator at work on the CR
         recorder.close()
-        figures(operator_pods_on_the_real_node=len(recorder.since(started)), proof_lines_after=_proof(real, cr))
-        assert recorder.since(started) == [], 'the operator created pods on the real node the bridge had completed'
+        writes = support.audit_writes(real.cluster, support.OPERATOR_UA, started, [real.name])
+        figures(operator_pods_on_the_real_node=len(recorder.since(started)), operator_writes=writes,
+                proof_lines_after=_proof(real, cr))
+        assert recorder.since(started) == [] and writes['pods created'] == 0, writes
         assert _proof(real, cr) == proof, 'a stage ran again on the host'
         assert _complete(real, cr) and _resolv(real) == resolv
     finally:
