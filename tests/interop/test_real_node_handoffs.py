@@ -16,15 +16,17 @@ from pathlib import Path
 import pytest
 
 import interop_support as support
-from real_support import PREFIX, real_node_in
+from real_support import PREFIX, start_real_node
 
 STAGES = ['apply', 'apply-check', 'config', 'config-check', 'post-interrupt', 'post-interrupt-check']
 
 
 @pytest.fixture(scope='module')
 def real(cluster):
-    with real_node_in(cluster) as node:
-        yield node
+    """A real node in the cluster for this module (real_support.start_real_node)."""
+    node, stop = start_real_node(cluster)
+    yield node
+    stop()
 
 
 def _cr(real):

@@ -8,7 +8,6 @@ and what its packages' scripts wrote on the host (their proof lines).
 from __future__ import annotations
 
 import base64
-import contextlib
 import json
 import sys
 import uuid
@@ -87,10 +86,10 @@ class Real:
         self.cluster.core.patch_node(self.name, patch)
 
 
-@contextlib.contextmanager
-def real_node_in(cluster):
-    """A real node in ``cluster`` (a cluster the tests started), as a ``Real``; removed afterwards, leaving nothing
-    on the machine (real_node.machine_snapshot). A node or its images that cannot be made fail the test."""
+def start_real_node(cluster):
+    """A real node in ``cluster`` (a cluster the tests started): ``(Real, stop)``; ``stop()`` removes it and asserts
+    that it left nothing on the machine (real_node.machine_snapshot). A node or its images that cannot be made fail
+    the test."""
     if cluster.info is None:
         pytest.fail('real nodes join a cluster the tests start; NODEWRIGHT_KUBECONFIG names one they did not')
     before, others = real_node.machine_snapshot(), set(real_node.live_nodes())
@@ -103,15 +102,17 @@ def real_node_in(cluster):
         real_node.add(cluster.info, name, built)
     except launcher.ClusterError as exc:
         pytest.fail(f'the real node could not be started: {exc}', pytrace=False)
-    yield Real(cluster, name, built)
-    node = dict(cluster.info.real_nodes[name])
-    real_node.remove(cluster.info, name)
-    after = real_node.machine_snapshot()
-    others |= set(real_node.live_nodes())
-    # another run's real node (a second checkout's tests) shares the machine-wide part: then only this node's own
-    # traces can be checked, and they must be gone
-    left = real_node.node_traces(after, node) if others else after ^ before
-    assert not left, f'the real node left traces on the machine: {sorted(left)}'
+
+    def stop():
+        node = dict(cluster.info.real_nodes[name])
+        real_node.remove(cluster.info, name)
+        after = real_node.machine_snapshot()
+        seen = others | set(real_node.live_nodes())
+        # another run's real node (a second checkout's tests) shares the machine-wide part: then only this node's
+        # own traces can be checked, and they must be gone
+        left = real_node.node_traces(after, node) if seen else after ^ before
+        assert not left, f'the real node left traces on the machine: {sorted(left)}'
+    return Real(cluster, name, built), stop
 
 
 def configs(lines):

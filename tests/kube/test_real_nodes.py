@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from kubernetes import client as kclient
 
-from real_support import PREFIX, configs as _configs, real_node, real_node_in
+from real_support import PREFIX, configs as _configs, real_node, start_real_node
 
 pytestmark = pytest.mark.cluster
 
@@ -49,9 +49,10 @@ def _message(text, start):
 
 @pytest.fixture(scope='module')
 def real(cluster):
-    """A real node in the session's cluster for this module (real_support.real_node_in)."""
-    with real_node_in(cluster) as node:
-        yield node
+    """A real node in the cluster for this module (real_support.start_real_node)."""
+    node, stop = start_real_node(cluster)
+    yield node
+    stop()
 
 
 def _apply(playbooks, real, cr, namespace, **extra):

@@ -71,8 +71,9 @@ def _apply(kube, cr, doc, package, keys, decision, pods, params, nodes):
     for pod in pods:
         if pod['spec'].get('nodeName') in decision['restart']:
             kube.delete_pod(pod['metadata']['namespace'], pod['metadata']['name'], uid=pod['metadata'].get('uid'))
-    _write_updates(kube, cr.name, lambda current: config_edits.config_updates_after(current, package.name, keys,
-                                                                                     decision['all_complete']))
+    all_complete = decision['all_complete']
+    _write_updates(kube, cr.name,
+                   lambda current: config_edits.config_updates_after(current, package.name, keys, all_complete))
     for name in sorted(nodes):
         # from the node as listed, no GET per node (a node written since is read again: resourceVersion-guarded)
         pod_run.write_node_state(kube, name, cr.name, lambda state: config_edits.restarted_state(state, package)[0],
