@@ -780,7 +780,7 @@ class Kube(object):
     def pod_log(self, namespace, name, container, tail_lines=200, previous=False):
         """The container's log text, or None with the reason when the node cannot serve it.
 
-        Sent once: the API server reads a log from the node's kubelet, and a kubelet that is gone answers 502/503
+        Sent once: the API server reads a log from the node's kubelet, and a kubelet that is gone answers a 5xx
         through it, which a retry would take for an API server outage and wait out (``api_outage_timeout`` per
         container); a log is worth less than that wait, and the reason names the node's error."""
         kwargs = {'container': container, 'raw_text': True, 'once': True}
