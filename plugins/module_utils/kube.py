@@ -317,6 +317,8 @@ RETRIED_STATUSES = (429, 502, 503, 504)
 _TRANSIENT_500 = re.compile(r'etcd|timeout|timed out|deadline exceeded|unavailable|connection refused|try again later',
                             re.IGNORECASE)
 RETRY_FIRST_DELAY = 0.5
+# how long a container log read is retried (Kube.pod_log): a gone kubelet must not cost an outage's wait
+LOG_RETRY_SECONDS = 10
 RETRY_MAX_DELAY = 5.0
 # A watch that receives no byte for this long is taken for silently cut (a dead NAT entry or proxy,
 # a half-open connection): it is abandoned and the objects are listed again. A healthy but quiet
@@ -446,7 +448,8 @@ class Kube(object):
         raw_text = kwargs.pop('raw_text', False)
         retry_throttled = kwargs.pop('retry_throttled', True)
         once = kwargs.pop('once', False)
-        resp = self.retrying(what, lambda: unchecked(func)(*args, **kwargs), retry_throttled, once=once)
+        deadline = kwargs.pop('deadline', None)
+        resp = self.retrying(what, lambda: unchecked(func)(*args, **kwargs), retry_throttled, deadline=deadline, once=once)
         data = resp.data
         if isinstance(data, bytes):
             data = data.decode('utf-8', 'replace')
@@ -780,10 +783,11 @@ class Kube(object):
     def pod_log(self, namespace, name, container, tail_lines=200, previous=False):
         """The container's log text, or None with the reason when the node cannot serve it.
 
-        Sent once: the API server reads a log from the node's kubelet, and a kubelet that is gone answers a 5xx
-        through it, which a retry would take for an API server outage and wait out (``api_outage_timeout`` per
-        container); a log is worth less than that wait, and the reason names the node's error."""
-        kwargs = {'container': container, 'raw_text': True, 'once': True}
+        Retried for LOG_RETRY_SECONDS only: the API server reads a log from the node's kubelet, and a kubelet that
+        is gone answers a 5xx through it, which the full retry would take for an API server outage and wait out
+        (``api_outage_timeout`` per container); a log is worth less than that wait, and the reason names the
+        node's error. A brief hiccup of a busy node or API server is still retried."""
+        kwargs = {'container': container, 'raw_text': True, 'deadline': time.time() + LOG_RETRY_SECONDS}
         if tail_lines:
             kwargs['tail_lines'] = tail_lines
         if previous:
