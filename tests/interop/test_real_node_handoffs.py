@@ -64,6 +64,16 @@ def _resolv(real):
     return (Path(real.cluster.info.real_nodes[real.name]['dir']) / 'resolv.conf').read_bytes()
 
 
+def _nothing_ran_again(real, cr, recorder, started, agent, proof, resolv, figures):
+    """After a handoff: ``agent`` (the operator's or the bridge's user agent) created no pod for the node (watch and
+    audit log), the host's proof files have no new line, and the node is complete with its own resolv.conf."""
+    writes = support.audit_writes(real.cluster, agent, started, [real.name])
+    figures(pods_on_the_real_node=len(recorder.since(started)), writes=writes, proof_lines_after=_proof(real, cr))
+    assert recorder.since(started) == [] and writes['pods created'] == 0, writes
+    assert _proof(real, cr) == proof, 'a stage ran again on the host'
+    assert _complete(real, cr) and _resolv(real) == resolv
+
+
 def test_the_bridge_rolls_a_real_node_then_the_operator_runs_nothing_on_it(real, playbooks, operators, figures):
     cr = _cr(real)
     resolv = _resolv(real)
@@ -81,12 +91,7 @@ def test_the_bridge_rolls_a_real_node_then_the_operator_runs_nothing_on_it(real,
                            'the operator to report the CR complete')
         time.sleep(max(0.0, started + 45 - time.time()))  # 45 s of the operator at work on the CR
         recorder.close()
-        writes = support.audit_writes(real.cluster, support.OPERATOR_UA, started, [real.name])
-        figures(operator_pods_on_the_real_node=len(recorder.since(started)), operator_writes=writes,
-                proof_lines_after=_proof(real, cr))
-        assert recorder.since(started) == [] and writes['pods created'] == 0, writes
-        assert _proof(real, cr) == proof, 'a stage ran again on the host'
-        assert _complete(real, cr) and _resolv(real) == resolv
+        _nothing_ran_again(real, cr, recorder, started, support.OPERATOR_UA, proof, resolv, figures)
     finally:
         operators.stop_all()
         real.delete_cr(cr)
@@ -110,11 +115,7 @@ def test_the_operator_rolls_a_real_node_then_the_bridge_runs_nothing_on_it(real,
         result = _apply(playbooks, real, cr, nodewright_force=True)
         recorder.close()
         assert result.rc == 0, result.stdout[-3000:]
-        writes = support.audit_writes(real.cluster, support.BRIDGE_UA, started, [real.name])
-        figures(bridge_pods_on_the_real_node=len(recorder.since(started)), bridge_writes=writes)
-        assert recorder.since(started) == [] and writes['pods created'] == 0, writes
-        assert _proof(real, cr) == proof, 'a stage ran again on the host'
-        assert _complete(real, cr) and _resolv(real) == resolv
+        _nothing_ran_again(real, cr, recorder, started, support.BRIDGE_UA, proof, resolv, figures)
     finally:
         operators.stop_all()
         real.delete_cr(cr)
