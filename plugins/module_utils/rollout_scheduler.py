@@ -187,6 +187,36 @@ class CompartmentRollout(object):
                                 'shouldStop); `kubectl skyhook deployment-policy reset %s` starts it again'
                                 % (self.name, cr_name or '<cr>'))
 
+    @property
+    def rollout(self):
+        """The compartment's batch state: itself (a SlidingCompartment's is the rollout it wraps)."""
+        return self
+
+    def stop(self, reason):
+        """Stop the compartment with ``reason``; one already stopped keeps its first reason. True if this call stopped it."""
+        if self.stopped:
+            return False
+        self.stopped, self.stop_reason = True, reason
+        return True
+
+    def leave_stops_to_fleet(self):
+        """A shared budget runs the compartment (module_utils/shared_budget.py): the fleet's batches, not this
+        run's share of them, decide when it stops."""
+        self.judged = False
+
+    def start(self, batch, queue):
+        """Put ``batch`` (what the fleet's batch granted this run, maybe nothing) in flight; ``queue``: the nodes still waiting."""
+        if batch:
+            if self.current is not None:
+                raise ValueError('compartment %s has a batch in flight' % self.name)
+            self.current = list(batch)
+        self.queue = list(queue)
+
+    def forget(self, nodes):
+        """Take ``nodes`` (finished by other runs of a shared budget) out of the queue."""
+        gone = set(nodes)
+        self.queue = [n for n in self.queue if n not in gone]
+
     def batch_state(self):
         """This compartment's BatchProcessingState, for the CR's status."""
         return batch_state(self.batches_before + len(self.batches), self.completed, self.failed,
@@ -319,6 +349,15 @@ class _CompartmentSet(object):
     def stopped(self):
         return any(c.stopped for c in self.compartments)
 
+    @property
+    def rollouts(self):
+        """Every compartment's batch state (CompartmentRollout), in the policy's order."""
+        return [c.rollout for c in self.compartments]
+
+    def index_of(self, name):
+        """The compartment's place in the policy's order (banners and waves follow it)."""
+        return [c.name for c in self.compartments].index(name)
+
 
 class RolloutScheduler(_CompartmentSet):
     """All compartments of one rollout; compartments advance independently."""
@@ -409,6 +448,15 @@ class RolloutScheduler(_CompartmentSet):
     def not_attempted(self):
         return [n for c in self.compartments for n in c.not_attempted()]
 
+    def halt(self, reason):
+        """Stop every compartment that still has nodes to run, with ``reason``.
+
+        For stops decided outside the policy (``any_errors_fatal``, a run loop that ended early, a
+        maintenance window that did not open). Compartments already stopped keep their own reason;
+        finished ones are left alone. Returns the names of the compartments this call stopped.
+        """
+        return [c.name for c in self.compartments if c.queue and c.stop(reason)]
+
     def summary(self):
         return {'compartments': [c.summary() for c in self.compartments],
                 'stopped': self.stopped,
@@ -435,23 +483,6 @@ class RolloutScheduler(_CompartmentSet):
 # Added for the ``nodewright.bridge.budgeted`` strategy plugin. Nothing above changes; the
 # sliding window reuses CompartmentRollout for sizing and scoring so both modes share one
 # set of rules.
-
-
-def halt(scheduler, reason):
-    """Stop every compartment of ``scheduler`` that still has nodes to run, with ``reason``.
-
-    For stops decided outside the policy (``any_errors_fatal``, a run loop that ended early).
-    Compartments already stopped keep their own reason; finished ones are left alone.
-    Returns the names of the compartments this call stopped.
-    """
-    halted = []
-    for comp in scheduler.compartments:
-        if comp.stopped or not comp.queue:
-            continue
-        comp.stopped = True
-        comp.stop_reason = reason
-        halted.append(comp.name)
-    return halted
 
 
 class SlidingCompartment(object):
@@ -511,6 +542,36 @@ class SlidingCompartment(object):
         self.in_flight.extend(take)
         self.max_in_flight = max(self.max_in_flight, len(self.in_flight))
         return take
+
+    def start(self, granted, waiting):
+        """Put ``granted`` (what the fleet's window granted this run, maybe nothing) in flight; ``waiting``: the rest.
+
+        When nothing waits here any more, the rest went to other runs of the shared budget: what this
+        run finished and is not yet scored is its last group, scored now (before ``granted`` runs).
+        Returns that group's record, or None.
+        """
+        self.waiting = list(waiting)
+        record = None if self.waiting else self.close_group()
+        self.in_flight.extend(granted)
+        self.max_in_flight = max(self.max_in_flight, len(self.in_flight))
+        return record
+
+    def forget(self, nodes):
+        """Take ``nodes`` (finished by other runs of a shared budget) out of the compartment."""
+        gone = set(nodes)
+        self.waiting = [n for n in self.waiting if n not in gone]
+        self.rollout.forget(nodes)
+
+    def close_group(self):
+        """Score what finished as the last group when nothing is left to run here (None: nothing to score).
+
+        With a shared budget, the nodes this run did not get went to other runs: what it finished is its
+        last group.
+        """
+        if not self.pending or self.in_flight or (self.waiting and not self.stopped):
+            return None
+        group, self.pending = self.pending, []
+        return self._score(group)
 
     def complete(self, node, ok, removed=False):
         """Record that ``node`` finished (``removed``: deleted from the cluster); returns the group records this scored (0 or 1)."""
@@ -594,14 +655,10 @@ class SlidingWindowScheduler(_CompartmentSet):
         """Stop admitting in every compartment with nodes waiting (in-flight nodes still finish)."""
         halted = []
         for comp in self.compartments:
-            if comp.stopped or not comp.waiting:
+            if not comp.waiting or not comp.rollout.stop(reason):
                 continue
-            comp.rollout.stopped = True
-            comp.rollout.stop_reason = reason
             halted.append(comp.name)
-            if not comp.in_flight and comp.pending:
-                group, comp.pending = comp.pending, []
-                comp._score(group)  # pylint: disable=protected-access
+            comp.close_group()
         return halted
 
     def not_attempted(self):

@@ -34,14 +34,13 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 
 import yaml
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils import rollout_gates as gate_rules
 from ansible_collections.nodewright.bridge.plugins.module_utils import shared_budget as budget_rules
-from ansible_collections.nodewright.bridge.plugins.module_utils.rollout_scheduler import halt
+from ansible_collections.nodewright.bridge.plugins.plugin_utils import admission
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_config
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_gates
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_state
@@ -52,30 +51,33 @@ class BatchRunError(RuntimeError):
     """A batch run ended in a way that says nothing about its hosts (syntax error, crash)."""
 
 
-def _shared_wave(scheduler, budget, elsewhere, echo):
-    """The next wave from the fleet's batches (a shared budget): what each compartment may take now, waiting if none."""
-    while True:
-        batches, waiting = {}, False
-        for comp in scheduler.compartments:
-            if comp.stopped or not comp.queue:
-                continue
-            granted, finished, busy = budget.take(comp.name, list(comp.queue))
-            elsewhere.update(finished)
-            comp.queue = ([n for n in comp.queue if n not in finished and n not in granted and n not in busy]
-                          + [n for n in comp.queue if n in busy])
-            reason = budget.stopped(comp.name)
-            if granted:
-                comp.current = granted
-                batches[comp.name] = granted
-            elif reason is not None:
-                comp.stopped, comp.stop_reason = True, reason
-            elif comp.queue:
-                waiting = True
-        if batches or not waiting:
-            return batches
-        if echo:
-            echo('nodewright: waiting for the shared budget (%s)' % ', '.join(budget.where(c) for c in sorted(budget.joined)))
-        budget.wait()
+class _Echo(admission.Reporter):
+    """What the admission says, as ``nodewright: ...`` lines."""
+
+    def __init__(self, echo):
+        self.echo = echo or (lambda line: None)
+
+    def scored(self, comp, record):
+        self.echo('nodewright: [%s] batch %d: size %d, ok %d, failed %d, progress %d%%%s' % (
+            comp, record['number'], record['size'], len(record['ok']), len(record['failed']), record['progress'],
+            ' -- compartment stopped' if record['stopped'] else ''))
+
+    def fleet_scored(self, comp, record):
+        self.echo('nodewright: [%s] fleet batch %d scored: %d nodes over every run, %d ok, %d failed%s' % (
+            comp, record['number'], record['size'], len(record['ok']), len(record['failed']),
+            ' -- stopped' if record['stopped'] else ''))
+
+    def waiting(self, comp, message):
+        self.echo('nodewright: waiting%s: %s' % ('' if comp is None else ' [%s]' % comp, message))
+
+    def deferred(self, title, reason, until):
+        self.echo('nodewright: %s: %s; the hosts not started wait for %s' % (title.lower(), reason, until))
+
+    def warning(self, message):
+        self.echo('nodewright: warning: %s' % message)
+
+    def error(self, message):
+        self.echo('nodewright: %s' % message)
 
 
 def _renewing(budget, run_batch, wave):
@@ -101,108 +103,40 @@ def _renewing(budget, run_batch, wave):
             raise BatchRunError(str(failure[0]))
 
 
-class Deferred(Exception):
-    """Raised by a ``before_wave`` that found no maintenance window in time: the rest waits for a later run."""
-
-
-def before_wave_checks(windows, gates, echo=None, sleep=None):
-    """A ``before_wave`` for ``drive``: the maintenance windows, then the gates, as the strategy checks them.
-
-    Returns None when the wave may start and the gate's stop reason otherwise; raises Deferred outside the
-    windows for good.
-    """
-    def check(in_flight):
-        on_wait = (lambda message: echo('nodewright: waiting: %s' % message)) if echo else None
-        while True:
-            if windows is not None and windows.enabled:
-                reason = rollout_gates.wait_for_window(windows, sleep=sleep or time.sleep, on_wait=on_wait)
-                if reason is not None:
-                    raise Deferred(reason)
-            if gates is not None and gates.enabled:
-                reason = gates.wait(sleep=sleep or time.sleep, on_wait=on_wait, rebooting=in_flight)
-                if reason is not None:
-                    return reason
-            if windows is None or not windows.enabled or gate_rules.window_open(windows.windows, time.time()):
-                return None
-    return check
-
-
-def drive(scheduler, run_batch, record=None, echo=None, budget=None, before_wave=None):
+def drive(scheduler, run_batch, record=None, echo=None, budget=None, windows=None, gates=None):
     """Run ``scheduler`` (a RolloutScheduler) to the end; ``run_batch(hosts)`` returns the failed hosts.
 
     ``record`` is an optional rollout_state.Rollout to log batches into; ``echo(line)`` prints progress.
     ``budget``: a plugin_utils.shared_budget.SharedBudget (joined by this call) to share the batches
-    with other runs, as the strategy does. ``before_wave(in_flight)``: the windows and gates
-    (``before_wave_checks``), asked before each wave. Returns the scheduler's summary, with
-    ``deferred`` set when a window did not open in time.
+    with other runs, as the strategy does; ``windows`` (module_utils' WindowSettings) and ``gates``
+    (plugin_utils.rollout_gates.BatchGates) are checked before each wave, as the strategy checks them
+    before each batch (plugin_utils/admission.py holds these rules for both). Returns the scheduler's
+    summary, with ``deferred`` set when a window did not open in time. A shared budget that cannot be
+    used raises shared_budget.BudgetError once the wave in flight ended.
     """
+    engine = admission.Admission(scheduler, record=record, reporter=_Echo(echo), budget=budget, windows=windows,
+                                 gates=gates)
     order = [c.name for c in scheduler.compartments]
-    elsewhere = set()
-    if budget is not None:
-        for comp in scheduler.compartments:
-            comp.judged = False  # the fleet's batches decide the stop
-        budget.join(dict((c.name, list(c.queue)) for c in scheduler.compartments))
     try:
-        return _drive(scheduler, run_batch, record, echo, budget, order, elsewhere, before_wave)
-    finally:
-        if budget is not None:
-            budget.leave()
-            if echo and elsewhere:
-                echo('nodewright: finished by other runs of the shared budget: %s' % ', '.join(sorted(elsewhere)))
-
-
-def _fleet_in_flight(budget):
-    names = set()
-    for state in (budget.states.values() if budget is not None else ()):
-        names.update(state['slots'])
-        names.update(state.get('orphans') or ())
-    return names
-
-
-def _drive(scheduler, run_batch, record, echo, budget, order, elsewhere, before_wave):
-    deferred = None
-    while True:
-        if before_wave is not None and any(c.queue and not c.stopped for c in scheduler.compartments):
-            try:
-                reason = before_wave(lambda: _fleet_in_flight(budget))
-            except Deferred as exc:
-                reason = deferred = 'deferred: %s' % exc
-                if echo:
-                    echo('nodewright: %s; the hosts not started wait for the next run' % reason)
-            if reason is not None:
-                halt(scheduler, reason)
+        engine.join()
+        while True:
+            batches = engine.admit()
+            if not batches:
                 break
-        batches = scheduler.next_batches() if budget is None else _shared_wave(scheduler, budget, elsewhere, echo)
-        if not batches:
-            break
-        wave = [h for name in order for h in batches.get(name, [])]
-        for name in order:
-            if name in batches and record is not None:
-                rollout_state.batch_started(record, name, scheduler.compartment(name).next_number, batches[name])
-        if echo:
-            echo('nodewright: running %s' % ', '.join('%s: %s' % (n, ','.join(batches[n])) for n in order if n in batches))
-        failed = set(run_batch(wave) if budget is None else _renewing(budget, run_batch, wave))
-        for name in order:
-            if name not in batches:
-                continue
-            names = batches[name]
-            if budget is not None:
-                budget.finish(name, dict((n, 'failed' if n in failed else 'ok') for n in names))
-            result = scheduler.record(name, [n for n in names if n not in failed], [n for n in names if n in failed])
-            if budget is not None and budget.stopped(name):
-                comp = scheduler.compartment(name)
-                comp.stopped, comp.stop_reason = True, budget.stopped(name)
-                result['stopped'] = True
-            if record is not None:
-                rollout_state.batch_finished(record, name, result)
+            wave = [h for name in order for h in batches.get(name, [])]
             if echo:
-                echo('nodewright: [%s] batch %d: size %d, ok %d, failed %d, progress %d%%%s' % (
-                    name, result['number'], result['size'], len(result['ok']), len(result['failed']),
-                    result['progress'], ' -- compartment stopped' if result['stopped'] else ''))
-    summary = scheduler.summary()
+                echo('nodewright: running %s' % ', '.join('%s: %s' % (n, ','.join(batches[n])) for n in order if n in batches))
+            failed = set(run_batch(wave) if engine.budget is None else _renewing(engine.budget, run_batch, wave))
+            engine.finish(dict((n, admission.FAILED if n in failed else admission.OK) for n in wave))
+    finally:
+        elsewhere = engine.leave()
+        if echo and elsewhere:
+            echo('nodewright: finished by other runs of the shared budget: %s' % ', '.join(sorted(elsewhere)))
+    if engine.budget_failure is not None:
+        raise shared_budget.BudgetError(engine.budget_failure)
+    summary = engine.summary()
     if record is not None:
         rollout_state.finish_rollout(record, summary['compartments'], summary['not_attempted'])
-    summary['deferred'] = deferred
     return summary
 
 
@@ -321,8 +255,8 @@ def _play_vars(args):
     return play_vars
 
 
-def _budget_and_gates(args, settings, scheduler, hosts, echo):
-    """``(budget, before_wave)``: the shared budget (or None) and the windows and gates check (or None)."""
+def _budget_and_gates(args, settings, scheduler, hosts):
+    """``(budget, gates)``: the shared budget and the gates (plugin_utils.rollout_gates.BatchGates), each or None."""
     connection = {'kubeconfig': args.kubeconfig, 'context': args.context}
     budget = None
     if args.shared_budget:
@@ -335,9 +269,7 @@ def _budget_and_gates(args, settings, scheduler, hosts, echo):
     if settings.gates is not None and settings.gates.enabled:
         gates = rollout_gates.BatchGates(settings.gates, names=[h[0] for h in hosts],
                                          kube_factory=lambda: kube_api.Kube(kube_api.connection_params(connection)))
-    if gates is None and (settings.windows is None or not settings.windows.enabled):
-        return budget, None
-    return budget, before_wave_checks(settings.windows, gates, echo=echo, sleep=budget.wait if budget is not None else None)
+    return budget, gates
 
 
 def main(argv=None):
@@ -365,8 +297,8 @@ def main(argv=None):
                                          rollout_config.compartment_summaries(scheduler))
     runner = playbook_runner(args.playbook, args.inventory, extra, binary=args.binary, echo=echo)
     try:
-        budget, before_wave = _budget_and_gates(args, settings, scheduler, hosts, echo)
-        summary = drive(scheduler, runner, record=record, echo=echo, budget=budget, before_wave=before_wave)
+        budget, gates = _budget_and_gates(args, settings, scheduler, hosts)
+        summary = drive(scheduler, runner, record=record, echo=echo, budget=budget, windows=settings.windows, gates=gates)
     except (BatchRunError, shared_budget.BudgetError, kube_api.KubeError) as exc:
         sys.stderr.write('nodewright: %s\n' % exc)
         return 1

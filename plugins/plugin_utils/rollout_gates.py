@@ -30,7 +30,6 @@ from urllib.request import HTTPRedirectHandler, HTTPSHandler, Request, build_ope
 from ansible_collections.nodewright.bridge.plugins.module_utils import label_selector as ls
 from ansible_collections.nodewright.bridge.plugins.module_utils import rollout_gates as rg
 from ansible_collections.nodewright.bridge.plugins.module_utils.kube import KubeError
-from ansible_collections.nodewright.bridge.plugins.module_utils.node_conditions import is_ready
 
 # Seconds between two looks at the clock while waiting for a window (each look reports on_wait).
 WINDOW_POLL_INTERVAL = 60
@@ -125,12 +124,6 @@ def nodes_in_selection(kube, label_selector=None):
     return kube.list_nodes(label_selector=label_selector or None).get('items') or []
 
 
-def not_ready_nodes(kube, label_selector=None):
-    """Names of the NotReady nodes in the selection, sorted."""
-    return sorted((n.get('metadata') or {}).get('name') for n in nodes_in_selection(kube, label_selector)
-                  if not is_ready(n))
-
-
 class BatchGates(object):
     """The gates of ``nodewright_gates`` (module_utils' GateSettings) for one rollout's selection.
 
@@ -182,10 +175,6 @@ class BatchGates(object):
             return None, False
         return '; '.join(reasons), any(permanent for reason, permanent in results if reason)
 
-    def check(self, rebooting=()):
-        """None when every gate is clear, else the reason (``gate prometheus: alert GPUXidErrors firing``)."""
-        return self.probe(rebooting)[0]
-
     def wait(self, clock=time.time, sleep=time.sleep, on_wait=None, rebooting=()):
         """Poll until every gate is clear (None) or ``timeout`` has passed (the stop reason).
 
@@ -236,18 +225,21 @@ def wait_for_window(settings, clock=time.time, sleep=time.sleep, on_wait=None, p
 
 
 def wait_before_batch(windows, gates, clock=time.time, sleep=time.sleep, on_wait=None, rebooting=()):
-    """Wait for a window, then for the gates; None when the batch may start, else the stop reason.
+    """Wait for a maintenance window, then for the gates: ``(reason, deferred)``, ``(None, False)`` when a batch may start.
 
-    ``windows``: WindowSettings; ``gates``: BatchGates (or None). When the window closes while the
-    gates are waited for, the next window is waited for again (a batch starts only inside one).
+    ``windows``: WindowSettings (or None: no windows); ``gates``: BatchGates (or None). ``deferred`` is
+    True when no window opens in time (the rest of the rollout waits for a later run, a clean stop)
+    and False when a gate stayed blocked (the rollout stops). When the window closes while the gates
+    are waited for, the next window is waited for again (a batch starts only inside one).
     """
     while True:
-        stop = wait_for_window(windows, clock, sleep, on_wait)
-        if stop is not None:
-            return stop
+        if windows is not None:
+            stop = wait_for_window(windows, clock, sleep, on_wait)
+            if stop is not None:
+                return stop, True
         if gates is not None and gates.enabled:
             stop = gates.wait(clock, sleep, on_wait, rebooting)
             if stop is not None:
-                return stop
-        if rg.window_open(windows.windows, clock()):
-            return None
+                return stop, False
+        if windows is None or rg.window_open(windows.windows, clock()):
+            return None, False

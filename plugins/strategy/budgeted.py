@@ -93,8 +93,7 @@ from ansible.utils.display import Display
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils import shared_budget as budget_rules
-from ansible_collections.nodewright.bridge.plugins.module_utils.rollout_scheduler import halt
-from ansible_collections.nodewright.bridge.plugins.module_utils import rollout_gates as gate_rules
+from ansible_collections.nodewright.bridge.plugins.plugin_utils import admission
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_config
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_gates
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_state
@@ -108,6 +107,7 @@ CUSTOM_STAT = 'nodewright_rollout'
 # Play vars the strategy reads the API connection from (as the apply playbook's module_defaults do);
 # nodewright_shared_budget's own connection options come first, K8S_AUTH_* after.
 CONNECTION_VARS = ('nodewright_kubeconfig', 'nodewright_context')
+PREFIX = 'nodewright.bridge.budgeted: '
 
 
 def _result_parts(result):
@@ -129,31 +129,81 @@ def _result_parts(result):
 HOLDING = ('paused', 'disabled')
 
 
-def _node_deleted(data):
-    """Whether a task result says its node was deleted (a failure with ``node_deleted``)."""
-    return bool(data.get('failed') and data.get('node_deleted'))
+def _plural(count, word='host'):
+    return '%d %s%s' % (count, word, '' if count == 1 else 's')
 
 
-def _by_compartment(scheduler, names):
-    """compartment -> the hosts of ``names`` in it (the rollout summary counts a slice's hosts that other runs finished)."""
-    grouped = {}
-    for name in names:
-        grouped.setdefault(scheduler.compartment_of(name), []).append(name)
-    return grouped
+class _Banners(admission.Reporter):
+    """What the admission says, as banners and lines on the display."""
+
+    def __init__(self, play):
+        self.play = play
+
+    def _where(self, comp=None):
+        return self.play.label(comp) if comp is not None else self.play.phase.name or self.play.name
+
+    def _kind(self):
+        return 'GROUP' if self.play.sliding else 'BATCH'
+
+    def batch_started(self, comp, number, names):
+        display.banner('NODEWRIGHT BATCH %d [%s] %s: %s' % (number, self._where(comp), _plural(len(names)), ', '.join(names)),
+                       cows=False)
+
+    def admitted(self, comp, names, in_flight, window):
+        display.display('NODEWRIGHT ADMIT [%s] %s (in flight %d of window %d)' % (self._where(comp), ', '.join(names),
+                                                                                in_flight, window))
+
+    def scored(self, comp, record):
+        status = 'FAILED BATCH' if record['failed_batch'] else 'ok'
+        if record.get('drain'):
+            status += ' (hosts in flight when the compartment stopped)'
+        removed = ', %d removed (node deleted)' % len(record['removed']) if record.get('removed') else ''
+        line = 'NODEWRIGHT %s %d [%s] done: %d ok, %d failed%s, %s; progress %d%%' % (
+            self._kind(), record['number'], self._where(comp), len(record['ok']), len(record['failed']), removed, status,
+            record['progress'])
+        rollout = self.play.engine.scheduler.compartment(comp).rollout
+        if rollout.stopped and not record.get('drain'):
+            line += '; COMPARTMENT STOPPED: %s' % rollout.stop_reason
+        display.banner(line, cows=False)
+
+    def fleet_scored(self, comp, record):
+        display.banner('NODEWRIGHT FLEET %s %d [%s] scored: %d nodes over every run, %d ok, %d failed, %s; fleet progress '
+                       '%d%%%s' % (self._kind(), record['number'], self._where(comp), record['size'], len(record['ok']),
+                                   len(record['failed']), 'FAILED BATCH' if record['failed_batch'] else 'ok',
+                                   record['progress'], '; STOPPED' if record['stopped'] else ''), cows=False)
+
+    def joined(self, budget):
+        display.display('NODEWRIGHT SHARED BUDGET %s: run %s joined %s' % (
+            budget.scope, budget.run, ', '.join(budget.where(c) for c in sorted(budget.joined))))
+
+    def waiting(self, comp, message):
+        display.display('NODEWRIGHT WAIT [%s]: %s' % (self._where(comp), message))
+
+    def would_wait(self, reason):
+        display.display('NODEWRIGHT CHECK MODE [%s]: a real run would wait here: %s' % (self._where(), reason))
+
+    def deferred(self, title, reason, until):
+        display.banner('NODEWRIGHT %s [%s]: %s; the hosts not started wait for %s' % (title, self._where(), reason, until),
+                       cows=False)
+
+    def warning(self, message):
+        display.warning(PREFIX + message)
+
+    def error(self, message):
+        display.error(PREFIX + message)
 
 
-class _Gate(object):
-    """Per-play admission state (not the scheduler's rules, which live in module_utils)."""
+class _Play(object):
+    """What the strategy keeps for one play beside its phases' admissions (module_utils and plugin_utils/admission.py)."""
 
     def __init__(self, play, phases, hosts, play_hosts, excluded):
-        self.play = play
+        self.name = play
         self.phases = phases  # [(Phase, [Host], inputs)], in run order
         self.phase_index = -1
         self.phase = None
         self.phase_closed = False
-        self.settings = phases[0][0].settings  # window and order are the play's, the same for every phase
-        self.sliding = self.settings.window == 'sliding'
-        self.scheduler = None  # the current phase's
+        self.sliding = phases[0][0].settings.window == 'sliding'  # the play's, the same for every phase
+        self.engine = None  # the current phase's Admission
         self.hosts = hosts  # name -> Host, every host of the play
         self.play_hosts = play_hosts  # the restriction to restore at the end
         self.prior_excluded = excluded  # failed or unreachable before the play
@@ -162,10 +212,6 @@ class _Gate(object):
         self.phase_failed = {}  # phase name -> whether any of its hosts failed or never ran
         self.ran = set()  # hosts that ran a phase (their iterator state is spent)
         self.any_stopped = False
-        self.active = {}  # batch mode: compartment -> [names] of its batch in flight
-        self.numbers = {}  # batch mode: compartment -> number of the batch in flight
-        self.in_flight = {}  # sliding mode: name -> admission time
-        self.admit_times = {}  # sliding mode: name -> admission time, kept after the host finishes
         self.admitted = []  # every admitted name, in order, once (free needs a list that only grows)
         self.last_task = {}  # name -> (task, task_vars) of the last task queued for it
         self.task_started = {}  # name -> when its task in flight was queued (the timeline's task intervals)
@@ -176,18 +222,7 @@ class _Gate(object):
         self.record = None
         self.parked = {}  # host states moved out of the iterator while not in flight
         self.parking = True
-        self.budget = None  # the current phase's shared budget (plugin_utils/shared_budget.py), or None
-        self.batch_keeper = None  # writes the phase's batch states to its CR's status (a CR in the cluster), or None
-        self.released = set()  # hosts whose slot in the shared budget was given back
-        self.elsewhere = {}  # the current phase's hosts that other runs of the shared budget finished: name -> outcome
-        self.budget_polled = 0.0  # sliding mode: when the budget was last asked without waiting
-        self.budget_waiting = set()  # compartments whose wait for the shared budget was announced
         self.connection = {}  # how the strategy reaches the API (shared budget, NotReady gate)
-        self.windows = None  # the play's maintenance windows (module_utils.rollout_gates.WindowSettings)
-        self.gates = None  # the current phase's BatchGates, or None
-        self.deferred = None  # why the rest of the phase waits for the next window (a clean stop, not a failure)
-        self.gate_probed = 0.0  # sliding mode: when the windows and gates were last looked at without waiting
-        self.gate_blocked = None  # sliding mode: the reason they block, while hosts are in flight
         self.check_mode = False  # --check or a play in check mode: no shared budget, windows and gates only looked at
         self.pid = os.getpid()  # the strategy's process (forked workers inherit its signal handler)
 
@@ -204,7 +239,7 @@ class _BudgetedMixin(object):
     # ------------------------------------------------------------------ entry point
 
     def run(self, iterator, play_context):
-        gate = self._nw_prepare(iterator)
+        play = self._nw_prepare(iterator)
         # Every worker is a fork of this process and lives as long as its host's task (a node's
         # whole update). Python's collector walks every object a process holds and so writes to
         # (copies) the pages they are on: freezing what exists now keeps them shared with the
@@ -215,12 +250,12 @@ class _BudgetedMixin(object):
         engine = None
         if sequence_engine.enabled():
             engine = sequence_engine.start(fork_lock=getattr(display, '_lock', None))
-        if gate.sliding:
+        if play.sliding:
             # The loop is chosen per play (a play var), after TQM built this instance. free's
             # run() calls super(free.StrategyModule, self), so the instance must really be one.
             self.__class__ = SlidingStrategyModule
             self._host_pinned = False
-        self._nw = gate
+        self._nw = play
         result = self._tqm.RUN_OK
         previous_sigterm = signal.signal(signal.SIGTERM, self._nw_on_sigterm)
         if previous_sigterm is None:  # installed outside Python
@@ -229,23 +264,20 @@ class _BudgetedMixin(object):
             self._nw_park(iterator)
             self._nw_start_phase(iterator, 0)
             self._nw_admit_next(iterator)
-            if gate.sliding:
-                result = FreeStrategyModule.run(self, iterator, play_context)
-            else:
-                result = LinearStrategyModule.run(self, iterator, play_context)
+            loop = FreeStrategyModule if play.sliding else LinearStrategyModule
+            result = loop.run(self, iterator, play_context)
         finally:
             signal.signal(signal.SIGTERM, previous_sigterm)
-            if gate.budget is not None:  # Ctrl-C, an error: the unfinished nodes go back to the budget
-                gate.budget.leave()
-                gate.budget = None
+            if play.engine.budget is not None:  # Ctrl-C, an error: the unfinished nodes go back to the budget
+                play.engine.leave()
             if engine is not None:
                 engine.stop()
             # always give back what was borrowed, even on errors: PlaybookExecutor's
             # restriction, and every host state (TQM reads the failed hosts from them)
-            gate.parking = False
-            iterator.host_states.update(gate.parked)
-            gate.parked = {}
-            self._inventory.restrict_to_hosts(gate.play_hosts)
+            play.parking = False
+            iterator.host_states.update(play.parked)
+            play.parked = {}
+            self._inventory.restrict_to_hosts(play.play_hosts)
         return self._nw_finish(iterator, result)
 
     def _nw_on_sigterm(self, signum, frame):
@@ -253,11 +285,12 @@ class _BudgetedMixin(object):
 
         Forked workers inherit the handler; only the strategy's own process has a budget to give back.
         """
-        gate = self._nw
-        if os.getpid() == getattr(gate, 'pid', None) and gate.budget is not None:
-            gate.budget.kube.outage_timeout = min(gate.budget.kube.outage_timeout, 5)  # a job being stopped waits little
-            gate.budget.leave()
-            gate.budget = None
+        play = self._nw
+        budget = play.engine.budget if play is not None and play.engine is not None else None
+        if os.getpid() == getattr(play, 'pid', None) and budget is not None:
+            budget.kube.outage_timeout = min(budget.kube.outage_timeout, 5)  # a job being stopped waits little
+            play.engine.budget = None
+            budget.leave()
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGTERM)
 
@@ -276,7 +309,6 @@ class _BudgetedMixin(object):
         self._nw_compact(iterator)
 
     def _nw_unpark(self, iterator, names):
-        self._nw_pick(names)
         states = iterator.host_states
         for name in names:
             if name in self._nw.parked:
@@ -298,11 +330,11 @@ class _BudgetedMixin(object):
         play = iterator._play
         name = play.get_name()
         if play.serial:
-            raise AnsibleError('nodewright.bridge.budgeted: play %r sets serial; the rollout policy chooses the batches. '
+            raise AnsibleError(PREFIX + 'play %r sets serial; the rollout policy chooses the batches. '
                                'Remove serial (or use another strategy).' % name)
         if play.max_fail_percentage is not None:
-            display.warning('nodewright.bridge.budgeted: max_fail_percentage is ignored in play %r; the policy\'s '
-                            'batchThreshold, failureThreshold and safetyLimit decide when the rollout stops.' % name)
+            display.warning(PREFIX + 'max_fail_percentage is ignored in play %r; the policy\'s batchThreshold, '
+                            'failureThreshold and safetyLimit decide when the rollout stops.' % name)
             play.max_fail_percentage = None  # TQM's per-run copy of the play; linear reads it
         play_vars = self._variable_manager.get_vars(play=play)
         templar = Templar(loader=self._loader, variables=play_vars)
@@ -342,13 +374,11 @@ class _BudgetedMixin(object):
             prepared.append((phase, hosts, inputs))
         if errors:
             raise AnsibleError(self._nw_config_message(name, errors))
-        gate = _Gate(name, prepared, by_name, play_hosts, excluded)
-        gate.connection = dict((key, rollout_config.plain(values[var])) for var, key in zip(CONNECTION_VARS, ('kubeconfig', 'context'))
-                               if values.get(var) not in (None, ''))
-        windows = prepared[0][0].settings.windows
-        gate.windows = windows if windows is not None and windows.enabled else None
-        gate.check_mode = bool(context.CLIARGS.get('check')) or play.check_mode is True
-        return gate
+        state = _Play(name, prepared, by_name, play_hosts, excluded)
+        state.connection = dict((key, rollout_config.plain(values[var])) for var, key in zip(CONNECTION_VARS, ('kubeconfig', 'context'))
+                                if values.get(var) not in (None, ''))
+        state.check_mode = bool(context.CLIARGS.get('check')) or play.check_mode is True
+        return state
 
     def _nw_host_inputs(self, play, phase, hosts):
         """``[(name, compartment, labels)]``: the phase's compartment, else the host's variables."""
@@ -370,61 +400,78 @@ class _BudgetedMixin(object):
         return inputs
 
     def _nw_start_phase(self, iterator, index):
-        """Admission state for phase ``index``: its eligible hosts, its scheduler, its progress record."""
-        gate = self._nw
-        phase, hosts, inputs = gate.phases[index]
-        gate.phase_index, gate.phase, gate.phase_closed = index, phase, False
-        blocked = [a for a in phase.after_all if gate.phase_failed.get(a)]
+        """Admission for phase ``index``: its eligible hosts, its scheduler and Admission, its progress record."""
+        play = self._nw
+        phase, hosts, inputs = play.phases[index]
+        play.phase_index, play.phase, play.phase_closed = index, phase, False
+        blocked = [a for a in phase.after_all if play.phase_failed.get(a)]
         excluded = {}
         for host in hosts:
-            if host.name in gate.prior_excluded:
-                excluded[host.name] = gate.prior_excluded[host.name]
+            if host.name in play.prior_excluded:
+                excluded[host.name] = play.prior_excluded[host.name]
             elif blocked:
                 excluded[host.name] = 'waits until %s succeeded on every host' % ', '.join(blocked)
             elif host.name in self._tqm._unreachable_hosts:
                 excluded[host.name] = 'unreachable in an earlier phase'
-            elif host.name in gate.run_failed or host.name in self._tqm._failed_hosts:
+            elif host.name in play.run_failed or host.name in self._tqm._failed_hosts:
                 excluded[host.name] = 'failed in an earlier phase'
         eligible = [h for h in hosts if h.name not in excluded]
         for host in eligible:
-            if host.name in gate.ran:
+            if host.name in play.ran:
                 # the host ran an earlier phase: it runs the play's tasks again, from the start,
                 # roles included (a role runs once per host and play unless it allows duplicates)
-                gate.parked[host.name] = HostState(blocks=iterator._blocks)
+                play.parked[host.name] = HostState(blocks=iterator._blocks)
                 self._nw_forget_roles(iterator._play, host.name)
             if phase.name is not None:
                 self._variable_manager.set_host_variable(host.name, rollout_config.HOSTVAR_PHASE, phase.name)
-        nodes, pinned = rollout_config.node_inputs(phase.settings, [i for i in inputs if i[0] not in excluded])
-        gate.scheduler = rollout_config.build_scheduler(phase.settings, nodes, pinned, batch_states=phase.batch_state,
-                                                        cr_name=phase.name)
-        gate.excluded = excluded
-        gate.budget, gate.elsewhere, gate.released, gate.budget_waiting = None, {}, set(), set()
-        gate.deferred, gate.gate_blocked = None, None
-        gates = phase.settings.gates
-        gate.gates = None
-        if gates is not None and gates.enabled:
-            gate.gates = rollout_gates.BatchGates(gates, kube_factory=self._nw_kube, label_selector=phase.selector,
-                                                  names=None if phase.selector else [h.name for h in eligible])
-        title = gate.play if phase.name is None else '%s: %s' % (gate.play, phase.name)
-        gate.record = rollout_state.start_rollout(title, phase.settings.window,
-                                                  rollout_config.compartment_summaries(gate.scheduler), excluded)
+        settings = phase.settings
+        nodes, pinned = rollout_config.node_inputs(settings, [i for i in inputs if i[0] not in excluded])
+        scheduler = rollout_config.build_scheduler(settings, nodes, pinned, batch_states=phase.batch_state, cr_name=phase.name)
+        play.excluded = excluded
+        title = play.name if phase.name is None else '%s: %s' % (play.name, phase.name)
+        play.record = rollout_state.start_rollout(title, settings.window, rollout_config.compartment_summaries(scheduler),
+                                                  excluded)
+        gates = None
+        if settings.gates is not None and settings.gates.enabled:
+            gates = rollout_gates.BatchGates(settings.gates, label_selector=phase.selector,
+                                             names=None if phase.selector else [h.name for h in eligible],
+                                             kube_factory=lambda: kube_api.Kube(kube_api.connection_params(dict(play.connection))))
+        keeper = None
+        if phase.cr_status and not play.check_mode:
+            keeper = status_keeper.BatchStateKeeper(kube_api.connection_params(dict(play.connection)), phase.name)
+        play.engine = admission.Admission(scheduler, sliding=play.sliding, record=play.record, reporter=_Banners(play),
+                                          windows=settings.windows, gates=gates, keeper=keeper, check_mode=play.check_mode,
+                                          ending=lambda: self._nw_ending(iterator))
         if phase.name is not None:
-            display.banner('NODEWRIGHT ROLLOUT %s: %d host%s' % (phase.name, len(eligible), '' if len(eligible) == 1 else 's'),
-                           cows=False)
+            display.banner('NODEWRIGHT ROLLOUT %s: %s' % (phase.name, _plural(len(eligible))), cows=False)
         if excluded:
-            display.warning('nodewright.bridge.budgeted: %d host(s) left out of the rollout of %r: %s'
+            display.warning(PREFIX + '%d host(s) left out of the rollout of %r: %s'
                             % (len(excluded), title, ', '.join('%s (%s)' % item for item in sorted(excluded.items()))))
-        gate.ran.update(h.name for h in eligible)
-        if phase.settings.shared is not None and gate.check_mode:
+        play.ran.update(h.name for h in eligible)
+        if settings.shared is not None and play.check_mode:
             display.display('NODEWRIGHT SHARED BUDGET %s: not taken in check mode (nothing is written)'
-                            % (phase.settings.shared.get('name') or phase.name))
-        elif phase.settings.shared is not None:
+                            % (settings.shared.get('name') or phase.name))
+        elif settings.shared is not None:
             self._nw_join_budget(phase)
-        gate.batch_keeper = None
-        if phase.cr_status and not gate.check_mode:
-            gate.batch_keeper = status_keeper.BatchStateKeeper(kube_api.connection_params(dict(gate.connection)),
-                                                               phase.name)
-            self._nw_keep_batch_states()
+        play.engine.keep_batch_states()
+
+    def _nw_join_budget(self, phase):
+        """Register this run in the shared budget of the phase (a Lease per compartment); a failure stops the phase."""
+        play = self._nw
+        shared = phase.settings.shared
+        scope = shared.get('name') or phase.name
+        rules = dict((r.name, budget_rules.Rules.of(r)) for r in play.engine.scheduler.rollouts)
+        try:
+            client = kube_api.Kube(kube_api.connection_params(dict(play.connection, **shared)))
+            namespace = shared.get('namespace') or client.generation.default_namespace
+            # a CR's phase: its spec digest; a play of your own: the name (the --limit driver uses the same)
+            play.engine.budget = shared_budget.SharedBudget(
+                client, namespace, scope, phase.settings.window, rules, expiry=shared['slot_expiry'],
+                key=phase.budget_key if phase.budget_key is not None else scope)
+        except (kube_api.KubeError, shared_budget.BudgetError) as exc:
+            play.engine.budget_failed(exc)
+            return
+        play.engine.join()
 
     @staticmethod
     def _nw_forget_roles(play, host_name):
@@ -436,11 +483,11 @@ class _BudgetedMixin(object):
 
     def _nw_next_phase(self, iterator):
         """End the current phase; start the next one unless the play is ending. True if one started."""
-        gate = self._nw
+        play = self._nw
         self._nw_end_phase()
-        if gate.fatal_reason or self._nw_ending(iterator) or gate.phase_index + 1 >= len(gate.phases):
+        if play.fatal_reason or self._nw_ending(iterator) or play.phase_index + 1 >= len(play.phases):
             return False
-        self._nw_start_phase(iterator, gate.phase_index + 1)
+        self._nw_start_phase(iterator, play.phase_index + 1)
         return True
 
     def _nw_read_file(self, path):
@@ -452,62 +499,59 @@ class _BudgetedMixin(object):
 
     @staticmethod
     def _nw_config_message(play, errors):
-        return ('nodewright.bridge.budgeted: invalid rollout configuration in play %r (%d problem%s):\n  - %s'
+        return (PREFIX + 'invalid rollout configuration in play %r (%d problem%s):\n  - %s'
                 % (play, len(errors), '' if len(errors) == 1 else 's', '\n  - '.join(errors)))
 
     # ------------------------------------------------------------------ hooks on the stock loop
 
     def get_hosts_left(self, iterator):
-        gate = self._nw
-        if gate is None:
+        play = self._nw
+        if play is None:
             return super(_BudgetedMixin, self).get_hosts_left(iterator)
-        self._nw_advance(iterator)
-        unreachable = self._tqm._unreachable_hosts
-        if gate.sliding:
+        if play.sliding:
+            while self._nw_slide_once(iterator):
+                # newly admitted hosts with nothing to do (a play without tasks) finish at once;
+                # free ends its loop when no host it is shown has work
+                if not any(self._nw_host_done(iterator, n) for n in play.engine.in_flight):
+                    break
             # free indexes this list with a cursor kept across calls: it must never shrink
-            return [gate.hosts[n] for n in gate.admitted]
-        return [gate.hosts[n] for names in gate.active.values() for n in names if n not in unreachable]
+            return [play.hosts[n] for n in play.admitted]
+        self._nw_advance_batches(iterator)
+        unreachable = self._tqm._unreachable_hosts
+        return [play.hosts[n] for n in play.engine.flying() if n not in unreachable]
 
     def _queue_task(self, host, task, task_vars, play_context):
-        gate = self._nw
-        if gate is not None:
+        play = self._nw
+        if play is not None:
             # only remembered here; whether it was fatal is worked out if the host fails
-            gate.last_task[host.name] = (task, task_vars)
-            gate.task_started[host.name] = time.time()
+            play.last_task[host.name] = (task, task_vars)
+            play.task_started[host.name] = time.time()
         return super(_BudgetedMixin, self)._queue_task(host, task, task_vars, play_context)
 
     def _process_pending_results(self, iterator, one_pass=False, max_passes=None):
         results = super(_BudgetedMixin, self)._process_pending_results(iterator, one_pass=one_pass, max_passes=max_passes)
-        gate = self._nw
-        if gate is not None:
+        play = self._nw
+        if play is not None:
             for result in results:
                 name, task, data = _result_parts(result)
-                if _node_deleted(data):
-                    gate.removed.add(name)
-                if data.get('held') in HOLDING and gate.deferred is None:
-                    self._nw_defer(data.get('msg') or 'the CR was %s' % data['held'], title='HELD',
-                                   until='a run after the CR is resumed')
+                if data.get('failed') and data.get('node_deleted'):
+                    play.removed.add(name)
+                if data.get('held') in HOLDING:
+                    play.engine.defer(data.get('msg') or 'the CR was %s' % data['held'], title='HELD',
+                                      until='a run after the CR is resumed')
                 self._nw_timeline(name, task, data)
-            if gate.budget is not None:
-                try:
-                    gate.budget.renew_if_due()
-                except shared_budget.BudgetError as exc:
-                    self._nw_budget_failed(exc)
+            play.engine.renew()
         return results
 
     def _nw_timeline(self, name, task, data):
         """Record a task's result as its host's timeline steps (rollout_state): here, so no callback is needed."""
-        gate = self._nw
+        play = self._nw
         try:
             action = getattr(task, 'resolved_action', None) or task.action
-            rollout_state.task_finished(gate.record, name, task.get_name(), action, data, gate.task_started.pop(name, None))
+            rollout_state.task_finished(play.record, name, task.get_name(), action, data, play.task_started.pop(name, None))
         except Exception as exc:  # pylint: disable=broad-except
             # the timeline is a report: a result it cannot read must not break the rollout
-            display.vvv('nodewright.bridge.budgeted: no timeline step for a result: %s' % exc)
-
-    def _nw_removed(self, name, ok):
-        """Whether a finished host is scored removed: it failed because its node was deleted."""
-        return not ok and name in self._nw.removed
+            display.vvv(PREFIX + 'no timeline step for a result: %s' % exc)
 
     def _nw_is_fatal(self, task, task_vars):
         """Would linear treat a failure of this task as fatal for the batch (any_errors_fatal / run_once)?"""
@@ -528,7 +572,7 @@ class _BudgetedMixin(object):
         except TypeError:
             return False
 
-    # ------------------------------------------------------------------ admission and scoring
+    # ------------------------------------------------------------------ hosts ending, and the admission
 
     def _nw_host_done(self, iterator, name):
         if name in self._tqm._unreachable_hosts:
@@ -537,9 +581,11 @@ class _BudgetedMixin(object):
             return False
         return iterator.get_next_task_for_host(self._nw.hosts[name], peek=True)[1] is None
 
-    def _nw_host_ok(self, iterator, name):
-        return not (name in self._tqm._unreachable_hosts or name in self._tqm._failed_hosts
-                    or iterator.is_failed(self._nw.hosts[name]))
+    def _nw_outcome(self, iterator, name, done=True):
+        """ok / failed / removed (failed because its node was deleted) for a host; not ``done``: given up on, failed."""
+        ok = done and not (name in self._tqm._unreachable_hosts or name in self._tqm._failed_hosts
+                           or iterator.is_failed(self._nw.hosts[name]))
+        return admission.OK if ok else admission.REMOVED if name in self._nw.removed else admission.FAILED
 
     def _nw_retire(self, iterator, name):
         # what StrategyBase.run's final pass does for the hosts it still sees: store the
@@ -551,33 +597,24 @@ class _BudgetedMixin(object):
             self._nw.parked[name] = states.pop(name)
 
     def _nw_ending(self, iterator):
-        gate = self._nw
+        play = self._nw
         if iterator.end_play:
-            gate.ended = gate.ended or 'end_play'
+            play.ended = play.ended or 'end_play'
         elif self._tqm._terminated:
-            gate.ended = gate.ended or 'terminated'
-        return gate.ended is not None
-
-    def _nw_advance(self, iterator):
-        if self._nw.sliding:
-            self._nw_advance_sliding(iterator)
-        else:
-            self._nw_advance_batches(iterator)
+            play.ended = play.ended or 'terminated'
+        return play.ended is not None
 
     def _nw_advance_batches(self, iterator):
-        gate = self._nw
+        engine = self._nw.engine
         while True:
-            if gate.budget is not None:
-                # a finished host gives its slot back at once: other runs need not wait for this batch
-                self._nw_release(iterator, [n for names in gate.active.values() for n in names
-                                            if n not in gate.released and self._nw_host_done(iterator, n)])
-            changed = False
-            for comp, names in list(gate.active.items()):
-                if all(self._nw_host_done(iterator, n) for n in names):
-                    self._nw_score_batch(iterator, comp, names, interrupted=False)
-                    changed = True
-            if gate.active:
-                if changed:
+            # every pass: a finished host gives its slot back at once (other runs need not wait for this
+            # batch); a batch is scored on its hosts' outcomes when its last host ends
+            ended = dict((n, self._nw_outcome(iterator, n)) for n in engine.flying() if self._nw_host_done(iterator, n))
+            scored = engine.finish(ended) if ended else []
+            for comp, record in scored:
+                self._nw_batch_scored(iterator, comp, record)
+            if engine.active:
+                if scored:
                     self._nw_restrict(iterator)
                 return
             # the next wave; loop again in case it has nothing to do (a play without tasks),
@@ -585,463 +622,69 @@ class _BudgetedMixin(object):
             if not self._nw_admit_next(iterator):
                 return
 
-    def _nw_score_batch(self, iterator, comp, names, interrupted):
-        gate = self._nw
-        ok = [n for n in names if self._nw_host_ok(iterator, n) and (not interrupted or self._nw_host_done(iterator, n))]
-        removed = [n for n in names if n not in ok and self._nw_removed(n, False)]
-        failed = [n for n in names if n not in ok and n not in removed]
+    def _nw_batch_scored(self, iterator, comp, record):
+        names = record['hosts']
         for name in names:
             if self._nw_host_done(iterator, name):
                 self._nw_retire(iterator, name)
         self._nw_compact(iterator)
-        if gate.budget is not None:
-            self._nw_release(iterator, [n for n in names if n not in gate.released])
-        record = gate.scheduler.record(comp, ok, failed, removed)
-        if self._nw_sync_stop(comp):
-            record['stopped'] = True  # this run's share of the fleet's batch that stopped the compartment
-        self._nw_keep_batch_states([comp])
-        gate.run_failed.update(failed + removed)
-        del gate.active[comp]
-        gate.numbers.pop(comp, None)
-        self._nw_note_fatal(comp, names, failed, 'batch %d' % record['number'])
-        self._nw_banner_end(comp, record)
-        rollout_state.batch_finished(gate.record, comp, record)
+        self._nw.run_failed.update(record['failed'] + record.get('removed', []))
+        self._nw_note_fatal(comp, names, record['failed'], 'batch %d' % record['number'])
+
+    def _nw_slide_once(self, iterator):
+        """Sliding mode: score the hosts that ended and refill the windows; True if any host was admitted."""
+        play = self._nw
+        ended = {}
+        for name in list(play.engine.in_flight):
+            if self._nw_host_done(iterator, name):
+                ended[name] = self._nw_outcome(iterator, name)
+                self._nw_retire(iterator, name)
+        if ended:
+            self._nw_compact(iterator)
+            self._nw_hosts_ended(ended)
+            play.engine.finish(ended)
+        admitted = self._nw_admit_next(iterator)
+        if ended and not admitted:
+            self._nw_restrict(iterator)
+        return admitted
+
+    def _nw_hosts_ended(self, outcomes):
+        """Sliding mode: the run's own records of hosts that ended (any_errors_fatal stops admission at once)."""
+        sched = self._nw.engine.scheduler
+        for name, outcome in outcomes.items():
+            failed = [] if outcome == admission.OK else [name]
+            self._nw.run_failed.update(failed)
+            self._nw_note_fatal(sched.compartment_of(name), [name], failed, 'sliding window')
 
     def _nw_note_fatal(self, comp, names, failed, where):
         """Remember the first failure on an any_errors_fatal / run_once task; forget the tasks of ``names``."""
-        gate = self._nw
-        culprits = [n for n in failed if n in gate.last_task and self._nw_is_fatal(*gate.last_task[n])]
+        play = self._nw
+        culprits = [n for n in failed if n in play.last_task and self._nw_is_fatal(*play.last_task[n])]
         for name in names:
-            gate.last_task.pop(name, None)
-        if culprits and gate.fatal_reason is None:
-            gate.fatal_reason = ('a task with any_errors_fatal or run_once failed on %s (compartment %s, %s)'
+            play.last_task.pop(name, None)
+        if culprits and play.fatal_reason is None:
+            play.fatal_reason = ('a task with any_errors_fatal or run_once failed on %s (compartment %s, %s)'
                                  % (', '.join(culprits), comp, where))
 
     def _nw_admit_next(self, iterator):
         """Start the next wave (batch mode) or fill the windows (sliding mode); True if any host was admitted."""
-        gate = self._nw
-        if gate.sliding:
-            return self._nw_advance_sliding(iterator)
-        if gate.fatal_reason:
-            self._nw_halt(gate.fatal_reason)
-        batches = {}
+        play = self._nw
+        if play.fatal_reason:
+            play.engine.halt(play.fatal_reason)
+        started = {}
         if not self._nw_ending(iterator):
-            batches = self._nw_next_batches(iterator)
+            started = play.engine.admit()
             # a phase is over when it has nothing in flight and nothing to admit: the next one starts
-            while not batches and not gate.active and self._nw_next_phase(iterator):
-                batches = self._nw_next_batches(iterator)
-            for comp in sorted(batches, key=self._nw_comp_index):
-                names = batches[comp]
-                gate.active[comp] = names
-                gate.numbers[comp] = gate.scheduler.compartment(comp).next_number
-                gate.admitted.extend(names)
-                self._nw_unpark(iterator, names)
-                rollout_state.batch_started(gate.record, comp, gate.numbers[comp], names)
-                display.banner('NODEWRIGHT BATCH %d [%s] %d host%s: %s' % (
-                    gate.numbers[comp], gate.label(comp), len(names), '' if len(names) == 1 else 's', ', '.join(names)), cows=False)
-        self._nw_restrict(iterator)
-        self._nw_check_forks(sum(len(n) for n in gate.active.values()))
-        return bool(batches)
-
-    def _nw_advance_sliding(self, iterator):
-        """Score finished hosts and refill the windows; True if any host was admitted."""
-        admitted_any = False
-        while self._nw_slide_once(iterator):
-            admitted_any = True
-            # newly admitted hosts with nothing to do (a play without tasks) finish at once;
-            # free ends its loop when no host it is shown has work
-            if not any(self._nw_host_done(iterator, n) for n in self._nw.in_flight):
-                break
-        return admitted_any
-
-    def _nw_slide_once(self, iterator):
-        gate = self._nw
-        sched = gate.scheduler
-        changed = admitted_any = False
-        for name in list(gate.in_flight):
-            if not self._nw_host_done(iterator, name):
-                continue
-            started = gate.in_flight.pop(name)
-            ok = self._nw_host_ok(iterator, name)
-            self._nw_retire(iterator, name)
-            self._nw_compact(iterator)
-            changed = True
-            comp = sched.compartment_of(name)
-            if not ok:
-                gate.run_failed.add(name)
-            # checked per host: in sliding mode any_errors_fatal stops admission at once
-            self._nw_note_fatal(comp, [name], [] if ok else [name], 'sliding window')
-            if gate.budget is not None:
-                self._nw_release(iterator, [name])
-            records = sched.complete(name, ok, removed=self._nw_removed(name, ok))
-            fleet_stopped = self._nw_sync_stop(comp)
-            if records:
-                self._nw_keep_batch_states([comp])
-            for record in records:
-                if fleet_stopped and not record.get('drain'):
-                    record['stopped'] = True
-                group_start = min([started] + [gate.admit_times.get(n, started) for n in record['hosts']])
-                self._nw_banner_end(comp, record)
-                rollout_state.batch_finished(gate.record, comp, record, started=group_start)
-        if gate.fatal_reason:
-            self._nw_halt(gate.fatal_reason)
-        if not self._nw_ending(iterator):
-            admitted = self._nw_sliding_admit(iterator)
-            # a phase is over when it has nothing in flight and nothing to admit: the next one starts
-            while not admitted and not gate.in_flight and self._nw_next_phase(iterator):
-                sched = gate.scheduler
-                admitted = self._nw_sliding_admit(iterator)
-            now = time.time()
-            for comp in sorted(admitted, key=self._nw_comp_index):
-                for name in admitted[comp]:
-                    gate.in_flight[name] = now
-                    gate.admit_times[name] = now
-                    if name not in gate.admitted:  # a host of several phases keeps its one place
-                        gate.admitted.append(name)
-                self._nw_unpark(iterator, admitted[comp])
-                window = sched.compartment(comp)
-                display.display('NODEWRIGHT ADMIT [%s] %s (in flight %d of window %d)' % (
-                    gate.label(comp), ', '.join(admitted[comp]), len(window.in_flight), window.window))
-                changed = admitted_any = True
-        if changed:
+            while not started and not play.engine.busy and self._nw_next_phase(iterator):
+                started = play.engine.admit()
+        for comp in sorted(started, key=play.engine.scheduler.index_of):
+            # a host of several phases keeps its one place in free's list
+            play.admitted.extend(n for n in started[comp] if n not in play.admitted)
+            self._nw_unpark(iterator, started[comp])
+        if started or not play.sliding:
             self._nw_restrict(iterator)
-            self._nw_check_forks(len(gate.in_flight))
-        return admitted_any
-
-    # ------------------------------------------------------------------ the shared budget
-
-    def _nw_join_budget(self, phase):
-        """Register this run in the shared budget of the phase (a Lease per compartment); a failure stops the phase."""
-        gate = self._nw
-        shared = phase.settings.shared
-        rollouts = [getattr(c, 'rollout', c) for c in gate.scheduler.compartments]
-        for rollout in rollouts:
-            rollout.judged = False  # the fleet's batches decide the stop (module_utils/shared_budget.py)
-        rules = dict((r.name, budget_rules.Rules.of(r)) for r in rollouts)
-        scope = shared.get('name') or phase.name
-        # a CR's phase: its spec digest; a play of your own: the name (the --limit driver uses the same)
-        key = phase.budget_key if phase.budget_key is not None else scope
-        try:
-            client = kube_api.Kube(kube_api.connection_params(dict(gate.connection, **shared)))
-            namespace = shared.get('namespace') or client.generation.default_namespace
-            gate.budget = shared_budget.SharedBudget(client, namespace, scope, gate.settings.window,
-                                                     rules, key=key, expiry=shared['slot_expiry'])
-            # a fresh fleet rollout continues the batch state the CR's status had (rollout_config.build_scheduler)
-            gate.budget.join(dict((r.name, list(r.queue)) for r in rollouts),
-                             seeds=dict((r.name, budget_rules.seed_counters(r)) for r in rollouts))
-        except (kube_api.KubeError, shared_budget.BudgetError) as exc:
-            self._nw_budget_failed(exc)
-            return
-        display.display('NODEWRIGHT SHARED BUDGET %s: run %s joined %s' % (
-            gate.budget.scope, gate.budget.run, ', '.join(gate.budget.where(c) for c in sorted(gate.budget.joined))))
-
-    def _nw_budget_failed(self, exc):
-        """The shared budget cannot be used: stop admitting (hosts in flight finish) and say why."""
-        gate = self._nw
-        reason = 'shared budget: %s' % (getattr(exc, 'message', None) or exc)
-        display.error('nodewright.bridge.budgeted: %s' % reason)
-        if gate.budget is not None:
-            gate.budget.joined = set()  # nothing more is written: the slots expire (or the next run clears them)
-        gate.budget = None
-        self._nw_halt(reason)
-        gate.any_stopped = True
-
-    def _nw_leave_budget(self):
-        gate = self._nw
-        if gate.budget is None:
-            return
-        budget, gate.budget = gate.budget, None
-        budget.leave()
-        done_elsewhere = sorted(gate.elsewhere)
-        if done_elsewhere:
-            failed = [n for n in done_elsewhere if gate.elsewhere[n] == 'failed']
-            display.display('NODEWRIGHT SHARED BUDGET: %d host(s) finished by other runs: %s%s' % (
-                len(done_elsewhere), ', '.join(done_elsewhere), ' (failed there: %s)' % ', '.join(failed) if failed else ''))
-            for name in failed:
-                # the fleet's rollout failed on it: this run's result says so too
-                self._tqm._failed_hosts[name] = True
-                gate.run_failed.add(name)
-        rollout_state.shared_budget(gate.record, {
-            'run': budget.run, 'leases': [budget.where(c) for c in sorted(budget.names)], 'writes': budget.writes,
-            'max_in_flight': dict(budget.max_in_flight), 'elsewhere': dict(gate.elsewhere),
-            'elsewhere_by_compartment': _by_compartment(gate.scheduler, done_elsewhere)})
-
-    def _nw_outcome(self, iterator, name):
-        ok = self._nw_host_ok(iterator, name)
-        return 'removed' if self._nw_removed(name, ok) else 'ok' if ok else 'failed'
-
-    def _nw_release(self, iterator, names):
-        """Give the slots of finished hosts back, with their outcomes (one write per compartment)."""
-        gate = self._nw
-        by_comp = {}
-        for name in names:
-            if name in gate.released or not self._nw_host_done(iterator, name):
-                continue  # a host that did not finish keeps its slot until the run leaves (then it is freed, not scored)
-            gate.released.add(name)
-            by_comp.setdefault(gate.scheduler.compartment_of(name), {})[name] = self._nw_outcome(iterator, name)
-        for comp, outcomes in sorted(by_comp.items()):
-            if gate.budget is None:
-                return
-            try:
-                records = gate.budget.finish(comp, outcomes)
-            except shared_budget.BudgetError as exc:
-                self._nw_budget_failed(exc)
-                return
-            for record in records:
-                display.banner('NODEWRIGHT FLEET %s %d [%s] scored: %d nodes over every run, %d ok, %d failed, %s; fleet '
-                               'progress %d%%%s' % (
-                                   'GROUP' if gate.sliding else 'BATCH', record['number'], gate.label(comp), record['size'],
-                                   len(record['ok']), len(record['failed']), 'FAILED BATCH' if record['failed_batch'] else 'ok',
-                                   record['progress'], '; STOPPED' if record['stopped'] else ''), cows=False)
-            self._nw_sync_stop(comp)
-            if records:
-                self._nw_keep_batch_states([comp])
-
-    def _nw_pick(self, names):
-        """The hosts start: the CR's status lists them as picked (nodePriority), before their first pod reads it
-        (SKYHOOK_NODE_ORDER), as the operator's node picker does; one status write per batch."""
-        keeper = self._nw.batch_keeper
-        if keeper is None or not names:
-            return
-        known = len(keeper.warnings)
-        keeper.pick(names)
-        for warning in keeper.warnings[known:]:
-            display.warning('nodewright.bridge.budgeted: %s' % warning)
-
-    def _nw_keep_batch_states(self, comps=None):
-        """The batch state of the phase's compartments (``comps``: only these) in its CR's status.
-
-        The fleet's when a shared budget runs the compartment (any run that scores a fleet batch
-        writes it), else this run's; a compartment without a strategy has none.
-        """
-        gate = self._nw
-        keeper = gate.batch_keeper
-        if keeper is None:
-            return
-        states = {}
-        for comp in gate.scheduler.compartments:
-            rollout = getattr(comp, 'rollout', comp)
-            if rollout.strategy is None or (comps is not None and rollout.name not in comps):
-                continue
-            fleet = gate.budget.batch_state(rollout.name) if gate.budget is not None else None
-            states[rollout.name] = fleet if fleet is not None else rollout.batch_state()
-        known = len(keeper.warnings)
-        keeper.keep(states)
-        for warning in keeper.warnings[known:]:
-            display.warning('nodewright.bridge.budgeted: %s' % warning)
-
-    def _nw_sync_stop(self, comp):
-        """A fleet compartment stopped (by any run's batch): this run's compartment stops with the same reason."""
-        gate = self._nw
-        reason = gate.budget.stopped(comp) if gate.budget is not None else None
-        if reason is None:
-            return False
-        rollout = gate.scheduler.compartment(comp)
-        rollout = getattr(rollout, 'rollout', rollout)
-        if not rollout.stopped:
-            rollout.stopped, rollout.stop_reason = True, reason
-        return True
-
-    def _nw_drop_elsewhere(self, rollout, waiting, finished, busy):
-        """Take hosts other runs finished out of this run's queue; move the ones they run to its back. The new waiting list."""
-        gate = self._nw
-        state = gate.budget.states.get(rollout.name) or {'done': {}}
-        for name in finished:
-            gate.elsewhere[name] = state['done'].get(name, 'ok')
-        gone = set(finished) | set(busy)
-        rollout.queue = [n for n in rollout.queue if n not in finished]
-        return [n for n in waiting if n not in gone] + [n for n in waiting if n in busy]
-
-    def _nw_budget_wait(self, iterator, comps):
-        """Wait for the shared budget between two polls; False when the run is ending."""
-        gate = self._nw
-        for comp in comps:
-            if comp not in gate.budget_waiting:
-                gate.budget_waiting.add(comp)
-                state = gate.budget.states.get(comp) or {'slots': {}}
-                others = sorted(set(s['run'] for s in state['slots'].values() if s['run'] != gate.budget.run))
-                display.display('NODEWRIGHT WAIT [%s]: the shared budget is in use (%d in flight, runs %s); polling every %.0f s' % (
-                    gate.label(comp), len(state['slots']), ', '.join(others) or 'none', shared_budget.POLL_SECONDS))
-        try:
-            gate.budget.wait()
-        except shared_budget.BudgetError as exc:
-            self._nw_budget_failed(exc)
-            return False
-        return not self._nw_ending(iterator)
-
-    def _nw_take(self, name, rollout, waiting):
-        """Ask the fleet's batch or window for nodes of ``waiting`` (this run's queue of a compartment).
-
-        Returns ``(granted, waiting)``: the nodes to start, and the queue without them and without
-        the nodes other runs finished (the ones they run go to its back); None when the budget failed.
-        """
-        gate = self._nw
-        try:
-            granted, finished, busy = gate.budget.take(name, list(waiting))
-        except shared_budget.BudgetError as exc:
-            self._nw_budget_failed(exc)
-            return None
-        waiting = self._nw_drop_elsewhere(rollout, waiting, finished, busy)
-        self._nw_sync_stop(name)
-        if granted:
-            gate.budget_waiting.discard(name)
-        return granted, [n for n in waiting if n not in granted]
-
-    def _nw_next_batches(self, iterator):
-        """Batch mode: the next wave, from this run's scheduler or (shared) what the fleet's batch has room for."""
-        gate = self._nw
-        if any(c.queue and not c.stopped for c in gate.scheduler.compartments) and not self._nw_clear_to_start(iterator):
-            return {}
-        while gate.budget is not None:
-            batches, waiting = {}, []
-            for comp in gate.scheduler.compartments:
-                if comp.stopped or not comp.queue:
-                    continue
-                taken = self._nw_take(comp.name, comp, comp.queue)
-                if taken is None:
-                    return {}
-                granted, comp.queue = taken
-                if granted:
-                    comp.current = batches[comp.name] = granted
-                elif comp.queue and not comp.stopped:
-                    waiting.append(comp.name)
-            if batches or not waiting or not self._nw_budget_wait(iterator, waiting):
-                return batches
-        return gate.scheduler.next_batches()
-
-    def _nw_sliding_admit(self, iterator):
-        """Sliding mode: nodes to start now (this run's windows, or the fleet's when the budget is shared)."""
-        gate = self._nw
-        if any(c.waiting and not c.stopped for c in gate.scheduler.compartments) and not self._nw_clear_to_start(iterator):
-            return {}
-        while gate.budget is not None:
-            if gate.in_flight and time.time() - gate.budget_polled < shared_budget.POLL_SECONDS:
-                return {}  # hosts are running: ask again on a later pass, not on every one
-            gate.budget_polled = time.time()
-            admitted, waiting = {}, []
-            for comp in gate.scheduler.compartments:
-                if comp.stopped or not comp.waiting:
-                    continue
-                taken = self._nw_take(comp.name, comp.rollout, comp.waiting)
-                if taken is None:
-                    return {}
-                granted, comp.waiting = taken
-                if comp.pending and not comp.in_flight and not comp.waiting:
-                    # the rest went to other runs: what this run finished is its last group
-                    group, comp.pending = comp.pending, []
-                    record = comp._score(group)  # pylint: disable=protected-access
-                    self._nw_banner_end(comp.name, record)
-                    rollout_state.batch_finished(gate.record, comp.name, record)
-                if granted:
-                    comp.in_flight.extend(granted)
-                    comp.max_in_flight = max(comp.max_in_flight, len(comp.in_flight))
-                    admitted[comp.name] = granted
-                elif comp.waiting and not comp.stopped:
-                    waiting.append(comp.name)
-            if admitted or not waiting or gate.in_flight or not self._nw_budget_wait(iterator, waiting):
-                return admitted
-        return gate.scheduler.admit()
-
-    # ------------------------------------------------------------------ maintenance windows and gates
-
-    def _nw_kube(self):
-        return kube_api.Kube(kube_api.connection_params(dict(self._nw.connection)))
-
-    def _nw_fleet_in_flight(self):
-        """Nodes this rollout has in flight (every run of a shared budget): the NotReady gate does not count them."""
-        gate = self._nw
-        names = set(gate.in_flight) | set(n for names in gate.active.values() for n in names)
-        if gate.budget is not None:
-            for state in gate.budget.states.values():
-                names.update(state['slots'])
-                names.update(state.get('orphans') or ())
-        return names
-
-    def _nw_sleep(self, seconds):
-        gate = self._nw
-        if gate.budget is not None:
-            gate.budget.wait(seconds)  # keeps this run's slots and registration alive
-        else:
-            time.sleep(seconds)
-
-    def _nw_on_wait(self, message):
-        display.display('NODEWRIGHT WAIT [%s]: %s' % (self._nw.phase.name or self._nw.play, message))
-
-    def _nw_clear_to_start(self, iterator):
-        """Before a batch (or an admission): the maintenance window and the gates. False: nothing may start.
-
-        Batch mode (and sliding mode with nothing in flight) waits here, as the settings say; a
-        sliding window with hosts in flight only looks (every poll interval) and admits nothing
-        while blocked. Outside a window for good, the rest of the phase is deferred (a clean
-        stop); a gate that stays blocked stops the rollout with its reason.
-        """
-        gate = self._nw
-        if gate.windows is None and gate.gates is None:
-            return True
-        if gate.check_mode:
-            # a check run shows the whole rollout: say what would hold it, wait for nothing
-            if gate.gate_blocked is None:
-                reason = gate_rules.window_block(gate.windows, time.time()) if gate.windows is not None else None
-                reason = reason or (gate.gates.probe(self._nw_fleet_in_flight())[0] if gate.gates is not None else None)
-                gate.gate_blocked = reason or ''
-                if reason:
-                    display.display('NODEWRIGHT CHECK MODE [%s]: a real run would wait here: %s' % (
-                        gate.phase.name or gate.play, reason))
-            return True
-        if gate.sliding and gate.in_flight:
-            return self._nw_look_before_admitting()
-        try:
-            while True:
-                reason = None
-                if gate.windows is not None:
-                    reason = rollout_gates.wait_for_window(gate.windows, sleep=self._nw_sleep, on_wait=self._nw_on_wait)
-                if reason is not None:
-                    self._nw_defer(reason)
-                    return False
-                if gate.gates is not None:
-                    reason = gate.gates.wait(sleep=self._nw_sleep, on_wait=self._nw_on_wait, rebooting=self._nw_fleet_in_flight)
-                if reason is not None:
-                    self._nw_halt(reason)
-                    return False
-                if gate.windows is None or gate_rules.window_open(gate.windows.windows, time.time()):
-                    return not self._nw_ending(iterator)
-        except shared_budget.BudgetError as exc:
-            self._nw_budget_failed(exc)
-            return False
-
-    def _nw_look_before_admitting(self):
-        gate = self._nw
-        poll = gate.gates.settings.poll_interval if gate.gates is not None else 10
-        if gate.gate_blocked is None or time.time() - gate.gate_probed >= poll:
-            gate.gate_probed = time.time()
-            reason = gate_rules.window_block(gate.windows, time.time()) if gate.windows is not None else None
-            if reason is None and gate.gates is not None:
-                reason = gate.gates.probe(self._nw_fleet_in_flight())[0]
-            if reason is not None and reason != gate.gate_blocked:
-                self._nw_on_wait('admitting nothing while %s (%d host(s) in flight finish first)' % (reason, len(gate.in_flight)))
-            gate.gate_blocked = reason or ''
-        return not gate.gate_blocked
-
-    def _nw_defer(self, reason, title='DEFERRED', until='the next run'):
-        """A clean stop: nothing more starts in this phase; its other hosts wait for a later run (skipped, not failed).
-
-        Outside the maintenance windows (DEFERRED), or the CR paused or disabled mid-run (HELD).
-        """
-        gate = self._nw
-        gate.deferred = reason
-        self._nw_halt('deferred: %s' % reason)
-        display.banner('NODEWRIGHT %s [%s]: %s; the hosts not started wait for %s' % (
-            title, gate.phase.name or gate.play, reason, until), cows=False)
-
-    def _nw_halt(self, reason):
-        sched = self._nw.scheduler
-        if self._nw.sliding:
-            sched.halt(reason)
-        else:
-            halt(sched, reason)
-
-    def _nw_comp_index(self, comp):
-        return [c.name for c in self._nw.scheduler.compartments].index(comp)
+            self._nw_check_forks(len(play.engine.flying()))
+        return bool(started)
 
     def _nw_restrict(self, iterator):
         """Scope the inventory to the hosts in flight, as PlaybookExecutor does for a serial batch.
@@ -1050,78 +693,54 @@ class _BudgetedMixin(object):
         ansible_play_batch all act on ``inventory.get_hosts(play.hosts)``; the restriction
         keeps them inside the batch and away from hosts that have not been admitted.
         """
-        gate = self._nw
-        if gate.sliding:
-            flying = set(gate.in_flight)
-        else:
-            flying = set(n for names in gate.active.values() for n in names)
-        self._inventory.restrict_to_hosts([h for h in gate.play_hosts if h.name in flying])
+        play = self._nw
+        flying = set(play.engine.flying())
+        self._inventory.restrict_to_hosts([h for h in play.play_hosts if h.name in flying])
         self._set_hosts_cache(iterator._play)
 
     def _nw_check_forks(self, in_flight):
-        gate = self._nw
+        play = self._nw
         workers = len(self._workers)
-        if in_flight > workers and not gate.forks_warned:
-            gate.forks_warned = True
-            display.warning('nodewright.bridge.budgeted: %d hosts are in flight but only %d run at once (forks); raise '
-                            'forks (in AWX, the job template\'s Forks) to at least the largest batch.'
-                            % (in_flight, workers))
-
-    def _nw_banner_end(self, comp, record):
-        status = 'FAILED BATCH' if record['failed_batch'] else 'ok'
-        if record.get('drain'):
-            status += ' (hosts in flight when the compartment stopped)'
-        removed = ', %d removed (node deleted)' % len(record['removed']) if record.get('removed') else ''
-        line = 'NODEWRIGHT %s %d [%s] done: %d ok, %d failed%s, %s; progress %d%%' % (
-            'GROUP' if self._nw.sliding else 'BATCH', record['number'], self._nw.label(comp), len(record['ok']), len(record['failed']),
-            removed, status, record['progress'])
-        rollout = self._nw.scheduler.compartment(comp)
-        rollout = getattr(rollout, 'rollout', rollout)
-        if rollout.stopped and not record.get('drain'):
-            line += '; COMPARTMENT STOPPED: %s' % rollout.stop_reason
-        display.banner(line, cows=False)
+        if in_flight > workers and not play.forks_warned:
+            play.forks_warned = True
+            display.warning(PREFIX + '%d hosts are in flight but only %d run at once (forks); raise forks (in AWX, the job '
+                            'template\'s Forks) to at least the largest batch.' % (in_flight, workers))
 
     # ------------------------------------------------------------------ end of the play
 
     def _nw_finish(self, iterator, result):
-        gate = self._nw
-        sched = gate.scheduler
+        play = self._nw
+        engine = play.engine
         # the loop can stop with hosts still in flight (2.16's any_errors_fatal returns early,
         # end_play, an interrupted run): score them now; a host that did not finish is failed
-        if gate.sliding:
-            for name in list(gate.in_flight):
-                done = self._nw_host_done(iterator, name)
-                ok = done and self._nw_host_ok(iterator, name)
-                gate.in_flight.pop(name)
-                comp = sched.compartment_of(name)
-                if not ok:
-                    gate.run_failed.add(name)
-                if gate.budget is not None:
-                    self._nw_release(iterator, [name])
-                self._nw_note_fatal(comp, [name], [] if ok else [name], 'sliding window')
-                for record in sched.complete(name, ok, removed=self._nw_removed(name, ok)):
-                    self._nw_banner_end(comp, record)
-                    rollout_state.batch_finished(gate.record, comp, record)
-        else:
-            for comp, names in list(gate.active.items()):
-                self._nw_score_batch(iterator, comp, names, interrupted=True)
+        outcomes, unfinished = {}, []
+        for name in engine.flying():
+            done = self._nw_host_done(iterator, name)
+            outcomes[name] = self._nw_outcome(iterator, name, done)
+            if not done:
+                unfinished.append(name)
+        if play.sliding:
+            self._nw_hosts_ended(outcomes)
+        for comp, record in engine.finish(outcomes, unfinished):
+            if not play.sliding:
+                self._nw_batch_scored(iterator, comp, record)
         self._nw_ending(iterator)
-        if gate.fatal_reason:
-            self._nw_halt(gate.fatal_reason)
-        if gate.ended is None and sched.not_attempted():
-            self._nw_halt('the play\'s run loop ended before the rollout finished')
+        if play.fatal_reason:
+            engine.halt(play.fatal_reason)
+        if play.ended is None and engine.scheduler.not_attempted():
+            engine.halt('the play\'s run loop ended before the rollout finished')
         self._nw_end_phase()
         stats = self._tqm._stats
-        for phase, hosts, dummy in gate.phases[gate.phase_index + 1:]:
+        for phase, hosts, dummy in play.phases[play.phase_index + 1:]:
             # phases that never started (the play ended, or any_errors_fatal stopped the rollout)
-            names = [h.name for h in hosts if h.name not in gate.prior_excluded]
+            names = [h.name for h in hosts if h.name not in play.prior_excluded]
             for name in names:
                 stats.increment('skipped', name)
-                if gate.fatal_reason:
+                if play.fatal_reason:
                     self._tqm._failed_hosts[name] = True
             if names:
-                display.warning('nodewright.bridge.budgeted: %d host(s) of %s never ran because %s: %s' % (
-                    len(names), phase.name, gate.fatal_reason or 'the play ended (%s)' % gate.ended, ', '.join(names)))
+                display.warning(PREFIX + '%d host(s) of %s never ran because %s: %s' % (
+                    len(names), phase.name, play.fatal_reason or 'the play ended (%s)' % play.ended, ', '.join(names)))
         stats.set_custom_stats(CUSTOM_STAT, rollout_state.report(nodes=False))
 
         # 2.16's linear loop flags any_errors_fatal with RUN_FAILED_BREAK_PLAY (ending every later
@@ -1130,47 +749,53 @@ class _BudgetedMixin(object):
         if result == self._tqm.RUN_OK:
             if self._tqm._unreachable_hosts:
                 result = self._tqm.RUN_UNREACHABLE_HOSTS
-            elif gate.any_stopped or iterator.get_failed_hosts() or self._tqm._failed_hosts:
+            elif play.any_stopped or iterator.get_failed_hosts() or self._tqm._failed_hosts:
                 result = self._tqm.RUN_FAILED_HOSTS
         return result
 
     def _nw_end_phase(self):
-        """Close the current phase: hosts never admitted, the progress record, the stop banners."""
-        gate = self._nw
-        if gate.phase_closed:
+        """Close the current phase: the shared budget left, hosts never admitted, the progress record, the stop banners."""
+        play = self._nw
+        if play.phase_closed:
             return
-        gate.phase_closed = True
-        sched = gate.scheduler
-        self._nw_leave_budget()
+        play.phase_closed = True
+        engine = play.engine
+        elsewhere = engine.leave()
+        failed_elsewhere = sorted(n for n, outcome in elsewhere.items() if outcome == admission.FAILED)
+        if elsewhere:
+            display.display('NODEWRIGHT SHARED BUDGET: %d host(s) finished by other runs: %s%s' % (
+                len(elsewhere), ', '.join(sorted(elsewhere)),
+                ' (failed there: %s)' % ', '.join(failed_elsewhere) if failed_elsewhere else ''))
+        for name in failed_elsewhere:
+            # the fleet's rollout failed on it: this run's result says so too
+            self._tqm._failed_hosts[name] = True
+            play.run_failed.add(name)
+        sched = engine.scheduler
         not_attempted = sched.not_attempted()
-        stopped = sched.stopped
+        # a phase deferred to the next window (or held) is not a stopped rollout; a compartment the policy stopped is
+        stopped = engine.policy_stopped() if engine.deferred is not None else sched.stopped
         stats = self._tqm._stats
-        title = gate.record.play
-        if gate.deferred is not None:
-            # a phase deferred to the next window is not a stopped rollout; a compartment the policy stopped is
-            stopped = any(c.stopped and not (c.stop_reason or '').startswith('deferred: ') for c in
-                          [getattr(c, 'rollout', c) for c in sched.compartments])
         for name in not_attempted:
             # listed in the recap (as skipped) instead of silently missing from it
             stats.increment('skipped', name)
             if stopped:
                 # like a failed host: later plays and the retry file see it
                 self._tqm._failed_hosts[name] = True
-        gate.run_failed.update(not_attempted)
+        play.run_failed.update(not_attempted)
         if not_attempted:
-            why = ('the rollout stopped' if stopped else 'the rollout was held (%s)' % gate.deferred if gate.deferred
-                   else 'the play ended (%s)' % gate.ended)
-            display.warning('nodewright.bridge.budgeted: %d host(s) of %r were never admitted because %s: %s'
-                            % (len(not_attempted), title, why, ', '.join(not_attempted)))
+            why = ('the rollout stopped' if stopped else 'the rollout was held (%s)' % engine.deferred if engine.deferred
+                   else 'the play ended (%s)' % play.ended)
+            display.warning(PREFIX + '%d host(s) of %r were never admitted because %s: %s'
+                            % (len(not_attempted), play.record.play, why, ', '.join(not_attempted)))
         summaries = sched.summary()['compartments']
-        rollout_state.finish_rollout(gate.record, summaries, not_attempted, ended=gate.ended)
+        rollout_state.finish_rollout(play.record, summaries, not_attempted, ended=play.ended)
         for summary in summaries:
             if summary['stopped']:
-                display.banner('NODEWRIGHT ROLLOUT STOPPED [%s]: %s' % (gate.label(summary['name']), summary['stop_reason']),
+                display.banner('NODEWRIGHT ROLLOUT STOPPED [%s]: %s' % (play.label(summary['name']), summary['stop_reason']),
                                cows=False)
-        gate.any_stopped = gate.any_stopped or stopped
-        phase_hosts = [h.name for h in gate.phases[gate.phase_index][1]]
-        gate.phase_failed[gate.phase.name] = bool(gate.excluded) or any(n in gate.run_failed for n in phase_hosts)
+        play.any_stopped = play.any_stopped or stopped or engine.budget_failure is not None
+        phase_hosts = [h.name for h in play.phases[play.phase_index][1]]
+        play.phase_failed[play.phase.name] = bool(play.excluded) or any(n in play.run_failed for n in phase_hosts)
 
 
 class StrategyModule(_BudgetedMixin, LinearStrategyModule):

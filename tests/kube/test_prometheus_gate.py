@@ -62,9 +62,9 @@ def test_the_alert_gate_blocks_while_the_alert_fires_and_clears_after(gates_code
     # pylint: disable=redefined-outer-name
     batch_gates = _gates(gates_code, {'url': prometheus.url})
     prometheus.set_alert('Watchdog', labels={'severity': 'none'})
-    assert batch_gates.check() is None  # a firing alert that does not match the regex
+    assert batch_gates.probe()[0] is None  # a firing alert that does not match the regex
     prometheus.set_alert(ALERT, labels={'node': 'gpu-node-03'})
-    assert batch_gates.check() == 'gate prometheus: alert GPUXidErrors firing (on gpu-node-03)'
+    assert batch_gates.probe()[0] == 'gate prometheus: alert GPUXidErrors firing (on gpu-node-03)'
 
     # The wait polls the real Prometheus until the alert resolves (switched off 3 s into it).
     switched = []
@@ -94,10 +94,10 @@ def test_a_gate_that_stays_blocked_stops_with_its_reason(gates_code, prometheus)
 def test_through_https_the_right_token_and_ca_pass(gates_code, prometheus, proxy, tls):
     # pylint: disable=redefined-outer-name
     batch_gates = _gates(gates_code, {'url': proxy.url, 'bearer_token': 'the-right-token', 'ca_path': tls['ca']})
-    assert batch_gates.check() is None
+    assert batch_gates.probe()[0] is None
     prometheus.set_alert(ALERT)
     try:
-        assert batch_gates.check() == 'gate prometheus: alert GPUXidErrors firing'
+        assert batch_gates.probe()[0] == 'gate prometheus: alert GPUXidErrors firing'
     finally:
         prometheus.set_alert(ALERT, firing=False)
 
@@ -111,18 +111,18 @@ def test_a_wrong_token_is_named_an_authentication_problem_and_stops_at_once(gate
                       'request; check nodewright_gates.prometheus.bearer_token: unauthorized: bearer token required '
                       '(not waited for: this does not pass by itself)')
     no_token = _gates(gates_code, {'url': proxy.url, 'ca_path': tls['ca']})
-    assert 'HTTP 401 Unauthorized: an authentication problem' in no_token.check()
+    assert 'HTTP 401 Unauthorized: an authentication problem' in no_token.probe()[0]
 
 
 def test_a_wrong_ca_is_a_clear_tls_error(gates_code, proxy, tls):
     # pylint: disable=redefined-outer-name
     reason = _gates(gates_code, {'url': proxy.url, 'bearer_token': 'the-right-token',
-                                 'ca_path': tls['other_ca']}).check()
+                                 'ca_path': tls['other_ca']}).probe()[0]
     assert reason.startswith(f'gate prometheus: the Prometheus gate: cannot query {proxy.url}/api/v1/query: '
                              'TLS certificate verification failed (unable to get local issuer certificate); '
                              "give the CA that signed the server's certificate as nodewright_gates.prometheus.ca_path")
     # validate_certs: false skips the check (the token still counts).
-    assert _gates(gates_code, {'url': proxy.url, 'bearer_token': 'the-right-token', 'validate_certs': False}).check() \
+    assert _gates(gates_code, {'url': proxy.url, 'bearer_token': 'the-right-token', 'validate_certs': False}).probe()[0] \
         is None
 
 
@@ -148,12 +148,12 @@ def test_the_not_ready_gate_on_the_cluster(gates_code, cluster):  # pylint: disa
     batch_gates = io.BatchGates(settings, kube_factory=lambda: kube.Kube(kube_params),
                                 label_selector={'matchLabels': {POOL_LABEL: pool}})
     try:
-        assert batch_gates.check() is None
+        assert batch_gates.probe()[0] is None
         cluster.set_node_not_ready(outside)  # outside the selection: never counted
         cluster.set_node_not_ready(names[0])
-        assert batch_gates.check() is None  # 1 NotReady, 1 allowed
+        assert batch_gates.probe()[0] is None  # 1 NotReady, 1 allowed
         cluster.set_node_not_ready(names[1])
-        assert batch_gates.check() == (f'gate max_not_ready: 2 nodes NotReady in the selection ({names[0]}, '
+        assert batch_gates.probe()[0] == (f'gate max_not_ready: 2 nodes NotReady in the selection ({names[0]}, '
                                        f'{names[1]}), more than the 1 allowed')
         assert batch_gates.check(rebooting=[names[1]]) is None  # this rollout's own node is not counted
         assert io.not_ready_nodes(kube.Kube(kube_params), f'{POOL_LABEL}={pool}') == names[:2]
@@ -162,7 +162,7 @@ def test_the_not_ready_gate_on_the_cluster(gates_code, cluster):  # pylint: disa
             assert 'more than the 1 allowed' in message
             cluster.set_node_not_ready(names[0], not_ready=False)
         assert batch_gates.wait(on_wait=recover) is None
-        assert batch_gates.check() is None
+        assert batch_gates.probe()[0] is None
     finally:
         for name in names + [outside]:
             cluster.set_node_not_ready(name, not_ready=False, wait=False)

@@ -204,5 +204,5 @@ def test_the_limit_drivers_budget_namespace_is_the_clusters_generations_unless_g
                                        + (['--budget-namespace', given] if given else []) + ['site.yml'])
         settings = rollout_config.parse_settings(limit_driver._play_vars(args))
         scheduler = rollout_config.build_scheduler(settings, [('n1', {})])
-        budget, dummy = limit_driver._budget_and_gates(args, settings, scheduler, [('n1', {})], echo=lambda *a: None)
+        budget, dummy = limit_driver._budget_and_gates(args, settings, scheduler, [('n1', {})])
         assert budget.namespace == wanted and budget.where('__default__').startswith('lease %s/' % wanted)

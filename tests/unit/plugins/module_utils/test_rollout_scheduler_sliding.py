@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
-"""rollout_scheduler: the sliding window (groups scored by completion) and halt()."""
+"""rollout_scheduler: the sliding window (groups scored by completion) and halting."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -13,7 +13,7 @@ import pytest
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
 from ansible_collections.nodewright.bridge.plugins.module_utils.rollout_scheduler import (
-    RolloutScheduler, SlidingWindowScheduler, halt)
+    RolloutScheduler, SlidingWindowScheduler)
 
 DEFAULT = cr_model.DEFAULT_COMPARTMENT
 
@@ -236,14 +236,14 @@ def test_halt_on_the_batch_scheduler_marks_only_compartments_with_work_left():
                                    policy=policy({'count': 2}, {'fixed': {'initialBatch': 2}}, comps))
     batches = sched.next_batches()
     sched.record('gpu', batches['gpu'], [])
-    assert halt(sched, 'any_errors_fatal in batch 1') == [DEFAULT]
+    assert sched.halt('any_errors_fatal in batch 1') == [DEFAULT]
     default = sched.compartment(DEFAULT)
     assert default.stopped and default.stop_reason == 'any_errors_fatal in batch 1'
     assert not sched.compartment('gpu').stopped
     # the batch in flight can still be recorded; nothing new is handed out
     sched.record(DEFAULT, batches[DEFAULT], [])
     assert sched.next_batches() == {} and sched.not_attempted() == ['c02', 'c03']
-    assert halt(sched, 'again') == []
+    assert sched.halt('again') == []
 
 
 def test_a_node_deleted_while_in_flight_is_scored_removed():

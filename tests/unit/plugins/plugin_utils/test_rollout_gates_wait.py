@@ -134,8 +134,8 @@ def test_a_gate_blocked_past_its_timeout_stops_the_rollout_with_the_reason():
 def test_the_not_ready_gate_lists_the_selection_and_excuses_the_nodes_in_flight():
     kube = FakeKube([_node('a', 'False'), _node('b', 'False'), _node('c')])
     batch_gates = _gates(kube=kube, max_not_ready=1)
-    assert batch_gates.check() == 'gate max_not_ready: 2 nodes NotReady in the selection (a, b), more than the 1 allowed'
-    assert batch_gates.check(rebooting=['a']) is None
+    assert batch_gates.probe()[0] == 'gate max_not_ready: 2 nodes NotReady in the selection (a, b), more than the 1 allowed'
+    assert batch_gates.probe(rebooting=['a'])[0] is None
     assert kube.selectors == ['pool=gpu', 'pool=gpu']
     in_flight = [['a'], []]
     clock = FakeClock()
@@ -152,7 +152,7 @@ def test_both_gates_blocked_name_both_reasons():
     kube = FakeKube([_node('a', 'False')])
     batch_gates = _gates(kube=kube, query=lambda prom: _firing('NodeDown'), max_not_ready=0,
                          prometheus={'url': 'http://prom:9090', 'alert_regex': 'Node.*'})
-    assert batch_gates.check() == ('gate max_not_ready: 1 node NotReady in the selection (a), more than the 0 allowed; '
+    assert batch_gates.probe()[0] == ('gate max_not_ready: 1 node NotReady in the selection (a), more than the 0 allowed; '
                                    'gate prometheus: alert NodeDown firing')
 
 
@@ -193,7 +193,7 @@ def test_wait_before_batch_waits_again_when_the_window_closes_while_the_gates_bl
     batch_gates = _gates(query=query, timeout=600,
                          prometheus={'url': 'http://prom:9090', 'alert_regex': 'GPU.*'})
     clock = FakeClock()
-    assert gates.wait_before_batch(windows, batch_gates, clock, clock.sleep) is None
+    assert gates.wait_before_batch(windows, batch_gates, clock, clock.sleep) == (None, False)
     assert clock.now == MONDAY_5PM + 86400  # Tuesday 17:00: the next window
 
 

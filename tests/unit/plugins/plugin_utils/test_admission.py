@@ -1,0 +1,279 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""plugin_utils.admission: the one admission engine of the strategy and the --limit driver, on fakes.
+
+Batches and sliding windows, the stop rules, maintenance windows and gates on a fake clock, check
+mode, and two runs sharing one budget over an in-memory Lease store (the guarded writes of
+plugin_utils/shared_budget.py run as they do against a cluster).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+import datetime
+
+from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils import rollout_gates as gate_rules
+from ansible_collections.nodewright.bridge.plugins.module_utils import shared_budget as budget_rules
+from ansible_collections.nodewright.bridge.plugins.module_utils.rollout_scheduler import (
+    RolloutScheduler, SlidingWindowScheduler)
+from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
+from ansible_collections.nodewright.bridge.plugins.plugin_utils import admission
+from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_gates
+from ansible_collections.nodewright.bridge.plugins.plugin_utils import shared_budget
+
+DEFAULT = cr_model.DEFAULT_COMPARTMENT
+OK, FAILED = admission.OK, admission.FAILED
+# Monday 2026-06-01 17:00 UTC
+MONDAY_5PM = datetime.datetime(2026, 6, 1, 17, 0, tzinfo=datetime.timezone.utc).timestamp()
+
+
+class FakeClock(object):
+    def __init__(self, now=MONDAY_5PM):
+        self.now = now
+        self.sleeps = []
+
+    def __call__(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+
+class Heard(admission.Reporter):
+    """Every call the admission makes on its reporter, in order."""
+
+    def __init__(self):
+        self.calls = []
+
+    def said(self, kind):
+        return [c[1:] for c in self.calls if c[0] == kind]
+
+
+def _recorder(kind):
+    def record(self, *args):
+        self.calls.append((kind,) + args)
+    return record
+
+
+for _kind in [n for n in vars(admission.Reporter) if not n.startswith('_')]:
+    setattr(Heard, _kind, _recorder(_kind))
+
+
+def _policy(strategy, budget):
+    return cr_model.build_policy({'default': {'budget': budget, 'strategy': strategy}, 'compartments': []})
+
+
+def _nodes(count):
+    return [('n%d' % i, {}) for i in range(1, count + 1)]
+
+
+def _batches(count=6, strategy=None, budget=None, **kwargs):
+    strategy = strategy or {'fixed': {'initialBatch': 2, 'failureThreshold': 1, 'batchThreshold': 100, 'safetyLimit': 100}}
+    scheduler = RolloutScheduler.build(_nodes(count), policy=_policy(strategy, budget or {'count': 2}))
+    return admission.Admission(scheduler, reporter=Heard(), **kwargs)
+
+
+def test_a_batch_is_scored_when_its_last_node_ends_and_a_failed_batch_stops_the_compartment():
+    engine = _batches()
+    assert engine.admit() == {DEFAULT: ['n1', 'n2']}
+    assert engine.admit() == {}  # a compartment with a batch in flight gets no second one
+    assert engine.finish({'n1': OK}) == []
+    assert engine.flying() == ['n1', 'n2'] and engine.busy
+    [(comp, record)] = engine.finish({'n2': OK})
+    assert comp == DEFAULT and record['number'] == 1 and record['ok'] == ['n1', 'n2'] and not record['failed_batch']
+    assert not engine.busy
+    assert engine.admit() == {DEFAULT: ['n3', 'n4']}
+    [(comp, record)] = engine.finish({'n3': OK, 'n4': FAILED})
+    assert record['failed_batch'] and record['stopped']
+    assert engine.admit() == {}
+    summary = engine.summary()
+    assert summary['not_attempted'] == ['n5', 'n6'] and summary['deferred'] is None
+    assert engine.policy_stopped()
+    assert engine.reporter.said('batch_started') == [(DEFAULT, 1, ['n1', 'n2']), (DEFAULT, 2, ['n3', 'n4'])]
+    assert [r['number'] for dummy, r in engine.reporter.said('scored')] == [1, 2]
+
+
+def test_an_interrupted_batch_is_scored_with_its_unfinished_nodes_failed():
+    engine = _batches(strategy={'fixed': {'initialBatch': 2}})
+    engine.admit()
+    [(dummy, record)] = engine.finish({'n1': OK, 'n2': FAILED}, unfinished=['n2'])
+    assert record['ok'] == ['n1'] and record['failed'] == ['n2']
+
+
+def test_sliding_admits_into_the_room_a_finished_node_leaves():
+    scheduler = SlidingWindowScheduler.build(_nodes(4), policy=_policy({'fixed': {'initialBatch': 2}}, {'count': 2}))
+    clock = FakeClock()
+    engine = admission.Admission(scheduler, sliding=True, reporter=Heard(), clock=clock)
+    assert engine.admit() == {DEFAULT: ['n1', 'n2']}
+    assert engine.admit() == {}
+    assert engine.finish({'n1': OK}) == []
+    assert engine.admit() == {DEFAULT: ['n3']}
+    assert engine.flying() == ['n2', 'n3']
+    [(dummy, record)] = engine.finish({'n2': OK})
+    assert record['hosts'] == ['n1', 'n2']
+    assert engine.reporter.said('admitted') == [(DEFAULT, ['n1', 'n2'], 2, 2), (DEFAULT, ['n3'], 2, 2)]
+
+
+def test_halting_stops_what_waits_and_keeps_the_first_reason():
+    engine = _batches(strategy={'fixed': {'initialBatch': 2}})
+    engine.admit()
+    assert engine.halt('any_errors_fatal') == [DEFAULT]
+    assert engine.halt('again') == []
+    engine.finish({'n1': OK, 'n2': OK})
+    assert engine.admit() == {}
+    assert engine.scheduler.compartment(DEFAULT).stop_reason == 'any_errors_fatal'
+
+
+def _windows(action='wait', timeout=3600, start='18:00', end='20:00'):
+    return gate_rules.parse_window_settings({gate_rules.VAR_WINDOWS: [{'start': start, 'end': end}],
+                                             gate_rules.VAR_WINDOW_ACTION: action, gate_rules.VAR_WINDOW_TIMEOUT: timeout})
+
+
+def test_outside_the_windows_for_good_the_rest_is_deferred_not_stopped():
+    clock = FakeClock()
+    engine = _batches(windows=_windows(action='stop'), clock=clock, sleep=clock.sleep)
+    assert engine.admit() == {}
+    assert engine.deferred.startswith('outside the maintenance windows')
+    assert engine.summary()['deferred'] == engine.deferred
+    assert not engine.policy_stopped() and engine.scheduler.stopped
+    assert engine.reporter.said('deferred') == [('DEFERRED', engine.deferred, 'the next run')]
+    assert clock.sleeps == []
+
+
+def test_a_batch_waits_for_its_window_and_then_starts():
+    clock = FakeClock()
+    engine = _batches(windows=_windows(timeout=7200), clock=clock, sleep=clock.sleep)
+    assert engine.admit() == {DEFAULT: ['n1', 'n2']}
+    assert clock.now == MONDAY_5PM + 3600  # 18:00
+    assert engine.reporter.said('waiting')[0][0] is None
+
+
+class BlockingGates(object):
+    """BatchGates over a fake NotReady listing that stays blocked."""
+
+    def __init__(self, clock, not_ready=('x1', 'x2')):
+        kube = _ListingKube([{'metadata': {'name': n}, 'status': {'conditions': [{'type': 'Ready', 'status': 'False'}]}}
+                             for n in not_ready])
+        self.gates = rollout_gates.BatchGates(gate_rules.parse_gates({'max_not_ready': 0, 'timeout': 60, 'poll_interval': 20}),
+                                              kube_factory=lambda: kube)
+
+
+class _ListingKube(object):
+    def __init__(self, nodes):
+        self.nodes = nodes
+
+    def list_nodes(self, label_selector=None):
+        return {'items': list(self.nodes)}
+
+
+def test_a_gate_blocked_past_its_timeout_stops_the_rollout():
+    clock = FakeClock()
+    engine = _batches(gates=BlockingGates(clock).gates, clock=clock, sleep=clock.sleep)
+    assert engine.admit() == {}
+    reason = engine.scheduler.compartment(DEFAULT).stop_reason
+    assert reason.startswith('gate max_not_ready: 2 nodes NotReady') and reason.endswith('(waited 60 s)')
+    assert engine.policy_stopped() and engine.deferred is None
+    assert clock.sleeps == [20, 20, 20]
+
+
+def test_check_mode_says_what_would_hold_the_rollout_and_waits_for_nothing():
+    clock = FakeClock()
+    engine = _batches(gates=BlockingGates(clock).gates, clock=clock, sleep=clock.sleep, check_mode=True)
+    assert engine.admit() == {DEFAULT: ['n1', 'n2']}
+    assert [r[0][:26] for r in engine.reporter.said('would_wait')] == ['gate max_not_ready: 2 node']
+    assert clock.sleeps == []
+
+
+def test_a_sliding_window_with_nodes_in_flight_only_looks_at_the_gates():
+    clock = FakeClock()
+    scheduler = SlidingWindowScheduler.build(_nodes(4), policy=_policy({'fixed': {'initialBatch': 2}}, {'count': 2}))
+    blocked = BlockingGates(clock, not_ready=())
+    engine = admission.Admission(scheduler, sliding=True, reporter=Heard(), gates=blocked.gates, clock=clock,
+                                 sleep=clock.sleep)
+    assert engine.admit() == {DEFAULT: ['n1', 'n2']}
+    blocked.gates._kube.nodes.append({'metadata': {'name': 'x'}, 'status': {'conditions': [{'type': 'Ready', 'status': 'False'}]}})
+    engine.finish({'n1': OK})
+    clock.now += 20
+    assert engine.admit() == {}  # blocked: nothing more starts while n2 runs, and nothing waits
+    assert clock.sleeps == []
+    assert 'admitting nothing while gate max_not_ready' in engine.reporter.said('waiting')[-1][1]
+
+
+# ---------------------------------------------------------------------------- two runs, one shared budget
+
+class LeaseStore(object):
+    """The Lease calls of kube.Kube over a dict, with resourceVersion conflicts as the API server answers them."""
+
+    def __init__(self):
+        self.leases = {}
+        self.version = 0
+
+    def get_lease(self, namespace, name):
+        if (namespace, name) not in self.leases:
+            raise kube_api.NotFound('leases %s not found' % name, 404)
+        return copy.deepcopy(self.leases[(namespace, name)])
+
+    def _store(self, namespace, body):
+        self.version += 1
+        body = copy.deepcopy(body)
+        body['metadata']['resourceVersion'] = str(self.version)
+        self.leases[(namespace, body['metadata']['name'])] = body
+        return body
+
+    def create_lease(self, namespace, body):
+        if (namespace, body['metadata']['name']) in self.leases:
+            raise kube_api.Conflict('exists', 409)
+        return self._store(namespace, body)
+
+    def replace_lease(self, namespace, body):
+        have = self.leases[(namespace, body['metadata']['name'])]
+        if body['metadata'].get('resourceVersion') != have['metadata']['resourceVersion']:
+            raise kube_api.Conflict('changed', 409)
+        return self._store(namespace, body)
+
+
+def _run(store, run, clock, ending=lambda: False):
+    scheduler = RolloutScheduler.build(_nodes(4), policy=_policy({'fixed': {'initialBatch': 2}}, {'count': 2}))
+    rules = dict((r.name, budget_rules.Rules.of(r)) for r in scheduler.rollouts)
+    budget = shared_budget.SharedBudget(store, 'skyhook', 'gpu', 'batch', rules, key='gpu', run=run, clock=clock,
+                                        sleep=clock.sleep)
+    return admission.Admission(scheduler, reporter=Heard(), budget=budget, clock=clock, sleep=clock.sleep, ending=ending)
+
+
+def test_two_runs_share_the_fleets_batches_and_each_skips_what_the_other_finished():
+    store, clock = LeaseStore(), FakeClock()
+    first = _run(store, 'run-a', clock)
+    second = _run(store, 'run-b', clock, ending=lambda: bool(clock.sleeps))  # gives up after one wait, not polling on
+    assert first.join() and second.join()
+    assert first.admit() == {DEFAULT: ['n1', 'n2']}
+    assert second.admit() == {}  # the fleet's batch of 2 is in flight in the other run
+    [(comp, message)] = second.reporter.said('waiting')
+    assert comp == DEFAULT and message.startswith('the shared budget is in use (2 in flight, runs run-a)')
+    first.finish({'n1': OK, 'n2': OK})
+    [(dummy, fleet)] = first.reporter.said('fleet_scored')
+    assert fleet['number'] == 1 and fleet['ok'] == ['n1', 'n2']
+    second.ending = lambda: False
+    assert second.admit() == {DEFAULT: ['n3', 'n4']}
+    assert second.elsewhere == {'n1': OK, 'n2': OK}
+    second.finish({'n3': OK, 'n4': FAILED})
+    assert first.admit() == {}  # nothing left: the other run finished it
+    assert first.leave() == {'n3': OK, 'n4': FAILED}
+    assert second.leave() == {'n1': OK, 'n2': OK}
+    assert first.budget is None and first.budget_failure is None
+
+
+def test_a_budget_that_cannot_be_written_stops_the_rollout_with_its_reason():
+    class Refusing(LeaseStore):
+        def get_lease(self, namespace, name):
+            raise kube_api.KubeError('get lease: forbidden', 403)
+    clock = FakeClock()
+    engine = _run(Refusing(), 'run-a', clock)
+    assert not engine.join()
+    assert engine.budget is None and engine.budget_failure.startswith('shared budget: the shared budget (lease skyhook/')
+    assert engine.admit() == {} and engine.policy_stopped()
+    assert engine.reporter.said('error') == [(engine.budget_failure,)]
