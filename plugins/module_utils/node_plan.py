@@ -169,7 +169,13 @@ def plan_node(cr, state, config_updates=None, config_changes=None):
     graph = _graph_of(cr)
     pkg_interrupts = _interrupts_by_package(cr, graph, updates)
     uninstalling = _uninstall_items(graph, state, pkg_interrupts)
-    waves, blocked = _waves(cr, graph, state, uninstalling, pkg_interrupts)
+    if cr.deleting:
+        # A CR being deleted only uninstalls its uninstall-enabled packages, then its finalizer goes: the
+        # operator's HandleFinalizer finishes the deletion before any package runs (nothing installs,
+        # nothing upgrades; docs/semantics.md 31).
+        waves, blocked = ([uninstalling] if uninstalling else []), []
+    else:
+        waves, blocked = _waves(cr, graph, state, uninstalling, pkg_interrupts)
     pending, interrupts = _pending_steps(cr, waves, pkg_interrupts)
     _order_around_the_drain(cr, pending)
     return {

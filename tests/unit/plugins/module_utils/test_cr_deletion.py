@@ -12,6 +12,7 @@ import json
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_deletion
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
+from ansible_collections.nodewright.bridge.plugins.module_utils import node_plan
 from ansible_collections.nodewright.bridge.plugins.module_utils.api_generation import NODEWRIGHT
 
 P = 'skyhook.nvidia.com'
@@ -42,6 +43,17 @@ def test_a_deleted_cr_uninstalls_its_uninstall_enabled_packages():
     assert not cr_model.build_cr(_doc(deleted=False)).packages['clean'].is_uninstalling
     assert cr_deletion.being_deleted(_doc()) and not cr_deletion.being_deleted(_doc(finalizers=()))
     assert not cr_deletion.being_deleted(_doc(deleted=False))
+
+
+def test_a_deleted_cr_plans_only_its_uninstalls_and_installs_nothing():
+    cr = cr_model.build_cr(_doc())
+    fresh = node_plan.plan_node(cr, {})
+    assert fresh['pending'] == [] and fresh['complete']  # nothing installs on a node the CR never reached
+    state = node_state.upsert({}, 'clean', '2.0.0', 'x/clean', 'complete', 'config')[0]
+    stages = [(s['package'], s['stage']) for s in node_plan.plan_node(cr, state)['pending']]
+    assert stages == [('clean', 'uninstall')]  # and 'keep', missing on the node, is not installed
+    live = node_plan.plan_node(cr_model.build_cr(_doc(deleted=False)), {})
+    assert set(s['package'] for s in live['pending'] if s['stage'] == 'apply') == {'keep', 'clean'}
 
 
 def test_the_finalizer_waits_blocks_or_finalizes_as_the_operators_switch():
