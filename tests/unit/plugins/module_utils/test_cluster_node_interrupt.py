@@ -214,3 +214,33 @@ def test_a_package_without_an_interrupt_fails_before_any_write(server):
         node_interrupt.run(FakeModule(node_interrupt, cr=doc, package='driver', stage='interrupt'), server.kube())
     assert exc.value.msg == 'package driver of Skyhook demo has no interrupt; give one with the interrupt option'
     assert server.requests == []
+
+
+def test_a_resumed_reboot_that_happened_meanwhile_completes_without_a_second_reboot(server):
+    # the last run wrote in_progress and the boot ID, the node rebooted, the run was gone before it saw the node back
+    running = node_state.encode({KEY: {'name': 'driver', 'version': '1.0.0', 'image': 'ghcr.io/x/driver',
+                                       'stage': 'interrupt', 'state': 'in_progress'}})
+    kept = Stored(booted(40, 'boot-2', annotations={STATE_KEY: running, BOOT_KEY: 'boot-1'}))
+    server.reply('GET', NODE_PATH, body=kept.get, repeat=True)
+    server.reply('PATCH', NODE_PATH, body=kept.patch, repeat=True)
+    server.reply('PATCH', NODE_STATUS_PATH, body=kept.patch_status, repeat=True)
+    killed = finished(exit_code=137, reason='Error')
+    server.reply('GET', POD_PATH, body=killed)                # the pod the shutdown killed: adopted, not replaced
+    server.reply('GET', META_CM, status=404, body=NOT_FOUND)
+    server.reply('POST', CMS, status=201, body=lambda request: request.body)
+    server.reply('GET', PODS, body={'metadata': {'resourceVersion': '50'}, 'items': [killed]})
+    server.reply('GET', POD_PATH + '/log', body='rebooting\n', headers={'Content-Type': 'text/plain'}, repeat=True)
+    server.reply('GET', NODES, body=node_list(51, booted(41, 'boot-2')))
+    server.reply('DELETE', POD_PATH, body={'kind': 'Status', 'status': 'Success'})
+
+    result = interrupt(server, preflight=False)
+
+    assert calls(server, without=(EVENTS, CR_PATH)) == [
+        'GET ' + NODE_PATH, 'GET ' + POD_PATH, 'GET ' + META_CM, 'POST ' + CMS,
+        'PATCH ' + NODE_PATH, 'PATCH ' + NODE_STATUS_PATH,
+        'GET ' + PODS,                                        # the adopted pod's verdict: killed by the shutdown
+        'GET ' + NODES,                                       # the node is back with another boot ID than recorded
+        'GET %s/log' % POD_PATH, 'PATCH ' + NODE_PATH, 'DELETE ' + POD_PATH]   # no new interrupt pod: no second reboot
+    assert (result['outcome'], result['rebooted']) == ('succeeded', True)
+    assert (result['boot_id_before'], result['boot_id_after']) == ('boot-1', 'boot-2')
+    assert state_of(kept) == 'complete' and BOOT_KEY not in kept.doc['metadata']['annotations']
