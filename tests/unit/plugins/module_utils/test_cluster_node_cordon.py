@@ -187,8 +187,8 @@ def test_a_write_that_conflicts_is_decided_again_on_the_fresh_node(server):
     server.reply('PATCH', NODE_PATH, status=409, body=CONFLICT)
     # meanwhile another CR cordoned the node: ours is no inherited cordon, it is shared
     server.reply('GET', NODE_PATH, body=node('n1', 6, annotations={THEIRS: 'true'}, unschedulable=True))
-    server.reply('PATCH', NODE_PATH, body=lambda request: node('n1', 7, annotations={THEIRS: 'true', OURS: 'true'},
-                                                                unschedulable=True))
+    both = node('n1', 7, annotations={THEIRS: 'true', OURS: 'true'}, unschedulable=True)
+    server.reply('PATCH', NODE_PATH, body=both)
 
     result = cordon(server)
 
@@ -207,6 +207,16 @@ def test_an_api_server_that_answers_429_is_asked_again(server, quick_retries):
 
     assert calls(server) == ['GET ' + NODE_PATH, 'GET ' + NODE_PATH, 'PATCH ' + NODE_PATH]
     assert result['changed'] is True and ours_of(kept) == (True, {OURS: 'true'})
+
+
+def test_a_429_past_api_outage_timeout_fails_the_module_with_the_status(server, monkeypatch):
+    server.reply('GET', NODE_PATH, status=429, body=status_body(429, 'TooManyRequests', 'too many requests'))
+
+    module = execute(monkeypatch, node_cordon, FakeModule(node_cordon, cr_name='demo'), server.kube(api_outage_timeout=0))
+
+    assert module.failed == {'msg': 'get node n1: HTTP 429 Too Many Requests (too many requests)', 'status': 429,
+                             'node': 'n1'}
+    assert len(server.requests) == 1       # no time left to retry: sent once
 
 
 def test_hold_takes_no_cordon_for_a_paused_cr(server, monkeypatch):

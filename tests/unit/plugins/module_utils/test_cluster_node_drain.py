@@ -290,8 +290,7 @@ def test_a_refused_eviction_other_than_429_fails_the_drain_with_the_servers_answ
 # --------------------------------------------------------------------------- the API server's "not now" (kube.call)
 
 
-def test_an_api_server_that_cannot_answer_now_is_retried_by_the_client_not_by_the_pdb_backoff(server, clock,
-                                                                                          quick_retries):
+def test_an_api_server_that_cannot_answer_now_is_retried_by_the_client_not_the_pdb_backoff(server, clock, quick_retries):
     cordoned_node(server)
     server.reply('GET', PODS, status=429, body=status_body(429, 'TooManyRequests', 'too many requests'))  # APF
     server.reply('GET', PODS, body=pod_list(40, WEB))
