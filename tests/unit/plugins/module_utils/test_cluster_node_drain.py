@@ -13,14 +13,18 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
+
 import pytest
 
+from ansible_collections.nodewright.bridge.plugins.module_utils import api_generation
+from ansible_collections.nodewright.bridge.plugins.module_utils import drain_config
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_drain
 from ansible_collections.nodewright.bridge.tests.unit.plugins.module_utils.cluster_support import (
     EVENTS, NODE_PATH, PODS, FakeClock, FakeModule, calls, dry_run_body, events_of, execute, pod, pod_list)
 from ansible_collections.nodewright.bridge.tests.unit.plugins.module_utils.fake_api import (
-    FakeApiServer, Pause, event, node, status_body)
+    FakeApiServer, Pause, Stored, event, node, status_body)
 
 CORDON = 'skyhook.nvidia.com/cordon_demo'
 PDBS = '/apis/policy/v1/namespaces/ns/poddisruptionbudgets'
@@ -403,3 +407,35 @@ def test_a_preflight_refusal_fails_the_drain_before_a_single_eviction(server, cl
                                     'ns/web-0 by ' + PDB_TEXT)
     assert module.failed['changed'] is False
     assert all(dry_run_body(r) for r in server.of('POST') if r.path != EVENTS)
+
+
+# --------------------------------------------------------------------------- drain_config (a v0.20 NodeWright's)
+
+
+def test_a_drain_config_drain_records_its_start_and_blockers_and_waits_for_the_pod_it_may_not_evict(server, clock):
+    gen = api_generation.NODEWRIGHT
+    start_key, blocked_key = gen.drain_start_key('demo'), gen.drain_blocked_key('demo')
+    kept = Stored(node('n1', 5, annotations={gen.cordon_key('demo'): 'true'}, unschedulable=True))
+    server.reply('GET', NODE_PATH, body=kept.get, repeat=True)
+    server.reply('PATCH', NODE_PATH, body=kept.patch, repeat=True)
+    loner = pod('loner')                                  # no controller: with force false it blocks the drain
+    server.reply('GET', PODS, body=pod_list(40, WEB, loner))
+    server.reply('POST', eviction('web-0'), status=201, body=EVICTED)
+    server.reply('GET', PODS, body=pod_list(41, loner))    # the evicted pod is gone
+    server.reply('GET', PODS, body=pod_list(41, loner))    # the wait for the blocker
+    server.stream('GET', PODS, [event('DELETED', loner)])  # its owner deletes it
+
+    module = FakeModule(node_drain, nodewright_api='nodewright', cr_name='demo', drain_config={'force': False})
+    result = node_drain.Drain(module, server.kube(nodewright_api='nodewright')).run()
+
+    assert server.pending() == []
+    assert entries(result) == {'web-0': ('evicted', 'evictable'),
+                               'loner': ('gone', drain_config.DECISION_REASONS[drain_config.UNMANAGED])}
+    assert server.of('POST', eviction('loner')) == []     # never evicted
+    first, last = [r.body['metadata']['annotations'] for r in server.of('PATCH', NODE_PATH)]
+    assert first[start_key] == drain_config.format_start(clock.now)
+    assert json.loads(first[blocked_key]) == [drain_config.blocked_pod('ns', 'loner', drain_config.UNMANAGED)]
+    assert last == {start_key: None, blocked_key: None}    # drained: both go
+    assert start_key not in kept.doc['metadata']['annotations'] and result['drain_blocked'] == []
+    assert calls(server) == ['GET ' + NODE_PATH, 'GET ' + PODS, 'PATCH ' + NODE_PATH, 'POST ' + eviction('web-0'),
+                             'GET ' + PODS, 'GET ' + PODS, 'GET %s watch' % PODS, 'PATCH ' + NODE_PATH]
