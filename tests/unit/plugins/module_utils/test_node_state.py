@@ -153,7 +153,6 @@ def test_is_ignored(labels, ignored):
     assert node_state.is_ignored(labels) is ignored
 
 
-
 # --------------------------------------------------------------------------- metadata patches
 
 
