@@ -1,18 +1,21 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
-"""Action plugin for nodewright.bridge.node_cordon: its code (module_utils/cluster_modules) in the controller's process
-(see plugin_utils/cluster_action.py)."""
+"""Action plugin of the collection's cluster modules: its code (module_utils/cluster_modules) in the controller's process.
+
+The action plugin of every cluster module but node_update (plugins/action/<m>.py) is a symlink to this file,
+as kubernetes.core's are: the module is the task's (its resolved action), found in the registry
+(module_utils/cluster_modules/__init__.py) with its code and the arguments that name files on the controller
+(see plugin_utils/cluster_action.py). This file carries node_cordon's name because ansible-test's
+action-plugin-docs wants a documented module for every action plugin.
+"""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_cordon as module_code
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.cluster_action import ClusterAction
 
 
 class ActionModule(ClusterAction):
-
-    MODULE = 'nodewright.bridge.node_cordon'
-    MODULE_CODE = module_code
+    """The task's cluster module (ClusterAction.find_module)."""

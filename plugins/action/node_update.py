@@ -2,14 +2,18 @@
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
 """Action plugin for nodewright.bridge.node_update: the per-node sequence (plugin_utils/node_sequence.py)
-over the collection's cluster modules, each step in the controller process or, delegated elsewhere, as a module."""
+over the collection's cluster modules, each step in the controller process or, delegated elsewhere, as a module.
+
+Its own file, not a symlink to the shared one (node_cordon.py): the sequence runs its steps itself. Its module's
+name, code and file arguments are the registry's (module_utils/cluster_modules), as the others'.
+"""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.nodewright.bridge.plugins.module_utils import cluster_modules
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube
-from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_update as module_code
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import in_process
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import sequence_engine
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.cluster_action import ClusterAction
@@ -18,20 +22,16 @@ from ansible_collections.nodewright.bridge.plugins.plugin_utils.node_sequence im
 
 class ActionModule(ClusterAction):
 
-    MODULE = 'nodewright.bridge.node_update'
-    MODULE_CODE = module_code
-    FILE_ARGUMENTS = ('cr',)
-
     def run_task(self, args, task_vars):
         """The sequence: each step in this process (a wave's packages in threads) or as a module."""
-        params, invalid = in_process.validate(self.MODULE, module_code, args, check_mode=self._task.check_mode)
+        params, invalid = in_process.validate(self.MODULE, self.MODULE_CODE, args, check_mode=self._task.check_mode)
         if invalid is not None:
             return invalid
         # the connection options the task set, handed to every step (K8S_AUTH_* reach the steps through the environment)
         connection = dict((key, params[key]) for key in kube.AUTH_ARG_SPEC if args.get(key) is not None)
         if not self.runs_in_process():
             def run_module(module, step_args):
-                return self._execute_module(module_name='nodewright.bridge.%s' % module, module_args=step_args,
+                return self._execute_module(module_name=cluster_modules.MODULES[module].fqcn, module_args=step_args,
                                             task_vars=task_vars)
             return dict(NodeSequence(params, connection, run_module, check_mode=self._task.check_mode).run(),
                         ran_in='modules')

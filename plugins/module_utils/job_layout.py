@@ -181,8 +181,8 @@ def job_selector(cr_name, gen, package=None, node=None, stage=None, interrupt=No
     The operator lists: every Job of a CR (``/name``: pause, validation), a CR's Jobs on a node (``/name`` and
     ``/node``: the reboot reset), and the Jobs of one package on a node (``/name``, ``/package`` and ``/node``:
     JobExists, which is deliberately not stage-scoped). ``stage`` narrows to one stage; ``interrupt=True`` to
-    interrupt Jobs (package Jobs carry no interrupt label: tell them apart by exclusion). Pass the dict to
-    pod_layout.selector_string for a ``label_selector=`` string. Any unfinished Job it finds blocks a new one.
+    interrupt Jobs (package Jobs carry no interrupt label: tell them apart by exclusion). Any unfinished Job it
+    finds blocks a new one.
     """
     labels = {gen.name_label: cr_name}
     if package is not None:

@@ -169,11 +169,6 @@ def is_ignored(labels, gen=SKYHOOK):
 ROLLING_STATUSES = ('in_progress', 'erroring')
 
 
-def node_status_for(state_value):
-    """The node status that the operator derives from a package state (StateToStatus)."""
-    return {'complete': 'complete', 'erroring': 'erroring', 'in_progress': 'in_progress'}.get(state_value, 'unknown')
-
-
 def status_patch(cr_name, status, gen=SKYHOOK):
     """Metadata patch that records a node's status for a CR (annotation and label, as the operator)."""
     if status not in STATUSES:

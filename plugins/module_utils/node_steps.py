@@ -29,6 +29,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.nodewright.bridge.plugins.module_utils import cluster_modules
+
 
 class _Omit(object):
     def __repr__(self):
@@ -181,6 +183,16 @@ STEPS = (
 RESCUE = (
     Step('uncordon after failure', 'node_cordon', ON_FAILURE_IF_ASKED, _uncordon_args),
 )
+
+
+def step_kind(module, args):
+    """What a call of ``module`` with ``args`` is, for the timeline: its module's kind (the registry,
+    module_utils/cluster_modules), but ``uncordon`` for a node_cordon that uncordons; ``task`` for a module
+    that is no step of the sequence."""
+    if module == 'node_cordon' and args.get('state') == 'uncordoned':
+        return 'uncordon'
+    registered = cluster_modules.MODULES.get(module)
+    return registered.kind if registered is not None and registered.is_step else 'task'
 
 
 def applies(when, drained, cordon_held, failed=False, uncordon_on_failure=False):

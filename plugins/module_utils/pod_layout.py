@@ -199,11 +199,6 @@ def pod_labels(cr_name, package=None, interrupt=None, gen=SKYHOOK):
     return labels
 
 
-def selector_string(labels):
-    """``k=v,k=v`` for a dict of labels, in sorted order (for ``label_selector=`` of list calls)."""
-    return ','.join('%s=%s' % (k, labels[k]) for k in sorted(labels))
-
-
 def package_configmap_name(cr_name, package):
     """``<cr>-<package>-<version>``, lowercased (dots kept: a ConfigMap name may have them)."""
     return ('%s-%s-%s' % (cr_name, package.name, package.version)).lower()
@@ -229,12 +224,6 @@ def init_container_names(package_name, stage):
     _check_stage(stage, POD_STAGES, 'stage pod')
     short = package_name[:_CONTAINER_PACKAGE_CHARS]
     return ['%s-init' % short, '%s-%s' % (short, stage), '%s-%scheck' % (short, stage)]
-
-
-def stage_containers(package_name, stage):
-    """The agent containers that run the stage's scripts: ``[<pkg>-<stage>, <pkg>-<stage>check]``, or ``[interrupt]``."""
-    names = init_container_names(package_name, stage)
-    return names[1:] if len(names) > 1 else names
 
 
 def log_containers(package_name, stage):
@@ -408,21 +397,6 @@ def package_annotation(cr_name, package, stage, invalid=False):
     if invalid:
         fields.append(('invalid', True))
     return go_json(fields)
-
-
-def parse_package_annotation(pod, gen=SKYHOOK):
-    """The package annotation (``gen``'s key) of a pod (dict), or None when it has none; ValueError when not JSON."""
-    key = gen.package_annotation
-    text = ((_get(pod, 'metadata') or {}).get('annotations') or {}).get(key)
-    if text is None:
-        return None
-    try:
-        value = json.loads(text)
-    except ValueError as exc:
-        raise ValueError('annotation %s is not valid JSON: %s' % (key, exc))
-    if not isinstance(value, dict):
-        raise ValueError('annotation %s must be a JSON object' % key)
-    return value
 
 
 def owner_references(cr, uid):

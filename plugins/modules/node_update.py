@@ -194,9 +194,11 @@ message:
   sample: 'node gpu-node-07 updated for gpu-node-tuning: cordon, drain, gpu-driver apply, gpu-driver interrupt (reboot), health, complete, uncordon'
 steps:
   description:
-    - The steps that ran, in order, each with C(step), C(module), C(changed), C(started) (epoch seconds), C(seconds)
-      and its module's result (without manifests, ConfigMaps, logs and the drain's C(pods); a failed step keeps its
-      logs; a drain keeps C(pdb_waits), the pods that waited on a PodDisruptionBudget).
+    - The steps that ran, in order, each with C(step), C(module), C(kind) (what the step is, as the rollout timeline
+      draws it, one of V(plan), V(guard), V(cordon), V(drain), V(stage), V(interrupt), V(health), V(state) or V(uncordon)),
+      C(changed), C(started) (epoch seconds), C(seconds) and its module's result (without manifests, ConfigMaps,
+      logs and the drain's C(pods); a failed step keeps its logs; a drain keeps C(pdb_waits), the pods that waited
+      on a PodDisruptionBudget).
   returned: always
   type: list
   elements: dict

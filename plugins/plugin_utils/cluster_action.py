@@ -5,6 +5,11 @@
 # Do not use it from other collections or from standalone plugins and modules.
 """Base of the collection's action plugins: every cluster module has one.
 
+Which module: the registry (module_utils/cluster_modules) lists the cluster modules, and every
+``plugins/action/<m>.py`` but node_update's is a symlink to one file (as kubernetes.core's are),
+so the task's resolved action says which module it runs; the registry gives its code and its
+file arguments.
+
 Two jobs, both on the controller:
 
 * Files: playbooks keep CRs next to them (``files/``, role ``files/``); a module would look
@@ -18,8 +23,8 @@ Two jobs, both on the controller:
 
 Why this is cheap: the stock strategies load a task's action plugin class in the parent
 process (linear and free check BYPASS_HOST_LOOP), and workers are forked from it. So this
-file's imports (the module's code, ``kube`` and the ``kubernetes`` client it preloads) happen
-once per ansible-playbook run and every worker inherits them. No client, connection or thread
+file's imports (every cluster module's code, ``kube`` and the ``kubernetes`` client it preloads)
+happen once per ansible-playbook run and every worker inherits them. No client, connection or thread
 is created at import: those would not survive a fork.
 """
 
@@ -34,6 +39,7 @@ from ansible.errors import AnsibleError
 from ansible.module_utils.common.text.converters import to_native, to_text
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.nodewright.bridge.plugins.module_utils import cluster_modules
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import fork_preload
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import in_process
@@ -49,13 +55,20 @@ except ImportError:  # pragma: no cover - PyYAML ships with ansible-core
 kube.preload()
 fork_preload.templating()
 
+# Every cluster module's code, by short name: imported here, in the parent, for the same reason.
+CODE_BY_NAME = dict((module.name, module.import_code()) for module in cluster_modules.MODULES.values())
+
 
 def in_process_enabled():
     return in_process.env_switch(in_process.IN_PROCESS_ENV)
 
 
 class ClusterAction(ActionBase):
-    """Subclasses set MODULE (the FQCN), MODULE_CODE (the imported module file) and FILE_ARGUMENTS."""
+    """The task's cluster module, found in the registry by the task's action (``find_module``).
+
+    MODULE (the FQCN), MODULE_CODE (the imported code) and FILE_ARGUMENTS are the registry's; an action
+    plugin for a module outside the registry (the tests') sets the three itself.
+    """
 
     MODULE = None
     MODULE_CODE = None
@@ -93,9 +106,30 @@ class ClusterAction(ActionBase):
                 and getattr(self._connection, 'transport', None) == 'local'
                 and not self._play_context.become and not self._task.async_val)
 
+    def find_module(self):
+        """MODULE, MODULE_CODE and FILE_ARGUMENTS of the task's module, from the registry; an error message or None.
+
+        The task's resolved action is the module's FQCN however the task names it (``node_drain`` with
+        ``collections:``, ``nodewright.bridge.node_drain``); its short name decides, since this plugin is the
+        collection's own whatever prefix ansible-core found it under.
+        """
+        if self.MODULE is not None:
+            return None  # set by the class
+        action = getattr(self._task, 'resolved_action', None) or self._task.action
+        module = cluster_modules.by_action(action)
+        if module is None:
+            return '%s is not one of the cluster modules of %s (%s)' % (
+                action, cluster_modules.COLLECTION, ', '.join(cluster_modules.NAMES))
+        self.MODULE, self.MODULE_CODE, self.FILE_ARGUMENTS = module.fqcn, CODE_BY_NAME[module.name], module.file_arguments
+        return None
+
     def run(self, tmp=None, task_vars=None):
         result = super(ClusterAction, self).run(tmp, task_vars)
         del tmp
+        unknown = self.find_module()
+        if unknown is not None:
+            result.update(failed=True, msg=unknown)
+            return result
         args = dict(self._task.args)
         try:
             for name in self.FILE_ARGUMENTS:

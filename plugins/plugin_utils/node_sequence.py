@@ -26,6 +26,7 @@ import threading
 import time
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import api_generation
+from ansible_collections.nodewright.bridge.plugins.module_utils import cluster_modules
 from ansible_collections.nodewright.bridge.plugins.module_utils import drain_rules
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_steps
@@ -34,7 +35,7 @@ from ansible_collections.nodewright.bridge.plugins.plugin_utils import status_ke
 INTERRUPT_STAGES = node_steps.INTERRUPT_STAGES
 
 # The steps whose changes are node transitions the CR's status reports.
-STATUS_MODULES = ('node_cordon', 'package_stage', 'node_interrupt', 'node_state')
+STATUS_MODULES = frozenset(module.name for module in cluster_modules.MODULES.values() if module.changes_node_status)
 
 # Keys of a step's result that are too bulky to repeat per node (the pod manifest, ConfigMaps,
 # the arguments). A failed step keeps its logs.
@@ -107,8 +108,10 @@ class NodeSequence(object):
         started = self.clock()
         result = self.run_step(module, full)
         record = dict((k, v) for k, v in result.items() if k not in BULKY_KEYS)
-        record.update(step=name, module='nodewright.bridge.%s' % module, seconds=round(self.clock() - started, 3),
-                      started=round(started, 3), changed=bool(result.get('changed')))
+        # the kind is the timeline's (a cordon, an uncordon, a drain...): node_steps says it, no one guesses it later
+        record.update(step=name, module=cluster_modules.MODULES[module].fqcn, kind=node_steps.step_kind(module, args),
+                      seconds=round(self.clock() - started, 3), started=round(started, 3),
+                      changed=bool(result.get('changed')))
         if result.get('pods') and module == 'node_drain':
             # the pods are bulky; which of them waited on which PodDisruptionBudget is kept (the timeline)
             record['pdb_waits'] = drain_rules.pdb_waits(result['pods'], started)

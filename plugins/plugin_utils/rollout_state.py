@@ -30,7 +30,9 @@ import tempfile
 import threading
 import time
 
+from ansible_collections.nodewright.bridge.plugins.module_utils import cluster_modules
 from ansible_collections.nodewright.bridge.plugins.module_utils import drain_rules
+from ansible_collections.nodewright.bridge.plugins.module_utils import node_steps
 
 _LOCK = threading.RLock()
 _ROLLOUTS = []
@@ -252,10 +254,9 @@ def report(nodes=True):
 
 # ---------------------------------------------------------------------- the timeline
 
-# What a step interval is, for the timeline's colours; every interval has one of these kinds.
+# What a step interval is, for the timeline's colours; every interval has one of these kinds: the steps' kinds
+# (module_utils/cluster_modules, node_steps.step_kind), a drain's protected-pods wait, any other task.
 KINDS = ('plan', 'guard', 'cordon', 'wait', 'drain', 'stage', 'interrupt', 'health', 'state', 'uncordon', 'task')
-_MODULE_KINDS = {'rollout_plan': 'plan', 'operator_guard': 'guard', 'node_drain': 'drain', 'package_stage': 'stage',
-                 'node_interrupt': 'interrupt', 'node_health': 'health', 'node_state': 'state'}
 # tasks that only bring other tasks in: their own result is no step of the node
 _CONTROL_ACTIONS = frozenset(['include_tasks', 'include_role', 'import_tasks', 'import_role', 'meta'])
 # a 200-node rollout keeps a few thousand intervals: each is a few short strings
@@ -272,13 +273,18 @@ def _interval(name, kind, started, finished, ok, changed=False, detail=None, wai
     return step
 
 
-def _module_steps(name, module, record, started, finished):
+def _task_kind(name, module, data):
+    """The kind of a collection module's own task (not a step of node_update): the step kind of the arguments it ran
+    with. A node_cordon result without them (one that failed before they were read) has its task's name to go by."""
+    args = (data.get('invocation') or {}).get('module_args')
+    if args is None and module == 'node_cordon':
+        args = {'state': 'uncordoned'} if 'uncordon' in str(name).lower() else {}
+    return node_steps.step_kind(module, args or {})
+
+
+def _module_steps(name, kind, record, started, finished):
     """The interval(s) of one collection module's result: a drain is its protected-pods wait, then the drain."""
     failed = bool(record.get('failed') or record.get('unreachable'))
-    kind = _MODULE_KINDS.get(module, 'task')
-    if module == 'node_cordon':
-        state = ((record.get('invocation') or {}).get('module_args') or {}).get('state')
-        kind = 'uncordon' if state == 'uncordoned' or 'uncordon' in str(name).lower() else 'cordon'
     detail = record.get('msg') if failed else (record.get('message') or '')
     if kind != 'drain':
         return [_interval(name, kind, started, finished, not failed, record.get('changed'), detail)]
@@ -314,11 +320,13 @@ def task_steps(name, action, data, started, finished):
         for record in sequence:
             begin = record.get('started', cursor)
             cursor = begin + float(record.get('seconds') or 0.0)
-            steps.extend(_module_steps(record.get('step'), str(record.get('module', '')).rsplit('.', 1)[-1], record,
-                                       begin, cursor))
+            # node_sequence puts the kind in every record. No fallback for records without one: a report's JSON
+            # (rollout_report's report option) holds the intervals made here, kinds and all, never these records.
+            steps.extend(_module_steps(record.get('step'), record.get('kind') or 'task', record, begin, cursor))
         return steps
-    if module in _MODULE_KINDS or module == 'node_cordon':
-        return _module_steps(name, module, data, started, finished)
+    registered = cluster_modules.by_action(module)
+    if registered is not None and registered.is_step:
+        return _module_steps(name, _task_kind(name, module, data), data, started, finished)
     failed = data.get('failed') or data.get('unreachable')
     return [_interval(name, 'task', started, finished, not failed, data.get('changed'), data.get('msg') if failed else '')]
 

@@ -49,15 +49,8 @@ import threading
 import time
 import traceback
 
+from ansible_collections.nodewright.bridge.plugins.module_utils import cluster_modules
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube
-from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_cordon
-from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_drain
-from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_health
-from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_interrupt
-from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_state
-from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import operator_guard
-from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import package_stage
-from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import rollout_plan
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import in_process
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import status_keeper
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.node_sequence import NodeSequence
@@ -66,9 +59,8 @@ ADDRESS_ENV = 'NODEWRIGHT_BRIDGE_ENGINE'
 # Set to 0 / false to run every node_update in its own worker (as before the engine).
 ENGINE_ENV = 'NODEWRIGHT_BRIDGE_ENGINE_ENABLED'
 
-# The modules node_update's steps are, by short name.
-STEP_MODULES = dict((code.__name__.rsplit('.', 1)[-1], code) for code in (
-    rollout_plan, operator_guard, node_cordon, node_drain, package_stage, node_interrupt, node_health, node_state))
+# The code of the modules node_update's steps are (the registry's steps), by short name.
+STEP_MODULES = dict((module.name, module.import_code()) for module in cluster_modules.step_modules())
 
 # Connections the engine's one API client keeps: every node in flight has its requests and
 # watches; urllib3 only opens as many as are used at once.

@@ -22,26 +22,26 @@ COMPARTMENT = {'name': 'rack-a', 'matched': 3, 'ceiling': 2, 'budget': {'percent
 
 
 def _update_result(failed_stage=False):
-    """A node_update result as node_sequence makes it (steps with started/seconds), a PDB wait in its drain."""
+    """A node_update result as node_sequence makes it (steps with their kind, started, seconds), a PDB wait in its drain."""
     steps = [
-        dict(step='plan', module='nodewright.bridge.rollout_plan', started=T0, seconds=0.5, changed=False),
-        dict(step='cordon', module='nodewright.bridge.node_cordon', started=T0 + 0.5, seconds=0.2, changed=True),
-        dict(step='drain', module='nodewright.bridge.node_drain', started=T0 + 1, seconds=30, changed=True,
+        dict(step='plan', module='nodewright.bridge.rollout_plan', kind='plan', started=T0, seconds=0.5, changed=False),
+        dict(step='cordon', module='nodewright.bridge.node_cordon', kind='cordon', started=T0 + 0.5, seconds=0.2, changed=True),
+        dict(step='drain', module='nodewright.bridge.node_drain', kind='drain', started=T0 + 1, seconds=30, changed=True,
              protected_wait=10.0, evicted=2, skipped=1,
              pdb_waits=[{'pod': 'ml/web-0', 'pdbs': ['ml/web (maxUnavailable 1, disruptionsAllowed 0)'], 'attempts': 5,
                          'action': 'evicted', 'started': T0 + 12, 'seconds': 15.0}]),
-        dict(step='driver apply', module='nodewright.bridge.package_stage', started=T0 + 31, seconds=5, changed=True),
+        dict(step='driver apply', module='nodewright.bridge.package_stage', kind='stage', started=T0 + 31, seconds=5, changed=True),
     ]
     if failed_stage:
-        steps.append(dict(step='nccl <apply>', module='nodewright.bridge.package_stage', started=T0 + 36, seconds=2,
+        steps.append(dict(step='nccl <apply>', module='nodewright.bridge.package_stage', kind='stage', started=T0 + 36, seconds=2,
                           changed=False, failed=True, msg='stage failed: exit 1 <script>alert(1)</script>'))
     else:
         steps += [
-            dict(step='driver interrupt (reboot)', module='nodewright.bridge.node_interrupt', started=T0 + 36, seconds=20,
+            dict(step='driver interrupt (reboot)', module='nodewright.bridge.node_interrupt', kind='interrupt', started=T0 + 36, seconds=20,
                  changed=True, rebooted=True),
-            dict(step='health', module='nodewright.bridge.node_health', started=T0 + 56, seconds=3, changed=False),
-            dict(step='complete', module='nodewright.bridge.node_state', started=T0 + 59, seconds=0.1, changed=True),
-            dict(step='uncordon', module='nodewright.bridge.node_cordon', started=T0 + 59.1, seconds=0.1, changed=True),
+            dict(step='health', module='nodewright.bridge.node_health', kind='health', started=T0 + 56, seconds=3, changed=False),
+            dict(step='complete', module='nodewright.bridge.node_state', kind='state', started=T0 + 59, seconds=0.1, changed=True),
+            dict(step='uncordon', module='nodewright.bridge.node_cordon', kind='uncordon', started=T0 + 59.1, seconds=0.1, changed=True),
         ]
     return {'changed': True, 'failed': failed_stage, 'steps': steps}
 

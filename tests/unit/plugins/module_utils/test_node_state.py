@@ -153,14 +153,6 @@ def test_is_ignored(labels, ignored):
     assert node_state.is_ignored(labels) is ignored
 
 
-@pytest.mark.parametrize('state_value,status', [
-    ('complete', 'complete'), ('erroring', 'erroring'), ('in_progress', 'in_progress'),
-    ('skipped', 'unknown'), ('unknown', 'unknown'),
-])
-def test_node_status_for(state_value, status):
-    assert node_state.node_status_for(state_value) == status
-
-
 # --------------------------------------------------------------------------- metadata patches
 
 

@@ -117,6 +117,26 @@ def test_the_steps_that_need_no_drain_run_before_it_and_those_of_the_cordoned_wa
     assert result['status'] == 'updated'
 
 
+def test_every_step_record_carries_its_kind_for_the_timeline():
+    cluster = Cluster(_plan(), answers={'node_interrupt': {'rebooted': True, 'boot_id_before': 'boot-1'}})
+    result = NodeSequence(_params(), {}, cluster).run()
+    assert [(s['step'], s['module'], s['kind']) for s in result['steps']] == [
+        ('plan', 'nodewright.bridge.rollout_plan', 'plan'),
+        ('operator guard', 'nodewright.bridge.operator_guard', 'guard'),
+        ('cordon', 'nodewright.bridge.node_cordon', 'cordon'), ('drain', 'nodewright.bridge.node_drain', 'drain'),
+        ('driver apply', 'nodewright.bridge.package_stage', 'stage'),
+        ('tuning apply', 'nodewright.bridge.package_stage', 'stage'),
+        ('driver interrupt (reboot)', 'nodewright.bridge.node_interrupt', 'interrupt'),
+        ('driver post-interrupt', 'nodewright.bridge.package_stage', 'stage'),
+        ('health', 'nodewright.bridge.node_health', 'health'), ('complete', 'nodewright.bridge.node_state', 'state'),
+        ('uncordon', 'nodewright.bridge.node_cordon', 'uncordon')]
+    # the rescue's uncordon too (its name says nothing of the kind the timeline needs: the record does)
+    cluster = Cluster(_plan(), fail_at=('package_stage', 'driver', 'apply', None))
+    result = NodeSequence(_params(uncordon_on_failure=True), {}, cluster).run()
+    assert [(s['step'], s['kind']) for s in result['steps']][-2:] == [
+        ('driver apply', 'stage'), ('uncordon after failure', 'uncordon')]
+
+
 def test_a_failure_before_the_cordon_leaves_the_node_schedulable_and_says_nothing_of_a_cordon():
     cluster = Cluster(_plan(pending=[dict(p) for p in AROUND_THE_DRAIN]), fail_at=('package_stage', 'base', 'apply', None))
     result = NodeSequence(_params(uncordon_on_failure=True), {}, cluster).run()

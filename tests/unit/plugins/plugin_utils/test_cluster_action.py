@@ -1,0 +1,59 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""The shared action plugin finds the task's module in the registry, however the task names it."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import pytest
+
+from ansible_collections.nodewright.bridge.plugins.module_utils import cluster_modules
+from ansible_collections.nodewright.bridge.plugins.plugin_utils import cluster_action
+
+
+class Task(object):
+    def __init__(self, action, resolved_action):
+        self.action = action
+        self.resolved_action = resolved_action
+
+
+def _action(task, cls=cluster_action.ClusterAction):
+    plugin = cls.__new__(cls)  # no ActionBase.__init__: find_module reads only the task
+    plugin._task = task
+    return plugin
+
+
+@pytest.mark.parametrize('action,resolved', [
+    ('nodewright.bridge.rollout_plan', 'nodewright.bridge.rollout_plan'),
+    ('rollout_plan', 'nodewright.bridge.rollout_plan'),  # a short name with collections:
+    ('rollout_plan', 'ansible.legacy.rollout_plan'),
+    ('nodewright.bridge.rollout_plan', None),  # no resolved action (an older task object): the action as written
+])
+def test_the_task_names_the_module(action, resolved):
+    plugin = _action(Task(action, resolved))
+    assert plugin.find_module() is None
+    assert plugin.MODULE == 'nodewright.bridge.rollout_plan'
+    assert plugin.MODULE_CODE is cluster_modules.MODULES['rollout_plan'].import_code()
+    assert plugin.FILE_ARGUMENTS == ('cr', 'policy', 'nodes')
+    # on the instance: the class (every symlinked plugin's) keeps no module
+    assert cluster_action.ClusterAction.MODULE is None
+
+
+def test_a_module_outside_the_registry_is_a_failed_task():
+    message = _action(Task('nodewright.bridge.rollout_report', 'nodewright.bridge.rollout_report')).find_module()
+    assert message.startswith('nodewright.bridge.rollout_report is not one of the cluster modules of nodewright.bridge')
+
+
+def test_a_class_that_names_its_module_keeps_it():
+    class Own(cluster_action.ClusterAction):
+        MODULE = 'nw_explode'
+        MODULE_CODE = object()
+
+    plugin = _action(Task('nw_explode', 'ansible.legacy.nw_explode'), Own)
+    assert plugin.find_module() is None and plugin.MODULE == 'nw_explode' and plugin.FILE_ARGUMENTS == ()
+
+
+def test_every_cluster_modules_code_is_imported_with_the_plugin():
+    assert set(cluster_action.CODE_BY_NAME) == set(cluster_modules.NAMES)
