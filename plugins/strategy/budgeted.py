@@ -95,6 +95,7 @@ from ansible_collections.nodewright.bridge.plugins.module_utils import kube as k
 from ansible_collections.nodewright.bridge.plugins.module_utils import shared_budget as budget_rules
 from ansible_collections.nodewright.bridge.plugins.module_utils.rollout_scheduler import halt
 from ansible_collections.nodewright.bridge.plugins.module_utils import rollout_gates as gate_rules
+from ansible_collections.nodewright.bridge.plugins.plugin_utils import fork_preload
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_config
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_gates
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_state
@@ -205,6 +206,9 @@ class _BudgetedMixin(object):
 
     def run(self, iterator, play_context):
         gate = self._nw_prepare(iterator)
+        # What every worker (and the sequence engine) would load for itself after its fork, loaded
+        # once here: the kubernetes client classes and the templating plugins (docs/in-process.md).
+        fork_preload.before_fork()
         # Every worker is a fork of this process and lives as long as its host's task (a node's
         # whole update). Python's collector walks every object a process holds and so writes to
         # (copies) the pages they are on: freezing what exists now keeps them shared with the
