@@ -29,7 +29,8 @@ import types
 from ansible_collections.nodewright.bridge.plugins.module_utils import api_generation
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
 from ansible_collections.nodewright.bridge.plugins.module_utils.constants import NODEWRIGHT_GROUP, SKYHOOK_GROUP, VERSION
-from ansible_collections.nodewright.bridge.plugins.module_utils.kube_transport import (  # noqa: F401 (kube's names)
+# The transport's public names are kube's too: callers import only kube.
+from ansible_collections.nodewright.bridge.plugins.module_utils.kube_transport import (  # noqa: F401 # pylint: disable=unused-import
     AUTH_ARG_SPEC, CLIENT_CLASSES, NODE_CACHE_SIZE, POOL_SIZE, RETRIED_STATUSES, USER_AGENT, WATCH_IDLE_SECONDS,
     Conflict, KubeError, KubeSession, KubeTransport, NodeCache, NodeGone, NotFound, Unauthorized, Unavailable,
     WaitTimeout, auth_argument_spec, client_library, connection_params, default_session, describe, has_kubernetes,
