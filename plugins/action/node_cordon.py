@@ -14,7 +14,14 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.nodewright.bridge.plugins.plugin_utils import fork_preload
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.cluster_action import ClusterAction
+
+
+# The stock strategies load this class in the parent process, and the workers that run its tasks are
+# forked from it: the kubernetes client and the templating plugins loaded here are loaded once per run
+# instead of once per worker (docs/in-process.md).
+fork_preload.before_fork()
 
 
 class ActionModule(ClusterAction):

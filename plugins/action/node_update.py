@@ -16,8 +16,15 @@ from ansible_collections.nodewright.bridge.plugins.module_utils import cluster_m
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import in_process
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import sequence_engine
+from ansible_collections.nodewright.bridge.plugins.plugin_utils import fork_preload
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.cluster_action import ClusterAction
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.node_sequence import NodeSequence
+
+
+# The stock strategies load this class in the parent process, and the workers that run its tasks are
+# forked from it: the kubernetes client and the templating plugins loaded here are loaded once per run
+# instead of once per worker (docs/in-process.md).
+fork_preload.before_fork()
 
 
 class ActionModule(ClusterAction):

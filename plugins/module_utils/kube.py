@@ -3,13 +3,15 @@
 # Apache License 2.0 (see LICENSE)
 # Note that this file is PRIVATE to the collection nodewright.bridge: it can change in any release.
 # Do not use it from other collections or from standalone plugins and modules.
-"""The one place that talks to the Kubernetes API (and the only import of ``kubernetes``).
+"""The Kubernetes objects the collection reads and writes: nodes, pods, Jobs, ConfigMaps, Leases, Events, CRs.
 
 Every object goes in and comes out as a plain dict in the API's own JSON shape (camelCase
 keys), so that the pure module_utils (node_state, pod_layout, drain_rules, ...) decide and
 this layer only transports. Every failure becomes a ``KubeError`` whose message names the
 request, the object and what the server said, so modules can ``fail_json`` with it as is.
 
+How requests travel (the client, retries, errors, watches, the process's ``KubeSession``) is
+``kube_transport``; its public names are this module's too, so callers import only ``kube``.
 Waiting is done with list-then-watch (``watch_until``), never with polling loops.
 """
 
@@ -17,193 +19,27 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import contextlib
 import copy
-import functools
-import json
 import os
-import re
 import socket
 import threading
 import time
-
-from ansible.module_utils.basic import env_fallback, missing_required_lib
-from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+import types
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import api_generation
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
 from ansible_collections.nodewright.bridge.plugins.module_utils.constants import NODEWRIGHT_GROUP, SKYHOOK_GROUP, VERSION
+# The transport's public names are kube's too: callers import only kube.
+from ansible_collections.nodewright.bridge.plugins.module_utils.kube_transport import (  # noqa: F401 # pylint: disable=unused-import
+    AUTH_ARG_SPEC, CLIENT_CLASSES, NODE_CACHE_SIZE, POOL_SIZE, RETRIED_STATUSES, USER_AGENT, WATCH_IDLE_SECONDS,
+    Conflict, KubeError, KubeSession, KubeTransport, NodeCache, NodeGone, NotFound, Unauthorized, Unavailable,
+    WaitTimeout, auth_argument_spec, client_library, connection_params, default_session, describe, has_kubernetes,
+    own_temp_files, preload, unchecked)
 
-try:
-    from kubernetes import client as kclient
-    from kubernetes import config as kconfig
-    from kubernetes.config import kube_config as kconfig_loader
-    from kubernetes.client.rest import ApiException
-    from kubernetes.config.config_exception import ConfigException
-    import urllib3
-    HAS_KUBERNETES = True
-    KUBERNETES_IMPORT_ERROR = None
-except ImportError as import_exc:  # pragma: no cover - reported by the module at run time
-    HAS_KUBERNETES = False
-    KUBERNETES_IMPORT_ERROR = import_exc
-
-    class ApiException(Exception):  # pylint: disable=function-redefined
-        """Stands in for kubernetes' exception so that except clauses stay valid."""
-
-    class ConfigException(Exception):  # pylint: disable=function-redefined
-        """Stands in for kubernetes' exception so that except clauses stay valid."""
-
-# Names, aliases and K8S_AUTH_* variables of kubernetes.core's connection options.
-AUTH_ARG_SPEC = dict(
-    kubeconfig=dict(type='raw', fallback=(env_fallback, ['K8S_AUTH_KUBECONFIG'])),
-    context=dict(type='str', fallback=(env_fallback, ['K8S_AUTH_CONTEXT'])),
-    host=dict(type='str', fallback=(env_fallback, ['K8S_AUTH_HOST'])),
-    api_key=dict(type='str', no_log=True, fallback=(env_fallback, ['K8S_AUTH_API_KEY'])),
-    username=dict(type='str', fallback=(env_fallback, ['K8S_AUTH_USERNAME'])),
-    password=dict(type='str', no_log=True, fallback=(env_fallback, ['K8S_AUTH_PASSWORD'])),
-    validate_certs=dict(type='bool', aliases=['verify_ssl'], fallback=(env_fallback, ['K8S_AUTH_VERIFY_SSL'])),
-    ca_cert=dict(type='path', aliases=['ssl_ca_cert'], fallback=(env_fallback, ['K8S_AUTH_SSL_CA_CERT'])),
-    client_cert=dict(type='path', aliases=['cert_file'], fallback=(env_fallback, ['K8S_AUTH_CERT_FILE'])),
-    client_key=dict(type='path', aliases=['key_file'], no_log=False, fallback=(env_fallback, ['K8S_AUTH_KEY_FILE'])),
-    proxy=dict(type='str', fallback=(env_fallback, ['K8S_AUTH_PROXY'])),
-    no_proxy=dict(type='str', fallback=(env_fallback, ['K8S_AUTH_NO_PROXY'])),
-    request_timeout=dict(type='int', default=30),
-    api_outage_timeout=dict(type='int', default=60, fallback=(env_fallback, ['NODEWRIGHT_API_OUTAGE_TIMEOUT'])),
-    nodewright_api=dict(type='str', default=api_generation.AUTO, choices=list(api_generation.OPTIONS),
-                        fallback=(env_fallback, ['NODEWRIGHT_API'])),
-)
-
-GROUP_VERSIONS = {SKYHOOK_GROUP: VERSION, NODEWRIGHT_GROUP: VERSION}
+GROUP_VERSIONS = types.MappingProxyType({SKYHOOK_GROUP: VERSION, NODEWRIGHT_GROUP: VERSION})
 # Where the (cluster-scoped) NodeWright resources live, in the order they are looked up.
 CR_PLACES = ((SKYHOOK_GROUP, 'skyhooks'), (NODEWRIGHT_GROUP, 'nodewrights'))
 POLICY_PLACES = ((SKYHOOK_GROUP, 'deploymentpolicies'), (NODEWRIGHT_GROUP, 'deploymentpolicies'))
-
-# Sent with every request, so that audit logs say which tool touched a node.
-USER_AGENT = 'nodewright.bridge/0.1.0'
-
-
-class KubeError(Exception):
-    """A failed API request; ``status`` is the HTTP status (0: no answer from the server)."""
-
-    def __init__(self, message, status=0, reason=None, body=None):
-        super(KubeError, self).__init__(message)
-        self.message = message
-        self.status = status
-        self.reason = reason
-        self.body = body or {}
-
-
-class NotFound(KubeError):
-    pass
-
-
-class NodeGone(NotFound):
-    """The node is not in the cluster (deleted, by an autoscaler or by hand, or never there)."""
-
-    def __init__(self, name, host, deleted=False, what=None):
-        if deleted:
-            message = 'node deleted: node %s was removed from the cluster at %s%s' % (
-                name, host, ' while waiting for %s' % what if what else '')
-        else:
-            message = 'node %s does not exist in the cluster at %s (node deleted, or never joined)' % (name, host)
-        super(NodeGone, self).__init__(message, 404)
-        self.node = name
-
-
-class Unauthorized(KubeError):
-    """HTTP 401: the credentials were refused (an expired or revoked token)."""
-
-
-class Unavailable(KubeError):
-    """The API server did not answer for ``api_outage_timeout`` seconds (an outage of it or of etcd)."""
-
-
-class Conflict(KubeError):
-    pass
-
-
-class WaitTimeout(KubeError):
-    """``watch_until`` ran out of time; ``last`` holds the objects seen last."""
-
-    def __init__(self, message, last=None):
-        super(WaitTimeout, self).__init__(message)
-        self.last = last
-
-
-# The client classes every task uses. kubernetes.client loads them lazily, on first use.
-CLIENT_CLASSES = ('Configuration', 'ApiClient', 'CoreV1Api', 'PolicyV1Api', 'CustomObjectsApi', 'CoordinationV1Api',
-                  'BatchV1Api')
-
-
-def preload():
-    """Load the client classes now (a process that forks workers pays for them once, not per worker)."""
-    if HAS_KUBERNETES:
-        for name in CLIENT_CLASSES:
-            getattr(kclient, name)
-
-
-def unchecked(func):
-    """An API method without pydantic's check of its arguments.
-
-    Newer clients (kubernetes 35+) wrap every API method in pydantic's validate_call, whose
-    checker is built on the method's first call in each process (each forked worker) and then
-    re-checks arguments this layer builds itself. ``raw_function`` is pydantic's documented way
-    to the undecorated function; older clients have no wrapper and the method is used as it is.
-    """
-    raw = getattr(func, 'raw_function', None)
-    owner = getattr(func, '__self__', None)
-    if raw is None or owner is None:
-        return func
-    return functools.partial(raw, owner)
-
-
-@contextlib.contextmanager
-def own_temp_files():
-    """Remove the certificate files the kubeconfig loader writes during the block, afterwards.
-
-    The loader writes a kubeconfig's inline certificates to temporary files and removes them
-    at exit. A forked Ansible worker ends without running exit handlers, so a task run in the
-    worker cleans up after itself; files that existed before (the parent's) are left alone.
-    """
-    registry = getattr(kconfig_loader, '_temp_files', None) if HAS_KUBERNETES else None
-    before = set(registry) if isinstance(registry, dict) else None
-    try:
-        yield
-    finally:
-        registry = getattr(kconfig_loader, '_temp_files', None) if HAS_KUBERNETES else None
-        if before is not None and isinstance(registry, dict):
-            for key in [k for k in registry if k not in before]:
-                try:
-                    os.remove(registry.pop(key))
-                except OSError:
-                    pass
-
-
-def auth_argument_spec():
-    return dict((k, dict(v)) for k, v in AUTH_ARG_SPEC.items())
-
-
-def connection_params(given):
-    """The connection options in ``given`` (other keys and None values left out) as a module's params would have them:
-    the argument spec's types, defaults and ``K8S_AUTH_*`` environment applied. A client that a controller process
-    builds from a bare connection dict (the sequence engine's CR watches and status writes, the strategy's shared
-    budget) gets its credential from here, so that one given only in the environment (AWX's bearer-token
-    credential) reaches it as it reaches the modules. KubeError names a bad value."""
-    spec = auth_argument_spec()
-    result = ArgumentSpecValidator(spec).validate(dict((k, v) for k, v in given.items() if k in spec and v is not None))
-    if result.error_messages:
-        raise KubeError('the connection options: %s' % '; '.join(result.error_messages))
-    return result.validated_parameters
-
-
-def _server_message(exc):
-    body = {}
-    try:
-        body = json.loads(exc.body) if exc.body else {}
-    except (TypeError, ValueError):
-        body = {}
-    text = body.get('message') if isinstance(body, dict) else None
-    return (text or exc.reason or 'no message').strip(), body if isinstance(body, dict) else {}
 
 
 def _refusal_message(status):
@@ -216,148 +52,8 @@ def _refusal_message(status):
     return (status or {}).get('message')
 
 
-def describe(verb, resource, name=None, namespace=None):
-    """'patch node gpu-1', 'create pod skyhook/x', 'list pods' - for messages."""
-    what = '%s %s' % (verb, resource)
-    if name:
-        what += ' %s' % ('%s/%s' % (namespace, name) if namespace else name)
-    elif namespace:
-        what += ' in namespace %s' % namespace
-    return what
-
-
-def _build_configuration(params):
-    """A kubernetes Configuration from kubernetes.core-style options."""
-    kubeconfig = params.get('kubeconfig')
-    context = params.get('context')
-    host = params.get('host')
-    configuration = kclient.Configuration()
-    loaded = False
-    try:
-        if isinstance(kubeconfig, dict):
-            kconfig.load_kube_config_from_dict(kubeconfig, context=context, client_configuration=configuration,
-                                               persist_config=False)
-            loaded = True
-        elif kubeconfig:
-            path = os.path.expanduser(str(kubeconfig))
-            if not os.path.exists(path):
-                raise KubeError('kubeconfig %s does not exist' % path)
-            kconfig.load_kube_config(config_file=path, context=context, client_configuration=configuration,
-                                     persist_config=False)
-            loaded = True
-        elif not host:
-            default = os.path.expanduser(os.environ.get('KUBECONFIG', '~/.kube/config').split(os.pathsep)[0])
-            if os.path.exists(default):
-                kconfig.load_kube_config(config_file=default, context=context, client_configuration=configuration,
-                                         persist_config=False)
-                loaded = True
-            elif os.environ.get('KUBERNETES_SERVICE_HOST'):
-                kconfig.load_incluster_config(client_configuration=configuration)
-                loaded = True
-    except ConfigException as exc:
-        raise KubeError('cannot load the Kubernetes configuration (kubeconfig=%s, context=%s): %s'
-                        % (kubeconfig if not isinstance(kubeconfig, dict) else '<dict>', context, exc))
-    if not loaded and not host:
-        raise KubeError('no Kubernetes API server to talk to: set kubeconfig or host '
-                        '(or K8S_AUTH_KUBECONFIG / K8S_AUTH_HOST), or create ~/.kube/config')
-    _apply_overrides(configuration, params)
-    # The kubeconfig loader installs a hook that reloads the kubeconfig (server included)
-    # before requests, to refresh tokens; the explicit options must survive it.
-    hook = getattr(configuration, 'refresh_api_key_hook', None)
-    if hook is not None:
-        def refresh_then_override(config):
-            hook(config)
-            # The loader's hook installs itself again on every call (kube_config._set_config):
-            # without this, only the first request would keep the explicit options.
-            config.refresh_api_key_hook = refresh_then_override
-            _apply_overrides(config, params)
-        configuration.refresh_api_key_hook = refresh_then_override
-    # An unreachable server must fail in seconds, not after urllib3's default retries.
-    configuration.retries = 1
-    return configuration
-
-
-def _apply_overrides(configuration, params):
-    """Explicit connection options win over the kubeconfig, as in kubernetes.core."""
-    if params.get('host'):
-        configuration.host = params['host']
-    if params.get('api_key'):
-        configuration.api_key = {'authorization': 'Bearer %s' % params['api_key']}
-    if params.get('username'):
-        configuration.username = params['username']
-    if params.get('password'):
-        configuration.password = params['password']
-    if params.get('username') and params.get('password'):
-        configuration.api_key = {'authorization': configuration.get_basic_auth_token()}
-    if params.get('validate_certs') is not None:
-        configuration.verify_ssl = params['validate_certs']
-    if params.get('ca_cert'):
-        configuration.ssl_ca_cert = params['ca_cert']
-    if params.get('client_cert'):
-        configuration.cert_file = params['client_cert']
-    if params.get('client_key'):
-        configuration.key_file = params['client_key']
-    if params.get('proxy'):
-        configuration.proxy = params['proxy']
-    if params.get('no_proxy'):
-        configuration.no_proxy = params['no_proxy']
-
-
-# Clients of this process, by connection options: the steps of one task run in the controller's
-# process share one (its connection pool and parsed kubeconfig). Keyed by process id as well,
-# so that a forked worker never uses a client (and its sockets) made before the fork.
-_CLIENTS = {}
-_CONNECTION_KEYS = tuple(sorted(k for k in AUTH_ARG_SPEC if k not in ('request_timeout', 'api_outage_timeout')))
-
-# Answers that mean "the server cannot answer now", not "the request is wrong": retried (with
-# backoff, for api_outage_timeout seconds) so that a rollout rides out an API server restart, a
-# control-plane upgrade or an etcd blip. A 500 only when its message blames storage or time (a 500
-# also says "more than one PodDisruptionBudget", which no retry mends).
-RETRIED_STATUSES = (429, 502, 503, 504)
-_TRANSIENT_500 = re.compile(r'etcd|timeout|timed out|deadline exceeded|unavailable|connection refused|try again later',
-                            re.IGNORECASE)
-RETRY_FIRST_DELAY = 0.5
 # how long a container log read is retried (Kube.pod_log): a gone kubelet must not cost an outage's wait
 LOG_RETRY_SECONDS = 10
-RETRY_MAX_DELAY = 5.0
-# A watch that receives no byte for this long is taken for silently cut (a dead NAT entry or proxy,
-# a half-open connection): it is abandoned and the objects are listed again. A healthy but quiet
-# watch costs a list every WATCH_IDLE_SECONDS.
-WATCH_IDLE_SECONDS = 30
-
-
-# Connections one client keeps open: a drain's concurrent evictions (node_drain takes this many at
-# once) and a node's package threads, so that every step of a task shares one client.
-POOL_SIZE = 16
-# The connection pool of a client: POOL_SIZE, or more in a process whose one client serves many
-# nodes at once (plugin_utils/sequence_engine.py).
-CLIENT_POOL_SIZE = POOL_SIZE
-
-
-def _client_for(params):
-    key = json.dumps([os.getpid(), os.environ.get('KUBECONFIG'), os.environ.get('KUBERNETES_SERVICE_HOST')]
-                     + [params.get(k) for k in _CONNECTION_KEYS], sort_keys=True, default=str)
-    if key not in _CLIENTS:
-        configuration = _build_configuration(params)
-        configuration.connection_pool_maxsize = CLIENT_POOL_SIZE
-        api_client = kclient.ApiClient(configuration)
-        api_client.user_agent = USER_AGENT
-        _CLIENTS[key] = (configuration, api_client)
-    return _CLIENTS[key]
-
-
-_NODE_LOCKS = {}
-_NODE_LOCKS_GUARD = threading.Lock()
-
-
-def _node_lock(host, name):
-    with _NODE_LOCKS_GUARD:
-        return _NODE_LOCKS.setdefault((os.getpid(), host, name), threading.Lock())
-
-
-# Nodes as this process last read or wrote them (never dry-run answers), by process id, API server
-# and name: the starting point of a read-modify-write when the caller has no fresher copy.
-_NODES = {}
 
 # Where the Events on nodes go. The API server takes an Event about a cluster-scoped object (a
 # Node: involvedObject.namespace empty) only in the namespace "default" (core/v1 event validation),
@@ -368,41 +64,25 @@ EVENT_NAMESPACE = 'default'
 EVENT_COMPONENT = 'nodewright.bridge'
 # An Event is best effort: one short try, no retry.
 EVENT_TIMEOUT = 5
-# The first failure to write an Event, by process id and API server: warned once, and after a
-# refusal (401, 403: no RBAC for events) no more Events are tried in this process.
-_EVENT_FAILURES = {}
-
-# (pid, host) -> the first KubeError of a node status (conditions) write in this process; after a
-# refusal (401, 403: no RBAC for nodes/status) no more are tried in this process.
-_STATUS_FAILURES = {}
 
 
-class Kube(object):
-    """A thin client over the typed APIs that speaks plain dicts and raises KubeError."""
+class Kube(KubeTransport):
+    """A thin client over the typed APIs that speaks plain dicts and raises KubeError.
 
-    def __init__(self, params, live_crs=None):
-        if not HAS_KUBERNETES:
-            raise KubeError(missing_required_lib('kubernetes') + ' (%s)' % KUBERNETES_IMPORT_ERROR)
-        self.params = params
+    ``session``: the process's KubeSession (clients, node cache, node locks, refusals remembered);
+    without one, that of ``live_crs`` (the sequence engine's), else the process's default session.
+    """
+
+    def __init__(self, params, live_crs=None, session=None):
+        if session is None and live_crs is not None:
+            session = getattr(live_crs, 'session', None)
+        KubeTransport.__init__(self, params, session)
         # LiveCRs of a long-lived process (the sequence engine): get_cr answers from its watches
         self.live_crs = live_crs
-        self.request_timeout = params.get('request_timeout') or 30
-        outage = params.get('api_outage_timeout')
-        self.outage_timeout = 60 if outage is None else max(0, outage)
-        self.configuration, self.api_client = _client_for(params)
-        self.core = kclient.CoreV1Api(self.api_client)
-        self.policy = kclient.PolicyV1Api(self.api_client)
-        self.custom = kclient.CustomObjectsApi(self.api_client)
-        self.coordination = kclient.CoordinationV1Api(self.api_client)
-        self.batch = kclient.BatchV1Api(self.api_client)
         # warnings for the module's result that no request failed on (a best-effort write refused)
         self.warnings = []
         self._generation = None
         self.generation_reason = None  # why ``generation`` is what it is, once known
-
-    @property
-    def host(self):
-        return self.configuration.host
 
     @property
     def generation(self):
@@ -434,80 +114,11 @@ class Kube(object):
             self.live_crs.generations[key] = chosen
         return chosen
 
-    # ------------------------------------------------------------------ plumbing
-
-    def call(self, what, func, *args, **kwargs):
-        """Run one request and return its JSON body as a dict (or text for logs).
-
-        Retried while the server cannot answer (see RETRIED_STATUSES); ``retry_throttled=False``
-        when a 429 is an answer (an eviction that a PodDisruptionBudget refuses); ``once=True``:
-        sent once, never retried (a write that is worth less than the time a retry takes).
-        """
-        kwargs.setdefault('_request_timeout', self.request_timeout)
-        kwargs['_preload_content'] = False
-        raw_text = kwargs.pop('raw_text', False)
-        retry_throttled = kwargs.pop('retry_throttled', True)
-        once = kwargs.pop('once', False)
-        deadline = kwargs.pop('deadline', None)
-        resp = self.retrying(what, lambda: unchecked(func)(*args, **kwargs), retry_throttled, deadline=deadline, once=once)
-        data = resp.data
-        if isinstance(data, bytes):
-            data = data.decode('utf-8', 'replace')
-        if raw_text:
-            return data
-        return json.loads(data) if data else {}
-
-    def retrying(self, what, send, retry_throttled=True, deadline=None, once=False):
-        """``send()``, again with backoff while the API server cannot answer, until ``api_outage_timeout``.
-
-        Every request the collection sends may be sent twice: reads, resourceVersion-guarded or
-        merge patches, deletes with a uid precondition and evictions are idempotent, and a create
-        that finds its object made by the first try is a conflict its callers adopt. ``deadline``
-        (a time.time() value) ends the retries earlier (a wait's own timeout).
-        """
-        started = time.time()
-        delay = RETRY_FIRST_DELAY
-        while True:
-            try:
-                return send()
-            except ApiException as exc:
-                error = self.error(what, exc)
-                if not _transient(exc, retry_throttled):
-                    raise error
-            except (urllib3.exceptions.HTTPError, OSError) as exc:
-                error = KubeError('%s: cannot reach the Kubernetes API server at %s: %s' % (what, self.host, _short(exc)))
-            if once:
-                raise error
-            stop = started + self.outage_timeout
-            if deadline is not None:
-                stop = min(stop, deadline)
-            now = time.time()
-            if now >= stop:
-                if not self.outage_timeout:
-                    raise error
-                raise Unavailable('%s: the Kubernetes API server at %s has not answered for %ds (an outage of the API '
-                                  'server or etcd?); last error: %s' % (what, self.host, round(now - started),
-                                                                        error.message), error.status)
-            time.sleep(min(delay, stop - now))
-            delay = min(delay * 2, RETRY_MAX_DELAY)
-
-    def error(self, what, exc):
-        message, body = _server_message(exc)
-        status = exc.status or 0
-        if status == 404:
-            return NotFound('%s: not found (%s)' % (what, message), status, exc.reason, body)
-        if status == 409:
-            return Conflict('%s: conflict (%s)' % (what, message), status, exc.reason, body)
-        if status == 401:
-            return Unauthorized('%s: authentication failed: the API server at %s refused the credentials (401 %s); '
-                                'the token may have expired or been revoked: give a valid one and run again'
-                                % (what, self.host, message), status, exc.reason, body)
-        if status == 403:
-            return KubeError('%s: forbidden by the API server at %s (%s)' % (what, self.host, message),
-                             status, exc.reason, body)
-        return KubeError('%s: HTTP %s %s (%s)' % (what, status, exc.reason or '', message), status, exc.reason, body)
-
     # ------------------------------------------------------------------ nodes
+
+    def _node_key(self, name):
+        """The key of node ``name`` in the session's NodeCache: this process's copy from this API server."""
+        return (os.getpid(), self.host, name)
 
     def get_node(self, name):
         """The node as the generation's operator sees it (``adopted``); this process keeps the node as read."""
@@ -515,7 +126,7 @@ class Kube(object):
             node = self.call(describe('get', 'node', name), self.core.read_node, name)
         except NotFound:
             raise self.node_gone(name)
-        _NODES[(os.getpid(), self.host, name)] = node
+        self.session.nodes.put(self._node_key(name), node)
         return self.adopted(node)[0]
 
     def adopted(self, node):
@@ -527,7 +138,7 @@ class Kube(object):
         if gen is api_generation.SKYHOOK or not node:
             return node, {}
         meta = node.get('metadata') or {}
-        raw = _NODES.get((os.getpid(), self.host, meta.get('name')))
+        raw = self.session.nodes.get(self._node_key(meta.get('name')))
         if raw is None or (raw.get('metadata') or {}).get('resourceVersion') != meta.get('resourceVersion'):
             raw = node
         copies = node_state.legacy_copies(raw, gen)
@@ -535,7 +146,7 @@ class Kube(object):
 
     def node_gone(self, name, what=None):
         """The NodeGone error for ``name``: "node deleted" if this process had read or written it (or ``what`` waits on it)."""
-        known = _NODES.pop((os.getpid(), self.host, name), None) is not None
+        known = self.session.nodes.pop(self._node_key(name)) is not None
         return NodeGone(name, self.host, deleted=bool(what) or known, what=what)
 
     def list_nodes(self, label_selector=None):
@@ -554,7 +165,7 @@ class Kube(object):
         except NotFound:
             raise self.node_gone(name)
         if not dry_run:
-            _NODES[(os.getpid(), self.host, name)] = node
+            self.session.nodes.put(self._node_key(name), node)
         return node
 
     def update_node(self, name, mutate, node=None, dry_run=False, attempts=8, conditions=None):
@@ -570,7 +181,7 @@ class Kube(object):
         when there was nothing to write), the node's status conditions as they should be then; a patch
         goes to the status subresource (``sync_node_status``). Not in a dry run.
         """
-        with _node_lock(self.host, name):
+        with self.session.node_lock(self.host, name):
             after, patch = self._update_node(name, mutate, node, dry_run, attempts)
             if conditions is not None and not dry_run:
                 after = self.sync_node_status(name, conditions, after, attempts)
@@ -587,7 +198,7 @@ class Kube(object):
         step. Returns the node after (or as it was).
         """
         key = (os.getpid(), self.host)
-        earlier = _STATUS_FAILURES.get(key)
+        earlier = self.session.status_failures.get(key)
         if earlier is not None and earlier.status in (401, 403):
             return node
         try:
@@ -603,14 +214,14 @@ class Kube(object):
                                       name, guarded)
                 except Conflict:
                     continue
-                _NODES[(os.getpid(), self.host, name)] = after
+                self.session.nodes.put(self._node_key(name), after)
                 return after
             raise Conflict('patch node %s status: still conflicting after %d attempts' % (name, attempts), 409)
         except NotFound:
             return node
         except KubeError as exc:
             if earlier is None:
-                _STATUS_FAILURES[key] = exc
+                self.session.status_failures[key] = exc
                 self.warnings.append(
                     'the NodeWright conditions of node %s were not written: %s; the rollout goes on without them%s'
                     % (name, exc.message, ' (grant patch on nodes/status, examples/rbac/nodewright-bridge-apply.yaml; '
@@ -623,7 +234,7 @@ class Kube(object):
                 # the node as this process last read or wrote it (the steps of one task write a
                 # node one after the other): if anyone wrote it since, the guarded patch gets a 409
                 # and the node is read again, so a stale copy costs a retry, never a lost change
-                node = _NODES.get((os.getpid(), self.host, name))
+                node = self.session.nodes.get(self._node_key(name))
             if node is None or attempt:
                 node = self.get_node(name)
             node, copies = self.adopted(node)
@@ -652,10 +263,10 @@ class Kube(object):
         selects on) comes from the node as this process last read it.
         """
         key = (os.getpid(), self.host)
-        earlier = _EVENT_FAILURES.get(key)
+        earlier = self.session.event_failures.get(key)
         if earlier is not None and earlier.status in (401, 403):
             return None
-        node = _NODES.get((os.getpid(), self.host, node_name))
+        node = self.session.nodes.get(self._node_key(node_name))
         try:
             if node is None:
                 node = self.get_node(node_name)
@@ -671,7 +282,7 @@ class Kube(object):
         except KubeError as exc:
             if earlier is not None:
                 return None
-            _EVENT_FAILURES[key] = exc
+            self.session.event_failures[key] = exc
             refused = exc.status in (401, 403)
             return ('the %s Event on node %s was not written: %s; the rollout goes on without it (Events are best effort; '
                     '%s)' % (reason, node_name, exc.message,
@@ -1029,42 +640,7 @@ class Kube(object):
             unread.append('%s (forbidden)' % what)
             return None
 
-    # ------------------------------------------------------------------ waiting
-
-    def watch_until(self, kind, predicate, timeout, namespace=None, field_selector=None, label_selector=None,
-                    what=None, on_event=None):
-        """Wait, by watch, until ``predicate(objects)`` returns a truthy value, and return it.
-
-        ``objects`` maps uid -> object for every ``kind`` ('pods', 'nodes' or 'jobs') matching the
-        selectors, kept current from one list and then watch events (re-listed only if the
-        watch expires). Raises WaitTimeout after ``timeout`` seconds.
-        """
-        deadline = time.time() + timeout
-        what = what or 'the %s to change' % kind
-        selectors = {}
-        if field_selector:
-            selectors['field_selector'] = field_selector
-        if label_selector:
-            selectors['label_selector'] = label_selector
-        objects, rv = self._list_for_watch(kind, namespace, selectors)
-        result = predicate(objects)
-        while not result:
-            remaining = deadline - time.time()
-            if remaining <= 0:
-                raise WaitTimeout('timed out after %ss waiting for %s' % (timeout, what), last=objects)
-            resp = self._open_watch(kind, namespace, rv, remaining, selectors, deadline)
-            if resp is None:
-                relist = True
-            else:
-                try:
-                    rv, result, relist = self._follow(resp, kind, objects, rv, predicate, deadline, on_event)
-                finally:
-                    resp.close()
-                    resp.release_conn()
-            if relist and not result:
-                objects, rv = self._list_for_watch(kind, namespace, selectors)
-                result = predicate(objects)
-        return result
+    # ------------------------------------------------------------------ waiting (the loop: kube_transport)
 
     def watch_node(self, name, predicate, timeout, what):
         """``watch_until`` of one node: ``predicate(node)``; raises NodeGone ("node deleted") when it disappears."""
@@ -1073,61 +649,6 @@ class Kube(object):
                 raise self.node_gone(name, what=what)
             return predicate(list(objects.values())[0])
         return self.watch_until('nodes', check, timeout, field_selector='metadata.name=%s' % name, what=what)
-
-    def _open_watch(self, kind, namespace, rv, remaining, selectors, deadline):
-        """The streamed response of a watch of ``kind`` from resourceVersion ``rv``, for ``remaining`` seconds.
-
-        None when the server refuses ``rv`` as expired with the watch's own status (410) rather
-        than with an ERROR event: both mean "list again", as client-go's reflector reads them.
-        Retried while the server cannot answer, until the wait's ``deadline`` at the latest.
-        """
-        func, args = self._list_func(kind, namespace)
-        kwargs = dict(selectors, watch=True, resource_version=rv, timeout_seconds=max(1, int(remaining + 0.999)),
-                      allow_watch_bookmarks=True, _preload_content=False,
-                      # the read timeout is per read: a stream silent for that long is taken for cut
-                      _request_timeout=(self.request_timeout, WATCH_IDLE_SECONDS))
-        try:
-            return self.retrying('watch %s' % kind, lambda: unchecked(func)(*args, **kwargs), deadline=deadline)
-        except KubeError as exc:
-            if exc.status == 410:
-                return None
-            raise
-
-    def _follow(self, resp, kind, objects, rv, predicate, deadline, on_event):
-        """Apply one watch stream's events to ``objects``: ``(resourceVersion, result, relist)``.
-
-        Reads until ``predicate`` is satisfied, the deadline passes, the server ends the stream or
-        it is cut. ``relist``: list again rather than resume from ``rv``, because the server said
-        ``rv`` is too old (410) or the stream went silent (events may be lost with it).
-        """
-        result = None
-        try:
-            for line in _lines(resp):
-                event = json.loads(line)
-                etype, obj = event.get('type'), event.get('object') or {}
-                meta = obj.get('metadata') or {}
-                if etype == 'ERROR':
-                    if obj.get('code') == 410:
-                        return rv, result, True
-                    raise KubeError('watch %s: %s' % (kind, obj.get('message')), obj.get('code') or 0)
-                rv = meta.get('resourceVersion') or rv
-                if etype == 'BOOKMARK':
-                    continue
-                if etype == 'DELETED':
-                    objects.pop(meta.get('uid'), None)
-                else:
-                    objects[meta.get('uid')] = obj
-                if on_event:
-                    on_event(etype, obj)
-                result = predicate(objects)
-                if result or time.time() >= deadline:
-                    break
-        except urllib3.exceptions.ReadTimeoutError:
-            return rv, result, True
-        except (urllib3.exceptions.HTTPError, OSError):
-            # The stream was cut (server restart, connection reset): carry on from the last version seen.
-            pass
-        return rv, result, False
 
     def _list_func(self, kind, namespace):
         if kind in _CR_KINDS:
@@ -1145,12 +666,6 @@ class Kube(object):
             return self.batch.list_job_for_all_namespaces, ()
         raise ValueError('watch_until cannot watch %r' % kind)
 
-    def _list_for_watch(self, kind, namespace, selectors):
-        func, args = self._list_func(kind, namespace)
-        listing = self.call(describe('list', kind, namespace=namespace), func, *args, **selectors)
-        objects = dict(((o.get('metadata') or {}).get('uid'), o) for o in listing.get('items') or [])
-        return objects, (listing.get('metadata') or {}).get('resourceVersion')
-
 
 # What a CR lookup names in its NotFound.
 CR_WHAT = 'Skyhook / NodeWright'
@@ -1163,7 +678,7 @@ def _not_found(what, name, host, places):
 
 
 # The CR kinds the watches know ('skyhooks.skyhook.nvidia.com' -> (group, plural)).
-_CR_KINDS = dict(('%s.%s' % (plural, group), (group, plural)) for group, plural in CR_PLACES)
+_CR_KINDS = types.MappingProxyType(dict(('%s.%s' % (plural, group), (group, plural)) for group, plural in CR_PLACES))
 # A CR watch's stream: renewed from its last resourceVersion after this many seconds (no list).
 CR_WATCH_SECONDS = 300
 # After a failed list (an outage), the next try is this many seconds later; meanwhile get_cr reads.
@@ -1186,8 +701,10 @@ class LiveCRs(object):
     reads the CR with its own GET, as without the engine.
     """
 
-    def __init__(self, params):
+    def __init__(self, params, session=None):
         self.params = connection_params(params)
+        # the session of the process's clients (the sequence engine's): its steps' Kube use it too
+        self.session = session if session is not None else default_session()
         self.lock = threading.Lock()
         self.watches = {}
         # (host, CR name) -> (Generation, reason): what nodewright_api=auto chose there (Kube.generation), so
@@ -1202,7 +719,7 @@ class LiveCRs(object):
                 watch = self.watches.get(key)
                 new = watch is None
                 if new:
-                    watch = self.watches[key] = _CrWatch(Kube(self.params), '%s.%s' % (plural, group), name)
+                    watch = self.watches[key] = _CrWatch(Kube(self.params, session=self.session), '%s.%s' % (plural, group), name)
             if new:
                 # the first lookup waits for the first list (one request, as the GET it replaces)
                 watch.synced.wait(watch.kube.request_timeout)
@@ -1309,31 +826,3 @@ def _replace_map(current, wanted):
         if key not in wanted:
             patch[key] = None
     return patch
-
-
-def _transient(exc, retry_throttled=True):
-    """Whether an ApiException says "not now" (retry) rather than "no" (fail)."""
-    status = exc.status or 0
-    if status == 429:
-        return retry_throttled
-    if status in RETRIED_STATUSES:
-        return True
-    return status == 500 and bool(_TRANSIENT_500.search(_server_message(exc)[0]))
-
-
-def _short(exc):
-    text = str(exc)
-    return text if len(text) < 300 else text[:297] + '...'
-
-
-def _lines(resp):
-    """Complete lines of a streamed watch response."""
-    pending = b''
-    for chunk in resp.stream(amt=None, decode_content=False):
-        pending += chunk
-        while b'\n' in pending:
-            line, pending = pending.split(b'\n', 1)
-            if line.strip():
-                yield line.decode('utf-8')
-    if pending.strip():
-        yield pending.decode('utf-8')

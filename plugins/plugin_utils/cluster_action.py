@@ -23,9 +23,11 @@ Two jobs, both on the controller:
 
 Why this is cheap: the stock strategies load a task's action plugin class in the parent
 process (linear and free check BYPASS_HOST_LOOP), and workers are forked from it. So this
-file's imports (every cluster module's code, ``kube`` and the ``kubernetes`` client it preloads)
-happen once per ansible-playbook run and every worker inherits them. No client, connection or thread
-is created at import: those would not survive a fork.
+file's imports (every cluster module's code and ``kube``) happen once per ansible-playbook run and
+every worker inherits them. Importing it has no other effect: it does not import the ``kubernetes``
+client (``kube`` imports it on first use) and creates no client, connection or thread, which would
+not survive a fork. Loading the client and the templating plugins before the workers fork is an
+explicit call (``fork_preload.before_fork``) of the action plugin files and the budgeted strategy.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -41,7 +43,6 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import cluster_modules
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube
-from ansible_collections.nodewright.bridge.plugins.plugin_utils import fork_preload
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import in_process
 
 try:
@@ -49,13 +50,7 @@ try:
 except ImportError:  # pragma: no cover - PyYAML ships with ansible-core
     yaml = None
 
-# In the parent process, at import: the lazy parts of the kubernetes client that every task
-# uses, and ansible-core's filter and test plugins that every worker's templating loads, so that
-# forked workers inherit them instead of each loading them again.
-kube.preload()
-fork_preload.templating()
-
-# Every cluster module's code, by short name: imported here, in the parent, for the same reason.
+# Every cluster module's code, by short name: imported here, in the parent, so that forked workers inherit it.
 CODE_BY_NAME = dict((module.name, module.import_code()) for module in cluster_modules.MODULES.values())
 
 
@@ -102,7 +97,7 @@ class ClusterAction(ActionBase):
 
     def runs_in_process(self):
         """True when the module would run on this controller, as this user, synchronously."""
-        return (self.MODULE_CODE is not None and kube.HAS_KUBERNETES and in_process_enabled()
+        return (self.MODULE_CODE is not None and kube.has_kubernetes() and in_process_enabled()
                 and getattr(self._connection, 'transport', None) == 'local'
                 and not self._play_context.become and not self._task.async_val)
 

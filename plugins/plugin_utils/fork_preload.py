@@ -11,18 +11,32 @@ What a worker imports after the fork is private to it. Measured on ansible-core 
 first template with a filter or a test in a process loads every builtin filter and test plugin
 file (``core``, ``mathstuff``, ``encryption``, ``urls``, ...), about 3 MiB, and the parent
 never templates task arguments, so every worker loaded them again (docs/in-process.md).
-Loading them here, in the parent, lets every worker share them.
+Loading them here, in the parent, lets every worker share them; likewise the ``kubernetes``
+client, which ``kube`` imports on first use.
+
+Nothing here happens at import: the process that forks calls ``before_fork`` (the budgeted
+strategy, when a play starts, before its workers and the sequence engine fork).
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.nodewright.bridge.plugins.module_utils import kube
+
 # A filter from the builtin filter plugins and a test from the builtin test plugins: using one
 # name loads all the files of its kind, as a worker's first template would.
 WARM_TEMPLATE = '{{ (nodewright_preload | default(0) | int) is truthy }}'
 
 _DONE = []
+
+
+def before_fork():
+    """Load, in this process, what its forked workers would each load again: the kubernetes client
+    classes every cluster task uses (``kube.preload``: about 0.7 s a process) and the templating plugins.
+    Never raises: a preload is an optimisation."""
+    kube.preload()
+    templating()
 
 
 def templating():

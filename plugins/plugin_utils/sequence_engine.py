@@ -85,9 +85,14 @@ def step_runner(check_mode, diff, cancelled=None, live_crs=None):
 
 
 class LiveCRsByConnection(object):
-    """The engine's kube.LiveCRs, one per connection (the nodes of a play share one)."""
+    """The engine's kube.LiveCRs, one per connection (the nodes of a play share one).
 
-    def __init__(self):
+    ``session``: the engine's kube.KubeSession; every Kube made with one of these LiveCRs (the steps'
+    clients, the status keepers') uses it, so that all the nodes share one client per connection.
+    """
+
+    def __init__(self, session=None):
+        self.session = session
         self.lock = threading.Lock()
         self.by_key = {}
 
@@ -95,7 +100,7 @@ class LiveCRsByConnection(object):
         key = json.dumps(connection, sort_keys=True, default=str)
         with self.lock:
             if key not in self.by_key:
-                self.by_key[key] = kube.LiveCRs(dict(connection))
+                self.by_key[key] = kube.LiveCRs(dict(connection), session=self.session)
             return self.by_key[key]
 
 
@@ -154,7 +159,7 @@ def _peer_gone(sock):
 def enabled():
     """Whether sequences may run in an engine: the client imports, and neither switch is off."""
     # with cluster tasks off the in-process path (NODEWRIGHT_BRIDGE_IN_PROCESS=0) there is no engine either
-    return kube.HAS_KUBERNETES and in_process.env_switch(in_process.IN_PROCESS_ENV) and in_process.env_switch(ENGINE_ENV)
+    return kube.has_kubernetes() and in_process.env_switch(in_process.IN_PROCESS_ENV) and in_process.env_switch(ENGINE_ENV)
 
 
 def address():
@@ -283,9 +288,12 @@ def start(fork_lock=None):
 # engine sees the pipe close when ansible-playbook is gone, whatever its workers do.
 _PARENT_END = []
 _FORK_HOOK = []
+# The engine's API clients, node cache and node locks: one session, whose clients have the engine's
+# pool (only empty tables until the engine makes its first request: the parent never uses it).
+_SESSION = kube.KubeSession(pool_size=ENGINE_POOL_SIZE)
 # The engine's status keepers: one per CR, shared by the sequences of its nodes (a write per burst
 # of transitions, not per transition). Made in the engine only (its fork starts with none).
-_LIVE_CRS = LiveCRsByConnection()
+_LIVE_CRS = LiveCRsByConnection(_SESSION)
 _KEEPERS = status_keeper.Keepers(live_crs_for=_LIVE_CRS.get)
 
 
@@ -324,7 +332,6 @@ def _serve(listener, parent_end):
         if not stopping.is_set():
             os.kill(os.getpid(), signal.SIGTERM)
     threading.Thread(target=watch_parent, name='parent-watch', daemon=True).start()
-    kube.CLIENT_POOL_SIZE = ENGINE_POOL_SIZE
     # the kubeconfig loader's certificate files live as long as the engine's one client
     with kube.own_temp_files():
         try:

@@ -94,6 +94,7 @@ from ansible.utils.display import Display
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils import shared_budget as budget_rules
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import admission
+from ansible_collections.nodewright.bridge.plugins.plugin_utils import fork_preload
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_config
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_gates
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_state
@@ -240,6 +241,9 @@ class _BudgetedMixin(object):
 
     def run(self, iterator, play_context):
         play = self._nw_prepare(iterator)
+        # What every worker (and the sequence engine) would load for itself after its fork, loaded
+        # once here: the kubernetes client classes and the templating plugins (docs/in-process.md).
+        fork_preload.before_fork()
         # Every worker is a fork of this process and lives as long as its host's task (a node's
         # whole update). Python's collector walks every object a process holds and so writes to
         # (copies) the pages they are on: freezing what exists now keeps them shared with the

@@ -45,7 +45,7 @@ def read_lease(kube, namespace, name):
     def read(*args, **kwargs):
         try:
             resp = kube_api.unchecked(kube.coordination.read_namespaced_lease)(*args, **kwargs)
-        except kube_api.ApiException as exc:
+        except kube_api.client_library().ApiException as exc:
             seen['date'] = _http_date(getattr(exc, 'headers', None))
             raise
         seen['date'] = _http_date(getattr(resp, 'headers', None))

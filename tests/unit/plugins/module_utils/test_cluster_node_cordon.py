@@ -13,6 +13,7 @@ __metaclass__ = type
 import pytest
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils import kube_transport
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_cordon
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_state as node_state_module
 from ansible_collections.nodewright.bridge.plugins.module_utils.constants import IGNORE_LABEL, INHERITED_CORDON_PREFIX
@@ -38,8 +39,8 @@ def server():
 
 @pytest.fixture
 def quick_retries(monkeypatch):
-    monkeypatch.setattr(kube_api, 'RETRY_FIRST_DELAY', 0.01)
-    monkeypatch.setattr(kube_api, 'RETRY_MAX_DELAY', 0.02)
+    monkeypatch.setattr(kube_transport, 'RETRY_FIRST_DELAY', 0.01)
+    monkeypatch.setattr(kube_transport, 'RETRY_MAX_DELAY', 0.02)
 
 
 def stored(server, annotations=None, unschedulable=False, labels=None):

@@ -20,6 +20,7 @@ import pytest
 from ansible_collections.nodewright.bridge.plugins.module_utils import api_generation
 from ansible_collections.nodewright.bridge.plugins.module_utils import drain_config
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils import kube_transport
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_drain
 from ansible_collections.nodewright.bridge.tests.unit.plugins.module_utils.cluster_support import (
     EVENTS, NODE_PATH, PODS, FakeClock, FakeModule, calls, dry_run_body, events_of, execute, pod, pod_list)
@@ -59,8 +60,8 @@ def clock(monkeypatch):
 
 @pytest.fixture
 def quick_retries(monkeypatch):
-    monkeypatch.setattr(kube_api, 'RETRY_FIRST_DELAY', 0.01)
-    monkeypatch.setattr(kube_api, 'RETRY_MAX_DELAY', 0.02)
+    monkeypatch.setattr(kube_transport, 'RETRY_FIRST_DELAY', 0.01)
+    monkeypatch.setattr(kube_transport, 'RETRY_MAX_DELAY', 0.02)
 
 
 def cordoned_node(server, unschedulable=True):

@@ -18,6 +18,7 @@ import pytest
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import api_generation
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils import kube_transport
 from ansible_collections.nodewright.bridge.tests.unit.plugins.module_utils.fake_api import (
     FakeApiServer, Pause, event, gone_event, node, node_list, status_body)
 
@@ -449,8 +450,8 @@ def test_an_unreachable_server_is_named(server):
 
 @pytest.fixture
 def quick_retries(monkeypatch):
-    monkeypatch.setattr(kube_api, 'RETRY_FIRST_DELAY', 0.01)
-    monkeypatch.setattr(kube_api, 'RETRY_MAX_DELAY', 0.02)
+    monkeypatch.setattr(kube_transport, 'RETRY_FIRST_DELAY', 0.01)
+    monkeypatch.setattr(kube_transport, 'RETRY_MAX_DELAY', 0.02)
 
 
 def refusing(server, times):
@@ -589,9 +590,11 @@ FORBIDDEN = status_body(403, 'Forbidden', 'nodes "n1" is forbidden: cannot patch
 
 
 @pytest.fixture
-def no_status_failures(monkeypatch):
-    monkeypatch.setattr(kube_api, '_STATUS_FAILURES', {})
-    monkeypatch.setattr(kube_api, '_NODES', {})
+def no_status_failures(monkeypatch, kube):
+    # a process session of the test's own (kube's and any made after): no status write refused and no node known before
+    fresh = kube_api.KubeSession()
+    monkeypatch.setattr(kube_transport, '_PROCESS_SESSION', fresh)
+    kube.session = fresh
 
 
 def wanted_once(current):
@@ -674,7 +677,7 @@ class _Set(object):
 
 def _live(monkeypatch, states):
     monkeypatch.setattr(kube_api, '_CrWatch', _FakeWatch)
-    monkeypatch.setattr(kube_api, 'Kube', lambda params: type('K', (), {'request_timeout': 1})())
+    monkeypatch.setattr(kube_api, 'Kube', lambda params, session=None: type('K', (), {'request_timeout': 1})())
     monkeypatch.setattr(_FakeWatch, 'states', states)
     return kube_api.LiveCRs({})
 
