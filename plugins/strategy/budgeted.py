@@ -151,8 +151,8 @@ class _Banners(admission.Reporter):
                        cows=False)
 
     def admitted(self, comp, names, in_flight, window):
-        display.display('NODEWRIGHT ADMIT [%s] %s (in flight %d of window %d)' % (self._where(comp), ', '.join(names),
-                                                                                in_flight, window))
+        display.display('NODEWRIGHT ADMIT [%s] %s (in flight %d of window %d)'
+                        % (self._where(comp), ', '.join(names), in_flight, window))
 
     def scored(self, comp, record):
         status = 'FAILED BATCH' if record['failed_batch'] else 'ok'

@@ -154,8 +154,8 @@ def test_the_not_ready_gate_on_the_cluster(gates_code, cluster):  # pylint: disa
         assert batch_gates.probe()[0] is None  # 1 NotReady, 1 allowed
         cluster.set_node_not_ready(names[1])
         assert batch_gates.probe()[0] == (f'gate max_not_ready: 2 nodes NotReady in the selection ({names[0]}, '
-                                       f'{names[1]}), more than the 1 allowed')
-        assert batch_gates.check(rebooting=[names[1]]) is None  # this rollout's own node is not counted
+                                          f'{names[1]}), more than the 1 allowed')
+        assert batch_gates.probe(rebooting=[names[1]])[0] is None  # this rollout's own node is not counted
         assert io.not_ready_nodes(kube.Kube(kube_params), f'{POOL_LABEL}={pool}') == names[:2]
 
         def recover(message):

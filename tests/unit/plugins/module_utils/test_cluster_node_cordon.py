@@ -12,7 +12,6 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube_transport
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_cordon
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_state as node_state_module

@@ -19,7 +19,6 @@ import pytest
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import api_generation
 from ansible_collections.nodewright.bridge.plugins.module_utils import drain_config
-from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube_transport
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_drain
 from ansible_collections.nodewright.bridge.tests.unit.plugins.module_utils.cluster_support import (

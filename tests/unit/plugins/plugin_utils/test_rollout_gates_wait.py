@@ -153,7 +153,7 @@ def test_both_gates_blocked_name_both_reasons():
     batch_gates = _gates(kube=kube, query=lambda prom: _firing('NodeDown'), max_not_ready=0,
                          prometheus={'url': 'http://prom:9090', 'alert_regex': 'Node.*'})
     assert batch_gates.probe()[0] == ('gate max_not_ready: 1 node NotReady in the selection (a), more than the 0 allowed; '
-                                   'gate prometheus: alert NodeDown firing')
+                                      'gate prometheus: alert NodeDown firing')
 
 
 def test_an_unreachable_prometheus_blocks_and_a_refused_token_stops_at_once():
