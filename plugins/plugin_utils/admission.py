@@ -72,6 +72,9 @@ class Reporter(object):
     def error(self, message):
         """Why the rollout stops (the shared budget cannot be used)."""
 
+    def stopped(self, comp, reason):
+        """At the end: ``comp`` stopped with ``reason`` (the policy, a gate, a halt or a deferral)."""
+
 
 class Admission(object):
     """One rollout's admission state over ``scheduler`` (a RolloutScheduler, or a SlidingWindowScheduler when ``sliding``).
@@ -495,6 +498,21 @@ class Admission(object):
         self.reporter.scored(comp, record)
         if self.record is not None:
             rollout_state.batch_finished(self.record, comp, record, started=started)
+
+    def close(self, ended=None):
+        """The end of the rollout: leave the shared budget, record the end in the report, say which compartments stopped.
+
+        Returns ``(summary, elsewhere)``: the summary (``summary()``), and the hosts other runs of a shared
+        budget finished (name -> outcome). ``ended``: why the driver's loop ended early, for the report.
+        """
+        elsewhere = self.leave()
+        summary = self.summary()
+        if self.record is not None:
+            rollout_state.finish_rollout(self.record, summary['compartments'], summary['not_attempted'], ended=ended)
+        for comp in summary['compartments']:
+            if comp['stopped']:
+                self.reporter.stopped(comp['name'], comp['stop_reason'])
+        return summary, elsewhere
 
     def summary(self):
         """The scheduler's summary (rollout_scheduler), with ``deferred`` (None, or why the rest waits)."""

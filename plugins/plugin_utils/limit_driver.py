@@ -39,7 +39,6 @@ import yaml
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils import rollout_gates as gate_rules
-from ansible_collections.nodewright.bridge.plugins.module_utils import shared_budget as budget_rules
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import admission
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_config
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_gates
@@ -78,6 +77,9 @@ class _Echo(admission.Reporter):
 
     def error(self, message):
         self.echo('nodewright: %s' % message)
+
+    def stopped(self, comp, reason):
+        self.echo('nodewright: [%s] stopped: %s' % (comp, reason))
 
 
 def _renewing(budget, run_batch, wave):
@@ -129,14 +131,11 @@ def drive(scheduler, run_batch, record=None, echo=None, budget=None, windows=Non
             failed = set(run_batch(wave) if engine.budget is None else _renewing(engine.budget, run_batch, wave))
             engine.finish(dict((n, admission.FAILED if n in failed else admission.OK) for n in wave))
     finally:
-        elsewhere = engine.leave()
+        summary, elsewhere = engine.close()
         if echo and elsewhere:
             echo('nodewright: finished by other runs of the shared budget: %s' % ', '.join(sorted(elsewhere)))
     if engine.budget_failure is not None:
         raise shared_budget.BudgetError(engine.budget_failure)
-    summary = engine.summary()
-    if record is not None:
-        rollout_state.finish_rollout(record, summary['compartments'], summary['not_attempted'])
     return summary
 
 
@@ -260,16 +259,9 @@ def _budget_and_gates(args, settings, scheduler, hosts):
     connection = {'kubeconfig': args.kubeconfig, 'context': args.context}
     budget = None
     if args.shared_budget:
-        kube = kube_api.Kube(kube_api.connection_params(connection))
-        rules = dict((c.name, budget_rules.Rules.of(c)) for c in scheduler.compartments)
-        namespace = args.budget_namespace or kube.generation.default_namespace
-        budget = shared_budget.SharedBudget(kube, namespace, args.shared_budget, 'batch', rules,
-                                            key=args.shared_budget, expiry=args.slot_expiry)
-    gates = None
-    if settings.gates is not None and settings.gates.enabled:
-        gates = rollout_gates.BatchGates(settings.gates, names=[h[0] for h in hosts],
-                                         kube_factory=lambda: kube_api.Kube(kube_api.connection_params(connection)))
-    return budget, gates
+        budget = shared_budget.for_rollout(connection, scheduler, 'batch', args.shared_budget,
+                                           namespace=args.budget_namespace, expiry=args.slot_expiry)
+    return budget, rollout_gates.gates_for(settings.gates, connection, names=[h[0] for h in hosts])
 
 
 def main(argv=None):

@@ -29,6 +29,7 @@ from urllib.request import HTTPRedirectHandler, HTTPSHandler, Request, build_ope
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import label_selector as ls
 from ansible_collections.nodewright.bridge.plugins.module_utils import rollout_gates as rg
+from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils.kube import KubeError
 
 # Seconds between two looks at the clock while waiting for a window (each look reports on_wait).
@@ -122,6 +123,18 @@ def nodes_in_selection(kube, label_selector=None):
     if isinstance(label_selector, (dict, list)):
         label_selector = ls.to_query(ls.normalize_selector(label_selector, 'selection'))
     return kube.list_nodes(label_selector=label_selector or None).get('items') or []
+
+
+def gates_for(settings, connection, label_selector=None, names=None):
+    """The BatchGates of ``settings`` (module_utils' GateSettings) for a rollout's selection, or None when no gate is set.
+
+    ``connection``: the cluster modules' connection options, for the NotReady gate's listing (one client,
+    made when the gate is first checked); ``label_selector``: the CR's node selection, else ``names``.
+    """
+    if settings is None or not settings.enabled:
+        return None
+    return BatchGates(settings, label_selector=label_selector, names=None if label_selector else names,
+                      kube_factory=lambda: kube_api.Kube(kube_api.connection_params(dict(connection))))
 
 
 class BatchGates(object):

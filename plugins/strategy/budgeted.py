@@ -92,8 +92,8 @@ from ansible.template import Templar
 from ansible.utils.display import Display
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
-from ansible_collections.nodewright.bridge.plugins.module_utils import shared_budget as budget_rules
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import admission
+from ansible_collections.nodewright.bridge.plugins.plugin_utils import admission_display
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import fork_preload
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_config
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_gates
@@ -108,7 +108,7 @@ CUSTOM_STAT = 'nodewright_rollout'
 # Play vars the strategy reads the API connection from (as the apply playbook's module_defaults do);
 # nodewright_shared_budget's own connection options come first, K8S_AUTH_* after.
 CONNECTION_VARS = ('nodewright_kubeconfig', 'nodewright_context')
-PREFIX = 'nodewright.bridge.budgeted: '
+PREFIX = admission_display.PREFIX
 
 
 def _result_parts(result):
@@ -128,70 +128,6 @@ def _result_parts(result):
 # A node_update result that says the CR was paused or disabled during the run: no new pod started, and
 # nothing more of the phase may start (the operator starts no pod for such a CR).
 HOLDING = ('paused', 'disabled')
-
-
-def _plural(count, word='host'):
-    return '%d %s%s' % (count, word, '' if count == 1 else 's')
-
-
-class _Banners(admission.Reporter):
-    """What the admission says, as banners and lines on the display."""
-
-    def __init__(self, play):
-        self.play = play
-
-    def _where(self, comp=None):
-        return self.play.label(comp) if comp is not None else self.play.phase.name or self.play.name
-
-    def _kind(self):
-        return 'GROUP' if self.play.sliding else 'BATCH'
-
-    def batch_started(self, comp, number, names):
-        display.banner('NODEWRIGHT BATCH %d [%s] %s: %s' % (number, self._where(comp), _plural(len(names)), ', '.join(names)),
-                       cows=False)
-
-    def admitted(self, comp, names, in_flight, window):
-        display.display('NODEWRIGHT ADMIT [%s] %s (in flight %d of window %d)'
-                        % (self._where(comp), ', '.join(names), in_flight, window))
-
-    def scored(self, comp, record):
-        status = 'FAILED BATCH' if record['failed_batch'] else 'ok'
-        if record.get('drain'):
-            status += ' (hosts in flight when the compartment stopped)'
-        removed = ', %d removed (node deleted)' % len(record['removed']) if record.get('removed') else ''
-        line = 'NODEWRIGHT %s %d [%s] done: %d ok, %d failed%s, %s; progress %d%%' % (
-            self._kind(), record['number'], self._where(comp), len(record['ok']), len(record['failed']), removed, status,
-            record['progress'])
-        rollout = self.play.engine.scheduler.compartment(comp).rollout
-        if rollout.stopped and not record.get('drain'):
-            line += '; COMPARTMENT STOPPED: %s' % rollout.stop_reason
-        display.banner(line, cows=False)
-
-    def fleet_scored(self, comp, record):
-        display.banner('NODEWRIGHT FLEET %s %d [%s] scored: %d nodes over every run, %d ok, %d failed, %s; fleet progress '
-                       '%d%%%s' % (self._kind(), record['number'], self._where(comp), record['size'], len(record['ok']),
-                                   len(record['failed']), 'FAILED BATCH' if record['failed_batch'] else 'ok',
-                                   record['progress'], '; STOPPED' if record['stopped'] else ''), cows=False)
-
-    def joined(self, budget):
-        display.display('NODEWRIGHT SHARED BUDGET %s: run %s joined %s' % (
-            budget.scope, budget.run, ', '.join(budget.where(c) for c in sorted(budget.joined))))
-
-    def waiting(self, comp, message):
-        display.display('NODEWRIGHT WAIT [%s]: %s' % (self._where(comp), message))
-
-    def would_wait(self, reason):
-        display.display('NODEWRIGHT CHECK MODE [%s]: a real run would wait here: %s' % (self._where(), reason))
-
-    def deferred(self, title, reason, until):
-        display.banner('NODEWRIGHT %s [%s]: %s; the hosts not started wait for %s' % (title, self._where(), reason, until),
-                       cows=False)
-
-    def warning(self, message):
-        display.warning(PREFIX + message)
-
-    def error(self, message):
-        display.error(PREFIX + message)
 
 
 class _Play(object):
@@ -435,19 +371,15 @@ class _BudgetedMixin(object):
         title = play.name if phase.name is None else '%s: %s' % (play.name, phase.name)
         play.record = rollout_state.start_rollout(title, settings.window, rollout_config.compartment_summaries(scheduler),
                                                   excluded)
-        gates = None
-        if settings.gates is not None and settings.gates.enabled:
-            gates = rollout_gates.BatchGates(settings.gates, label_selector=phase.selector,
-                                             names=None if phase.selector else [h.name for h in eligible],
-                                             kube_factory=lambda: kube_api.Kube(kube_api.connection_params(dict(play.connection))))
+        gates = rollout_gates.gates_for(settings.gates, play.connection, phase.selector, [h.name for h in eligible])
         keeper = None
         if phase.cr_status and not play.check_mode:
             keeper = status_keeper.BatchStateKeeper(kube_api.connection_params(dict(play.connection)), phase.name)
-        play.engine = admission.Admission(scheduler, sliding=play.sliding, record=play.record, reporter=_Banners(play),
+        play.engine = admission.Admission(scheduler, sliding=play.sliding, record=play.record, reporter=admission_display.Banners(play),
                                           windows=settings.windows, gates=gates, keeper=keeper, check_mode=play.check_mode,
                                           ending=lambda: self._nw_ending(iterator))
         if phase.name is not None:
-            display.banner('NODEWRIGHT ROLLOUT %s: %s' % (phase.name, _plural(len(eligible))), cows=False)
+            display.banner('NODEWRIGHT ROLLOUT %s: %s' % (phase.name, admission_display.plural(len(eligible))), cows=False)
         if excluded:
             display.warning(PREFIX + '%d host(s) left out of the rollout of %r: %s'
                             % (len(excluded), title, ', '.join('%s (%s)' % item for item in sorted(excluded.items()))))
@@ -463,15 +395,12 @@ class _BudgetedMixin(object):
         """Register this run in the shared budget of the phase (a Lease per compartment); a failure stops the phase."""
         play = self._nw
         shared = phase.settings.shared
-        scope = shared.get('name') or phase.name
-        rules = dict((r.name, budget_rules.Rules.of(r)) for r in play.engine.scheduler.rollouts)
         try:
-            client = kube_api.Kube(kube_api.connection_params(dict(play.connection, **shared)))
-            namespace = shared.get('namespace') or client.generation.default_namespace
-            # a CR's phase: its spec digest; a play of your own: the name (the --limit driver uses the same)
-            play.engine.budget = shared_budget.SharedBudget(
-                client, namespace, scope, phase.settings.window, rules, expiry=shared['slot_expiry'],
-                key=phase.budget_key if phase.budget_key is not None else scope)
+            # the key: a CR's phase, its spec digest; a play of your own, the name (the --limit driver's too)
+            play.engine.budget = shared_budget.for_rollout(
+                dict(play.connection, **shared), play.engine.scheduler, phase.settings.window,
+                shared.get('name') or phase.name, key=phase.budget_key, namespace=shared.get('namespace'),
+                expiry=shared['slot_expiry'])
         except (kube_api.KubeError, shared_budget.BudgetError) as exc:
             play.engine.budget_failed(exc)
             return
@@ -758,46 +687,33 @@ class _BudgetedMixin(object):
         return result
 
     def _nw_end_phase(self):
-        """Close the current phase: the shared budget left, hosts never admitted, the progress record, the stop banners."""
+        """Close the current phase (Admission.close); count its hosts never admitted and the ones other runs failed."""
         play = self._nw
         if play.phase_closed:
             return
         play.phase_closed = True
-        engine = play.engine
-        elsewhere = engine.leave()
+        summary, elsewhere = play.engine.close(ended=play.ended)
         failed_elsewhere = sorted(n for n, outcome in elsewhere.items() if outcome == admission.FAILED)
         if elsewhere:
             display.display('NODEWRIGHT SHARED BUDGET: %d host(s) finished by other runs: %s%s' % (
                 len(elsewhere), ', '.join(sorted(elsewhere)),
                 ' (failed there: %s)' % ', '.join(failed_elsewhere) if failed_elsewhere else ''))
-        for name in failed_elsewhere:
-            # the fleet's rollout failed on it: this run's result says so too
-            self._tqm._failed_hosts[name] = True
-            play.run_failed.add(name)
-        sched = engine.scheduler
-        not_attempted = sched.not_attempted()
         # a phase deferred to the next window (or held) is not a stopped rollout; a compartment the policy stopped is
-        stopped = engine.policy_stopped() if engine.deferred is not None else sched.stopped
-        stats = self._tqm._stats
+        stopped = play.engine.policy_stopped()
+        not_attempted = summary['not_attempted']
         for name in not_attempted:
-            # listed in the recap (as skipped) instead of silently missing from it
-            stats.increment('skipped', name)
-            if stopped:
-                # like a failed host: later plays and the retry file see it
-                self._tqm._failed_hosts[name] = True
-        play.run_failed.update(not_attempted)
+            self._tqm._stats.increment('skipped', name)  # listed in the recap instead of silently missing from it
+        for name in failed_elsewhere + (not_attempted if stopped else []):
+            # like a failed host (the fleet's rollout failed on it, or it never ran in a stopped rollout):
+            # later plays and the retry file see it
+            self._tqm._failed_hosts[name] = True
+        play.run_failed.update(failed_elsewhere + not_attempted)
         if not_attempted:
-            why = ('the rollout stopped' if stopped else 'the rollout was held (%s)' % engine.deferred if engine.deferred
-                   else 'the play ended (%s)' % play.ended)
+            why = ('the rollout stopped' if stopped else 'the rollout was held (%s)' % summary['deferred']
+                   if summary['deferred'] else 'the play ended (%s)' % play.ended)
             display.warning(PREFIX + '%d host(s) of %r were never admitted because %s: %s'
                             % (len(not_attempted), play.record.play, why, ', '.join(not_attempted)))
-        summaries = sched.summary()['compartments']
-        rollout_state.finish_rollout(play.record, summaries, not_attempted, ended=play.ended)
-        for summary in summaries:
-            if summary['stopped']:
-                display.banner('NODEWRIGHT ROLLOUT STOPPED [%s]: %s' % (play.label(summary['name']), summary['stop_reason']),
-                               cows=False)
-        play.any_stopped = play.any_stopped or stopped or engine.budget_failure is not None
+        play.any_stopped = play.any_stopped or stopped or play.engine.budget_failure is not None
         phase_hosts = [h.name for h in play.phases[play.phase_index][1]]
         play.phase_failed[play.phase.name] = bool(play.excluded) or any(n in play.run_failed for n in phase_hosts)
 
