@@ -260,7 +260,7 @@ def _plan_rollout(cr, nodes, policy, order, cap_to_ceiling, config_changes, batc
     return {
         'cr': {'name': cr.name, 'kind': cr.kind, 'apiVersion': cr.api_version, 'priority': cr.priority,
                'sequencing': cr.sequencing, 'serial': cr.serial, 'paused': cr.paused, 'disabled': cr.disabled,
-               'packages': sorted(cr.packages), 'podNonInterruptLabels': cr.pod_non_interrupt_labels,
+               'deleting': cr.deleting, 'packages': sorted(cr.packages), 'podNonInterruptLabels': cr.pod_non_interrupt_labels,
                'runtimeRequired': cr.runtime_required, 'deploymentPolicy': cr.deployment_policy or None,
                # a NodeWright's drain is the v0.18+ operator's (DecidePod): its drainConfig, defaults when unset
                'drainConfig': cr.drain_config if cr_model.is_nodewright_group({'apiVersion': cr.api_version}) else None},
@@ -424,6 +424,11 @@ def cr_decision(plan, required=None):
         held = 'paused' if cr.get('paused') else 'disabled'
         record = [{'node': n, 'status': held} for n in sorted(nodes) if nodes[n].get('status') != held]
         return {'runs': [], 'complete': [], 'release': [], 'record': record, 'rolling': [], 'skipped': skipped,
+                'pending': pending}
+    if cr.get('deleting'):
+        # a CR being deleted only uninstalls (node_plan): its finalizer (cr_finalize) then cleans its nodes up and
+        # uncordons them, so nothing is recorded complete, waiting or blocked, and no cordon is released here
+        return {'runs': pending, 'complete': [], 'release': [], 'record': [], 'rolling': [], 'skipped': None,
                 'pending': pending}
     to_block = plan.get('to_block') or []
     record = ([{'node': n, 'status': 'blocked'} for n in to_block]

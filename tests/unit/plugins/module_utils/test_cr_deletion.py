@@ -13,6 +13,7 @@ from ansible_collections.nodewright.bridge.plugins.module_utils import cr_deleti
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_plan
+from ansible_collections.nodewright.bridge.plugins.module_utils import planner
 from ansible_collections.nodewright.bridge.plugins.module_utils.api_generation import NODEWRIGHT
 
 P = 'skyhook.nvidia.com'
@@ -54,6 +55,18 @@ def test_a_deleted_cr_plans_only_its_uninstalls_and_installs_nothing():
     assert stages == [('clean', 'uninstall')]  # and 'keep', missing on the node, is not installed
     live = node_plan.plan_node(cr_model.build_cr(_doc(deleted=False)), {})
     assert set(s['package'] for s in live['pending'] if s['stage'] == 'apply') == {'keep', 'clean'}
+
+
+def test_a_deleted_cr_records_nothing_and_runs_only_the_nodes_with_an_uninstall():
+    cr = cr_model.build_cr(_doc())
+    failing = node_state.upsert({}, 'keep', '1.0.0', 'x/keep', 'erroring', 'apply')[0]
+    nodes = [_node('n1', [('clean', '2.0.0')]), _node('n2', [('keep', '1.0.0')]),
+             {'name': 'n3', 'labels': {'pool': 'gpu'}, 'annotations': {node_state.node_state_key('gone'): node_state.encode(failing)}}]
+    plan = planner.plan_rollout(cr, nodes)
+    assert plan['cr']['deleting']
+    decision = planner.cr_decision(plan)
+    # n3's failed package is not retried nor recorded complete (upstream failure-skyhook's cleanup): the finalizer goes
+    assert (decision['runs'], decision['complete'], decision['record'], decision['release']) == (['n1'], [], [], [])
 
 
 def test_the_finalizer_waits_blocks_or_finalizes_as_the_operators_switch():
