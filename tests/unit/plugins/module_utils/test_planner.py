@@ -144,7 +144,7 @@ def test_plan_rollout_node_classification():
     assert n4['cordoned_by'] == ['demo', 'other']
     assert result['cr'] == {'name': 'demo', 'kind': 'NodeWright', 'apiVersion': 'nodewright.nvidia.com/v1alpha1',
                             'priority': 200, 'sequencing': 'node', 'serial': False, 'paused': False, 'disabled': False,
-                            'packages': ['tuning'], 'podNonInterruptLabels': {}, 'runtimeRequired': False,
+                            'deleting': False, 'packages': ['tuning'], 'podNonInterruptLabels': {}, 'runtimeRequired': False,
                             'deploymentPolicy': None, 'drainConfig': cr_model.drain_config(None)}
 
 
