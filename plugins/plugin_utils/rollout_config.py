@@ -25,6 +25,9 @@ from ansible_collections.nodewright.bridge.plugins.module_utils.rollout_schedule
 
 VAR_POLICY = 'nodewright_policy'
 VAR_BUDGET = 'nodewright_interruption_budget'
+# batch (the barrier between batches) or sliding: how hosts are admitted. Named apart from the maintenance
+# windows (nodewright_maintenance_windows); nodewright_window is its deprecated name (removed in 2.0.0).
+VAR_ADMISSION = 'nodewright_admission'
 VAR_WINDOW = 'nodewright_window'
 VAR_ORDER = 'nodewright_order'
 VAR_PHASES = 'nodewright_phases'
@@ -33,11 +36,11 @@ HOSTVAR_LABELS = 'nodewright_labels'
 # Set by the strategy on every host of a phase when the phase starts (the tasks read it).
 HOSTVAR_PHASE = 'nodewright_phase'
 VAR_SHARED = 'nodewright_shared_budget'
-PLAY_VARS = (VAR_POLICY, VAR_BUDGET, VAR_WINDOW, VAR_ORDER, VAR_PHASES, VAR_SHARED) + rollout_gates.PLAY_VARS
+PLAY_VARS = (VAR_POLICY, VAR_BUDGET, VAR_ADMISSION, VAR_WINDOW, VAR_ORDER, VAR_PHASES, VAR_SHARED) + rollout_gates.PLAY_VARS
 # nodewright_shared_budget: where the Lease lives, how long a dead run's slots last, how to reach the API
 SHARED_KEYS = ('name', 'namespace', 'slot_expiry')
 HOST_VARS = (HOSTVAR_COMPARTMENT, HOSTVAR_LABELS)
-WINDOWS = ('batch', 'sliding')
+ADMISSIONS = ('batch', 'sliding')
 ORDERS = ('inventory', 'name')
 
 
@@ -67,13 +70,14 @@ def plain(value):
 
 
 class Settings(object):
-    """What the play asked for: a policy or a plain budget, the window mode and the node order."""
+    """What the play asked for: a policy or a plain budget, the admission (batch or sliding) and the node order."""
 
-    def __init__(self, policy=None, budget=None, window='batch', order='inventory', source=None, shared=None,
-                 windows=None, gates=None):
+    def __init__(self, policy=None, budget=None, admission='batch', order='inventory', source=None, shared=None,
+                 windows=None, gates=None, deprecations=()):
         self.policy = policy  # cr_model.DeploymentPolicy or None
         self.budget = budget  # {'percent': N} / {'count': N} or None
-        self.window = window
+        self.admission = admission
+        self.deprecations = list(deprecations)  # (message, version) of deprecated names the play used
         self.order = order
         self.source = source
         self.shared = shared  # the shared budget's settings (parse_shared), or None: this run's budget only
@@ -202,10 +206,10 @@ def parse_settings(play_vars, read_file=None, play_level=None):
     except rollout_gates.GateConfigError as exc:
         errors.extend(exc.errors)
     policy_value, budget_value = play_vars.get(VAR_POLICY), play_vars.get(VAR_BUDGET)
-    window = plain(play_vars.get(VAR_WINDOW)) or 'batch'
+    admission, admission_var, deprecations = _admission(play_vars, errors)
     order = plain(play_vars.get(VAR_ORDER)) or 'inventory'
-    if window not in WINDOWS:
-        errors.append('%s: must be one of %s, got %r' % (VAR_WINDOW, ', '.join(WINDOWS), window))
+    if admission not in ADMISSIONS:
+        errors.append('%s: must be one of %s, got %r' % (admission_var, ', '.join(ADMISSIONS), admission))
     if order not in ORDERS:
         errors.append('%s: must be one of %s, got %r' % (VAR_ORDER, ', '.join(ORDERS), order))
     policy = budget = source = None
@@ -228,8 +232,21 @@ def parse_settings(play_vars, read_file=None, play_level=None):
                       % (VAR_POLICY, VAR_BUDGET))
     if errors:
         raise RolloutConfigError(errors)
-    return Settings(policy=policy, budget=budget, window=window, order=order, source=source, shared=shared,
-                    windows=windows, gates=gates)
+    return Settings(policy=policy, budget=budget, admission=admission, order=order, source=source, shared=shared,
+                    windows=windows, gates=gates, deprecations=deprecations)
+
+
+def _admission(play_vars, errors):
+    """``(value, the variable it came from, deprecations)``: nodewright_admission, or its deprecated name."""
+    value, old = plain(play_vars.get(VAR_ADMISSION)), plain(play_vars.get(VAR_WINDOW))
+    if old is None:
+        return value or 'batch', VAR_ADMISSION, []
+    if value is not None and value != old:
+        errors.append('%s is the deprecated name of %s; they disagree (%r, %r): set only %s'
+                      % (VAR_WINDOW, VAR_ADMISSION, old, value, VAR_ADMISSION))
+    return value or old, VAR_WINDOW if value is None else VAR_ADMISSION, [
+        ('%s is deprecated: use %s (the same values, batch or sliding), named apart from the maintenance windows'
+         % (VAR_WINDOW, VAR_ADMISSION), '2.0.0')]
 
 
 class Phase(object):
@@ -314,7 +331,8 @@ def parse_phases(play_vars, read_file=None):
             errors.extend(batch_state_errors(state, '%s.batch_state.%s' % (where, comp)))
         try:
             settings = parse_settings({VAR_POLICY: entry.get('policy'), VAR_BUDGET: entry.get('interruption_budget'),
-                                       VAR_WINDOW: play_vars.get(VAR_WINDOW), VAR_ORDER: play_vars.get(VAR_ORDER),
+                                       VAR_ADMISSION: play_vars.get(VAR_ADMISSION), VAR_WINDOW: play_vars.get(VAR_WINDOW),
+                                       VAR_ORDER: play_vars.get(VAR_ORDER),
                                        VAR_SHARED: play_vars.get(VAR_SHARED)},
                                       read_file, play_vars)
         except RolloutConfigError as exc:
@@ -386,7 +404,7 @@ def build_scheduler(settings, nodes, compartment_of=None, batch_states=None, cr_
         scheduler = RolloutScheduler.build(nodes, **kwargs)
     except ValueError as exc:
         raise RolloutConfigError([str(exc)])
-    if settings.window == 'sliding':
+    if settings.admission == 'sliding':
         return SlidingWindowScheduler(scheduler)
     return scheduler
 

@@ -143,7 +143,7 @@ class SharedBudget(object):
                                       % (exc, self.namespace, self.names[comp], self.scope))
                 if state['mode'] != self.mode:
                     raise BudgetError('the shared budget: %s is used in %s mode by other runs; this run uses %s mode '
-                                      '(nodewright_window must be the same for every run)' % (where, state['mode'], self.mode))
+                                      '(nodewright_admission must be the same for every run)' % (where, state['mode'], self.mode))
             before = rules_mod.dump_state(state)
             gone = [r for r, pid in rules_mod.local_runs(state, self.host).items() if r != self.run and not _alive(pid)]
             rules_mod.end_runs(state, gone)  # killed on this machine: no need to wait for their expiry

@@ -24,7 +24,8 @@ description:
   - Each host's compartment comes from its C(nodewright_compartment) hostvar, or else from its
     C(nodewright_labels) hostvar (a dict of node labels) matched against the policy's selectors.
     Hosts matching no selector go to the policy's default compartment.
-  - C(nodewright_window=sliding) replaces the batch barrier with a sliding window; see the notes.
+  - C(nodewright_admission=sliding) replaces the batch barrier with a sliding window; see the notes.
+    C(nodewright_window) is its deprecated name.
     C(nodewright_order=name) orders each compartment's hosts by name instead of the play's host order.
   - An invalid configuration fails the play before any host runs, listing every problem with its
     field path. C(serial) on the same play is an error; C(max_fail_percentage) is ignored with a
@@ -139,7 +140,7 @@ class _Play(object):
         self.phase_index = -1
         self.phase = None
         self.phase_closed = False
-        self.sliding = phases[0][0].settings.window == 'sliding'  # the play's, the same for every phase
+        self.sliding = phases[0][0].settings.admission == 'sliding'  # the play's, the same for every phase
         self.engine = None  # the current phase's Admission
         self.hosts = hosts  # name -> Host, every host of the play
         self.play_hosts = play_hosts  # the restriction to restore at the end
@@ -286,6 +287,8 @@ class _BudgetedMixin(object):
             phases = rollout_config.parse_phases(values, read_file=self._nw_read_file)
         except rollout_config.RolloutConfigError as exc:
             raise AnsibleError(self._nw_config_message(name, exc.errors))
+        for message, version in phases[0].settings.deprecations:  # the names are the play's, not a phase's
+            display.deprecated(PREFIX + message, version=version, collection_name='nodewright.bridge')
 
         play_hosts = self._inventory.get_hosts(play.hosts, order=play.order)
         by_name = dict((h.name, h) for h in play_hosts)
@@ -369,7 +372,7 @@ class _BudgetedMixin(object):
         scheduler = rollout_config.build_scheduler(settings, nodes, pinned, batch_states=phase.batch_state, cr_name=phase.name)
         play.excluded = excluded
         title = play.name if phase.name is None else '%s: %s' % (play.name, phase.name)
-        play.record = rollout_state.start_rollout(title, settings.window, rollout_config.compartment_summaries(scheduler),
+        play.record = rollout_state.start_rollout(title, settings.admission, rollout_config.compartment_summaries(scheduler),
                                                   excluded)
         gates = rollout_gates.gates_for(settings.gates, play.connection, phase.selector, [h.name for h in eligible])
         keeper = None
@@ -398,7 +401,7 @@ class _BudgetedMixin(object):
         try:
             # the key: a CR's phase, its spec digest; a play of your own, the name (the --limit driver's too)
             play.engine.budget = shared_budget.for_rollout(
-                dict(play.connection, **shared), play.engine.scheduler, phase.settings.window,
+                dict(play.connection, **shared), play.engine.scheduler, phase.settings.admission,
                 shared.get('name') or phase.name, key=phase.budget_key, namespace=shared.get('namespace'),
                 expiry=shared['slot_expiry'])
         except (kube_api.KubeError, shared_budget.BudgetError) as exc:

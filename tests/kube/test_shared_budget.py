@@ -306,7 +306,7 @@ def test_two_limit_drivers_share_one_budget(cluster, playbooks, namespace, tmp_p
 def test_two_plays_of_your_own_share_one_budget(cluster, playbooks, namespace, tmp_path, window):
     """A play of your own on the budgeted strategy, run twice at once: batch and sliding mode keep to the budget."""
     log, env = _local_rollout(tmp_path, playbooks, {
-        'nodewright_interruption_budget': {'count': 2}, 'nodewright_window': window,
+        'nodewright_interruption_budget': {'count': 2}, 'nodewright_admission': window,
         'nodewright_shared_budget': {'name': f'own-{window}', 'namespace': namespace, 'slot_expiry': 30}})
     cmd = [str(Path(sys.executable).with_name('ansible-playbook')), '-i', 'inventory.yml', 'site.yml']
     outputs = _run_two(cmd, tmp_path, env)

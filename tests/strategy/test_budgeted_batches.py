@@ -303,10 +303,10 @@ def test_invalid_policy_lists_every_problem_before_anything_runs(run_playbook):
            'compartments': [{'name': '__default__', 'selector': {'matchLabels': {'a': 'b'}}, 'budget': {'count': 1}}]}
     host_map = hosts(3, nodewright_labels={'a': 'b'})
     host_map['n02']['nodewright_compartment'] = 'nope'
-    run = run_playbook([budgeted_play(nodewright_policy=bad, nodewright_window='wide')], inventory(host_map))
+    run = run_playbook([budgeted_play(nodewright_policy=bad, nodewright_admission='wide')], inventory(host_map))
     assert run.rc != 0
     out = run.flat
-    for problem in ('nodewright_window: must be one of batch, sliding',
+    for problem in ('nodewright_admission: must be one of batch, sliding',
                     'spec.default.budget.percent: 0 is less than the minimum 1',
                     'spec.default.budget: percent and count are mutually exclusive',
                     'spec.default.strategy: exactly one of fixed, linear, or exponential must be set',

@@ -111,7 +111,7 @@ def test_phases_in_sliding_mode(run_playbook):
         {'name': 'first', 'interruption_budget': {'count': 2}, 'hosts': ['n01', 'n02', 'n03']},
         {'name': 'second', 'interruption_budget': {'count': 2}, 'hosts': ['n02', 'n03', 'n04']},
     ]
-    run = run_playbook([budgeted_play(PHASE_TASKS, nodewright_phases=phases, nodewright_window='sliding',
+    run = run_playbook([budgeted_play(PHASE_TASKS, nodewright_phases=phases, nodewright_admission='sliding',
                                       fail_hosts=['n03@first'])], inventory(hosts(4)))
     assert run.rc != 0, run
     done = rollouts(run)

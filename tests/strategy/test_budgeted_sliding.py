@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
-"""nodewright.bridge.budgeted with nodewright_window=sliding (the free loop behind the gate).
+"""nodewright.bridge.budgeted with nodewright_admission=sliding (the free loop behind the gate).
 
 Concurrency is measured from timestamps the hosts' own task writes before and after its work,
 not from the plugin's bookkeeping.
@@ -48,7 +48,7 @@ def test_sliding_window_never_exceeds_the_ceiling(run_playbook, tmp_path):
     stamps = str(tmp_path / 'stamps')
     os.makedirs(stamps)
     play = budgeted_play(tasks=timed_task(), nodewright_interruption_budget={'count': 3},
-                         nodewright_window='sliding', durations=DURATIONS, stamp_dir=stamps)
+                         nodewright_admission='sliding', durations=DURATIONS, stamp_dir=stamps)
     run = run_playbook([play], inventory(hosts(8)), forks=8)
     assert run.rc == 0, run
     spans = intervals(stamps, sorted(DURATIONS))
@@ -72,7 +72,7 @@ def test_sliding_window_never_exceeds_the_ceiling(run_playbook, tmp_path):
 def test_sliding_window_stops_on_the_failure_threshold(run_playbook):
     strategy = {'fixed': {'initialBatch': 2, 'failureThreshold': 1, 'safetyLimit': 100}}
     policy = {'default': {'budget': {'count': 2}, 'strategy': strategy}}
-    play = budgeted_play(nodewright_policy=policy, nodewright_window='sliding', fail_hosts=['n01', 'n02'])
+    play = budgeted_play(nodewright_policy=policy, nodewright_admission='sliding', fail_hosts=['n01', 'n02'])
     run = run_playbook([play], inventory(hosts(8)))
     assert run.rc == 2, run
     comp = run.compartment()
@@ -95,7 +95,7 @@ def test_sliding_compartments_are_independent(run_playbook):
               'compartments': compartments}
     host_map = hosts(3, 'g', nodewright_labels={'pool': 'gpu'})
     host_map.update(hosts(4, 'c'))
-    play = budgeted_play(nodewright_policy=policy, nodewright_window='sliding', fail_hosts=['g01'])
+    play = budgeted_play(nodewright_policy=policy, nodewright_admission='sliding', fail_hosts=['g01'])
     run = run_playbook([play], inventory(host_map))
     assert run.rc == 2, run
     assert run.compartment('gpu')['stopped'] is True and run.batches('gpu') == [['g01']]
@@ -105,7 +105,7 @@ def test_sliding_compartments_are_independent(run_playbook):
 
 
 def test_sliding_any_errors_fatal_stops_admission(run_playbook):
-    play = budgeted_play(nodewright_interruption_budget={'count': 2}, nodewright_window='sliding', fail_hosts=['n01'])
+    play = budgeted_play(nodewright_interruption_budget={'count': 2}, nodewright_admission='sliding', fail_hosts=['n01'])
     play['any_errors_fatal'] = True
     run = run_playbook([play], inventory(hosts(8)))
     assert run.rc == 2, run
@@ -114,3 +114,11 @@ def test_sliding_any_errors_fatal_stops_admission(run_playbook):
     assert 'n01' in comp['batches'][0]['failed']
     assert len(run.report['not_attempted']) >= 5
     assert set(run.report['not_attempted']).isdisjoint(run.hosts_with_events())
+
+
+def test_the_deprecated_nodewright_window_still_selects_the_sliding_window_and_says_so(run_playbook):
+    run = run_playbook([budgeted_play(nodewright_interruption_budget={'count': 2}, nodewright_window='sliding')],
+                       inventory(hosts(3)))
+    assert run.rc == 0, run
+    assert run.report['mode'] == 'sliding' and 'NODEWRIGHT ADMIT [__default__]' in run.stdout
+    assert 'nodewright_window is deprecated: use nodewright_admission' in run.flat, run

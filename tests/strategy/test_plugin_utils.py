@@ -47,10 +47,25 @@ def test_budget_errors_name_the_variable():
         'nodewright_interruption_budget: must be a dict with percent or count, got str']
 
 
-def test_window_and_order_are_checked_with_the_rest():
-    errors = errors_of({'nodewright_window': 'wide', 'nodewright_order': 'random',
+def test_admission_and_order_are_checked_with_the_rest():
+    errors = errors_of({'nodewright_admission': 'wide', 'nodewright_order': 'random',
                         'nodewright_interruption_budget': {'count': 1, 'percent': 2}})
-    assert len(errors) == 3 and errors[0].startswith('nodewright_window') and errors[1].startswith('nodewright_order')
+    assert len(errors) == 3 and errors[0].startswith('nodewright_admission') and errors[1].startswith('nodewright_order')
+
+
+def test_nodewright_window_is_the_deprecated_name_of_nodewright_admission():
+    budget = {'nodewright_interruption_budget': {'count': 1}}
+    old = rollout_config.parse_settings(dict(budget, nodewright_window='sliding'))
+    assert old.admission == 'sliding'
+    [(message, version)] = old.deprecations
+    assert message.startswith('nodewright_window is deprecated: use nodewright_admission') and version == '2.0.0'
+    new = rollout_config.parse_settings(dict(budget, nodewright_admission='sliding'))
+    assert new.admission == 'sliding' and new.deprecations == []
+    assert rollout_config.parse_settings(budget).admission == 'batch'
+    assert errors_of(dict(budget, nodewright_window='wide'))[0].startswith('nodewright_window: must be one of batch')
+    assert errors_of(dict(budget, nodewright_window='batch', nodewright_admission='sliding')) == [
+        "nodewright_window is the deprecated name of nodewright_admission; they disagree ('batch', 'sliding'): "
+        "set only nodewright_admission"]
 
 
 def test_policy_from_a_file_with_a_cr_and_a_policy():
@@ -93,7 +108,7 @@ def test_build_scheduler_for_each_mode():
     # fixed without initialBatch moves one node at a time (the operator's default), whatever the ceiling
     assert batch.next_batches() == {'gpu': ['n0'], '__default__': ['n2']}
     sliding = rollout_config.build_scheduler(rollout_config.parse_settings(
-        {'nodewright_interruption_budget': {'percent': 40}, 'nodewright_window': 'sliding', 'nodewright_order': 'name'}),
+        {'nodewright_interruption_budget': {'percent': 40}, 'nodewright_admission': 'sliding', 'nodewright_order': 'name'}),
         list(reversed(nodes)))
     assert isinstance(sliding, SlidingWindowScheduler)
     assert sliding.admit() == {'__default__': ['n0', 'n1']}
