@@ -43,6 +43,79 @@ description:
     NotReady nodes and firing Prometheus alerts before each batch (C(docs/windows-and-gates.md)). A window
     that does not open in time defers the rest of the phase (a clean stop); a gate blocked past its
     timeout stops the rollout.
+options:
+  # Play or extra vars, validated together before any host runs (plugin_utils/rollout_config.py, which lists
+  # every problem with its field path); a unit test keeps this list equal to the variables it reads.
+  nodewright_policy:
+    description: >-
+      A DeploymentPolicy (its spec, a full document, or a YAML/JSON file). Exclusive with C(nodewright_interruption_budget).
+    type: raw
+    vars: [{name: nodewright_policy}]
+  nodewright_interruption_budget:
+    description: >-
+      A plain budget, C({percent: N}) or C({count: N}), run as a CR's C(interruptionBudget).
+    type: dict
+    vars: [{name: nodewright_interruption_budget}]
+  nodewright_admission:
+    description: >-
+      How hosts are admitted, C(batch) (a barrier between batches) or C(sliding) (a window per compartment).
+    type: str
+    choices: [batch, sliding]
+    default: batch
+    vars: [{name: nodewright_admission}, {name: nodewright_window, deprecated: {why: named apart from the maintenance windows, version: 2.0.0, alternatives: nodewright_admission}}]
+  nodewright_order:
+    description: >-
+      The order of each compartment's hosts, C(inventory) (the play's host order) or C(name).
+    type: str
+    choices: [inventory, name]
+    default: inventory
+    vars: [{name: nodewright_order}]
+  nodewright_phases:
+    description: >-
+      Phases of the play (the apply playbook's CRs): a list of C({name, hosts, policy or interruption_budget,
+      after_all, batch_state, budget_key, selector, cr_status}), each a rollout of its own, in order.
+    type: list
+    elements: dict
+    vars: [{name: nodewright_phases}]
+  nodewright_shared_budget:
+    description: >-
+      C(true) or C({name, namespace, slot_expiry} and connection options) to share the budget with other runs.
+    type: raw
+    vars: [{name: nodewright_shared_budget}]
+  nodewright_maintenance_windows:
+    description: >-
+      Windows (C({days, start, end, timezone})) a batch may start in (C(docs/windows-and-gates.md)).
+    type: list
+    elements: dict
+    vars: [{name: nodewright_maintenance_windows}]
+  nodewright_maintenance_action:
+    description: >-
+      Outside a window, C(wait) for the next one or C(stop) (defer the rest to a later run).
+    type: str
+    choices: [wait, stop]
+    default: wait
+    vars: [{name: nodewright_maintenance_action}]
+  nodewright_maintenance_timeout:
+    description: >-
+      Seconds to wait for a window before the rest is deferred.
+    type: int
+    default: 86400
+    vars: [{name: nodewright_maintenance_timeout}]
+  nodewright_gates:
+    description: >-
+      Checks before each batch (C(max_not_ready), C(prometheus), C(timeout), C(poll_interval)).
+    type: dict
+    vars: [{name: nodewright_gates}]
+  nodewright_kubeconfig:
+    description: >-
+      The kubeconfig the strategy's own API calls use (shared budget, NotReady gate, CR status).
+    type: path
+    vars: [{name: nodewright_kubeconfig}]
+  nodewright_context:
+    description: >-
+      The kubeconfig context of those calls.
+    type: str
+    vars: [{name: nodewright_context}]
 author:
   - nodewright.bridge contributors (@nodewright)
 requirements:

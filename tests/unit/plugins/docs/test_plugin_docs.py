@@ -92,3 +92,20 @@ def test_modules_carry_all_three(path):
     assert documentation.get('short_description'), _rel(path)
     for option, spec in (documentation.get('options') or {}).items():
         assert spec.get('description'), '%s option %s has no description' % (_rel(path), option)
+
+
+def test_the_strategys_documented_variables_are_the_ones_it_reads():
+    from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_config  # pylint: disable=import-outside-toplevel
+    from ansible_collections.nodewright.bridge.plugins.module_utils import rollout_gates  # pylint: disable=import-outside-toplevel
+    doc = yaml.safe_load(_doc_strings(os.path.join(REPO_ROOT, 'plugins', 'strategy', 'budgeted.py'))['DOCUMENTATION'])
+    options = doc['options']
+    documented = set(v['name'] for option in options.values() for v in option['vars'])
+    assert documented == set(rollout_config.PLAY_VARS) | set(('nodewright_kubeconfig', 'nodewright_context'))
+    assert all([v['name'] for v in option['vars']][0] == name for name, option in options.items())
+    # the choices and defaults are the parser's
+    assert options['nodewright_admission']['choices'] == list(rollout_config.ADMISSIONS)
+    assert options['nodewright_order']['choices'] == sorted(rollout_config.ORDERS)
+    assert options['nodewright_maintenance_action']['choices'] == list(rollout_gates.WINDOW_ACTIONS)
+    assert options['nodewright_maintenance_timeout']['default'] == rollout_gates.DEFAULT_WINDOW_TIMEOUT
+    deprecated = [v for v in options['nodewright_admission']['vars'] if v.get('deprecated')]
+    assert [v['name'] for v in deprecated] == [rollout_config.VAR_WINDOW]
