@@ -62,7 +62,10 @@ options:
     type: str
     choices: [batch, sliding]
     default: batch
-    vars: [{name: nodewright_admission}, {name: nodewright_window, deprecated: {why: named apart from the maintenance windows, version: 2.0.0, alternatives: nodewright_admission}}]
+    vars:
+      - name: nodewright_admission
+      - name: nodewright_window
+        deprecated: {why: named apart from the maintenance windows, version: 2.0.0, alternatives: nodewright_admission}
   nodewright_order:
     description: >-
       The order of each compartment's hosts, C(inventory) (the play's host order) or C(name).
@@ -158,7 +161,6 @@ import time
 from ansible import context
 from ansible.errors import AnsibleError
 from ansible.executor.play_iterator import HostState
-from ansible.module_utils.common.text.converters import to_text
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.strategy.free import StrategyModule as FreeStrategyModule
 from ansible.plugins.strategy.linear import StrategyModule as LinearStrategyModule
@@ -169,6 +171,7 @@ from ansible_collections.nodewright.bridge.plugins.module_utils import kube as k
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import admission
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import admission_display
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import fork_preload
+from ansible_collections.nodewright.bridge.plugins.plugin_utils import play_rollout
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_config
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_gates
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_state
@@ -179,9 +182,6 @@ from ansible_collections.nodewright.bridge.plugins.plugin_utils import status_ke
 display = Display()
 
 CUSTOM_STAT = 'nodewright_rollout'
-# Play vars the strategy reads the API connection from (as the apply playbook's module_defaults do);
-# nodewright_shared_budget's own connection options come first, K8S_AUTH_* after.
-CONNECTION_VARS = ('nodewright_kubeconfig', 'nodewright_context')
 PREFIX = admission_display.PREFIX
 
 
@@ -231,8 +231,7 @@ class _Play(object):
         self.ended = None
         self.forks_warned = False
         self.record = None
-        self.parked = {}  # host states moved out of the iterator while not in flight
-        self.parking = True
+        self.parking = None  # the host states not in flight, kept aside (play_rollout.HostParking)
         self.connection = {}  # how the strategy reaches the API (shared budget, NotReady gate)
         self.check_mode = False  # --check or a play in check mode: no shared budget, windows and gates only looked at
         self.pid = os.getpid()  # the strategy's process (forked workers inherit its signal handler)
@@ -275,7 +274,7 @@ class _BudgetedMixin(object):
         if previous_sigterm is None:  # installed outside Python
             previous_sigterm = signal.SIG_DFL
         try:
-            self._nw_park(iterator)
+            play.parking.park_all()
             self._nw_start_phase(iterator, 0)
             self._nw_admit_next(iterator)
             loop = FreeStrategyModule if play.sliding else LinearStrategyModule
@@ -288,9 +287,7 @@ class _BudgetedMixin(object):
                 engine.stop()
             # always give back what was borrowed, even on errors: PlaybookExecutor's
             # restriction, and every host state (TQM reads the failed hosts from them)
-            play.parking = False
-            iterator.host_states.update(play.parked)
-            play.parked = {}
+            play.parking.give_back()
             self._inventory.restrict_to_hosts(play.play_hosts)
         return self._nw_finish(iterator, result)
 
@@ -308,36 +305,6 @@ class _BudgetedMixin(object):
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGTERM)
 
-    def _nw_park(self, iterator):
-        """Take the states of every host not in flight out of the iterator until the end of the run.
-
-        The result processing of every ansible-core version copies the iterator's whole
-        host-state dict once per pass; with one iterator for the whole rollout that copy
-        grows with the inventory instead of the batch (measurable at 1,000 hosts). Only
-        hosts in flight need to be there: everything touching other hosts is scoped by the
-        inventory restriction.
-        """
-        states = iterator.host_states
-        for name in list(states):
-            self._nw.parked[name] = states.pop(name)
-        self._nw_compact(iterator)
-
-    def _nw_unpark(self, iterator, names):
-        states = iterator.host_states
-        for name in names:
-            if name in self._nw.parked:
-                states[name] = self._nw.parked.pop(name)
-        self._nw_compact(iterator)
-
-    @staticmethod
-    def _nw_compact(iterator):
-        # a dict never shrinks its table on deletion, and copying one with deleted slots
-        # walks the whole table: rebuild it so the per-pass copy is O(hosts in flight)
-        states = iterator.host_states
-        live = dict(states)
-        states.clear()
-        states.update(live)
-
     # ------------------------------------------------------------------ configuration
 
     def _nw_prepare(self, iterator):
@@ -350,70 +317,21 @@ class _BudgetedMixin(object):
             display.warning(PREFIX + 'max_fail_percentage is ignored in play %r; the policy\'s batchThreshold, '
                             'failureThreshold and safetyLimit decide when the rollout stops.' % name)
             play.max_fail_percentage = None  # TQM's per-run copy of the play; linear reads it
-        play_vars = self._variable_manager.get_vars(play=play)
-        templar = Templar(loader=self._loader, variables=play_vars)
-        values = {}
-        for var in rollout_config.PLAY_VARS + CONNECTION_VARS:
-            if play_vars.get(var) is not None:
-                values[var] = templar.template(play_vars[var])
-        try:
-            phases = rollout_config.parse_phases(values, read_file=self._nw_read_file)
-        except rollout_config.RolloutConfigError as exc:
-            raise AnsibleError(self._nw_config_message(name, exc.errors))
-        for message, version in phases[0].settings.deprecations:  # the names are the play's, not a phase's
-            display.deprecated(PREFIX + message, version=version, collection_name='nodewright.bridge')
-
         play_hosts = self._inventory.get_hosts(play.hosts, order=play.order)
-        by_name = dict((h.name, h) for h in play_hosts)
+        prepared, connection = play_rollout.rollout_phases(play, play_hosts, self._variable_manager, self._loader)
+        for message, version in prepared[0][0].settings.deprecations:  # the names are the play's, not a phase's
+            display.deprecated(PREFIX + message, version=version, collection_name='nodewright.bridge')
         excluded = {}
         for host in play_hosts:
             if host.name in self._tqm._unreachable_hosts:
                 excluded[host.name] = 'unreachable in an earlier play'
             elif iterator.is_failed(host):
                 excluded[host.name] = 'failed in an earlier play'
-        prepared, errors = [], []
-        for phase in phases:
-            where = '' if phase.name is None else '%s %s: ' % (rollout_config.VAR_PHASES, phase.name)
-            if phase.hosts is None:
-                hosts = list(play_hosts)
-            else:
-                wanted = set(phase.hosts)
-                errors.extend('%shost %s is not a host of the play' % (where, n) for n in phase.hosts if n not in by_name)
-                hosts = [h for h in play_hosts if h.name in wanted]
-            inputs = self._nw_host_inputs(play, phase, hosts)
-            try:
-                # every phase is checked now, so that a bad one fails the play before any host runs
-                nodes, pinned = rollout_config.node_inputs(phase.settings, inputs)
-                rollout_config.build_scheduler(phase.settings, nodes, pinned)
-            except rollout_config.RolloutConfigError as exc:
-                errors.extend(where + err for err in exc.errors)
-            prepared.append((phase, hosts, inputs))
-        if errors:
-            raise AnsibleError(self._nw_config_message(name, errors))
-        state = _Play(name, prepared, by_name, play_hosts, excluded)
-        state.connection = dict((key, rollout_config.plain(values[var])) for var, key in zip(CONNECTION_VARS, ('kubeconfig', 'context'))
-                                if values.get(var) not in (None, ''))
+        state = _Play(name, prepared, dict((h.name, h) for h in play_hosts), play_hosts, excluded)
+        state.connection = connection
         state.check_mode = bool(context.CLIARGS.get('check')) or play.check_mode is True
+        state.parking = play_rollout.HostParking(iterator)
         return state
-
-    def _nw_host_inputs(self, play, phase, hosts):
-        """``[(name, compartment, labels)]``: the phase's compartment, else the host's variables."""
-        inputs = []
-        for host in hosts:
-            compartment = labels = None
-            if host.name in phase.compartments:
-                compartment = phase.compartments[host.name]
-            elif phase.settings.has_compartments:
-                # only a policy with compartments needs per-host data; skipping get_vars keeps
-                # a plain budget as cheap as serial on large inventories
-                host_vars = self._variable_manager.get_vars(play=play, host=host, include_hostvars=False)
-                host_templar = Templar(loader=self._loader, variables=host_vars)
-                if host_vars.get(rollout_config.HOSTVAR_COMPARTMENT) is not None:
-                    compartment = host_templar.template(host_vars[rollout_config.HOSTVAR_COMPARTMENT])
-                if host_vars.get(rollout_config.HOSTVAR_LABELS) is not None:
-                    labels = host_templar.template(host_vars[rollout_config.HOSTVAR_LABELS])
-            inputs.append((host.name, compartment, labels))
-        return inputs
 
     def _nw_start_phase(self, iterator, index):
         """Admission for phase ``index``: its eligible hosts, its scheduler and Admission, its progress record."""
@@ -436,7 +354,7 @@ class _BudgetedMixin(object):
             if host.name in play.ran:
                 # the host ran an earlier phase: it runs the play's tasks again, from the start,
                 # roles included (a role runs once per host and play unless it allows duplicates)
-                play.parked[host.name] = HostState(blocks=iterator._blocks)
+                play.parking.park(host.name, HostState(blocks=iterator._blocks))
                 self._nw_forget_roles(iterator._play, host.name)
             if phase.name is not None:
                 self._variable_manager.set_host_variable(host.name, rollout_config.HOSTVAR_PHASE, phase.name)
@@ -498,18 +416,6 @@ class _BudgetedMixin(object):
             return False
         self._nw_start_phase(iterator, play.phase_index + 1)
         return True
-
-    def _nw_read_file(self, path):
-        real = self._loader.path_dwim(path)
-        if hasattr(self._loader, 'get_text_file_contents'):  # 2.19+
-            return self._loader.get_text_file_contents(real)
-        data, dummy = self._loader._get_file_contents(real)  # 2.16-2.18: vault-aware, bytes
-        return to_text(data, errors='surrogate_or_strict')
-
-    @staticmethod
-    def _nw_config_message(play, errors):
-        return (PREFIX + 'invalid rollout configuration in play %r (%d problem%s):\n  - %s'
-                % (play, len(errors), '' if len(errors) == 1 else 's', '\n  - '.join(errors)))
 
     # ------------------------------------------------------------------ hooks on the stock loop
 
@@ -601,9 +507,7 @@ class _BudgetedMixin(object):
         # final state (peeking does not), so is_failed/get_failed_hosts see the truth
         if name not in self._tqm._unreachable_hosts:
             iterator.get_next_task_for_host(self._nw.hosts[name])
-        states = iterator.host_states
-        if self._nw.parking and name in states:
-            self._nw.parked[name] = states.pop(name)
+        self._nw.parking.park(name)
 
     def _nw_ending(self, iterator):
         play = self._nw
@@ -636,7 +540,7 @@ class _BudgetedMixin(object):
         for name in names:
             if self._nw_host_done(iterator, name):
                 self._nw_retire(iterator, name)
-        self._nw_compact(iterator)
+        self._nw.parking.compact()
         self._nw.run_failed.update(record['failed'] + record.get('removed', []))
         self._nw_note_fatal(comp, names, record['failed'], 'batch %d' % record['number'])
 
@@ -649,7 +553,7 @@ class _BudgetedMixin(object):
                 ended[name] = self._nw_outcome(iterator, name)
                 self._nw_retire(iterator, name)
         if ended:
-            self._nw_compact(iterator)
+            self._nw.parking.compact()
             self._nw_hosts_ended(ended)
             play.engine.finish(ended)
         admitted = self._nw_admit_next(iterator)
@@ -689,7 +593,7 @@ class _BudgetedMixin(object):
         for comp in sorted(started, key=play.engine.scheduler.index_of):
             # a host of several phases keeps its one place in free's list
             play.admitted.extend(n for n in started[comp] if n not in play.admitted)
-            self._nw_unpark(iterator, started[comp])
+            play.parking.unpark(started[comp])
         if started or not play.sliding:
             self._nw_restrict(iterator)
             self._nw_check_forks(len(play.engine.flying()))
