@@ -369,6 +369,8 @@ class NodeSequence(object):
         if exc.result.get('held'):
             # paused, disabled, ignored: no new pod started; the strategy admits nothing more for the CR
             result.update(held=exc.result['held'], status=exc.result['held'])
+        if exc.result.get('cr_replaced'):
+            result['cr_replaced'] = True  # deleted and created again under the run: not planned again
         if gone:
             result['node_deleted'] = True  # the strategy takes the node out of its compartment's counts
         return result
