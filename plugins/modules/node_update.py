@@ -124,8 +124,8 @@ options:
         update starts, and every later step is handed the CR this plan read
         (O(nodewright.bridge.package_stage#module:cr_identity)).
       - When the CR has another C(metadata.uid) (deleted and created again since the caller's plan) the node fails
-        at C(plan) with C(cr_replaced) and nothing is changed. Another C(metadata.generation) needs nothing: the
-        node's plan is made from the CR as it is now.
+        at C(plan) with C(cr_replaced) and nothing is changed. Another C(metadata.generation) needs nothing, since
+        the node's plan is made from the CR as it is now.
       - Unset, or with O(cr), nothing is compared.
     type: dict
     version_added: 0.2.0
