@@ -113,7 +113,7 @@ def planned_change(params, doc):
     """The failure of a pod step whose CR ``doc`` (read now) is no longer the one its node was planned with (the
     ``cr_identity`` option; the rule is cr_handoff.change), or None: ``superseded`` for a new generation
     (node_update plans the node again), ``cr_replaced`` for another uid (node_update stops the node). None for a CR
-    given as a document. Returns ``dict(msg=..., **fields)`` for ModuleFailed."""
+    given as a document. Returns ``(message, fields)`` for ModuleFailed."""
     if params.get('cr') is not None or not params.get('cr_identity'):
         return None
     planned = dict(params['cr_identity'], name=params.get('cr_name'))
@@ -122,13 +122,14 @@ def planned_change(params, doc):
     if outcome == cr_handoff.SAME:
         return None
     reason = cr_handoff.describe(outcome, planned, now)
-    failure = dict(msg='%s %s on node %s: %s; nothing was changed' % (
-        params['package'], params.get('stage') or 'interrupt', params['node'], reason), node=params['node'], changed=False)
+    message = '%s %s on node %s: %s; nothing was changed' % (
+        params['package'], params.get('stage') or 'interrupt', params['node'], reason)
+    fields = dict(node=params['node'], changed=False)
     if outcome == cr_handoff.NEW_GENERATION:
-        failure['superseded'] = reason
+        fields['superseded'] = reason
     else:
-        failure['cr_replaced'] = True
-    return failure
+        fields['cr_replaced'] = True
+    return message, fields
 
 
 def cr_generation(api_version, gen=SKYHOOK):

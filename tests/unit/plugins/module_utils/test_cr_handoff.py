@@ -95,7 +95,7 @@ def test_an_invalid_version_is_not_kept():
 def test_the_table_is_bounded():
     cache = cr_handoff.ValidatedCRs(size=2)
     for rv in ('1', '2', '3'):
-        cache.get(_doc(rv=rv), True, lambda: object())
+        cache.get(_doc(rv=rv), True, object)
     assert len(cache.models) == 2
     assert [key[3] for key in cache.models] == ['2', '3']  # the least recently used went
 
@@ -121,12 +121,12 @@ def test_a_pod_step_goes_on_with_the_cr_planned():
 
 
 def test_a_pod_step_finds_a_new_generation_superseded():
-    failure = pod_run.planned_change(_params(), _doc(generation=4))
+    message, failure = pod_run.planned_change(_params(), _doc(generation=4))
     assert failure['superseded'] and 'generation 3, now 4' in failure['superseded']
-    assert failure['changed'] is False and 'nothing was changed' in failure['msg'] and 'cr_replaced' not in failure
+    assert failure['changed'] is False and 'nothing was changed' in message and 'cr_replaced' not in failure
 
 
 def test_a_pod_step_finds_a_replaced_cr():
-    failure = pod_run.planned_change(_params(), _doc(uid='u-2', generation=1))
+    message, failure = pod_run.planned_change(_params(), _doc(uid='u-2', generation=1))
     assert failure['cr_replaced'] is True and 'superseded' not in failure
-    assert 'deleted and created again' in failure['msg']
+    assert 'deleted and created again' in message

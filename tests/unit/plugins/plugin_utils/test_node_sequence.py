@@ -420,7 +420,7 @@ class StoredCR(object):
             dummy, doc = pod_run.load_cr(self, args.get('cr'), args['cr_name'])
             failure = pod_run.planned_change(dict(args, cr=args.get('cr'), stage=args.get('stage')), doc)
             if failure is not None:
-                return dict(failure, failed=True)
+                return dict(failure[1], msg=failure[0], failed=True)
             self.status_write()
         return {'changed': module not in ('node_health', 'operator_guard')}
 
