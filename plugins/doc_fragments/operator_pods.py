@@ -105,6 +105,24 @@ options:
     description: Run the pod even if the node state says this stage is already complete.
     type: bool
     default: false
+  cr_identity:
+    description:
+      - The uid and generation of the CR the node's plan was made with (a CR read from the cluster by O(cr_name)).
+        M(nodewright.bridge.node_update) passes its plan's, so that every step acts on the CR the plan read.
+      - When the CR read now has another C(metadata.generation) (its spec was edited), the task fails with
+        C(superseded) before any pod starts or anything is written, and node_update plans the node again from
+        the CR as it is, as the operator's next reconcile does. Another C(metadata.uid) (the CR was deleted and
+        created again) fails it with C(cr_replaced); node_update then stops the node.
+      - Ignored with O(cr) (a CR given as a document has no uid or generation). Unset, nothing is compared.
+    type: dict
+    version_added: 0.2.0
+    suboptions:
+      uid:
+        description: C(metadata.uid) of the CR planned with.
+        type: str
+      generation:
+        description: C(metadata.generation) of the CR planned with.
+        type: int
 '''
 
     LOGS = r'''

@@ -33,6 +33,7 @@ from ansible.module_utils.basic import env_fallback, missing_required_lib
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import api_generation
+from ansible_collections.nodewright.bridge.plugins.module_utils import cr_handoff
 
 # The parts of the kubernetes client this layer uses (client_library).
 KubernetesLibrary = collections.namedtuple(
@@ -397,6 +398,8 @@ class KubeSession(object):
       sequence engine, all its nodes) share one connection pool and parsed kubeconfig;
     * ``nodes``: the nodes as this process last read or wrote them (never dry-run answers), the
       starting point of a read-modify-write when the caller has no fresher copy (NodeCache);
+    * ``validated_crs``: the CR models built from the documents this process read (cr_handoff.ValidatedCRs), by
+      uid and resourceVersion: the plan and the steps of every node validate one version of a CR once;
     * node locks: the writers of one node in this process take turns (Kube.update_node);
     * ``event_failures`` / ``status_failures``: the first failure to write an Event / a node's status
       conditions, by process id and API server: warned once, and after a refusal (401, 403: no RBAC)
@@ -411,6 +414,8 @@ class KubeSession(object):
         self.pool_size = pool_size
         self.clients = {}
         self.nodes = NodeCache(node_cache_size)
+        # the CR versions validated in this process (cr_handoff): one validation per version, not per step
+        self.validated_crs = cr_handoff.ValidatedCRs()
         self.event_failures = {}
         self.status_failures = {}
         self._node_locks = {}

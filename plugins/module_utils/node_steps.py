@@ -82,7 +82,8 @@ class ValueSource(object):
         raise NotImplementedError
 
     def cr_source(self):
-        """How a pod module finds the CR: ``{'cr_name': ...}`` and/or ``{'cr': documents}``."""
+        """How a pod module finds the CR: ``{'cr_name': ...}`` and/or ``{'cr': documents}``; node_update adds the
+        ``cr_identity`` its plan read (uid, generation), which the step compares with the CR it reads."""
         raise NotImplementedError
 
     def cordon_take_over(self):
@@ -287,7 +288,7 @@ class _Everything(ValueSource):
         return []
 
     def cr_source(self):
-        return {'cr_name': 'x', 'cr': []}
+        return {'cr_name': 'x', 'cr': [], 'cr_identity': {'uid': 'x', 'generation': 1}}
 
     def cordon_take_over(self):
         return True

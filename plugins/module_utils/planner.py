@@ -488,6 +488,15 @@ def cr_documents(plan):
     return docs
 
 
+def planned_identity(plan):
+    """``{'uid', 'generation'}`` of the CR a plan read from the cluster (node_update's ``cr_identity``), or None for
+    a CR from a file (never stored: nothing to compare, cr_handoff.change)."""
+    found = plan.get('cr_identity') or {}
+    if not found.get('uid'):
+        return None
+    return {'uid': found['uid'], 'generation': found.get('generation')}
+
+
 def rollout_phases(plans, with_documents=False):
     """``{'order', 'phases', 'crs': {name: decision}, 'runtime_required': {node: [CR names]}}``.
 
@@ -495,7 +504,8 @@ def rollout_phases(plans, with_documents=False):
     decision is ``cr_decision``'s (``runs``, ``complete``, ``release``, ``skipped``) after the
     sequencing of the earlier CRs, with the ``blocked`` nodes (node -> the earlier CRs it waits
     for), ``waiting`` (the message that says why a CR or some of its nodes wait, or None) and,
-    with ``with_documents``, the CR's ``documents`` (a CR from a file, which the cluster lacks).
+    with ``with_documents``, the CR's ``documents`` (a CR from a file, which the cluster lacks); ``cr_identity``:
+    the uid and generation planned with (``planned_identity``), which each node's update compares with the CR it reads.
     ``phases``: the ``budgeted`` strategy's ``nodewright_phases``, one per CR with nodes to run.
     """
     order = run_order(plans)
@@ -512,6 +522,7 @@ def rollout_phases(plans, with_documents=False):
         pending = decision.pop('pending')
         decision['waiting'] = _waiting(decision)
         decision['documents'] = cr_documents(plan) if with_documents else None
+        decision['cr_identity'] = planned_identity(plan)
         crs[name] = decision
         if decision['runs']:
             phases.append(_phase(plan, decision['runs'], after_all))

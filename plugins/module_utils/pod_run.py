@@ -29,6 +29,7 @@ import copy
 import time
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import api_generation
+from ansible_collections.nodewright.bridge.plugins.module_utils import cr_handoff
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_conditions
@@ -64,6 +65,7 @@ RUN_OPTIONS = dict(
     log_lines=dict(type='int', default=200),
     collect_logs=dict(type='str', default='always', choices=['always', 'on_failure']),
     preflight=dict(type='bool', default=True),
+    cr_identity=dict(type='dict', options=dict(uid=dict(type='str'), generation=dict(type='int'))),
 )
 
 
@@ -93,12 +95,41 @@ def load_cr(kube, cr_arg, cr_name):
         if not cr_name:
             raise cr_model.CRValidationError('cr', ['give cr (a document or a file) or cr_name (read from the cluster)'])
         doc = kube.get_cr(cr_name)
+        return stored_cr(kube, doc), doc
+    docs = cr_arg if isinstance(cr_arg, list) else [cr_arg]
+    if not all(isinstance(d, dict) for d in docs):
+        raise cr_model.CRValidationError('cr', ['must be a CR document, a list of documents or a file path'])
+    doc = cr_model.select_cr(docs, cr_name, 'cr')[0]
+    return cr_model.build_cr(doc), doc
+
+
+def stored_cr(kube, doc):
+    """The NodeWrightCR of ``doc``, a CR as the cluster returned it: validated once per version in this process
+    (cr_handoff.stored_cr), shared with every step that reads that version. Read it, never change it."""
+    return cr_handoff.stored_cr(kube, doc, cr_model.build_cr)
+
+
+def planned_change(params, doc):
+    """The failure of a pod step whose CR ``doc`` (read now) is no longer the one its node was planned with (the
+    ``cr_identity`` option; the rule is cr_handoff.change), or None: ``superseded`` for a new generation
+    (node_update plans the node again), ``cr_replaced`` for another uid (node_update stops the node). None for a CR
+    given as a document. Returns ``(message, fields)`` for ModuleFailed."""
+    if params.get('cr') is not None or not params.get('cr_identity'):
+        return None
+    planned = dict(params['cr_identity'], name=params.get('cr_name'))
+    now = cr_handoff.identity(doc)
+    outcome = cr_handoff.change(planned, now)
+    if outcome == cr_handoff.SAME:
+        return None
+    reason = cr_handoff.describe(outcome, planned, now)
+    message = '%s %s on node %s: %s; nothing was changed' % (
+        params['package'], params.get('stage') or 'interrupt', params['node'], reason)
+    fields = dict(node=params['node'], changed=False)
+    if outcome == cr_handoff.NEW_GENERATION:
+        fields['superseded'] = reason
     else:
-        docs = cr_arg if isinstance(cr_arg, list) else [cr_arg]
-        if not all(isinstance(d, dict) for d in docs):
-            raise cr_model.CRValidationError('cr', ['must be a CR document, a list of documents or a file path'])
-        doc = cr_model.select_cr(docs, cr_name, 'cr')[0]
-    return cr_model.build_cr(doc, stored=cr_arg is None), doc
+        fields['cr_replaced'] = True
+    return message, fields
 
 
 def cr_generation(api_version, gen=SKYHOOK):

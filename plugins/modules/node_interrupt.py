@@ -110,6 +110,18 @@ outcome:
   description: C(succeeded), C(failed), C(timeout), C(not-back) (a reboot whose node did not return in time), C(skipped) or C(planned).
   returned: always
   type: str
+superseded:
+  description: The CR's generation is no longer that of O(cr_identity) (its spec was edited since the node's plan);
+    no pod started, nothing was written and the task failed (M(nodewright.bridge.node_update) plans the node again).
+  returned: when the CR changed since O(cr_identity)
+  type: str
+  version_added: 0.2.0
+cr_replaced:
+  description: The CR's uid is not that of O(cr_identity) (deleted and created again since the node's plan); nothing
+    was changed and the task failed.
+  returned: when the CR was replaced
+  type: bool
+  version_added: 0.2.0
 rebooted:
   description: For a reboot, whether the node came back with a new boot ID.
   returned: when the interrupt is a reboot

@@ -117,6 +117,25 @@ options:
         in_progress or erroring). The apply playbook sets it from the plan it made before the run wrote any status.
     type: bool
     version_added: 0.2.0
+  cr_identity:
+    description:
+      - The uid and generation of the CR the caller planned with (the apply playbook passes its plan's, made before
+        the run; a CR read from the cluster by O(cr_name)). The node is planned from the CR as it is when its
+        update starts, and every later step is handed the CR this plan read
+        (O(nodewright.bridge.package_stage#module:cr_identity)).
+      - When the CR has another C(metadata.uid) (deleted and created again since the caller's plan) the node fails
+        at C(plan) with C(cr_replaced) and nothing is changed. Another C(metadata.generation) needs nothing, since
+        the node's plan is made from the CR as it is now.
+      - Unset, or with O(cr), nothing is compared.
+    type: dict
+    version_added: 0.2.0
+    suboptions:
+      uid:
+        description: C(metadata.uid) of the CR planned with.
+        type: str
+      generation:
+        description: C(metadata.generation) of the CR planned with.
+        type: int
   operator_guard:
     description: Refuse a CR that a running NodeWright operator reconciles (see M(nodewright.bridge.operator_guard)).
       Only CRs read from the cluster are checked.
@@ -223,6 +242,13 @@ failed_step:
   returned: failed
   type: str
   sample: gpu-driver apply
+cr_replaced:
+  description:
+    - The CR was deleted and created again under the run (its uid is not that of O(cr_identity), or a step found
+      another uid than the plan's); the node was stopped there (its cordon stays unless O(uncordon_on_failure)).
+  returned: when the CR was replaced
+  type: bool
+  version_added: 0.2.0
 held:
   description:
     - V(paused), V(disabled) or V(ignored) when a step found the CR paused or disabled, or the node ignored, since the

@@ -116,8 +116,16 @@ superseded:
       the package gone). For a CR read from the cluster the pod is compared with it every 10 seconds while the stage
       runs, as the operator's reconciles compare running pods with the CR; M(nodewright.bridge.node_update) then plans
       the node again (up to three times).
-  returned: when the outcome is superseded
+    - Also, before any pod or write, when the CR's generation is no longer that of O(cr_identity) (its spec was
+      edited since the node's plan).
+  returned: when the outcome is superseded, or the CR changed since O(cr_identity)
   type: str
+cr_replaced:
+  description: The CR's uid is not that of O(cr_identity) (deleted and created again since the node's plan); nothing
+    was changed and the task failed.
+  returned: when the CR was replaced
+  type: bool
+  version_added: 0.2.0
   sample: container tuning-apply runs image ghcr.io/acme/tuning:1.2.0-bad, the CR asks for ghcr.io/acme/tuning:1.2.0
 entry:
   description: The package's node state entry after the task (absent after a completed uninstall).

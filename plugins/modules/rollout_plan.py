@@ -166,6 +166,27 @@ cr_document:
   description: The CR planned, without what the API server adds (managedFields, status, ...).
   returned: success
   type: dict
+cr_identity:
+  description:
+    - The CR planned with, as the cluster stored it; the values are null for a CR given as a document.
+    - The apply playbook hands the uid and generation to each node's M(nodewright.bridge.node_update) (its
+      O(nodewright.bridge.node_update#module:cr_identity)), which hands them on to its steps.
+  returned: success
+  type: dict
+  version_added: 0.2.0
+  contains:
+    name:
+      description: C(metadata.name).
+      type: str
+    uid:
+      description: C(metadata.uid).
+      type: str
+    generation:
+      description: C(metadata.generation), which the API server moves on every spec edit.
+      type: int
+    resource_version:
+      description: C(metadata.resourceVersion).
+      type: str
 policy_document:
   description: The DeploymentPolicy used (a document, or the bare C(spec) that was given), or null.
   returned: success

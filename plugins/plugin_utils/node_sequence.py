@@ -27,6 +27,7 @@ import time
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import api_generation
 from ansible_collections.nodewright.bridge.plugins.module_utils import cluster_modules
+from ansible_collections.nodewright.bridge.plugins.module_utils import cr_handoff
 from ansible_collections.nodewright.bridge.plugins.module_utils import drain_rules
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_steps
@@ -90,6 +91,9 @@ class NodeSequence(object):
         self.warnings = []
         self.cr = None
         self.cr_doc = {}
+        # the CR the plan read (cr_handoff.identity: uid, generation): handed to every pod step, which plans the
+        # node again if the CR's generation moved since and stops it if its uid did (cr_handoff.change)
+        self.cr_identity = None
         self.plan = None
         self.boot_before_reboot = None
         self.cordoned = False  # this run took the cordon (a failure before it leaves the node schedulable)
@@ -153,6 +157,12 @@ class NodeSequence(object):
         self.cr = plan['cr']['name']
         self.plan = (plan.get('nodes') or {}).get(self.node)
         self.cr_doc = plan['cr']
+        self.cr_identity = plan.get('cr_identity') if params.get('cr') is None else None
+        replaced = self.replaced_since_batch()
+        if replaced:
+            result = self.finish('failed', replaced, failed=True)
+            result.update(failed_step='plan', cr_replaced=True)
+            return result
         gen = plan.get('api_generation') or {}
         if gen.get('name'):
             # every later step speaks the generation the plan read the nodes with (no detection per step)
@@ -173,6 +183,18 @@ class NodeSequence(object):
             return self.already_complete()
         return self.update()
 
+    def replaced_since_batch(self):
+        """The message when the CR the batch planned with (node_update's ``cr_identity``) was deleted and created
+        again before this node's plan, else ''. A new generation needs nothing here: this plan was made from it."""
+        batch = self.params.get('cr_identity')
+        if not batch or self.cr_identity is None:
+            return ''
+        planned = dict(batch, name=self.cr)
+        if cr_handoff.change(planned, self.cr_identity) != cr_handoff.REPLACED:
+            return ''
+        return '%s on node %s failed at "plan": %s; nothing was changed' % (
+            self.cr, self.node, cr_handoff.describe(cr_handoff.REPLACED, planned, self.cr_identity))
+
     def already_complete(self):
         cordon_held = self.cr in self.plan.get('cordoned_by', [])
         try:
@@ -188,6 +210,9 @@ class NodeSequence(object):
         try:
             self.run_steps(drained=drained, cordon_held=cordon_held)
         except StepFailed as exc:
+            if exc.result.get('cr_replaced'):
+                # deleted and created again under the run: another CR, whose records are not this plan's
+                return self.failure(exc, exc.step, cordon_held=cordon_held or self.cordoned)
             if exc.result.get('superseded') and self.replans < MAX_REPLANS:
                 # the CR changed under a stage (its pod is gone): plan the node again from the CR as it is now, as
                 # the operator's next reconcile does
@@ -344,6 +369,8 @@ class NodeSequence(object):
         if exc.result.get('held'):
             # paused, disabled, ignored: no new pod started; the strategy admits nothing more for the CR
             result.update(held=exc.result['held'], status=exc.result['held'])
+        if exc.result.get('cr_replaced'):
+            result['cr_replaced'] = True  # deleted and created again under the run: not planned again
         if gone:
             result['node_deleted'] = True  # the strategy takes the node out of its compartment's counts
         return result
@@ -422,4 +449,8 @@ class _NodeValues(node_steps.ValueSource):
         args = {'cr_name': self.cr}
         if self.params.get('cr') is not None:
             args['cr'] = self.params['cr']
+        identity = self.sequence.cr_identity
+        if identity and identity.get('uid'):
+            # the CR this node's plan was made from: a pod step that finds another generation or uid starts no pod
+            args['cr_identity'] = {'uid': identity['uid'], 'generation': identity.get('generation')}
         return args

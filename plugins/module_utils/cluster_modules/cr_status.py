@@ -17,6 +17,7 @@ import datetime
 
 __metaclass__ = type
 
+from ansible_collections.nodewright.bridge.plugins.module_utils import cr_handoff
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_status
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
@@ -53,7 +54,7 @@ def compute(kube, cr_name, batch_states=None, waiting_for=(), picked=(), fresh=F
     process watches it (after a conflict).
     """
     doc = kube.get_cr(cr_name, fresh=fresh)
-    cr = cr_model.build_cr(doc, stored=True)
+    cr = cr_handoff.stored_cr(kube, doc, cr_model.build_cr)
     policy, policy_doc, missing = _policy(kube, cr)
     listing = kube.list_nodes(label_selector=label_selector.to_query(cr.node_selector) or None)
     items = listing.get('items') or []

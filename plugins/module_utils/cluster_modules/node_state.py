@@ -13,6 +13,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.nodewright.bridge.plugins.module_utils import cr_handoff
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_conditions
@@ -90,7 +91,7 @@ def _cordon_after(kube, cr_names, gen):
     if gen.runtime_required_cordon_annotation is None:
         return False
     for name in cr_names:
-        cr = cr_model.build_cr(kube.get_cr(name, gen.api_version), stored=True)
+        cr = cr_handoff.stored_cr(kube, kube.get_cr(name, gen.api_version), cr_model.build_cr)
         if cr.runtime_required and cr.runtime_required_cordon_after:
             return True
     return False

@@ -39,6 +39,7 @@ def module_args():
         health_timeout=dict(type='int', default=600),
         uncordon_on_failure=dict(type='bool', default=False),
         take_over=dict(type='bool'),
+        cr_identity=dict(type='dict', options=dict(uid=dict(type='str'), generation=dict(type='int'))),
         operator_guard=dict(type='bool', default=True),
         force=dict(type='bool', default=False),
     )

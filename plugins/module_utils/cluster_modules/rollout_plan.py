@@ -17,6 +17,7 @@ from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import api_generation
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_deletion
+from ansible_collections.nodewright.bridge.plugins.module_utils import cr_handoff
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_status
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
@@ -44,7 +45,8 @@ def run(params, warn, live_crs=None):
         kube = kube_api.Kube(params, live_crs=live_crs)
     cr_doc, bundled_policies = _read_cr(params, kube, sources)
     stored = sources['cr'] == 'cluster'
-    cr = cr_model.build_cr(cr_doc, stored=stored)
+    # a CR from the cluster: validated once per version in this process (the engine's plans of every node share it)
+    cr = cr_handoff.stored_cr(kube, cr_doc, cr_model.build_cr) if stored else cr_model.build_cr(cr_doc)
     gen, gen_reason = _generation(params, kube, cr)
     for problem in cr_model.image_tag_problems(cr_doc) if stored else ():
         warn('%s: the operator replaces that tag with the version (its webhook refuses it on create or update)'
@@ -75,6 +77,9 @@ def run(params, warn, live_crs=None):
     result['deleting'] = sources['cr'] == 'cluster' and cr_deletion.being_deleted(cr_doc, gen)
     result['sources'] = sources
     result['cr_document'] = _portable(cr_doc)
+    # the CR planned with (uid, generation, resourceVersion): handed down to the steps that carry the plan out, which
+    # plan the node again when the generation moved and stop when the uid did (cr_handoff.change)
+    result['cr_identity'] = cr_handoff.identity(cr_doc)
     result['policy_document'] = _portable(policy_doc) if policy_doc is not None else None
     result['interruption_budget'] = None if policy is not None else (cr.interruption_budget or {'percent': 100})
     result['decision'] = plan_decision(result)

@@ -347,3 +347,164 @@ def test_a_failed_first_stage_does_not_count_as_a_passed_preflight():
     sequence = NodeSequence(_params(), {}, Cluster(_plan(pending=pending), fail_at=('package_stage', 'driver', 'apply')))
     result = sequence.run()
     assert result['failed'] and sequence.preflighted == set()
+
+
+# ---------------------------------------------------------------- the CR planned with, handed down (cr_handoff)
+
+from ansible_collections.nodewright.bridge.plugins.module_utils import api_generation  # noqa: E402
+from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model  # noqa: E402
+from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api  # noqa: E402
+from ansible_collections.nodewright.bridge.plugins.module_utils import pod_run  # noqa: E402
+from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import rollout_plan  # noqa: E402
+
+
+class StoredCR(object):
+    """A cluster with one CR (its uid, generation and resourceVersion can be moved) and node n1: the real
+    rollout_plan and the pod steps' CR read (pod_run.load_cr, pod_run.planned_change) run against it, and it
+    counts the CR's reads (``get_cr``) and validations (the session's models built)."""
+
+    def __init__(self, monkeypatch):
+        self.session = kube_api.KubeSession()
+        self.uid, self.cr_generation, self.rv = 'u-1', 1, 1
+        self.reads = 0
+        self.reads_by_module = {}
+        self.calls = []
+        self.edit_at = None  # (module, package, stage, what): the CR is edited just before that step reads it
+        # the client's API generation and its reason (Kube.generation, generation_reason), and its API server
+        self.generation, self.generation_reason, self.host = api_generation.SKYHOOK, 'test', 'https://test'
+        monkeypatch.setattr(rollout_plan.kube_api, 'Kube', lambda params, live_crs=None: self)
+
+    def doc(self):
+        return {'apiVersion': 'skyhook.nvidia.com/v1alpha1', 'kind': 'Skyhook',
+                'metadata': {'name': 'tuning', 'uid': self.uid, 'generation': self.cr_generation,
+                             'resourceVersion': str(self.rv)},
+                'spec': {'packages': {
+                    'tuning': {'version': '1.0.0', 'image': 'registry.local/tuning'},
+                    'driver': {'version': '2.0.0', 'image': 'registry.local/driver', 'interrupt': {'type': 'reboot'}}}}}
+
+    # the Kube the modules use
+    def get_cr(self, name, api_version=None, fresh=False):
+        self.reads += 1
+        return self.doc()
+
+    def get_node(self, name):
+        return {'metadata': {'name': name, 'labels': {'kubernetes.io/hostname': name}, 'annotations': {}}}
+
+    def get_policy(self, name):
+        raise kube_api.NotFound('no policy')
+
+    def status_write(self):
+        self.rv += 1  # what a status keeper's write does: a new resourceVersion, the same generation
+
+    def __call__(self, module, args):
+        self.calls.append((module, dict(args)))
+        before = self.reads
+        try:
+            return self.answer(module, args)
+        finally:
+            self.reads_by_module[module] = self.reads_by_module.get(module, 0) + self.reads - before
+
+    def answer(self, module, args):
+        if module == 'rollout_plan':
+            params, invalid = in_process.validate('nodewright.bridge.rollout_plan', rollout_plan, args)
+            assert invalid is None, invalid
+            return rollout_plan.run(params, lambda warning: None)
+        if module in ('package_stage', 'node_interrupt'):
+            if self.edit_at == (module, args.get('package'), args.get('stage')):
+                self.edit_at = None
+                self.cr_generation += 1
+                self.rv += 1
+            elif self.edit_at == 'replace':
+                self.edit_at = None
+                self.uid, self.cr_generation = 'u-2', 1
+            dummy, doc = pod_run.load_cr(self, args.get('cr'), args['cr_name'])
+            failure = pod_run.planned_change(dict(args, cr=args.get('cr'), stage=args.get('stage')), doc)
+            if failure is not None:
+                return dict(failure[1], msg=failure[0], failed=True)
+            self.status_write()
+        return {'changed': module not in ('node_health', 'operator_guard')}
+
+    def builds(self):
+        return self.session.validated_crs.builds
+
+
+def _stored(monkeypatch):
+    return StoredCR(monkeypatch)
+
+
+def test_the_plan_reads_the_cr_once_and_hands_its_identity_to_every_pod_step(monkeypatch):
+    store = _stored(monkeypatch)
+    result = NodeSequence(_params(operator_guard=False), {}, store).run()
+    assert result['status'] == 'updated', result['msg'] if result.get('failed') else result
+    pod_steps = [a for m, a in store.calls if m in ('package_stage', 'node_interrupt')]
+    assert pod_steps and all(a['cr_identity'] == {'uid': 'u-1', 'generation': 1} for a in pod_steps)
+    plans = [m for m, a in store.calls if m == 'rollout_plan']
+    # one plan; the CR read by the plan and by each pod step (a pause must stop the next pod), but validated
+    # once: the later reads (new resourceVersions after each status write aside) take the plan's model
+    assert len(plans) == 1
+    # the CR is read by the plan and once by each pod step (a pause written since must stop its pod: docs/semantics.md),
+    # never planned again while its generation holds
+    reads = dict((m, n) for m, n in store.reads_by_module.items() if n)
+    assert reads == {'rollout_plan': 1, 'package_stage': 5, 'node_interrupt': 1}
+    # each pod step here follows a status write (a new resourceVersion): that version is validated once
+    assert store.builds() == 1 + len(pod_steps)
+
+
+def test_one_version_of_the_cr_is_validated_once_for_all_the_steps(monkeypatch):
+    store = _stored(monkeypatch)
+    store.status_write = lambda: None  # no status writes: one resourceVersion for the whole node
+    NodeSequence(_params(operator_guard=False), {}, store).run()
+    pod_steps = [a for m, a in store.calls if m in ('package_stage', 'node_interrupt')]
+    assert len(pod_steps) == 6
+    reads = dict((m, n) for m, n in store.reads_by_module.items() if n)
+    # before the handoff: 7 reads and 7 validations (the plan, then each step again); now 7 reads, 1 validation
+    assert (reads, store.builds()) == ({'rollout_plan': 1, 'package_stage': 5, 'node_interrupt': 1}, 1)
+    # a second node of the same process (the sequence engine) validates nothing more
+    NodeSequence(_params(node='n2', operator_guard=False), {}, store).run()
+    assert store.builds() == 1
+
+
+def test_a_cr_edited_mid_run_plans_the_node_again_from_the_new_generation(monkeypatch):
+    store = _stored(monkeypatch)
+    store.edit_at = ('package_stage', 'driver', 'apply')
+    result = NodeSequence(_params(operator_guard=False), {}, store).run()
+    assert result['status'] == 'updated', result
+    assert [m for m, a in store.calls].count('rollout_plan') == 2
+    after = [a for m, a in store.calls if m in ('package_stage', 'node_interrupt')][-1]
+    assert after['cr_identity'] == {'uid': 'u-1', 'generation': 2}  # the steps after the replan: the new CR
+    superseded = [s for s in result['steps'] if s.get('superseded')]
+    assert superseded and 'generation 1, now 2' in superseded[0]['superseded']
+
+
+def test_a_cr_deleted_and_created_again_mid_run_stops_the_node(monkeypatch):
+    store = _stored(monkeypatch)
+    store.edit_at = 'replace'
+    result = NodeSequence(_params(operator_guard=False), {}, store).run()
+    assert result['failed'] and result['cr_replaced'] is True
+    assert 'deleted and created again' in result['msg']
+    assert [m for m, a in store.calls].count('rollout_plan') == 1  # not planned again: another CR
+    assert ('node_state', 'complete') not in [(m, a.get('action')) for m, a in store.calls]
+
+
+def test_a_cr_replaced_since_the_batch_plan_stops_the_node_before_any_step(monkeypatch):
+    store = _stored(monkeypatch)
+    result = NodeSequence(_params(operator_guard=False, cr_identity={'uid': 'u-0', 'generation': 1}), {}, store).run()
+    assert result['failed'] and result['cr_replaced'] is True and result['failed_step'] == 'plan'
+    assert [m for m, a in store.calls] == ['rollout_plan']
+    # a new generation since the batch plan: this node's plan is made from it, nothing to stop
+    store.calls[:] = []
+    result = NodeSequence(_params(operator_guard=False, cr_identity={'uid': 'u-1', 'generation': 0}), {}, store).run()
+    assert result['status'] == 'updated'
+
+
+def test_a_cr_from_a_file_hands_down_no_identity():
+    cluster = Cluster(_plan())
+    NodeSequence(_params(cr=[{'kind': 'Skyhook'}]), {}, cluster).run()
+    assert not any('cr_identity' in a for m, a in cluster.calls)
+
+
+def test_cr_model_is_the_plan_model(monkeypatch):
+    store = _stored(monkeypatch)
+    first, doc = pod_run.load_cr(store, None, 'tuning')
+    again = pod_run.load_cr(store, None, 'tuning')[0]
+    assert again is first and isinstance(first, cr_model.NodeWrightCR) and doc['metadata']['uid'] == 'u-1'
