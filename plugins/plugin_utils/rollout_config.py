@@ -77,7 +77,7 @@ class Settings(object):
         self.policy = policy  # cr_model.DeploymentPolicy or None
         self.budget = budget  # {'percent': N} / {'count': N} or None
         self.admission = admission
-        self.deprecations = list(deprecations)  # (message, version) of deprecated names the play used
+        self.deprecations = list(deprecations)  # what the deprecated names the play used say (removed in 2.0.0)
         self.order = order
         self.source = source
         self.shared = shared  # the shared budget's settings (parse_shared), or None: this run's budget only
@@ -245,8 +245,8 @@ def _admission(play_vars, errors):
         errors.append('%s is the deprecated name of %s; they disagree (%r, %r): set only %s'
                       % (VAR_WINDOW, VAR_ADMISSION, old, value, VAR_ADMISSION))
     return value or old, VAR_WINDOW if value is None else VAR_ADMISSION, [
-        ('%s is deprecated: use %s (the same values, batch or sliding), named apart from the maintenance windows'
-         % (VAR_WINDOW, VAR_ADMISSION), '2.0.0')]
+        '%s is deprecated: use %s (the same values, batch or sliding), named apart from the maintenance windows'
+        % (VAR_WINDOW, VAR_ADMISSION)]
 
 
 class Phase(object):

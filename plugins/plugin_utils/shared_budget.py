@@ -244,4 +244,3 @@ def for_rollout(connection, scheduler, mode, scope, key=None, namespace=None, ex
     rules = dict((r.name, rules_mod.Rules.of(r)) for r in scheduler.rollouts)
     return SharedBudget(client, namespace or client.generation.default_namespace, scope, mode, rules,
                         key=scope if key is None else key, expiry=expiry)
-

@@ -319,8 +319,8 @@ class _BudgetedMixin(object):
             play.max_fail_percentage = None  # TQM's per-run copy of the play; linear reads it
         play_hosts = self._inventory.get_hosts(play.hosts, order=play.order)
         prepared, connection = play_rollout.rollout_phases(play, play_hosts, self._variable_manager, self._loader)
-        for message, version in prepared[0][0].settings.deprecations:  # the names are the play's, not a phase's
-            display.deprecated(PREFIX + message, version=version, collection_name='nodewright.bridge')
+        for message in prepared[0][0].settings.deprecations:  # the names are the play's, not a phase's
+            display.deprecated(PREFIX + message, version='2.0.0', collection_name='nodewright.bridge')
         excluded = {}
         for host in play_hosts:
             if host.name in self._tqm._unreachable_hosts:

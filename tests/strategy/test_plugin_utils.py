@@ -57,8 +57,8 @@ def test_nodewright_window_is_the_deprecated_name_of_nodewright_admission():
     budget = {'nodewright_interruption_budget': {'count': 1}}
     old = rollout_config.parse_settings(dict(budget, nodewright_window='sliding'))
     assert old.admission == 'sliding'
-    [(message, version)] = old.deprecations
-    assert message.startswith('nodewright_window is deprecated: use nodewright_admission') and version == '2.0.0'
+    [message] = old.deprecations
+    assert message.startswith('nodewright_window is deprecated: use nodewright_admission')
     new = rollout_config.parse_settings(dict(budget, nodewright_admission='sliding'))
     assert new.admission == 'sliding' and new.deprecations == []
     assert rollout_config.parse_settings(budget).admission == 'batch'
