@@ -3,8 +3,8 @@
 # Apache License 2.0 (see LICENSE)
 """Action plugin of the collection's cluster modules: its code (module_utils/cluster_modules) in the controller's process.
 
-The action plugin of every cluster module but node_update (plugins/action/<m>.py) is a symlink to this file,
-as kubernetes.core's are: the module is the task's (its resolved action), found in the registry
+The action plugin of every cluster module but node_update (plugins/action/<m>.py) imports this one's class
+(a file of one import: a symlink, as kubernetes.core has, is an alias to antsibull-docs): the module is the task's (its resolved action), found in the registry
 (module_utils/cluster_modules/__init__.py) with its code and the arguments that name files on the controller
 (see plugin_utils/cluster_action.py). This file carries node_cordon's name because ansible-test's
 action-plugin-docs wants a documented module for every action plugin.
