@@ -21,6 +21,7 @@ from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
 from ansible_collections.nodewright.bridge.plugins.module_utils import operator_guard
+from ansible_collections.nodewright.bridge.plugins.module_utils import pod_run
 
 
 # Options renamed for one name per concept (the node: ``node``, a CR's name: ``cr_name``); the old
@@ -67,6 +68,17 @@ def failure(exc, context=None, label=''):
     if isinstance(exc, DOMAIN_ERRORS):
         return label + str(exc), context
     return None
+
+
+def planned_cr(kube, params):
+    """``(cr, doc)`` of a pod step (package_stage, node_interrupt), read now; ModuleFailed before any pod or write
+    when the CR is no longer the one the node was planned with (pod_run.planned_change: the node is planned again,
+    or stopped when the CR was replaced)."""
+    cr, doc = pod_run.load_cr(kube, params['cr'], params['cr_name'])
+    changed_since_plan = pod_run.planned_change(params, doc)
+    if changed_since_plan is not None:
+        raise ModuleFailed(changed_since_plan[0], **changed_since_plan[1])
+    return cr, doc
 
 
 def node_event(module, kube, node, event):

@@ -34,11 +34,7 @@ def run(module, kube):
     params = pod_run.with_defaults(module.params, gen)
     started = time.time()
     node_name, stage = params['node'], params['stage']
-    cr, doc = pod_run.load_cr(kube, params['cr'], params['cr_name'])
-    changed_since_plan = pod_run.planned_change(params, doc)
-    if changed_since_plan is not None:
-        # the CR was edited (or replaced) since the node's plan: no pod from it before the node is planned again
-        raise ModuleFailed(changed_since_plan[0], **changed_since_plan[1])
+    cr, doc = _runner.planned_cr(kube, params)
     if params['package'] not in cr.packages:
         raise ModuleFailed('package %r is not in %s %s (packages: %s); nothing was changed'
                            % (params['package'], cr.kind, cr.name, ', '.join(sorted(cr.packages)) or 'none'),
