@@ -81,14 +81,17 @@ options:
         (default 1h).
     type: int
     default: 1800
-  retries:
+  stage_retries:
     description:
       - How many times the kubelet may restart a failing container before the run counts as failed.
         V(0) fails at the first failure.
+      - The same as M(nodewright.bridge.node_update)'s O(nodewright.bridge.node_update#module:stage_retries) and the
+        node role's C(nodewright_stage_retries). The alias O(retries) (also an Ansible task keyword) is deprecated.
       - Under the v0.18+ contract, a package stage's Job makes a new pod for each retry instead (its
         C(backoffLimit)); an interrupt's Job restarts its container in place, as a pod does.
     type: int
     default: 0
+    aliases: [retries]
   delete_pod:
     description:
       - When to delete the pod after the verdict. V(on_success) (the default) keeps a failed pod, as the

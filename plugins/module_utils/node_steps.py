@@ -223,7 +223,7 @@ def pod_settings(src, module):
         'agent_log_root': src.tuning('agent_log_root'),
         'runtime_required_taint': src.tuning('runtime_required_taint'),
         'timeout': src.setting(timeout),
-        'retries': src.setting('stage_retries'),
+        'stage_retries': src.setting('stage_retries'),
         'delete_pod': src.setting('delete_pod'),
     })
     return without_omitted(args)

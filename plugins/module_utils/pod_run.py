@@ -59,7 +59,10 @@ RUN_OPTIONS = dict(
     cr_name=dict(type='str'),
     package=dict(type='str', required=True),
     timeout=dict(type='int', default=1800),
-    retries=dict(type='int', default=0),
+    # one name from the role down (nodewright_stage_retries -> node_update's stage_retries -> here); retries, its
+    # old name, was also an Ansible task keyword
+    stage_retries=dict(type='int', default=0, aliases=['retries'],
+                       deprecated_aliases=[dict(name='retries', version='2.0.0', collection_name='nodewright.bridge')]),
     delete_pod=dict(type='str', default='on_success', choices=list(DELETE_POLICIES)),
     force=dict(type='bool', default=False),
     log_lines=dict(type='int', default=200),

@@ -22,7 +22,7 @@ description:
     C(/) is mounted at C(/root), and the pod carries the operator's tolerations, C(SKYHOOK_*) environment,
     resources, image pull secret and gracefulShutdown.
   - Waits for the pod by watch. Every init container exiting 0 is success. A non-zero exit, or
-    CrashLoopBackOff once the failing container has restarted O(retries) times, is failure.
+    CrashLoopBackOff once the failing container has restarted O(stage_retries) times, is failure.
   - Records the result in C(skyhook.nvidia.com/nodeState_<cr>) in the operator's format. Success gives
     C(complete) (an upgrade also drops older versions; an uninstall drops the entry, or moves on to
     C(uninstall-interrupt)). Failure gives C(erroring) with the restart count, and C(status_<cr>) becomes
@@ -85,7 +85,7 @@ EXAMPLES = r'''
     cr_name: gpu-tuning
     package: tuning
     stage: config
-    retries: 2
+    stage_retries: 2
     timeout: 900
 '''
 

@@ -89,7 +89,7 @@ def run(module, kube):
     if reboot:
         record.annotations, record.success_annotations = {boot_key: before}, {boot_key: None}
     runner = job_run.runner_for(gen, kube, manifest, pod_layout.log_containers(package.name, stage), cr, package, stage,
-                                cr_uid=uid, cr_generation=generation, retries=params['retries'],
+                                cr_uid=uid, cr_generation=generation, retries=params['stage_retries'],
                                 timeout=params['timeout'], delete=params['delete_pod'], log_lines=params['log_lines'],
                                 entry=current, failed_is_stale=not (reboot and resumed))
     back = {}

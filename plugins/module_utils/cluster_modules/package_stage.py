@@ -63,7 +63,7 @@ def run(module, kube):
     # a CR in the cluster can be edited while the stage runs; a CR given as a document cannot
     recheck = _superseded(kube, params, cr.name, package.name, stage, node_order, gen) if params['cr'] is None else None
     runner = job_run.runner_for(gen, kube, manifest, pod_layout.log_containers(package.name, stage), cr, package, stage,
-                                cr_uid=uid, cr_generation=generation, retries=params['retries'],
+                                cr_uid=uid, cr_generation=generation, retries=params['stage_retries'],
                                 timeout=params['timeout'], delete=params['delete_pod'], log_lines=params['log_lines'],
                                 entry=current, recheck=recheck)
     done = pod_run.run_recorded(module, kube, runner, _record(node_name, cr.name, package, stage, current, gen), result,

@@ -406,7 +406,7 @@ def test_check_mode_names_a_stale_job_and_deletes_nothing(server, stored_node):
 def test_retries_are_the_jobs_backoff_limit(server, stored_node):
     script_preflight(server)
     server.reply('PATCH', NODE_PATH, body=stored_node.patch)
-    result = run(server, FakeModule(check_mode=True, retries=2))
+    result = run(server, FakeModule(check_mode=True, stage_retries=2))
     assert result['manifest']['spec']['backoffLimit'] == 2 and result['manifest'] == expected_job(retries=2)
     assert server.of('POST', JOBS)[0].body['spec']['backoffLimit'] == 2
 
@@ -472,7 +472,7 @@ def test_an_interrupt_pod_failing_past_its_retries_fails_the_interrupt_job(serve
     server.reply('PATCH', path, body=lambda request: job_doc())
 
     with pytest.raises(ModuleFailed) as exc:
-        run(server, FakeModule(node_interrupt, stage='interrupt', retries=1), which=node_interrupt)
+        run(server, FakeModule(node_interrupt, stage='interrupt', stage_retries=1), which=node_interrupt)
 
     assert 'container interrupt failed (exit code 2, reason CrashLoopBackOff)' in exc.value.msg
     assert server.of('GET', '%s/ij-pod/log' % PODS)[0].query['previous'] == 'true'
@@ -510,3 +510,14 @@ def test_a_job_the_edited_cr_no_longer_asks_for_is_deleted_and_superseded(server
     assert server.pending() == []
     # the same CR asks for the same Job: nothing differs
     assert runner.differs(pod_manifest()) is None
+
+
+def test_retries_is_the_deprecated_alias_of_stage_retries():
+    from ansible.module_utils.common.arg_spec import ArgumentSpecValidator  # pylint: disable=import-outside-toplevel
+    for code in (package_stage, node_interrupt):
+        args = code.module_args()
+        checked = ArgumentSpecValidator(args['argument_spec'], args.get('mutually_exclusive'), args.get('required_together'),
+                                        args.get('required_one_of'), args.get('required_if')).validate(
+            {'node': 'n1', 'cr_name': 'x', 'package': 'tuning', 'stage': 'interrupt', 'retries': 2})
+        assert checked.validated_parameters['stage_retries'] == 2
+        assert [d['msg'] for d in checked._deprecations] == ["Alias 'retries' is deprecated. See the module docs for more information"]
