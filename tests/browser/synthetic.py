@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 
+from ansible_collections.nodewright.bridge.plugins.module_utils import node_steps
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_state
 
 T0 = 1767225600.0
@@ -25,7 +26,9 @@ def _node_update(index, start, fail):
     steps, now = [], start
     for name, module, seconds in STEPS:
         seconds = seconds * (1 + (index * 7 % 10) / 20.0)
-        record = dict(step=name, module='nodewright.bridge.' + module, started=now, seconds=seconds, changed=True)
+        # each record carries its kind, as node_sequence writes it (the node_cordon that uncordons is an uncordon)
+        kind = node_steps.step_kind(module, {'state': 'uncordoned'} if name == 'uncordon' else {})
+        record = dict(step=name, module='nodewright.bridge.' + module, kind=kind, started=now, seconds=seconds, changed=True)
         if module == 'node_drain':
             record.update(protected_wait=seconds / 3 if index % 4 == 0 else 0, evicted=3, skipped=2, pdb_waits=[
                 {'pod': 'ml/inference-%d' % index, 'pdbs': ['ml/inference (maxUnavailable 2, disruptionsAllowed 0)'],
