@@ -411,10 +411,8 @@ def build_scheduler(settings, nodes, compartment_of=None, batch_states=None, cr_
 
 def compartment_summaries(scheduler):
     """name / matched / ceiling / strategy / budget of every compartment, for the progress store."""
-    comps = scheduler.compartments
     out = []
-    for comp in comps:
-        rollout = getattr(comp, 'rollout', comp)
+    for rollout in scheduler.rollouts:
         out.append({'name': rollout.name, 'matched': len(rollout.nodes), 'ceiling': rollout.ceiling,
                     'strategy': rollout.strategy.to_dict() if rollout.strategy else None,
                     'budget': dict(rollout.budget)})
