@@ -14,6 +14,8 @@ import threading
 import pytest
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils import kube_transport
+from ansible_collections.nodewright.bridge.tests.unit.plugins.module_utils.fake_api import FakeApiServer
 
 NODE_PATH = '/api/v1/nodes/n1'
 NODE_STATUS_PATH = NODE_PATH + '/status'
@@ -60,6 +62,19 @@ def execute(monkeypatch, code, module, kube):
     with pytest.raises(Ended):
         code.execute(module)
     return module
+
+
+def api_server():
+    """A FakeApiServer that takes every Event a module writes (best effort; test_node_events tests them)."""
+    made = FakeApiServer()
+    made.reply('POST', EVENTS, status=201, body={}, repeat=True)
+    return made
+
+
+def fast_retries(monkeypatch):
+    """kube's retries of a refused or unanswered request after milliseconds instead of seconds."""
+    monkeypatch.setattr(kube_transport, 'RETRY_FIRST_DELAY', 0.01)
+    monkeypatch.setattr(kube_transport, 'RETRY_MAX_DELAY', 0.02)
 
 
 class FakeClock(object):

@@ -12,14 +12,13 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import kube_transport
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_cordon
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_state as node_state_module
 from ansible_collections.nodewright.bridge.plugins.module_utils.constants import IGNORE_LABEL, INHERITED_CORDON_PREFIX
 from ansible_collections.nodewright.bridge.tests.unit.plugins.module_utils.cluster_support import (
-    EVENTS, NODE_PATH, FakeModule, calls, events_of, execute)
+    NODE_PATH, FakeModule, api_server, calls, events_of, execute, fast_retries)
 from ansible_collections.nodewright.bridge.tests.unit.plugins.module_utils.fake_api import (
-    FakeApiServer, Stored, node, status_body)
+    Stored, node, status_body)
 
 OURS = 'skyhook.nvidia.com/cordon_demo'
 THEIRS = 'skyhook.nvidia.com/cordon_other'
@@ -31,15 +30,12 @@ CONFLICT = status_body(409, 'Conflict', 'Operation cannot be fulfilled on nodes 
 
 @pytest.fixture
 def server():
-    made = FakeApiServer()
-    made.reply('POST', EVENTS, status=201, body={}, repeat=True)
-    return made
+    return api_server()
 
 
 @pytest.fixture
 def quick_retries(monkeypatch):
-    monkeypatch.setattr(kube_transport, 'RETRY_FIRST_DELAY', 0.01)
-    monkeypatch.setattr(kube_transport, 'RETRY_MAX_DELAY', 0.02)
+    fast_retries(monkeypatch)
 
 
 def stored(server, annotations=None, unschedulable=False, labels=None):

@@ -19,12 +19,12 @@ import pytest
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import api_generation
 from ansible_collections.nodewright.bridge.plugins.module_utils import drain_config
-from ansible_collections.nodewright.bridge.plugins.module_utils import kube_transport
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_drain
 from ansible_collections.nodewright.bridge.tests.unit.plugins.module_utils.cluster_support import (
-    EVENTS, NODE_PATH, PODS, FakeClock, FakeModule, calls, dry_run_body, events_of, execute, pod, pod_list)
+    EVENTS, NODE_PATH, PODS, FakeClock, FakeModule, api_server, calls, dry_run_body, events_of, execute, fast_retries, pod,
+    pod_list)
 from ansible_collections.nodewright.bridge.tests.unit.plugins.module_utils.fake_api import (
-    FakeApiServer, Pause, Stored, event, node, status_body)
+    Pause, Stored, event, node, status_body)
 
 CORDON = 'skyhook.nvidia.com/cordon_demo'
 PDBS = '/apis/policy/v1/namespaces/ns/poddisruptionbudgets'
@@ -45,9 +45,7 @@ def eviction(name, namespace='ns'):
 
 @pytest.fixture
 def server():
-    made = FakeApiServer()
-    made.reply('POST', EVENTS, status=201, body={}, repeat=True)
-    return made
+    return api_server()
 
 
 @pytest.fixture
@@ -59,8 +57,7 @@ def clock(monkeypatch):
 
 @pytest.fixture
 def quick_retries(monkeypatch):
-    monkeypatch.setattr(kube_transport, 'RETRY_FIRST_DELAY', 0.01)
-    monkeypatch.setattr(kube_transport, 'RETRY_MAX_DELAY', 0.02)
+    fast_retries(monkeypatch)
 
 
 def cordoned_node(server, unschedulable=True):

@@ -17,18 +17,16 @@ import pytest
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_health
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules._runner import ModuleFailed
 from ansible_collections.nodewright.bridge.tests.unit.plugins.module_utils.cluster_support import (
-    EVENTS, NODE_PATH, NODES, PODS, FakeModule, calls, events_of, execute, pod, pod_list)
+    NODE_PATH, NODES, PODS, FakeModule, api_server, calls, events_of, execute, pod, pod_list)
 from ansible_collections.nodewright.bridge.tests.unit.plugins.module_utils.fake_api import (
-    FakeApiServer, Pause, event, node, node_list, status_body)
+    Pause, event, node, node_list, status_body)
 
 CORDON = 'skyhook.nvidia.com/cordon_demo'
 
 
 @pytest.fixture
 def server():
-    made = FakeApiServer()
-    made.reply('POST', EVENTS, status=201, body={}, repeat=True)
-    return made
+    return api_server()
 
 
 def booted(resource_version, boot_id, ready=True):

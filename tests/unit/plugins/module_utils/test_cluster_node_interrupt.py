@@ -20,9 +20,9 @@ from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules 
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules._runner import ModuleFailed
 from ansible_collections.nodewright.bridge.plugins.module_utils.constants import BOOT_ID_PREFIX
 from ansible_collections.nodewright.bridge.tests.unit.plugins.module_utils.cluster_support import (
-    EVENTS, NODE_PATH, NODE_STATUS_PATH, NODES, FakeModule, calls, events_of, execute)
+    EVENTS, NODE_PATH, NODE_STATUS_PATH, NODES, FakeModule, api_server, calls, events_of, execute)
 from ansible_collections.nodewright.bridge.tests.unit.plugins.module_utils.fake_api import (
-    FakeApiServer, Pause, Stored, event, node, node_list, status_body)
+    Pause, Stored, event, node, node_list, status_body)
 
 CR_DOC = {
     'apiVersion': 'skyhook.nvidia.com/v1alpha1', 'kind': 'Skyhook',
@@ -54,8 +54,7 @@ def booted(resource_version, boot_id, ready=True, annotations=None):
 
 @pytest.fixture
 def server():
-    made = FakeApiServer()
-    made.reply('POST', EVENTS, status=201, body={}, repeat=True)
+    made = api_server()
     made.reply('GET', CR_PATH, status=404, body=NOT_FOUND, repeat=True)   # the file's CR is not in the cluster: no pause
     return made
 
