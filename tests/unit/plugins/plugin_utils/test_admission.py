@@ -13,7 +13,6 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import copy
-import datetime
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils import rollout_gates as gate_rules
@@ -24,24 +23,10 @@ from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import admission
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_gates
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import shared_budget
+from ansible_collections.nodewright.bridge.tests.unit.plugins.plugin_utils.fake_clock import MONDAY_5PM, FakeClock
 
 DEFAULT = cr_model.DEFAULT_COMPARTMENT
 OK, FAILED = admission.OK, admission.FAILED
-# Monday 2026-06-01 17:00 UTC
-MONDAY_5PM = datetime.datetime(2026, 6, 1, 17, 0, tzinfo=datetime.timezone.utc).timestamp()
-
-
-class FakeClock(object):
-    def __init__(self, now=MONDAY_5PM):
-        self.now = now
-        self.sleeps = []
-
-    def __call__(self):
-        return self.now
-
-    def sleep(self, seconds):
-        self.sleeps.append(seconds)
-        self.now += seconds
 
 
 class Heard(admission.Reporter):

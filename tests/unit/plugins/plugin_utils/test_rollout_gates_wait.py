@@ -7,7 +7,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import datetime
 import io
 import ssl
 from urllib.error import HTTPError, URLError
@@ -17,23 +16,7 @@ import pytest
 from ansible_collections.nodewright.bridge.plugins.module_utils import rollout_gates as rg
 from ansible_collections.nodewright.bridge.plugins.module_utils.kube import KubeError
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_gates as gates
-
-# Monday 2026-06-01 17:00 UTC.
-MONDAY_5PM = datetime.datetime(2026, 6, 1, 17, 0, tzinfo=datetime.timezone.utc).timestamp()
-
-
-class FakeClock(object):
-    def __init__(self, now=MONDAY_5PM):
-        self.now = now
-        self.sleeps = []
-
-    def __call__(self):
-        return self.now
-
-    def sleep(self, seconds):
-        assert seconds >= 0
-        self.sleeps.append(seconds)
-        self.now += seconds
+from ansible_collections.nodewright.bridge.tests.unit.plugins.plugin_utils.fake_clock import MONDAY_5PM, FakeClock
 
 
 def _windows(action='wait', timeout=86400, **window):
