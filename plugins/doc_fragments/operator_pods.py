@@ -104,10 +104,16 @@ options:
     type: str
     choices: [always, on_success, never]
     default: on_success
-  force:
-    description: Run the pod even if the node state says this stage is already complete.
+  rerun:
+    description:
+      - Run the pod even if the node state says this stage is already complete (as C(kubectl skyhook package rerun)
+        makes the operator run it again).
+      - Also starts the pod when the CR is paused or disabled or the node ignored (the hold is not checked).
+      - The alias O(force) is deprecated (removed in 2.0.0); C(force) is the name of the operator guard's override in
+        M(nodewright.bridge.node_update), M(nodewright.bridge.operator_guard) and the node role (C(nodewright_force)).
     type: bool
     default: false
+    aliases: [force]
   cr_identity:
     description:
       - The uid and generation of the CR the node's plan was made with (a CR read from the cluster by O(cr_name)).

@@ -64,7 +64,10 @@ RUN_OPTIONS = dict(
     stage_retries=dict(type='int', default=0, aliases=['retries'],
                        deprecated_aliases=[dict(name='retries', version='2.0.0', collection_name='nodewright.bridge')]),
     delete_pod=dict(type='str', default='on_success', choices=list(DELETE_POLICIES)),
-    force=dict(type='bool', default=False),
+    # rerun a complete stage (as kubectl skyhook package rerun); force, its old name, also meant the operator
+    # guard's override in node_update, operator_guard and the node role
+    rerun=dict(type='bool', default=False, aliases=['force'],
+               deprecated_aliases=[dict(name='force', version='2.0.0', collection_name='nodewright.bridge')]),
     log_lines=dict(type='int', default=200),
     collect_logs=dict(type='str', default='always', choices=['always', 'on_failure']),
     preflight=dict(type='bool', default=True),
@@ -210,12 +213,12 @@ def read_entry(kube, node_name, cr_name, key, gen=SKYHOOK):
     return node, annotations, state.get(key)
 
 
-def skipped_if_complete(result, current, stage, force, started, what):
-    """``result`` as a skipped run when the entry ``current`` already has ``stage`` complete (and not ``force``), else None.
+def skipped_if_complete(result, current, stage, rerun, started, what):
+    """``result`` as a skipped run when the entry ``current`` already has ``stage`` complete (and not ``rerun``), else None.
 
     ``what`` names the step in the message, e.g. ``'gpu-driver|1.0 stage apply'``.
     """
-    if not current or current['stage'] != stage or current['state'] != 'complete' or force:
+    if not current or current['stage'] != stage or current['state'] != 'complete' or rerun:
         return None
     result.update(outcome='skipped', entry=current, duration=round(time.time() - started, 3),
                   msg='%s is already complete on node %s' % (what, result['node']))

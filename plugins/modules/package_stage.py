@@ -29,7 +29,7 @@ description:
     C(erroring). Every write carries the node's resourceVersion.
   - The stage containers' logs are returned. The pod is then deleted (O(delete_pod)), by default only
     after a success, so a failed pod stays for C(kubectl skyhook package logs), as the operator leaves it.
-  - Idempotent. A stage already C(complete) on the node is not run again (unless O(force)). A pod left
+  - Idempotent. A stage already C(complete) on the node is not run again (unless O(rerun)). A pod left
     running by an interrupted earlier run is adopted and waited for, not created twice. A pod found under
     the stage's name that is no longer the CR's (another image, version, stage, environment), that the
     node's state does not list (after C(kubectl skyhook package rerun) or C(node reset)), or that failed
@@ -87,6 +87,14 @@ EXAMPLES = r'''
     stage: config
     stage_retries: 2
     timeout: 900
+
+- name: Run the apply stage again although the node records it complete
+  nodewright.bridge.package_stage:
+    node: gpu-node-07
+    cr_name: gpu-tuning
+    package: tuning
+    stage: apply
+    rerun: true
 '''
 
 RETURN = r'''

@@ -44,11 +44,11 @@ def run(module, kube):
     result = dict(node=node_name, package=key, stage=stage, changed=False)
 
     node, dummy, current = pod_run.read_entry(kube, node_name, cr.name, key, gen=gen)
-    skipped = pod_run.skipped_if_complete(result, current, stage, params['force'], started, '%s stage %s' % (key, stage))
+    skipped = pod_run.skipped_if_complete(result, current, stage, params['rerun'], started, '%s stage %s' % (key, stage))
     if skipped:
         return skipped
     hold = pod_run.held(kube, cr, node, cr_from_file=params['cr'] is not None, gen=gen)
-    if hold is not None and not params['force']:
+    if hold is not None and not params['rerun']:
         raise ModuleFailed(hold[1], node=node_name, package=key, changed=False, held=hold[0])
 
     uid, generation, status = pod_layout.cr_identity(doc)

@@ -521,3 +521,18 @@ def test_retries_is_the_deprecated_alias_of_stage_retries():
             {'node': 'n1', 'cr_name': 'x', 'package': 'tuning', 'stage': 'interrupt', 'retries': 2})
         assert checked.validated_parameters['stage_retries'] == 2
         assert [d['msg'] for d in checked._deprecations] == ["Alias 'retries' is deprecated. See the module docs for more information"]
+
+
+def test_force_is_the_deprecated_alias_of_rerun():
+    # force also names the operator guard's override (node_update, operator_guard, the node role): rerun is its
+    # one meaning here, a stage run again although the node records it complete
+    from ansible.module_utils.common.arg_spec import ArgumentSpecValidator  # pylint: disable=import-outside-toplevel
+    for code in (package_stage, node_interrupt):
+        args = code.module_args()
+        assert 'force' not in args['argument_spec'] and args['argument_spec']['rerun']['default'] is False
+        checked = ArgumentSpecValidator(args['argument_spec'], args.get('mutually_exclusive'), args.get('required_together'),
+                                        args.get('required_one_of'), args.get('required_if')).validate(
+            {'node': 'n1', 'cr_name': 'x', 'package': 'tuning', 'stage': 'interrupt', 'force': True})
+        assert checked.validated_parameters['rerun'] is True
+        assert [d['msg'] for d in checked._deprecations] == ["Alias 'force' is deprecated. See the module docs for more information"]
+        assert [d['version'] for d in checked._deprecations] == ['2.0.0']

@@ -545,3 +545,12 @@ def test_a_nodewright_run_is_recorded_under_the_new_keys(server, stored_node):
     assert node_state.decode(meta['annotations']['nodewright.nvidia.com/nodeState_demo']) == done.final_state
     assert pod_run.read_entry(kube, 'n1', 'demo', KEY, gen=NODEWRIGHT)[2] == done.final_state[KEY]
     assert pod_run.read_entry(kube, 'n1', 'demo', KEY)[2] is None   # no skyhook.nvidia.com/nodeState_demo
+
+
+@pytest.mark.parametrize('rerun, skipped', [(False, True), (True, False)])
+def test_a_complete_stage_is_skipped_unless_rerun(rerun, skipped):
+    current = {'name': 'tuning', 'version': '1.2.3', 'stage': STAGE, 'state': 'complete'}
+    result = pod_run.skipped_if_complete(dict(node='n1'), current, STAGE, rerun, 0, 'tuning|1.2.3 stage apply')
+    assert (result is not None) == skipped
+    if skipped:
+        assert result['outcome'] == 'skipped' and result['msg'] == 'tuning|1.2.3 stage apply is already complete on node n1'
