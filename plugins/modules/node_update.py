@@ -195,8 +195,15 @@ node:
   description: The node.
   returned: always
   type: str
-cr:
+cr_name:
   description: The CR's name (once planned).
+  returned: always
+  type: str
+  sample: gpu-node-tuning
+  version_added: 0.2.0
+cr:
+  description:
+    - The CR's name, the same as RV(cr_name). Deprecated (removed in 2.0.0); in the options O(cr) is the CR document.
   returned: always
   type: str
   sample: gpu-node-tuning

@@ -334,7 +334,8 @@ class NodeSequence(object):
             self.keeper.flush()
             self.warnings.extend(self.keeper.warnings)
             del self.keeper.warnings[:]  # each warning once, in the first result after it
-        result = dict(changed=any(s['changed'] for s in self.steps), node=self.node, cr=self.cr, status=status,
+        # cr: the old name of cr_name (cr is the CR document elsewhere), kept until 2.0.0
+        result = dict(changed=any(s['changed'] for s in self.steps), node=self.node, cr_name=self.cr, cr=self.cr, status=status,
                       message=message, steps=self.steps, plan=self.plan,
                       seconds=round(sum(s['seconds'] for s in self.steps), 3))
         if failed:

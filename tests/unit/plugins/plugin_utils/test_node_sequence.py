@@ -81,6 +81,8 @@ def test_a_node_with_a_reboot_runs_the_operator_sequence_in_order():
     assert all(a['kubeconfig'] == '/k' for m, a in cluster.calls)  # connection options reach every step
     assert result['status'] == 'updated' and result['changed'] is True and 'failed' not in result
     assert [s['step'] for s in result['steps']][4:7] == ['driver apply', 'tuning apply', 'driver interrupt (reboot)']
+    # the CR's name is cr_name; cr, its old name in this result (elsewhere cr is the CR document), until 2.0.0
+    assert result['cr_name'] == result['cr'] == _plan()['cr']['name']
 
 
 def test_a_nodewrights_drain_config_reaches_the_drain_and_a_skyhooks_does_not():
