@@ -9,7 +9,9 @@
   ``nodewright_state_<progress>``, ``nodewright_needs_drain``, ``nodewright_ignored``;
 * the progress of a node for a CR (``complete``, ``erroring``, ``in_progress``, ``blocked``,
   ``pending``), from its plan and its decoded nodeState;
-* the host variables of every node of a plan;
+* the host variables of every node of a plan: the inputs of the node role and the strategy it fills in
+  (``nodewright_node``, ``nodewright_labels``, ``nodewright_compartment``) and the read-only facts, in
+  ``nodewright_node_facts`` (and flat, deprecated, until 2.0.0);
 * keeping of a Kubernetes Node only what the plugin needs (so that a cache stays small).
 
 The CR and its policy are picked by ``cr_model.select_cr`` and ``planner.choose_policy``, as for
@@ -41,6 +43,16 @@ CR_FALLBACK_PREFIX = GROUP_PREFIX + '_cr_'
 
 # In the order they are decided: the first that applies wins.
 PROGRESS = ('complete', 'erroring', 'in_progress', 'blocked', 'pending')
+
+# The read-only facts about a node, in one host variable, named apart from the variables users set
+# (an inventory plugin's facts prefix, as amazon.aws.aws_ec2's). Its keys:
+FACTS_VAR = 'nodewright_node_facts'
+FACT_KEYS = ('cr_name', 'pending', 'needs_drain', 'interrupt', 'blocked', 'complete', 'status', 'state', 'progress',
+             'cordoned_by', 'ignored')
+# Until 2.0.0 each fact is also a host variable of its own (deprecated): nodewright_<key>, the CR's name
+# nodewright_cr, the name of the node role's and the playbooks' input that holds the CR documents.
+FLAT_FACTS = dict((key, 'nodewright_cr' if key == 'cr_name' else 'nodewright_' + key) for key in FACT_KEYS)
+FLAT_UNTIL = '2.0.0'
 
 
 _INVALID = re.compile(r'[^A-Za-z0-9_]')
@@ -174,21 +186,22 @@ def build_hosts(cr, plan, nodes, include_ignored=False, use_internal_ip=True, co
         node, planned = by_name[name], plan['nodes'][name]
         state = node_state.decode(node['annotations'].get(state_key), '%s annotation %s' % (name, state_key))
         value = progress(planned, state, keys)
-        host_vars = _common_vars(cr, node, use_internal_ip, connection)
-        host_vars.update({
-            'nodewright_compartment': planned['compartment'],
+        host_vars = _common_vars(node, use_internal_ip, connection)
+        host_vars['nodewright_compartment'] = planned['compartment']
+        host_vars.update(_facts({
+            'cr_name': cr.name,
             # Nodes in the same state share one plan: copies, so that no host's value is another's.
-            'nodewright_pending': _copied(planned['pending']),
-            'nodewright_needs_drain': planned['needs_drain'],
-            'nodewright_interrupt': _copied(planned['interrupt']),
-            'nodewright_blocked': _copied(planned['blocked']),
-            'nodewright_complete': planned['complete'],
-            'nodewright_status': planned['status'],
-            'nodewright_state': state,
-            'nodewright_progress': value,
-            'nodewright_cordoned_by': planned['cordoned_by'],
-            'nodewright_ignored': False,
-        })
+            'pending': _copied(planned['pending']),
+            'needs_drain': planned['needs_drain'],
+            'interrupt': _copied(planned['interrupt']),
+            'blocked': _copied(planned['blocked']),
+            'complete': planned['complete'],
+            'status': planned['status'],
+            'state': state,
+            'progress': value,
+            'cordoned_by': planned['cordoned_by'],
+            'ignored': False,
+        }))
         groups = [ALL_GROUP, cr_group_name, compartments[planned['compartment']], state_group(value)]
         if planned['needs_drain']:
             groups.append(NEEDS_DRAIN_GROUP)
@@ -196,12 +209,13 @@ def build_hosts(cr, plan, nodes, include_ignored=False, use_internal_ip=True, co
     if include_ignored:
         for name in plan['ignored']:
             node = by_name[name]
-            host_vars = _common_vars(cr, node, use_internal_ip, connection)
-            host_vars.update({
-                'nodewright_status': node['annotations'].get(node_state.status_key(cr.name, gen)) or 'unknown',
-                'nodewright_cordoned_by': node_state.cordon_owners(node['annotations'], gen),
-                'nodewright_ignored': True,
-            })
+            host_vars = _common_vars(node, use_internal_ip, connection)
+            host_vars.update(_facts({
+                'cr_name': cr.name,
+                'status': node['annotations'].get(node_state.status_key(cr.name, gen)) or 'unknown',
+                'cordoned_by': node_state.cordon_owners(node['annotations'], gen),
+                'ignored': True,
+            }))
             hosts.append({'name': name, 'vars': host_vars, 'groups': [IGNORED_GROUP]})
         hosts.sort(key=_host_name)
     return hosts
@@ -220,9 +234,17 @@ def _host_name(host):
     return host['name']
 
 
-def _common_vars(cr, node, use_internal_ip, connection):
+def _facts(facts):
+    """The host variables of a node's ``facts``: ``nodewright_node_facts``, and each fact flat (FLAT_FACTS) until
+    2.0.0. The flat variables hold the same objects as the dict: one host's, never shared with another host."""
+    host_vars = dict((FLAT_FACTS[key], value) for key, value in facts.items())
+    host_vars[FACTS_VAR] = facts
+    return host_vars
+
+
+def _common_vars(node, use_internal_ip, connection):
+    """The host variables that are inputs of the node role and the strategy, which a static inventory sets by hand."""
     host_vars = {
-        'nodewright_cr': cr.name,
         'nodewright_node': node['name'],
         'nodewright_labels': dict(node['labels']),
     }

@@ -180,16 +180,21 @@ def test_cr_from_a_file(cluster, collections_path, tmp_path, make_nodes):
     assert 'nodewright_state_erroring' in inv.groups and inv.hosts('nodewright_state_erroring') == []
     assert 'nodewright_ignored' not in inv.groups
 
-    done, todo = inv.hostvars[first], inv.hostvars[second]
-    assert done['nodewright_cr'] == cr_name and done['nodewright_node'] == first
-    assert done['nodewright_complete'] is True and done['nodewright_pending'] == []
-    assert done['nodewright_progress'] == 'complete' and done['nodewright_status'] == 'complete'
-    assert done['nodewright_state']['tuning|1.2.0']['stage'] == 'post-interrupt'
-    assert done['nodewright_needs_drain'] is False and done['nodewright_interrupt'] is None
+    done, todo = inv.hostvars[first]['nodewright_node_facts'], inv.hostvars[second]['nodewright_node_facts']
+    assert done['cr_name'] == cr_name and inv.hostvars[first]['nodewright_node'] == first
+    assert done['complete'] is True and done['pending'] == []
+    assert done['progress'] == 'complete' and done['status'] == 'complete'
+    assert done['state']['tuning|1.2.0']['stage'] == 'post-interrupt'
+    assert done['needs_drain'] is False and done['interrupt'] is None
+    assert [s['stage'] for s in todo['pending']] == ['apply', 'config', 'interrupt', 'post-interrupt']
+    assert todo['needs_drain'] is True and todo['interrupt']['type'] == 'reboot'
+    assert todo['status'] == 'unknown' and todo['state'] == {}
+    # the flat names, deprecated until 2.0.0, hold the same
+    for name, facts in ((first, done), (second, todo)):
+        assert inv.hostvars[name]['nodewright_cr'] == facts['cr_name']
+        assert all(inv.hostvars[name]['nodewright_' + key] == facts[key] for key in facts if key != 'cr_name')
+    todo = inv.hostvars[second]
     assert todo['nodewright_compartment'] == '__default__'
-    assert [s['stage'] for s in todo['nodewright_pending']] == ['apply', 'config', 'interrupt', 'post-interrupt']
-    assert todo['nodewright_needs_drain'] is True and todo['nodewright_interrupt']['type'] == 'reboot'
-    assert todo['nodewright_status'] == 'unknown' and todo['nodewright_state'] == {}
     assert todo['nodewright_labels'][POOL_LABEL] == nodes.pool
     assert todo['nodewright_labels']['nvidia.com/gpu.count'] == '8'
     for name in (first, second):
@@ -202,7 +207,7 @@ def test_cr_from_a_file(cluster, collections_path, tmp_path, make_nodes):
     assert inv.rc == 0, inv.stderr
     assert inv.hosts('nodewright_ignored') == [ignored]
     assert [g for g, hosts in inv.groups.items() if ignored in hosts] == ['nodewright_ignored']
-    assert inv.hostvars[ignored]['nodewright_ignored'] is True
+    assert inv.hostvars[ignored]['nodewright_node_facts']['ignored'] is True and inv.hostvars[ignored]['nodewright_ignored']
     assert inv.hostvars[ignored]['ansible_host'] == internal_ip(cluster, ignored)
     assert 'nodewright_pending' not in inv.hostvars[ignored]
 
@@ -292,8 +297,8 @@ def test_keyed_groups_compose_and_groups(cluster, collections_path, tmp_path, ma
                     'gpus': "nodewright_labels['nvidia.com/gpu.count'] | int",
                     'ansible_connection': "'ssh'"},
         'keyed_groups': [{'key': "nodewright_labels['rack'] | default('none')", 'prefix': 'rack'},
-                         {'key': 'nodewright_progress', 'prefix': 'progress'}],
-        'groups': {'reboot_due': "nodewright_interrupt is not none and nodewright_interrupt.type == 'reboot'"},
+                         {'key': 'nodewright_node_facts.progress', 'prefix': 'progress'}],
+        'groups': {'reboot_due': "nodewright_node_facts.interrupt is not none and nodewright_node_facts.interrupt.type == 'reboot'"},
     })
     assert inv.rc == 0, inv.stderr
     first, second = nodes.names

@@ -227,6 +227,10 @@ def by_name(hosts):
     return dict((h['name'], h) for h in hosts)
 
 
+# the host variable with the node's read-only facts (its name pinned here)
+FACTS = 'nodewright_node_facts'
+
+
 def test_build_hosts_groups_and_vars():
     cr, plan, nodes = plan_of(fleet())
     hosts = ig.build_hosts(cr, plan, nodes)
@@ -236,34 +240,34 @@ def test_build_hosts_groups_and_vars():
     done_host = found['n-done']
     assert done_host['groups'] == ['nodewright', 'nodewright_gpu_tuning', 'nodewright_compartment_rack_a',
                                    'nodewright_state_complete']
-    assert done_host['vars']['nodewright_complete'] is True
-    assert done_host['vars']['nodewright_pending'] == [] and done_host['vars']['nodewright_needs_drain'] is False
-    assert done_host['vars']['nodewright_state'] == node_state.decode(node_state.encode(done()))
+    assert done_host['vars'][FACTS]['complete'] is True
+    assert done_host['vars'][FACTS]['pending'] == [] and done_host['vars'][FACTS]['needs_drain'] is False
+    assert done_host['vars'][FACTS]['state'] == node_state.decode(node_state.encode(done()))
     assert done_host['vars']['ansible_host'] == '10.0.0.1' and done_host['vars']['ansible_connection'] == 'local'
 
     new = found['n-new']['vars']
     assert found['n-new']['groups'] == ['nodewright', 'nodewright_gpu_tuning', 'nodewright_compartment_default',
                                         'nodewright_state_pending', 'nodewright_needs_drain']
     assert new['nodewright_compartment'] == '__default__'
-    assert [(s['package'], s['stage']) for s in new['nodewright_pending']] == [
+    assert [(s['package'], s['stage']) for s in new[FACTS]['pending']] == [
         ('driver', 'apply'), ('driver', 'config'),  # no interrupt: runs before the drain
         ('tuning', 'apply'), ('tuning', 'config'), ('tuning', 'interrupt'), ('tuning', 'post-interrupt')]
-    assert new['nodewright_interrupt']['type'] == 'reboot'
-    assert new['nodewright_status'] == 'unknown' and new['nodewright_state'] == {}
+    assert new[FACTS]['interrupt']['type'] == 'reboot'
+    assert new[FACTS]['status'] == 'unknown' and new[FACTS]['state'] == {}
     assert new['nodewright_labels'] == {'pool': 'gpu'}
-    assert new['nodewright_cr'] == 'gpu-tuning' and new['nodewright_node'] == 'n-new'
-    assert new['nodewright_ignored'] is False and new['nodewright_blocked'] == []
+    assert new[FACTS]['cr_name'] == 'gpu-tuning' and new['nodewright_node'] == 'n-new'
+    assert new[FACTS]['ignored'] is False and new[FACTS]['blocked'] == []
 
     failing = found['n-failing']
     assert 'nodewright_state_erroring' in failing['groups']
-    assert failing['vars']['nodewright_progress'] == 'erroring' and failing['vars']['nodewright_status'] == 'erroring'
-    assert failing['vars']['nodewright_state']['tuning|1.2.0']['restarts'] == 3
+    assert failing['vars'][FACTS]['progress'] == 'erroring' and failing['vars'][FACTS]['status'] == 'erroring'
+    assert failing['vars'][FACTS]['state']['tuning|1.2.0']['restarts'] == 3
     assert 'ansible_host' not in failing['vars']  # no InternalIP
 
     busy = found['n-busy']
     assert busy['groups'][:4] == ['nodewright', 'nodewright_gpu_tuning', 'nodewright_compartment_rack_a',
                                   'nodewright_state_in_progress']
-    assert busy['vars']['nodewright_cordoned_by'] == ['gpu-tuning']
+    assert busy['vars'][FACTS]['cordoned_by'] == ['gpu-tuning']
 
 
 def test_build_hosts_with_ignored_nodes():
@@ -271,9 +275,11 @@ def test_build_hosts_with_ignored_nodes():
     hosts = by_name(ig.build_hosts(cr, plan, nodes, include_ignored=True))
     ignored = hosts['n-ignored']
     assert ignored['groups'] == ['nodewright_ignored']
-    assert ignored['vars']['nodewright_ignored'] is True
+    assert ignored['vars'][FACTS]['ignored'] is True
     assert ignored['vars']['ansible_host'] == '10.0.0.5'
     assert 'nodewright_pending' not in ignored['vars'] and 'nodewright_compartment' not in ignored['vars']
+    assert ignored['vars'][FACTS] == {'cr_name': 'gpu-tuning', 'status': 'unknown', 'cordoned_by': [],
+                                                        'ignored': True}
     assert sorted(hosts) == ['n-busy', 'n-done', 'n-failing', 'n-ignored', 'n-new']
 
 
@@ -301,8 +307,25 @@ def test_build_hosts_values_are_not_shared_between_hosts():
     # the planner shares one plan between nodes in the same state
     cr, plan, nodes = plan_of([api_node('n1'), api_node('n2')])
     first, second = ig.build_hosts(cr, plan, nodes)
-    assert first['vars']['nodewright_pending'] == second['vars']['nodewright_pending']
-    first['vars']['nodewright_pending'][0]['stage'] = 'changed'
-    first['vars']['nodewright_interrupt']['type'] = 'changed'
-    assert second['vars']['nodewright_pending'][0]['stage'] == 'apply'
-    assert second['vars']['nodewright_interrupt']['type'] == 'reboot'
+    assert first['vars'][FACTS]['pending'] == second['vars'][FACTS]['pending']
+    first['vars'][FACTS]['pending'][0]['stage'] = 'changed'
+    first['vars'][FACTS]['interrupt']['type'] = 'changed'
+    assert second['vars'][FACTS]['pending'][0]['stage'] == 'apply'
+    assert second['vars'][FACTS]['interrupt']['type'] == 'reboot'
+
+
+def test_the_facts_are_one_dict_and_flat_until_2_0_0():
+    cr, plan, nodes = plan_of(fleet())
+    for host in ig.build_hosts(cr, plan, nodes, include_ignored=True):
+        host_vars, facts = host['vars'], host['vars'][FACTS]
+        assert set(facts) <= set(ig.FACT_KEYS)
+        if not facts['ignored']:
+            assert set(facts) == set(ig.FACT_KEYS)
+        # the deprecated flat names hold the same values; the CR's name is nodewright_cr, which in the node role
+        # and the playbooks is the CR documents (the clash nodewright_node_facts.cr_name ends)
+        assert dict((key, host_vars[ig.FLAT_FACTS[key]]) for key in facts) == facts
+        assert host_vars['nodewright_cr'] == facts['cr_name'] == 'gpu-tuning'
+        # the inputs the inventory fills in stay flat, outside the facts
+        assert host_vars['nodewright_node'] == host['name'] and 'nodewright_labels' in host_vars
+        assert not set(facts) & {'node', 'labels', 'compartment'}
+    assert ig.FLAT_FACTS['cr_name'] == 'nodewright_cr' and ig.FLAT_FACTS['needs_drain'] == 'nodewright_needs_drain'
