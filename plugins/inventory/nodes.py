@@ -18,11 +18,18 @@ description:
     becomes C(default)), C(nodewright_state_<complete|erroring|in_progress|blocked|pending>),
     C(nodewright_needs_drain), and with O(include_ignored) C(nodewright_ignored). Characters a group name
     cannot hold become C(_).
-  - Host variables C(nodewright_cr), C(nodewright_node), C(nodewright_labels), C(nodewright_compartment),
-    C(nodewright_pending), C(nodewright_needs_drain), C(nodewright_interrupt), C(nodewright_blocked),
-    C(nodewright_complete), C(nodewright_status), C(nodewright_state), C(nodewright_progress),
-    C(nodewright_cordoned_by), C(nodewright_ignored), C(ansible_host) and C(ansible_connection).
-    C(nodewright_labels) and C(nodewright_compartment) are what the P(nodewright.bridge.budgeted#strategy) strategy reads.
+  - Host variable C(nodewright_node_facts), the node's read-only facts, a dict with the keys C(cr_name) (the CR's
+    name), C(pending), C(needs_drain), C(interrupt), C(blocked), C(complete), C(status), C(state), C(progress),
+    C(cordoned_by) and C(ignored) (an ignored host has C(cr_name), C(status), C(cordoned_by) and C(ignored) only).
+  - Host variables that are inputs of other parts, filled in as a static inventory would set them by hand:
+    C(nodewright_node) (read by the C(nodewright.bridge.node) and C(nodewright.bridge.maintenance) roles),
+    C(nodewright_labels) and C(nodewright_compartment) (read by the P(nodewright.bridge.budgeted#strategy) strategy).
+    Also C(ansible_host) and C(ansible_connection).
+  - Deprecated (removed in 2.0.0), each fact also as a host variable of its own, C(nodewright_<key>), and the CR's
+    name as C(nodewright_cr). Read C(nodewright_node_facts) instead. C(nodewright_cr) is the name the
+    C(nodewright.bridge.node) role and the playbooks give their input that holds the CR documents (a file or
+    documents): as a host variable it wins over the role's default, so a play that runs the role over this
+    inventory sets C(nodewright_cr) itself (in its C(vars), or to an empty string with C(nodewright_cr_name)).
   - Nodes labelled C(skyhook.nvidia.com/ignore=true) are not hosts, unless O(include_ignored) is set.
   - Nodes always come from the cluster. A CR or DeploymentPolicy that is invalid, a CR or policy missing
     from the cluster, or an API server that cannot be reached fails the inventory source with a message
@@ -80,7 +87,7 @@ options:
   include_ignored:
     description:
       - Also make the selected nodes labelled C(skyhook.nvidia.com/ignore=true) hosts, in group C(nodewright_ignored)
-        only, with C(nodewright_ignored=true) and no plan variables.
+        only, with C(nodewright_node_facts.ignored=true) and no plan facts.
     type: bool
     default: false
   kubeconfig:
@@ -192,8 +199,10 @@ compose:
 keyed_groups:
   - key: nodewright_labels['nvidia.com/gpu.product'] | default('unknown')
     prefix: gpu
+  - key: nodewright_node_facts.progress
+    prefix: progress
 groups:
-  reboot_due: nodewright_interrupt is not none and nodewright_interrupt.type == 'reboot'
+  reboot_due: nodewright_node_facts.interrupt is not none and nodewright_node_facts.interrupt.type == 'reboot'
 
 ---
 # cached.nodewright.yml: keep what was read from the cluster for 10 minutes
