@@ -34,7 +34,7 @@ EXAMPLES = r'''
 - name: Write a CR document into a vars file
   ansible.builtin.copy:
     dest: vars.yml
-    content: "{{ cr_document | nodewright.bridge.to_block_yaml(0, 'nodewright_cr_document') }}\n"
+    content: "{{ cr_document | nodewright.bridge.to_block_yaml(0, 'nw_cr_document') }}\n"
     mode: '0644'
 '''
 

@@ -26,7 +26,7 @@ from ansible_collections.nodewright.bridge.plugins.module_utils import kube
 
 # A filter from the builtin filter plugins and a test from the builtin test plugins: using one
 # name loads all the files of its kind, as a worker's first template would.
-WARM_TEMPLATE = '{{ (nodewright_preload | default(0) | int) is truthy }}'
+WARM_TEMPLATE = '{{ (nw_preload | default(0) | int) is truthy }}'
 
 _DONE = []
 

@@ -258,8 +258,8 @@ def test_rendered_playbook_reads_as_a_playbook(scenario):  # pylint: disable=red
     plan_play, node_play, report_play = plays
     # The CR and its policy are in the file, as written: it does not need the original any more.
     cr_doc, policy_doc = cr_documents(cr_b, scenario['labels']['b'])
-    assert plan_play['vars']['nodewright_cr_document'] == cr_doc
-    assert plan_play['vars']['nodewright_policy_document'] == policy_doc
+    assert plan_play['vars']['nw_cr_document'] == cr_doc
+    assert plan_play['vars']['nw_policy_document'] == policy_doc
     # Text that looks like Jinja is tagged !unsafe (per string: ansible-core 2.16 loses a tagged mapping).
     assert '              agent.conf: !unsafe |\n                level: {{ not_a_template }}\n' in text
     assert text.count('!unsafe') == 1 + text.count('# (Text that looks like Jinja is tagged !unsafe')

@@ -159,7 +159,7 @@ def test_without_an_interrupt_there_is_no_cordon_drain_or_health_task():
 def test_the_embedded_cr_reads_back_and_jinja_in_it_is_tagged():
     r = render_input()
     parts = render_playbook.playbook_parts(r)
-    assert _load(parts['cr_document']) == {'nodewright_cr_document': r['cr_document']}
+    assert _load(parts['cr_document']) == {'nw_cr_document': r['cr_document']}
     assert '              agent.conf: !unsafe |\n                level: {{ not_a_template }}\n' in parts['cr_document']
     assert parts['cr_document'].count('!unsafe') == 1
     defaults = _load(parts['module_defaults'])
