@@ -278,8 +278,7 @@ def test_build_hosts_with_ignored_nodes():
     assert ignored['vars'][FACTS]['ignored'] is True
     assert ignored['vars']['ansible_host'] == '10.0.0.5'
     assert 'nodewright_pending' not in ignored['vars'] and 'nodewright_compartment' not in ignored['vars']
-    assert ignored['vars'][FACTS] == {'cr_name': 'gpu-tuning', 'status': 'unknown', 'cordoned_by': [],
-                                                        'ignored': True}
+    assert ignored['vars'][FACTS] == {'cr_name': 'gpu-tuning', 'status': 'unknown', 'cordoned_by': [], 'ignored': True}
     assert sorted(hosts) == ['n-busy', 'n-done', 'n-failing', 'n-ignored', 'n-new']
 
 
