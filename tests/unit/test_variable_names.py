@@ -50,17 +50,17 @@ def _task_files():
     return sorted(p for pattern in patterns for p in glob.glob(_path(pattern)))
 
 
-def _tasks(node):
+def _tasks(node, found=None):
     """Every task (or play) dict under ``node``, blocks and rescue / always included."""
+    found = [] if found is None else found
     if isinstance(node, list):
         for item in node:
-            for task in _tasks(item):
-                yield task
+            _tasks(item, found)
     elif isinstance(node, dict):
-        yield node
+        found.append(node)
         for key in ('tasks', 'pre_tasks', 'post_tasks', 'handlers', 'block', 'rescue', 'always'):
-            for task in _tasks(node.get(key)):
-                yield task
+            _tasks(node.get(key), found)
+    return found
 
 
 def _module_args(task, *modules):
