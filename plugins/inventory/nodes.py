@@ -23,13 +23,13 @@ description:
     C(cordoned_by) and C(ignored) (an ignored host has C(cr_name), C(status), C(cordoned_by) and C(ignored) only).
   - Host variables that are inputs of other parts, filled in as a static inventory would set them by hand, namely
     C(nodewright_node) (read by the C(nodewright.bridge.node) and C(nodewright.bridge.maintenance) roles),
+    C(nodewright_cr_name) (the CR's name, read by the C(nodewright.bridge.node) role),
     C(nodewright_labels) and C(nodewright_compartment) (read by the P(nodewright.bridge.budgeted#strategy) strategy).
     Also C(ansible_host) and C(ansible_connection).
-  - Deprecated (removed in 2.0.0), each fact also as a host variable of its own, C(nodewright_<key>), and the CR's
-    name as C(nodewright_cr). Read C(nodewright_node_facts) instead. C(nodewright_cr) is the name the
-    C(nodewright.bridge.node) role and the playbooks give their input that holds the CR documents (a file or
-    documents); as a host variable it wins over the role's default, so a play that runs the role over this
-    inventory sets C(nodewright_cr) itself (in its C(vars), or to an empty string with C(nodewright_cr_name)).
+  - Deprecated (removed in 2.0.0), each fact but C(cr_name) also as a host variable of its own, C(nodewright_<key>).
+    Read C(nodewright_node_facts) instead. The CR's name is no longer set as C(nodewright_cr), the name the
+    C(nodewright.bridge.node) role and the playbooks give their input that holds the CR documents (as a host
+    variable it won over the role's default).
   - Nodes labelled C(skyhook.nvidia.com/ignore=true) are not hosts, unless O(include_ignored) is set.
   - Nodes always come from the cluster. A CR or DeploymentPolicy that is invalid, a CR or policy missing
     from the cluster, or an API server that cannot be reached fails the inventory source with a message

@@ -49,9 +49,11 @@ PROGRESS = ('complete', 'erroring', 'in_progress', 'blocked', 'pending')
 FACTS_VAR = 'nodewright_node_facts'
 FACT_KEYS = ('cr_name', 'pending', 'needs_drain', 'interrupt', 'blocked', 'complete', 'status', 'state', 'progress',
              'cordoned_by', 'ignored')
-# Until 2.0.0 each fact is also a host variable of its own (deprecated): nodewright_<key>, the CR's name
-# nodewright_cr, the name of the node role's and the playbooks' input that holds the CR documents.
-FLAT_FACTS = dict((key, 'nodewright_cr' if key == 'cr_name' else 'nodewright_' + key) for key in FACT_KEYS)
+# Until 2.0.0 each fact is also a host variable of its own (deprecated), nodewright_<key>; but the CR's name,
+# which is nodewright_cr_name, an input of the node role of the same meaning (_common_vars). Before, it was
+# nodewright_cr, the name of the node role's and the playbooks' input that holds the CR documents: a host
+# variable wins over a role default, so the role read the CR's name as a file path.
+FLAT_FACTS = dict((key, 'nodewright_' + key) for key in FACT_KEYS if key != 'cr_name')
 FLAT_UNTIL = '2.0.0'
 
 
@@ -186,7 +188,7 @@ def build_hosts(cr, plan, nodes, include_ignored=False, use_internal_ip=True, co
         node, planned = by_name[name], plan['nodes'][name]
         state = node_state.decode(node['annotations'].get(state_key), '%s annotation %s' % (name, state_key))
         value = progress(planned, state, keys)
-        host_vars = _common_vars(node, use_internal_ip, connection)
+        host_vars = _common_vars(node, cr.name, use_internal_ip, connection)
         host_vars['nodewright_compartment'] = planned['compartment']
         host_vars.update(_facts({
             'cr_name': cr.name,
@@ -209,7 +211,7 @@ def build_hosts(cr, plan, nodes, include_ignored=False, use_internal_ip=True, co
     if include_ignored:
         for name in plan['ignored']:
             node = by_name[name]
-            host_vars = _common_vars(node, use_internal_ip, connection)
+            host_vars = _common_vars(node, cr.name, use_internal_ip, connection)
             host_vars.update(_facts({
                 'cr_name': cr.name,
                 'status': node['annotations'].get(node_state.status_key(cr.name, gen)) or 'unknown',
@@ -237,15 +239,16 @@ def _host_name(host):
 def _facts(facts):
     """The host variables of a node's ``facts``: ``nodewright_node_facts``, and each fact flat (FLAT_FACTS) until
     2.0.0. The flat variables hold the same objects as the dict: one host's, never shared with another host."""
-    host_vars = dict((FLAT_FACTS[key], value) for key, value in facts.items())
+    host_vars = dict((FLAT_FACTS[key], value) for key, value in facts.items() if key in FLAT_FACTS)
     host_vars[FACTS_VAR] = facts
     return host_vars
 
 
-def _common_vars(node, use_internal_ip, connection):
+def _common_vars(node, cr_name, use_internal_ip, connection):
     """The host variables that are inputs of the node role and the strategy, which a static inventory sets by hand."""
     host_vars = {
         'nodewright_node': node['name'],
+        'nodewright_cr_name': cr_name,
         'nodewright_labels': dict(node['labels']),
     }
     if connection:

@@ -191,7 +191,7 @@ def test_cr_from_a_file(cluster, collections_path, tmp_path, make_nodes):
     assert todo['status'] == 'unknown' and todo['state'] == {}
     # the flat names, deprecated until 2.0.0, hold the same
     for name, facts in ((first, done), (second, todo)):
-        assert inv.hostvars[name]['nodewright_cr'] == facts['cr_name']
+        assert inv.hostvars[name]['nodewright_cr_name'] == facts['cr_name'] and 'nodewright_cr' not in inv.hostvars[name]
         assert all(inv.hostvars[name]['nodewright_' + key] == facts[key] for key in facts if key != 'cr_name')
     todo = inv.hostvars[second]
     assert todo['nodewright_compartment'] == '__default__'

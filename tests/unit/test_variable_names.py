@@ -136,16 +136,11 @@ def test_the_inventorys_host_variables_are_listed_facts_apart_from_inputs():
     listed = classes()
     assert listed[inventory_groups.FACTS_VAR] == 'output'
     for key, name in inventory_groups.FLAT_FACTS.items():
-        if name == 'nodewright_cr':
-            # the one clash: an input of the node role and the playbooks (the CR documents); the inventory's is
-            # deprecated, documented below the table
-            assert listed[name] == 'input'
-            continue
         assert listed.get(name) == 'output, deprecated', name
-    for name in ('nodewright_node', 'nodewright_labels', 'nodewright_compartment'):
+    # no host variable of the inventory is named as an input of another meaning (nodewright_cr, the CR documents)
+    assert 'nodewright_cr' not in inventory_groups.FLAT_FACTS.values()
+    for name in ('nodewright_node', 'nodewright_cr_name', 'nodewright_labels', 'nodewright_compartment'):
         assert listed[name] == 'input', name
-    with open(_path('docs', 'variables.md')) as handle:
-        assert 'The nodes inventory also sets `nodewright_cr`' in handle.read()
 
 
 def test_every_name_in_the_table_is_used_and_every_variable_is_in_it():
