@@ -229,6 +229,50 @@ def _plan_rollout(cr, nodes, policy, order, cap_to_ceiling, config_changes, batc
     scheduler = RolloutScheduler.build(pairs, order=order, done=done, cap_to_ceiling=cap_to_ceiling,
                                        batch_states=batch_states, cr_name=cr.name, **source)
     compartments = scheduler.plan()
+    return {
+        'cr': _cr_summary(cr),
+        'policy': policy.name if policy is not None else None,
+        'budget_source': 'deploymentPolicy' if policy is not None else 'interruptionBudget',
+        'compartments': compartments,
+        'nodes': _node_results(cr, selected, node_plans, scheduler, gen),
+        'unmatched': sorted(unmatched),
+        'ignored': sorted(ignored),
+        'to_block': sorted(to_block),
+        # to_block node -> its status as recorded now: a CR held by a sequencing-all gate picks no node, so it
+        # records none blocked (the operator's picker never reaches it); IntrospectNode makes unknown ones waiting
+        'to_block_status': to_block_status,
+        # node -> why its state annotation cannot be read (the CR's NodeStateMalformed condition)
+        'malformed': malformed,
+        # node -> the taints the CR's pods do not tolerate (the operator's TaintNotTolerable): out of the rollout
+        'untolerated': untolerated,
+        # the selected nodes left out of the rollout (ignored, untolerated, unreadable) that are not complete: while
+        # there is one the CR is not complete everywhere (a sequencing-all CR holds the later ones)
+        'left_out': sorted(left_out),
+        # the new nodes the runtime-required taint goes on first (runtimeRequired and autoTaintNewNodes)
+        'auto_taint': _auto_taint(cr, nodes, gen),
+        'summary': {
+            'matched': len(selected),
+            'complete': len(done),
+            'to_update': len(selected) - len(done),
+            'needs_drain': sum(1 for p in node_plans.values() if p['needs_drain']),
+            'batches': sum(len(c['batches']) for c in compartments),
+        },
+    }
+
+
+
+def _cr_summary(cr):
+    """The plan's ``cr``: what the modules and playbooks read of the CR planned with."""
+    return {'name': cr.name, 'kind': cr.kind, 'apiVersion': cr.api_version, 'priority': cr.priority,
+            'sequencing': cr.sequencing, 'serial': cr.serial, 'paused': cr.paused, 'disabled': cr.disabled,
+            'deleting': cr.deleting, 'packages': sorted(cr.packages), 'podNonInterruptLabels': cr.pod_non_interrupt_labels,
+            'runtimeRequired': cr.runtime_required, 'deploymentPolicy': cr.deployment_policy or None,
+            # a NodeWright's drain is the v0.18+ operator's (DecidePod): its drainConfig, defaults when unset
+            'drainConfig': cr.drain_config if cr_model.is_nodewright_group({'apiVersion': cr.api_version}) else None}
+
+
+def _node_results(cr, selected, node_plans, scheduler, gen):
+    """The plan's ``nodes``: each selected node's plan, compartment and what its annotations record."""
     result_nodes = {}
     complete_record = node_state.status_patch(cr.name, 'complete', gen)['metadata']
     status_key, version_key = node_state.status_key(cr.name, gen), node_state.version_key(cr.name, gen)
@@ -257,40 +301,7 @@ def _plan_rollout(cr, nodes, policy, order, cap_to_ceiling, config_changes, batc
             # the node's status as the CR's status last recorded it (None: not recorded)
             'cr_status': cr.node_statuses.get(node['name']),
         }
-    return {
-        'cr': {'name': cr.name, 'kind': cr.kind, 'apiVersion': cr.api_version, 'priority': cr.priority,
-               'sequencing': cr.sequencing, 'serial': cr.serial, 'paused': cr.paused, 'disabled': cr.disabled,
-               'deleting': cr.deleting, 'packages': sorted(cr.packages), 'podNonInterruptLabels': cr.pod_non_interrupt_labels,
-               'runtimeRequired': cr.runtime_required, 'deploymentPolicy': cr.deployment_policy or None,
-               # a NodeWright's drain is the v0.18+ operator's (DecidePod): its drainConfig, defaults when unset
-               'drainConfig': cr.drain_config if cr_model.is_nodewright_group({'apiVersion': cr.api_version}) else None},
-        'policy': policy.name if policy is not None else None,
-        'budget_source': 'deploymentPolicy' if policy is not None else 'interruptionBudget',
-        'compartments': compartments,
-        'nodes': result_nodes,
-        'unmatched': sorted(unmatched),
-        'ignored': sorted(ignored),
-        'to_block': sorted(to_block),
-        # to_block node -> its status as recorded now: a CR held by a sequencing-all gate picks no node, so it
-        # records none blocked (the operator's picker never reaches it); IntrospectNode makes unknown ones waiting
-        'to_block_status': to_block_status,
-        # node -> why its state annotation cannot be read (the CR's NodeStateMalformed condition)
-        'malformed': malformed,
-        # node -> the taints the CR's pods do not tolerate (the operator's TaintNotTolerable): out of the rollout
-        'untolerated': untolerated,
-        # the selected nodes left out of the rollout (ignored, untolerated, unreadable) that are not complete: while
-        # there is one the CR is not complete everywhere (a sequencing-all CR holds the later ones)
-        'left_out': sorted(left_out),
-        # the new nodes the runtime-required taint goes on first (runtimeRequired and autoTaintNewNodes)
-        'auto_taint': _auto_taint(cr, nodes, gen),
-        'summary': {
-            'matched': len(selected),
-            'complete': len(done),
-            'to_update': len(selected) - len(done),
-            'needs_drain': sum(1 for p in node_plans.values() if p['needs_drain']),
-            'batches': sum(len(c['batches']) for c in compartments),
-        },
-    }
+    return result_nodes
 
 
 # --------------------------------------------------------------------------- decisions

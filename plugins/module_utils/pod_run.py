@@ -543,6 +543,16 @@ def timed_out_detail(runner, kube, node_name):
     return '; '.join(w for w in words if w)
 
 
+def _preflight(module, kube, runner, record, node, done):
+    """Step 1 of run_recorded: a pod to adopt, and (preflight or check mode) the pod and the in_progress write as dry runs."""
+    dry_runs = module.params['preflight'] or module.check_mode
+    done.adopted = runner.preflight(dry_run=dry_runs, check_mode=module.check_mode)
+    if dry_runs:
+        done.planned_state = write_node_state(kube, record.node_name, record.cr_name, record.in_progress,
+                                              status='in_progress', dry_run=True, annotations=record.annotations,
+                                              node=node, gen=record.gen)[0]
+
+
 def run_recorded(module, kube, runner, record, result, started, configmaps=(), node=None, settle=None, create_only=()):
     """Run ``runner``'s pod (a ``PodRun``, or a job_run.JobRun: the pod in a Job) and record it on the node as the operator does; returns a ``RecordedRun``.
 
@@ -565,12 +575,7 @@ def run_recorded(module, kube, runner, record, result, started, configmaps=(), n
     ``collect_logs`` options, ``check_mode`` and ``_diff``; ``started``: the module's start time.
     """
     params, done = module.params, RecordedRun()
-    dry_runs = params['preflight'] or module.check_mode
-    done.adopted = runner.preflight(dry_run=dry_runs, check_mode=module.check_mode)
-    if dry_runs:
-        done.planned_state = write_node_state(kube, record.node_name, record.cr_name, record.in_progress,
-                                              status='in_progress', dry_run=True, annotations=record.annotations,
-                                              node=node, gen=record.gen)[0]
+    _preflight(module, kube, runner, record, node, done)
     if module.check_mode:
         done.planned = True
         result.update(changed=True, outcome='planned', manifest=runner.manifest, adopt=done.adopted is not None,

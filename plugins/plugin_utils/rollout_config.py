@@ -294,55 +294,62 @@ def parse_phases(play_vars, read_file=None):
         raise RolloutConfigError(errors + ['%s: must be a non-empty list of phases, got %r' % (VAR_PHASES, value)])
     phases, seen = [], set()
     for index, entry in enumerate(value):
-        where = '%s[%d]' % (VAR_PHASES, index)
-        if not isinstance(entry, dict):
-            errors.append('%s: must be a mapping, got %s' % (where, type(entry).__name__))
-            continue
-        entry = plain(entry)
-        name = entry.get('name')
-        if not isinstance(name, str) or not name:
-            errors.append('%s.name: must be a non-empty string' % where)
-            continue
-        where = '%s[%d] (%s)' % (VAR_PHASES, index, name)
-        if name in seen:
-            errors.append('%s: the name is used twice' % where)
-        unknown = sorted(set(entry) - set(('name', 'policy', 'interruption_budget', 'hosts', 'after_all', 'budget_key',
-                                          'selector', 'batch_state', 'cr_status')))
-        if unknown:
-            errors.append('%s: unknown keys %s' % (where, ', '.join(unknown)))
-        hosts = entry.get('hosts')
-        compartments = {}
-        if isinstance(hosts, dict):
-            compartments = dict((k, v) for k, v in hosts.items() if v is not None)
-            hosts = list(hosts)
-        if not isinstance(hosts, list) or not all(isinstance(h, str) for h in hosts):
-            errors.append('%s.hosts: must be a list of host names or a mapping of host name to compartment' % where)
-            hosts = []
-        after_all = entry.get('after_all') or []
-        if not isinstance(after_all, list) or any(a not in seen for a in after_all):
-            errors.append('%s.after_all: must list earlier phases (got %r)' % (where, after_all))
-            after_all = []
-        seen.add(name)
-        batch_state = entry.get('batch_state') or {}
-        if not isinstance(batch_state, dict):
-            errors.append('%s.batch_state: must be a mapping of compartment names to batch states' % where)
-            batch_state = {}
-        for comp, state in sorted(batch_state.items()):
-            errors.extend(batch_state_errors(state, '%s.batch_state.%s' % (where, comp)))
-        try:
-            settings = parse_settings({VAR_POLICY: entry.get('policy'), VAR_BUDGET: entry.get('interruption_budget'),
-                                       VAR_ADMISSION: play_vars.get(VAR_ADMISSION), VAR_WINDOW: play_vars.get(VAR_WINDOW),
-                                       VAR_ORDER: play_vars.get(VAR_ORDER),
-                                       VAR_SHARED: play_vars.get(VAR_SHARED)},
-                                      read_file, play_vars)
-        except RolloutConfigError as exc:
-            errors.extend('%s: %s' % (where, err) for err in exc.errors)
-            continue
-        phases.append(Phase(name, settings, hosts, compartments, after_all, entry.get('budget_key'), entry.get('selector'),
-                            batch_state, bool(entry.get('cr_status'))))
+        phase = _parse_phase(index, entry, seen, play_vars, read_file, errors)
+        if phase is not None:
+            phases.append(phase)
     if errors:
         raise RolloutConfigError(errors)
     return phases
+
+
+def _parse_phase(index, entry, seen, play_vars, read_file, errors):
+    """Phase ``index`` of ``nodewright_phases`` (its name added to ``seen``), or None; its problems appended to ``errors``."""
+    where = '%s[%d]' % (VAR_PHASES, index)
+    if not isinstance(entry, dict):
+        errors.append('%s: must be a mapping, got %s' % (where, type(entry).__name__))
+        return None
+    entry = plain(entry)
+    name = entry.get('name')
+    if not isinstance(name, str) or not name:
+        errors.append('%s.name: must be a non-empty string' % where)
+        return None
+    where = '%s[%d] (%s)' % (VAR_PHASES, index, name)
+    if name in seen:
+        errors.append('%s: the name is used twice' % where)
+    unknown = sorted(set(entry) - set(('name', 'policy', 'interruption_budget', 'hosts', 'after_all', 'budget_key',
+                                      'selector', 'batch_state', 'cr_status')))
+    if unknown:
+        errors.append('%s: unknown keys %s' % (where, ', '.join(unknown)))
+    hosts = entry.get('hosts')
+    compartments = {}
+    if isinstance(hosts, dict):
+        compartments = dict((k, v) for k, v in hosts.items() if v is not None)
+        hosts = list(hosts)
+    if not isinstance(hosts, list) or not all(isinstance(h, str) for h in hosts):
+        errors.append('%s.hosts: must be a list of host names or a mapping of host name to compartment' % where)
+        hosts = []
+    after_all = entry.get('after_all') or []
+    if not isinstance(after_all, list) or any(a not in seen for a in after_all):
+        errors.append('%s.after_all: must list earlier phases (got %r)' % (where, after_all))
+        after_all = []
+    seen.add(name)
+    batch_state = entry.get('batch_state') or {}
+    if not isinstance(batch_state, dict):
+        errors.append('%s.batch_state: must be a mapping of compartment names to batch states' % where)
+        batch_state = {}
+    for comp, state in sorted(batch_state.items()):
+        errors.extend(batch_state_errors(state, '%s.batch_state.%s' % (where, comp)))
+    try:
+        settings = parse_settings({VAR_POLICY: entry.get('policy'), VAR_BUDGET: entry.get('interruption_budget'),
+                                   VAR_ADMISSION: play_vars.get(VAR_ADMISSION), VAR_WINDOW: play_vars.get(VAR_WINDOW),
+                                   VAR_ORDER: play_vars.get(VAR_ORDER),
+                                   VAR_SHARED: play_vars.get(VAR_SHARED)},
+                                  read_file, play_vars)
+    except RolloutConfigError as exc:
+        errors.extend('%s: %s' % (where, err) for err in exc.errors)
+        return None
+    return Phase(name, settings, hosts, compartments, after_all, entry.get('budget_key'), entry.get('selector'),
+                 batch_state, bool(entry.get('cr_status')))
 
 
 def _labels(host, value, errors):

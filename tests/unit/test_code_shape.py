@@ -17,7 +17,10 @@ import re
 import pytest
 
 REPO_ROOT = os.path.realpath(os.path.join(os.path.dirname(__file__), '..', '..'))
-MAX_FUNCTION_LINES = 80
+MAX_FUNCTION_LINES = 60
+# the budgeted strategy only hooks the stock loop (plugin_utils/play_phases.py and admission.py hold the rest):
+# its code, without DOCUMENTATION, stays this short
+MAX_STRATEGY_CODE_LINES = 300
 MAX_JINJA_CHARS = 150
 PRIVATE_MARK = 'PRIVATE to the collection nodewright.bridge'
 JINJA = re.compile(r'\{\{.*?\}\}|\{%.*?%\}', re.S)
@@ -41,8 +44,19 @@ def _functions(path):
 def test_every_function_of_the_plugins_is_shorter_than_the_limit():
     long_ones = ['%s:%d %s (%d lines)' % (os.path.relpath(path, REPO_ROOT), line, name, length)
                  for path in _files('plugins', ('.py',))
-                 for name, line, length in _functions(path) if length >= MAX_FUNCTION_LINES]
-    assert not long_ones, 'split these functions (under %d lines each): %s' % (MAX_FUNCTION_LINES, long_ones)
+                 for name, line, length in _functions(path) if length > MAX_FUNCTION_LINES]
+    assert not long_ones, 'split these functions (%d lines at most each): %s' % (MAX_FUNCTION_LINES, long_ones)
+
+
+def test_the_strategy_is_a_thin_adapter():
+    with open(os.path.join(REPO_ROOT, 'plugins', 'strategy', 'budgeted.py')) as handle:
+        text = handle.read()
+    tree = ast.parse(text)
+    doc = [n for n in tree.body if isinstance(n, ast.Assign) and [t.id for t in n.targets] == ['DOCUMENTATION']]
+    code_lines = text.count('\n') - (doc[0].end_lineno - doc[0].lineno + 1)
+    assert code_lines <= MAX_STRATEGY_CODE_LINES, 'the strategy has %d lines of code besides DOCUMENTATION' % code_lines
+    # the loop is the stock one, of the instance's own class: never swapped at run time
+    assert '__class__' not in text
 
 
 @pytest.mark.parametrize('top', ['playbooks', 'roles'])
