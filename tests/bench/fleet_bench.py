@@ -10,7 +10,7 @@ DeploymentPolicy whose fixed strategy starts at the budget's ceiling (budget 25 
 
 * operator: the ``manager`` built by ../shared/upstream/build-operator.sh, run out of cluster
   (webhooks off, namespace ``skyhook``); the clock starts when the CR is created.
-* bridge: ``ansible-playbook nodewright.bridge.apply -e nodewright_cr=<file>`` (forks 50); the
+* bridge: ``ansible-playbook nodewright.bridge.apply -e nodewright_cr=<file>`` (forks: the batch, at least 50); the
   clock starts when the playbook starts. Then the same apply again over the complete nodes
   (the no-op re-run).
 
@@ -37,8 +37,13 @@ to localhost) on N hosts in process (the default) and on the classic module path
 
     python tests/bench/fleet_bench.py                          # sizes 24 and 200, both sides, profile
     python tests/bench/fleet_bench.py --sizes 24 --side operator --no-profile
-    python tests/bench/fleet_bench.py --sizes 1000 --forks 100 --json build/fleet-1000.json
+    python tests/bench/fleet_bench.py --sizes 1000 --json build/fleet-1000.json
+    python tests/bench/fleet_bench.py --sizes 200 --loaded 2 --no-profile     # quiet, then under a CPU load of 2 processes
     python tests/bench/fleet_bench.py --sizes 24 --side bridge --generation nodewright --no-profile
+
+``--loaded N`` runs each size a second time with N CPU-bound processes started before each side (the same
+load for both) and prints the quiet and the loaded ratios side by side. The bench exits 2 when a side had more
+nodes cordoned, or cordoned or rebooting, at once than the budget's batch.
 
 Prints a table per size and writes the figures as JSON (default build/bench-fleet.json).
 Not part of ``make test``: ``make bench-fleet`` (BENCH_FLEET_ARGS=...). See docs/benchmarks.md.
@@ -714,16 +719,45 @@ def timed_playbook(cmd, env, cwd, log_path, should_stop=None):
     return code, time.monotonic() - started, usage_cpu(usage), sampler, started
 
 
+def forks_for(args, size):
+    """``--forks``, else the batch (at least 50): fewer forks than a batch would hold its nodes back."""
+    return args.forks or max(50, ceiling(args.budget_percent, size))
+
+
+class CpuLoad(object):
+    """``count`` processes that only burn CPU (at the machine's default priority) while a side runs: the same load
+    for both sides, started before each, so that the loaded ratio compares two sides under the same contention."""
+
+    def __init__(self, count):
+        self.count = count
+        self.procs = []
+
+    def __enter__(self):
+        for dummy in range(self.count):
+            self.procs.append(subprocess.Popen([sys.executable, '-c', 'while True: pass']))
+        if self.count:
+            log('load: %d CPU-bound processes started' % self.count)
+        return self
+
+    def __exit__(self, *exc):
+        for proc in self.procs:
+            proc.kill()
+            proc.wait()
+        self.procs = []
+        return False
+
+
 def run_bridge(args, size):
     """The bridge side: apply, then the same apply again (no-op re-run)."""
     side = Side(args, size, 'bridge')
     try:
         variables = {'nodewright_cr': str(side.cr_file), 'nodewright_kubeconfig': side.info.kubeconfig}
-        cmd = [ansible_playbook(), 'nodewright.bridge.apply', '-e', json.dumps(variables), '-f', str(args.forks)]
+        forks = forks_for(args, size)
+        cmd = [ansible_playbook(), 'nodewright.bridge.apply', '-e', json.dumps(variables), '-f', str(forks)]
         report = side.dir / 'rollout-report.json'
         env = ansible_env(args, side.info.kubeconfig, report=report)
         log_path = side.dir / 'apply.log'
-        log('bridge, %d nodes: %s (forks %d)' % (size, 'ansible-playbook nodewright.bridge.apply', args.forks))
+        log('bridge, %d nodes: %s (forks %d)' % (size, 'ansible-playbook nodewright.bridge.apply', forks))
         code, wall_exit, cpu, sampler, started = timed_playbook(
             cmd, env, side.dir, log_path, should_stop=lambda since: side.stalled(since, 'ansible-playbook', log_path))
         if code != 0:
@@ -763,7 +797,7 @@ def run_bridge(args, size):
         return dict(figures, generation=side.gen['group'], wall_s=round(wall, 2), playbook_wall_s=round(wall_exit, 2), cpu_s=round(cpu, 2),
                     recorded_wall_s=since(side.watch.all_recorded, started), max_disrupted=side.watch.max_disrupted,
                     cpu_per_node_s=round(cpu / size, 3), max_cordoned=max_cordoned, peak_rss_mib=round(sampler.peak_mib, 1),
-                    peak_pss_mib=round(sampler.peak_pss_mib, 1), peak_processes=sampler.peak_procs, first_node_complete_s=round(first, 2), forks=args.forks,
+                    peak_pss_mib=round(sampler.peak_pss_mib, 1), peak_processes=sampler.peak_procs, first_node_complete_s=round(first, 2), forks=forks,
                     batches=batches, noop_rerun=noop, loadavg_before=[round(x, 2) for x in side.loadavg])
     finally:
         side.close()
@@ -813,7 +847,7 @@ def run_profile(args):
         results = {}
         for label, playbook, in_process in (('base', 'base.yml', None), ('in_process', 'tasks.yml', True),
                                             ('module', 'tasks.yml', False)):
-            cmd = [ansible_playbook(), '-i', 'inventory.yml', playbook, '-f', str(args.forks)]
+            cmd = [ansible_playbook(), '-i', 'inventory.yml', playbook, '-f', str(args.forks or 50)]
             log_path = work / ('%s.log' % label)
             log('profile: %s (%d hosts x %d tasks)' % (label, hosts, 0 if label == 'base' else tasks))
             code, wall, cpu, sampler, dummy = timed_playbook(cmd, ansible_env(args, info.kubeconfig, in_process=in_process), work, log_path)
@@ -828,7 +862,7 @@ def run_profile(args):
             res['cpu_per_host_task_s'] = round((res['cpu_s'] - base['cpu_s']) / host_tasks, 3)
             res['wall_per_task_s'] = round((res['wall_s'] - base['wall_s']) / tasks, 2)
             res['wall_per_host_task_s'] = round((res['wall_s'] - base['wall_s']) / host_tasks, 3)
-        return dict(results, hosts=hosts, tasks=tasks, forks=args.forks)
+        return dict(results, hosts=hosts, tasks=tasks, forks=args.forks or 50)
     finally:
         launcher.down(info.state_dir, keep_state=args.keep_cluster_logs)
 
@@ -878,7 +912,7 @@ def print_size(size, result, args):
     batch = ceiling(args.budget_percent, size)
     print()
     print('== %d nodes: %s %s (2 packages, 1 with a reboot), DeploymentPolicy fixed %d (budget %d %%, %d batches), forks %d' % (
-        size, GENERATIONS[args.generation]['kind'], CR_NAME, batch, args.budget_percent, -(-size // batch), args.forks))
+        size, GENERATIONS[args.generation]['kind'], CR_NAME, batch, args.budget_percent, -(-size // batch), forks_for(args, size)))
     op, br, rat = result.get('operator') or {}, result.get('bridge') or {}, result.get('ratios') or {}
     print('%-34s %12s %12s %16s' % ('', 'operator', 'bridge', 'bridge/operator'))
     for label, key in ROWS:
@@ -897,6 +931,32 @@ def print_size(size, result, args):
                        noop['pods_created'], noop.get('jobs_created', 0))
             print('bridge no-op re-run: wall %s s, CPU %s s, requests %s, writes %s (dry run %s), pods created %s, Jobs created %s '
                   '(target at 200 nodes: <= 10 s, no pod)' % figures)
+
+
+def over_budget(args, size, result):
+    """What went over the budget (the batch): the most nodes cordoned, or cordoned or rebooting, at once, per side."""
+    batch = ceiling(args.budget_percent, size)
+    over = []
+    # the operator counts a node in its batch from its cordon to its uncordon; its interrupt pod ends before the
+    # fake reboot it asks for, so its nodes may still reboot after their uncordon. The bridge uncordons a node after
+    # its reboot and health check: for it, cordoned or rebooting is the batch.
+    for side, keys in (('operator', ('max_cordoned',)), ('bridge', ('max_cordoned', 'max_disrupted'))):
+        figures = result.get(side) or {}
+        for key in keys:
+            if (figures.get(key) or 0) > batch:
+                over.append('%s %s %d > budget %d' % (side, key, figures[key], batch))
+    return over
+
+
+def print_loaded(size, sizes):
+    """The quiet and the loaded bridge/operator ratios side by side."""
+    quiet, loaded = sizes.get(str(size)) or {}, sizes.get('%d-loaded' % size) or {}
+    print()
+    print('== %d nodes, quiet vs loaded (%d CPU-bound processes beside each side)' % (size, loaded.get('load', 0)))
+    print('%-34s %12s %12s' % ('bridge/operator', 'quiet', 'loaded'))
+    for label, key in ROWS:
+        if key in (quiet.get('ratios') or {}) or key in (loaded.get('ratios') or {}):
+            print('%-34s %12s %12s' % (label, _fmt((quiet.get('ratios') or {}).get(key)), _fmt((loaded.get('ratios') or {}).get(key))))
 
 
 def print_profile(prof):
@@ -927,7 +987,9 @@ def parse_args(argv):
     parser.add_argument('--generation', choices=tuple(GENERATIONS), default='skyhook',
                         help='the API generation of the bridge side: skyhook (v0.15 CRDs, stage pods in skyhook; the default) '
                         'or nodewright (v0.20 CRDs only, a NodeWright CR, stage Jobs in nodewright; needs --side bridge)')
-    parser.add_argument('--forks', type=int, default=50, help='ansible-playbook forks (default 50)')
+    parser.add_argument('--forks', type=int, help='ansible-playbook forks (default: the batch, at least 50)')
+    parser.add_argument('--loaded', type=int, default=0, metavar='N',
+                        help='run each size again with N CPU-bound processes beside each side, and print both ratios')
     parser.add_argument('--budget-percent', type=int, default=25, help='the DeploymentPolicy budget; batches are its ceiling')
     parser.add_argument('--json', default=str(REPO_ROOT / 'build' / 'bench-fleet.json'), help='write the figures here')
     parser.add_argument('--workdir', default=str(REPO_ROOT / 'build' / 'bench-fleet'),
@@ -962,19 +1024,30 @@ def main(argv=None):
     print('wall times depend on what else runs on the machine; compare CPU seconds and API requests first')
     if args.side != 'operator' or args.profile_only:
         print('collection: %s' % ', '.join('%s %s' % (k, v) for k, v in data['collection'].items()))
+    failures = []
     try:
         binary = operator_binary(args) if args.side in ('both', 'operator') and not args.profile_only else None
         for size in ([] if args.profile_only else args.size_list):
-            result = data['sizes'].setdefault(str(size), {})
-            if args.side in ('both', 'operator'):
-                result['operator'] = run_operator(args, size, binary)
+            for load in ([0, args.loaded] if args.loaded else [0]):
+                key = str(size) if not load else '%d-loaded' % size
+                result = data['sizes'].setdefault(key, {'load': load})
+                if args.side in ('both', 'operator'):
+                    with CpuLoad(load):
+                        result['operator'] = run_operator(args, size, binary)
+                    write_json(args.json, data)
+                if args.side in ('both', 'bridge'):
+                    with CpuLoad(load):
+                        result['bridge'] = run_bridge(args, size)
+                result['ratios'] = ratios(result)
+                over = over_budget(args, size, result)
+                if over:
+                    result['over_budget'] = over
+                    failures.append('%s nodes%s: %s' % (size, ', loaded' if load else '', '; '.join(over)))
                 write_json(args.json, data)
-            if args.side in ('both', 'bridge'):
-                result['bridge'] = run_bridge(args, size)
-            result['ratios'] = ratios(result)
-            write_json(args.json, data)
-            print_size(size, result, args)
-            sys.stdout.flush()
+                print_size(size, result, args)
+                sys.stdout.flush()
+            if args.loaded:
+                print_loaded(size, data['sizes'])
         if args.profile_only or (args.side in ('both', 'bridge') and not args.no_profile):
             data['profile'] = run_profile(args)
             write_json(args.json, data)
@@ -986,6 +1059,10 @@ def main(argv=None):
         return 1
     print()
     print('figures: %s' % args.json)
+    if failures:
+        # the operator's rule: never more nodes disrupted (cordoned, rebooting, not Ready) than the batch
+        sys.stderr.write('fleet-bench: OVER THE BUDGET: %s\n' % ' | '.join(failures))
+        return 2
     return 0
 
 
