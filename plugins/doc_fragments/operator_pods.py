@@ -108,7 +108,8 @@ options:
     description:
       - Run the pod even if the node state says this stage is already complete (as C(kubectl skyhook package rerun)
         makes the operator run it again).
-      - Also starts the pod when the CR is paused or disabled or the node ignored (the hold is not checked).
+      - It does not start a pod while the CR is paused or disabled or the node ignored (resume the CR first), as the
+        operator starts none.
       - The alias O(force) is deprecated (removed in 2.0.0); C(force) is the name of the operator guard's override in
         M(nodewright.bridge.node_update), M(nodewright.bridge.operator_guard) and the node role (C(nodewright_force)).
     type: bool

@@ -48,7 +48,7 @@ def run(module, kube):
     if skipped:
         return skipped
     hold = pod_run.held(kube, cr, node, cr_from_file=params['cr'] is not None, gen=gen)
-    if hold is not None and not params['rerun']:
+    if hold is not None:  # rerun too: a paused or disabled CR, an ignored node starts no pod (as the operator)
         raise ModuleFailed(hold[1], node=node_name, package=key, changed=False, held=hold[0])
 
     uid, generation, status = pod_layout.cr_identity(doc)

@@ -426,12 +426,13 @@ def test_stale_pod_reason_keeps_the_crs_pod_for_the_nodes_state():
     ({'skyhook.nvidia.com/disable': 'true'}, {}, 'disabled'),
     ({}, {'skyhook.nvidia.com/ignore': 'true'}, 'ignored'),
 ])
-def test_no_pod_starts_for_a_paused_or_disabled_cr_or_on_an_ignored_node(server, annotations, labels, kind):
+@pytest.mark.parametrize('rerun', [False, True])  # rerun runs a complete stage again, never a held one
+def test_no_pod_starts_for_a_paused_or_disabled_cr_or_on_an_ignored_node(server, annotations, labels, kind, rerun):
     stored = Stored(node('n1', 10, labels=labels))
     server.reply('GET', NODE_PATH, body=stored.get, repeat=True)
     doc = dict(CR_DOC, metadata=dict(CR_DOC['metadata'], annotations=annotations))
     with pytest.raises(ModuleFailed) as exc:
-        package_stage.run(FakeModule(cr=doc), server.kube())
+        package_stage.run(FakeModule(cr=doc, rerun=rerun), server.kube())
     assert exc.value.result['held'] == kind and exc.value.result['changed'] is False
     assert 'no new pod starts on' in exc.value.msg
     assert [r.method for r in server.requests if r.path not in (NODE_PATH, CR_PATH)] == []  # nothing written
