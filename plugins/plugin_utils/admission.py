@@ -87,9 +87,12 @@ class Admission(object):
     """
 
     def __init__(self, scheduler, sliding=False, record=None, reporter=None, budget=None, windows=None, gates=None,
-                 keeper=None, check_mode=False, ending=None, clock=time.time, sleep=time.sleep):
+                 keeper=None, check_mode=False, ending=None, clock=time.time, sleep=time.sleep, independent=False):
         self.scheduler = scheduler
         self.sliding = sliding
+        # batch mode: each compartment starts its next batch once its own is scored, while others run (the driver
+        # asks on every pass); else in waves (the driver asks only when no batch is in flight)
+        self.independent = independent and not sliding
         self.record = record
         self.reporter = reporter or Reporter()
         self.budget = budget
@@ -108,6 +111,7 @@ class Admission(object):
         self.elsewhere = {}  # hosts other runs of the shared budget finished: name -> outcome
         self.budget_failure = None  # why the shared budget could not be used (the rollout stopped)
         self.budget_waiting = set()  # compartments whose wait for the shared budget was announced
+        self.budget_refused = set()  # independent batches: compartments the budget granted nothing when last asked
         self.budget_polled = 0.0  # sliding mode: when the budget was last asked while hosts ran
         self.deferred = None  # why the rest waits for a later run (a clean stop, not a failure)
         self.gate_blocked = None  # sliding mode: why windows or gates block while hosts run ('' : they do not)
@@ -330,7 +334,7 @@ class Admission(object):
                 if reason:
                     self.reporter.would_wait(reason)
             return True
-        if self.sliding and self.in_flight:
+        if self._running():
             return self._look_before_admitting()
         try:
             reason, deferral = rollout_gates.wait_before_batch(
@@ -344,6 +348,10 @@ class Admission(object):
         elif reason is not None:
             self.halt(reason)
         return reason is None and not self.ending()
+
+    def _running(self):
+        """Whether hosts run while admission is asked (sliding, or independent batches): then nothing may wait."""
+        return bool(self.in_flight if self.sliding else self.independent and self.active)
 
     def _block_now(self):
         """Why windows or gates block a start right now (None: they do not), without waiting."""
@@ -359,7 +367,7 @@ class Admission(object):
             reason = self._block_now()
             if reason is not None and reason != self.gate_blocked:
                 self.reporter.waiting(None, 'admitting nothing while %s (%d host(s) in flight finish first)'
-                                      % (reason, len(self.in_flight)))
+                                      % (reason, len(self.flying())))
             self.gate_blocked = reason or ''
         return not self.gate_blocked
 
@@ -368,8 +376,9 @@ class Admission(object):
     def admit(self):
         """Start what may start now: compartment -> names (only compartments that start something).
 
-        Batch mode: the next batch of every compartment without one in flight (the strategy and the
-        --limit driver ask when no batch is in flight: compartments advance in waves). Sliding mode:
+        Batch mode: the next batch of every compartment without one in flight (in waves, the strategy and
+        the --limit driver ask when no batch is in flight; ``independent``, on every pass, and nothing waits
+        while batches run: windows and gates are looked at, the shared budget polled). Sliding mode:
         what the windows have room for.
         """
         if self.ending():
@@ -397,6 +406,10 @@ class Admission(object):
         if any(c.queue and not c.stopped for c in pending) and not self.clear_to_start():
             return {}
         while self.budget is not None:
+            asking = set(c.name for c in pending if c.queue and not c.stopped)
+            if self._running() and asking <= self.budget_refused and self.clock() - self.budget_polled < shared_budget.POLL_SECONDS:
+                return {}  # batches are running and the budget said no: ask again on a later pass, not on every one
+            self.budget_polled = self.clock()
             batches, waiting = {}, []
             for comp in pending:
                 if comp.stopped or not comp.queue:
@@ -410,7 +423,8 @@ class Admission(object):
                     batches[comp.name] = granted
                 elif comp.queue and not comp.stopped:
                     waiting.append(comp.name)
-            if batches or not waiting or not self._budget_wait(waiting):
+            self.budget_refused = set(waiting)
+            if batches or not waiting or self._running() or not self._budget_wait(waiting):
                 return batches
         batches = {}
         for comp in pending:

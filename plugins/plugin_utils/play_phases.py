@@ -60,6 +60,7 @@ class PlayPhases(object):
         self.phase = None
         self.phase_closed = False
         self.sliding = phases[0][0].settings.admission == 'sliding'  # the play's, the same for every phase
+        self.free_loop = phases[0][0].settings.free_loop  # sliding, or batches without lockstep: the stock free loop
         self.engine = None  # the current phase's Admission
         self.hosts = hosts  # name -> Host, every host of the play
         self.play_hosts = play_hosts  # the restriction to restore at the end
@@ -150,7 +151,7 @@ class PlayPhases(object):
             keeper = status_keeper.BatchStateKeeper(kube_api.connection_params(dict(self.connection)), phase.name)
         self.engine = admission.Admission(scheduler, sliding=self.sliding, record=self.record, reporter=admission_display.Banners(self),
                                           windows=settings.windows, gates=gates, keeper=keeper, check_mode=self.check_mode,
-                                          ending=self.ending)
+                                          ending=self.ending, independent=settings.independent)
         if phase.name is not None:
             display.banner('NODEWRIGHT ROLLOUT %s: %s' % (phase.name, admission_display.plural(len(eligible))), cows=False)
         if excluded:
@@ -281,7 +282,7 @@ class PlayPhases(object):
             return False
         if task.any_errors_fatal:
             return True
-        if self.sliding:
+        if self.free_loop:
             return False  # free runs run_once tasks on every host; a failure is an ordinary failure
         run_once = task.run_once
         if isinstance(run_once, str):

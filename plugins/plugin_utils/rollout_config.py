@@ -30,13 +30,15 @@ VAR_BUDGET = 'nodewright_interruption_budget'
 VAR_ADMISSION = 'nodewright_admission'
 VAR_WINDOW = 'nodewright_window'
 VAR_ORDER = 'nodewright_order'
+VAR_LOCKSTEP = 'nodewright_batch_lockstep'
 VAR_PHASES = 'nodewright_phases'
 HOSTVAR_COMPARTMENT = 'nodewright_compartment'
 HOSTVAR_LABELS = 'nodewright_labels'
 # Set by the strategy on every host of a phase when the phase starts (the tasks read it).
 HOSTVAR_PHASE = 'nodewright_phase'
 VAR_SHARED = 'nodewright_shared_budget'
-PLAY_VARS = (VAR_POLICY, VAR_BUDGET, VAR_ADMISSION, VAR_WINDOW, VAR_ORDER, VAR_PHASES, VAR_SHARED) + rollout_gates.PLAY_VARS
+PLAY_VARS = (VAR_POLICY, VAR_BUDGET, VAR_ADMISSION, VAR_WINDOW, VAR_ORDER, VAR_LOCKSTEP, VAR_PHASES,
+             VAR_SHARED) + rollout_gates.PLAY_VARS
 # nodewright_shared_budget: where the Lease lives, how long a dead run's slots last, how to reach the API
 SHARED_KEYS = ('name', 'namespace', 'slot_expiry')
 HOST_VARS = (HOSTVAR_COMPARTMENT, HOSTVAR_LABELS)
@@ -73,16 +75,30 @@ class Settings(object):
     """What the play asked for: a policy or a plain budget, the admission (batch or sliding) and the node order."""
 
     def __init__(self, policy=None, budget=None, admission='batch', order='inventory', source=None, shared=None,
-                 windows=None, gates=None, deprecations=()):
+                 windows=None, gates=None, deprecations=(), lockstep=True):
         self.policy = policy  # cr_model.DeploymentPolicy or None
         self.budget = budget  # {'percent': N} / {'count': N} or None
         self.admission = admission
+        # batch admission: a batch's hosts run the play in lockstep (the linear loop; compartments advance in
+        # waves), or each host on its own (the free loop; each compartment starts its next batch when its own
+        # batch is scored). Sliding admission always runs the free loop.
+        self.lockstep = lockstep
         self.deprecations = list(deprecations)  # what the deprecated names the play used say (removed in 2.0.0)
         self.order = order
         self.source = source
         self.shared = shared  # the shared budget's settings (parse_shared), or None: this run's budget only
         self.windows = windows  # module_utils.rollout_gates.WindowSettings (maintenance windows), or None
         self.gates = gates  # module_utils.rollout_gates.GateSettings (checked before each batch), or None
+
+    @property
+    def independent(self):
+        """Batch admission whose compartments advance each on its own (not in waves)."""
+        return self.admission == 'batch' and not self.lockstep
+
+    @property
+    def free_loop(self):
+        """Whether the play runs on the stock free loop (sliding admission, or batches without lockstep)."""
+        return self.admission == 'sliding' or not self.lockstep
 
     @property
     def has_compartments(self):
@@ -208,6 +224,7 @@ def parse_settings(play_vars, read_file=None, play_level=None):
     policy_value, budget_value = play_vars.get(VAR_POLICY), play_vars.get(VAR_BUDGET)
     admission, admission_var, deprecations = _admission(play_vars, errors)
     order = plain(play_vars.get(VAR_ORDER)) or 'inventory'
+    lockstep = _lockstep(play_vars.get(VAR_LOCKSTEP), errors)
     if admission not in ADMISSIONS:
         errors.append('%s: must be one of %s, got %r' % (admission_var, ', '.join(ADMISSIONS), admission))
     if order not in ORDERS:
@@ -233,7 +250,20 @@ def parse_settings(play_vars, read_file=None, play_level=None):
     if errors:
         raise RolloutConfigError(errors)
     return Settings(policy=policy, budget=budget, admission=admission, order=order, source=source, shared=shared,
-                    windows=windows, gates=gates, deprecations=deprecations)
+                    windows=windows, gates=gates, deprecations=deprecations, lockstep=lockstep)
+
+
+def _lockstep(value, errors):
+    """nodewright_batch_lockstep as a bool (default true); a problem appended to ``errors``."""
+    value = plain(value)
+    if value is None or value == '':
+        return True
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ('true', 'yes', 'on', '1', 'false', 'no', 'off', '0'):
+        return value.lower() in ('true', 'yes', 'on', '1')
+    errors.append('%s: must be a boolean, got %r' % (VAR_LOCKSTEP, value))
+    return True
 
 
 def _admission(play_vars, errors):
@@ -342,7 +372,7 @@ def _parse_phase(index, entry, seen, play_vars, read_file, errors):
     try:
         settings = parse_settings({VAR_POLICY: entry.get('policy'), VAR_BUDGET: entry.get('interruption_budget'),
                                    VAR_ADMISSION: play_vars.get(VAR_ADMISSION), VAR_WINDOW: play_vars.get(VAR_WINDOW),
-                                   VAR_ORDER: play_vars.get(VAR_ORDER),
+                                   VAR_ORDER: play_vars.get(VAR_ORDER), VAR_LOCKSTEP: play_vars.get(VAR_LOCKSTEP),
                                    VAR_SHARED: play_vars.get(VAR_SHARED)},
                                   read_file, play_vars)
     except RolloutConfigError as exc:

@@ -73,6 +73,17 @@ options:
     choices: [inventory, name]
     default: inventory
     vars: [{name: nodewright_order}]
+  nodewright_batch_lockstep:
+    description:
+      - With C(batch) admission, whether a batch's hosts run the play in lockstep, task by task (the stock
+        C(linear) loop; C(run_once) runs once per batch), so that compartments advance in waves; or each host on
+        its own (the stock C(free) loop), so that each compartment starts its next batch as soon as its own
+        batch is scored, whatever the others are doing (as the operator advances each compartment).
+      - Budgets, the stop rules, windows and gates keep their per-compartment meaning either way. The apply
+        playbook sets it to V(false). Ignored with C(sliding) admission, which always runs the C(free) loop.
+    type: bool
+    default: true
+    vars: [{name: nodewright_batch_lockstep}]
   nodewright_phases:
     description: >-
       Phases of the play (the apply playbook's CRs): a list of C({name, hosts, policy or interruption_budget,
@@ -188,8 +199,8 @@ class _BudgetedMixin(object):
     def run(self, iterator, play_context):
         play = self._nw or play_phases.PlayPhases.prepare(iterator, self._tqm, self._inventory, self._variable_manager,
                                                           self._loader)
-        if play.sliding and not isinstance(self, FreeStrategyModule):
-            # The loop is chosen by a play variable, after TQM built this (linear) instance: the play is
+        if play.free_loop and not isinstance(self, FreeStrategyModule):
+            # The loop is chosen by play variables, after TQM built this (linear) instance: the play is
             # handed to a free-loop instance. One results thread may read TQM's queue, so this one's stops
             # first (nothing of the play has been queued yet); cleanup() then goes to the new instance.
             StrategyBase.cleanup(self)
@@ -263,6 +274,8 @@ class _BudgetedMixin(object):
             # free indexes this list with a cursor kept across calls: it must never shrink
             return [play.hosts[n] for n in play.admitted]
         self._nw_advance_batches(iterator)
+        if play.free_loop:
+            return [play.hosts[n] for n in play.admitted]
         unreachable = self._tqm._unreachable_hosts
         return [play.hosts[n] for n in play.engine.flying() if n not in unreachable]
 
@@ -300,7 +313,8 @@ class _BudgetedMixin(object):
         self._nw.parking.park(name)
 
     def _nw_advance_batches(self, iterator):
-        engine = self._nw.engine
+        play = self._nw
+        engine = play.engine
         while True:
             # every pass: a finished host gives its slot back at once (other runs need not wait for this
             # batch); a batch is scored on its hosts' outcomes when its last host ends
@@ -308,14 +322,14 @@ class _BudgetedMixin(object):
             scored = engine.finish(ended) if ended else []
             for comp, record in scored:
                 self._nw_batch_scored(iterator, comp, record)
-            if engine.active:
+            # linear: the next wave once no batch is in flight; free (no lockstep): the next batch of each
+            # compartment whose own batch was scored, whatever the others do
+            if (engine.active and not play.free_loop) or not self._nw_admit_next():
                 if scored:
                     self._nw_restrict()
                 return
-            # the next wave; loop again in case it has nothing to do (a play without tasks),
-            # since linear ends its loop when the hosts it is shown have no next task
-            if not self._nw_admit_next():
-                return
+            # loop again in case the new batch has nothing to do (a play without tasks), since the loops
+            # end when the hosts they are shown have no next task
 
     def _nw_batch_scored(self, iterator, comp, record):
         names = record['hosts']
@@ -357,7 +371,7 @@ class _BudgetedMixin(object):
             # a host of several phases keeps its one place in free's list
             play.admitted.extend(n for n in started[comp] if n not in play.admitted)
             play.parking.unpark(started[comp])
-        if started or not play.sliding:
+        if started or not play.free_loop:
             self._nw_restrict()
             self._nw_check_forks(len(play.engine.flying()))
         return bool(started)
@@ -406,4 +420,4 @@ class StrategyModule(_BudgetedMixin, LinearStrategyModule):
 
 
 class SlidingStrategyModule(_BudgetedMixin, FreeStrategyModule):
-    """Sliding mode: the stock free loop behind the admission gate (see _BudgetedMixin.run)."""
+    """Sliding mode, or batches without lockstep: the stock free loop behind the admission gate (see _BudgetedMixin.run)."""

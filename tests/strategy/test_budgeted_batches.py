@@ -158,6 +158,41 @@ def test_two_compartments_progress_independently(run_playbook):
     assert run.first('c04') > run.last('g02')
 
 
+@pytest.mark.parametrize('lockstep', [True, False])
+def test_without_lockstep_each_compartment_starts_its_next_batch_when_its_own_is_scored(run_playbook, lockstep):
+    # slow: one batch of one host that takes 8 s; fast: three batches of one host each, 0.2 s each
+    compartments = [
+        {'name': 'slow', 'selector': {'matchLabels': {'pool': 'slow'}}, 'budget': {'count': 1},
+         'strategy': {'fixed': {'initialBatch': 1}}},
+        {'name': 'fast', 'selector': {'matchLabels': {'pool': 'fast'}}, 'budget': {'count': 1},
+         'strategy': {'fixed': {'initialBatch': 1}}},
+    ]
+    host_map = hosts(1, 's', nodewright_labels={'pool': 'slow'}, nw_delay=8)
+    host_map.update(hosts(3, 'f', nodewright_labels={'pool': 'fast'}, nw_delay=0.2))
+    tasks = [{'name': 'work', 'ansible.builtin.command': 'sleep {{ nw_delay }}', 'changed_when': False},
+             {'name': 'after', 'ansible.builtin.debug': {'msg': 'done'}}]
+    play = budgeted_play(tasks, nodewright_policy=policy({'percent': 100}, None, compartments),
+                         nodewright_batch_lockstep=lockstep)
+    run = run_playbook([play], inventory(host_map))
+    assert run.rc == 0, run
+    assert run.batches('fast') == [['f01'], ['f02'], ['f03']] and run.batches('slow') == [['s01']]
+    if lockstep:
+        # waves: fast's second batch waits for slow's first
+        assert run.first('f02') >= run.last('s01'), run
+    else:
+        # fast started its later batches while slow's one ran, each batch after the one before (batch barrier kept)
+        assert run.first('f02') < run.last('s01') and run.first('f03') < run.last('s01'), (
+            [(h, run.first(h), run.last(h)) for h in ('s01', 'f01', 'f02', 'f03')], run)
+        assert_barriers(run, run.batches('fast'))
+
+
+def test_lockstep_must_be_a_boolean(run_playbook):
+    run = run_playbook([budgeted_play(nodewright_interruption_budget={'count': 1}, nodewright_batch_lockstep='sometimes')],
+                       inventory(hosts(2)))
+    assert run.rc != 0 and "nodewright_batch_lockstep: must be a boolean, got 'sometimes'" in run.flat, run
+    assert run.hosts_with_events() == set()
+
+
 def test_overlapping_selectors_and_pinned_hosts(run_playbook):
     compartments = [
         {'name': 'zone', 'selector': {'matchLabels': {'zone': 'z1'}}, 'budget': {'count': 2},
