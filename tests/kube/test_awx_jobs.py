@@ -176,14 +176,19 @@ def test_three_slices_of_the_apply_share_the_budget_and_report_as_awx_shows_it(
 
 
 def _victim_slots(cluster, namespace, victim_runs):
-    """(slots the victim's runs hold, the latest expiry time of those slots and of the runs' heartbeats)."""
+    """(slots the victim's runs hold, when the last of them is freed as the Lease says now).
+
+    A slot is freed when its own expiry passes or its run's heartbeat does, whichever comes first
+    (module_utils/shared_budget.expire): a slot taken after the run's last heartbeat outlives it.
+    """
     held, until = 0, 0.0
     for lease in _leases(cluster, namespace):
         state = json.loads((lease.metadata.annotations or {}).get(ANNOTATION) or '{}')
+        runs = state.get('runs') or {}
         mine = [slot for slot in (state.get('slots') or {}).values() if slot['run'] in victim_runs]
         held += len(mine)
-        until = max([until] + [slot['until'] for slot in mine]
-                    + [run['until'] for name, run in (state.get('runs') or {}).items() if name in victim_runs])
+        until = max([until] + [min(slot['until'], runs[slot['run']]['until']) if slot['run'] in runs else 0.0
+                               for slot in mine])
     return held, until
 
 
