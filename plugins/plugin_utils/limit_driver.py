@@ -9,7 +9,10 @@ ansible-core 2.19+ deprecates strategy plugins outside ansible.builtin, with no 
 announced. This driver needs no strategy plugin: it asks the same scheduler for a batch, runs
 the playbook (with the stock linear strategy) limited to that batch, reads which hosts failed
 from the run's retry file, feeds the outcome back, and repeats. Compartments advance in waves,
-one run per wave, as in the strategy's batch mode.
+one run per wave, as in the strategy's batch mode with lockstep; with ``--no-lockstep``
+(``independent``) each compartment's batch is a run of its own, the runs of several
+compartments at the same time, and a compartment's next batch starts as soon as its own
+run ended, as in the strategy's batch mode without lockstep.
 
 Use ``drive()`` with your own ``run_batch(hosts) -> failed hosts`` (for example through
 ansible-runner, see docs/strategy.md), or the command line::
@@ -27,8 +30,10 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import argparse
+import contextlib
 import json
 import os
+import queue
 import shutil
 import subprocess
 import sys
@@ -82,8 +87,12 @@ class _Echo(admission.Reporter):
         self.echo('nodewright: [%s] stopped: %s' % (comp, reason))
 
 
-def _renewing(budget, run_batch, wave):
-    """``run_batch(wave)`` while a thread keeps the run's slots alive (the batch may outlast their expiry)."""
+@contextlib.contextmanager
+def _renewal(budget):
+    """While the block runs batches, a thread keeps the run's slots alive (a batch may outlast their expiry)."""
+    if budget is None:
+        yield
+        return
     done = threading.Event()
     failure = []
 
@@ -97,7 +106,7 @@ def _renewing(budget, run_batch, wave):
     thread = threading.Thread(target=renew, daemon=True)
     thread.start()
     try:
-        return run_batch(wave)
+        yield
     finally:
         done.set()
         thread.join()
@@ -105,7 +114,65 @@ def _renewing(budget, run_batch, wave):
             raise BatchRunError(str(failure[0]))
 
 
-def drive(scheduler, run_batch, record=None, echo=None, budget=None, windows=None, gates=None):
+def _outcomes(hosts, failed):
+    return dict((n, admission.FAILED if n in failed else admission.OK) for n in hosts)
+
+
+def _in_waves(engine, run_batch, echo, order):
+    """One run per wave: the batches of every compartment without one in flight, together."""
+    while True:
+        batches = engine.admit()
+        if not batches:
+            return
+        wave = [h for name in order for h in batches.get(name, [])]
+        if echo:
+            echo('nodewright: running %s' % ', '.join('%s: %s' % (n, ','.join(batches[n])) for n in order if n in batches))
+        with _renewal(engine.budget):
+            failed = set(run_batch(wave))
+        engine.finish(_outcomes(wave, failed))
+
+
+def _independently(engine, run_batch, echo, order):
+    """A run per compartment batch, several at once: a compartment's next batch starts when its own run ended.
+
+    Only this thread touches the admission; each run's thread hands its outcome back through a queue. A run
+    that fails to run (BatchRunError) stops admission and leaves its hosts unscored; the runs in flight end
+    first, then it is raised.
+    """
+    ended, running, errors = queue.Queue(), {}, []
+
+    def run(comp, hosts):
+        try:
+            ended.put((comp, hosts, set(run_batch(hosts)), None))
+        except Exception as exc:  # pylint: disable=broad-except
+            ended.put((comp, hosts, None, exc))
+    with _renewal(engine.budget):
+        while True:
+            started = {} if errors else engine.admit()
+            for comp in sorted(started, key=order.index):
+                if echo:
+                    echo('nodewright: running %s: %s' % (comp, ','.join(started[comp])))
+                running[comp] = threading.Thread(target=run, args=(comp, started[comp]), daemon=True)
+                running[comp].start()
+            if not running:
+                break
+            try:
+                # at most a second: while runs go on, idle compartments are asked again (a window, a gate, the budget)
+                comp, hosts, failed, error = ended.get(timeout=1.0)
+            except queue.Empty:
+                continue
+            running.pop(comp).join()
+            if error is not None:
+                # a run that says nothing about its hosts: they stay unscored (as in waves, where it is raised at once)
+                errors.append(error)
+                engine.halt('a batch run failed: %s' % error)
+                continue
+            engine.finish(_outcomes(hosts, failed))
+    if errors:
+        raise errors[0]
+
+
+def drive(scheduler, run_batch, record=None, echo=None, budget=None, windows=None, gates=None, independent=False):
     """Run ``scheduler`` (a RolloutScheduler) to the end; ``run_batch(hosts)`` returns the failed hosts.
 
     ``record`` is an optional rollout_state.Rollout to log batches into; ``echo(line)`` prints progress.
@@ -114,22 +181,16 @@ def drive(scheduler, run_batch, record=None, echo=None, budget=None, windows=Non
     (plugin_utils.rollout_gates.BatchGates) are checked before each wave, as the strategy checks them
     before each batch (plugin_utils/admission.py holds these rules for both). Returns the scheduler's
     summary, with ``deferred`` set when a window did not open in time. A shared budget that cannot be
-    used raises shared_budget.BudgetError once the wave in flight ended.
+    used raises shared_budget.BudgetError once the wave in flight ended. ``independent``: each
+    compartment's batch in a run of its own, runs of several compartments at once (``run_batch`` is
+    then called from several threads); else one run per wave.
     """
     engine = admission.Admission(scheduler, record=record, reporter=_Echo(echo), budget=budget, windows=windows,
-                                 gates=gates)
+                                 gates=gates, independent=independent)
     order = [c.name for c in scheduler.compartments]
     try:
         engine.join()
-        while True:
-            batches = engine.admit()
-            if not batches:
-                break
-            wave = [h for name in order for h in batches.get(name, [])]
-            if echo:
-                echo('nodewright: running %s' % ', '.join('%s: %s' % (n, ','.join(batches[n])) for n in order if n in batches))
-            failed = set(run_batch(wave) if engine.budget is None else _renewing(engine.budget, run_batch, wave))
-            engine.finish(dict((n, admission.FAILED if n in failed else admission.OK) for n in wave))
+        (_independently if independent else _in_waves)(engine, run_batch, echo, order)
     finally:
         summary, elsewhere = engine.close()
         if echo and elsewhere:
@@ -219,6 +280,9 @@ def _arguments(argv):
     group.add_argument('--policy', help='DeploymentPolicy file (YAML or JSON; may also hold the CR)')
     group.add_argument('--budget', type=_budget, help='plain interruption budget: percent=N or count=N')
     parser.add_argument('--order', choices=rollout_config.ORDERS, default='inventory')
+    parser.add_argument('--no-lockstep', action='store_true', help='each compartment\'s batch in a run of its own, runs of '
+                        'several compartments at once: a compartment starts its next batch when its own run ended '
+                        '(as the strategy with nodewright_batch_lockstep: false); default, one run per wave')
     parser.add_argument('--report', help='write the JSON report (the format of the rollout callback) here')
     parser.add_argument('--ansible-playbook', default='ansible-playbook', dest='binary')
     parser.add_argument('--shared-budget', metavar='NAME', help='share the budget with every run of NAME (a Lease per '
@@ -290,7 +354,8 @@ def main(argv=None):
     runner = playbook_runner(args.playbook, args.inventory, extra, binary=args.binary, echo=echo)
     try:
         budget, gates = _budget_and_gates(args, settings, scheduler, hosts)
-        summary = drive(scheduler, runner, record=record, echo=echo, budget=budget, windows=settings.windows, gates=gates)
+        summary = drive(scheduler, runner, record=record, echo=echo, budget=budget, windows=settings.windows, gates=gates,
+                        independent=args.no_lockstep)
     except (BatchRunError, shared_budget.BudgetError, kube_api.KubeError) as exc:
         sys.stderr.write('nodewright: %s\n' % exc)
         return 1

@@ -90,3 +90,40 @@ def test_limit_driver_defers_outside_the_maintenance_windows(tmp_path, collectio
                            'site.yml'], cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           universal_newlines=True, timeout=120, check=False)
     assert proc.returncode == 1 and 'nodewright_maintenance_windows[0]' in proc.stdout, proc.stdout
+
+
+def test_limit_driver_without_lockstep_runs_each_compartment_on_its_own(tmp_path, collections_dir):
+    """--no-lockstep: a run per compartment batch, at once; the fast compartment does not wait for the slow one."""
+    work = str(tmp_path)
+    play = {'name': 'work', 'hosts': 'all', 'gather_facts': False,
+            'tasks': [{'ansible.builtin.command': 'sleep {{ nw_delay }}', 'changed_when': False}]}
+    with open(os.path.join(work, 'site.yml'), 'w') as handle:
+        yaml.safe_dump([play], handle)
+    host_map = hosts(1, 's', nodewright_labels={'pool': 'slow'}, nw_delay=10)
+    host_map.update(hosts(3, 'f', nodewright_labels={'pool': 'fast'}, nw_delay=0.1))
+    with open(os.path.join(work, 'inventory.yml'), 'w') as handle:
+        yaml.safe_dump(inventory(host_map), handle)
+    compartments = [{'name': name, 'selector': {'matchLabels': {'pool': name}}, 'budget': {'count': 1},
+                     'strategy': {'fixed': {'initialBatch': 1}}} for name in ('slow', 'fast')]
+    policy = {'apiVersion': 'nodewright.nvidia.com/v1alpha1', 'kind': 'DeploymentPolicy', 'metadata': {'name': 'p'},
+              'spec': {'default': {'budget': {'count': 1}, 'strategy': {'fixed': {'initialBatch': 1}}},
+                       'compartments': compartments}}
+    with open(os.path.join(work, 'policy.yml'), 'w') as handle:
+        yaml.safe_dump(policy, handle)
+    env = ansible_env(collections_dir, work, PYTHONPATH=collections_dir)
+    report = os.path.join(work, 'report.json')
+    proc = subprocess.run([sys.executable, '-m', MODULE, '-i', 'inventory.yml', '--policy', 'policy.yml', '--no-lockstep',
+                           '--report', report, 'site.yml'],
+                          cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          universal_newlines=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stdout
+    runs = [line for line in proc.stdout.splitlines() if line.startswith('nodewright: running ')]
+    assert runs[:2] == ['nodewright: running slow: s01', 'nodewright: running fast: f01'], proc.stdout
+    with open(report) as handle:
+        data = json.load(handle)
+    slow, fast = data['compartments']['slow']['batches'], data['compartments']['fast']['batches']
+    assert [b['hosts'] for b in fast] == [['f01'], ['f02'], ['f03']] and [b['hosts'] for b in slow] == [['s01']]
+    ended = [b['started'] + b['elapsed'] for b in fast]
+    # fast's three batches, one after the other, all ended while slow's one ran
+    assert ended[2] < slow[0]['started'] + slow[0]['elapsed'], (fast, slow)
+    assert fast[1]['started'] >= ended[0] and fast[2]['started'] >= ended[1], fast

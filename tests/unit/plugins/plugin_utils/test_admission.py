@@ -189,6 +189,45 @@ def test_a_sliding_window_with_nodes_in_flight_only_looks_at_the_gates():
     assert 'admitting nothing while gate max_not_ready' in engine.reporter.said('waiting')[-1][1]
 
 
+def _two_compartment_scheduler():
+    """Compartments a (n1-n4) and b (m1, m2), batches of one."""
+    compartments = [{'name': name, 'selector': {'matchLabels': {'pool': name}}, 'budget': {'count': 1},
+                     'strategy': {'fixed': {'initialBatch': 1}}} for name in ('a', 'b')]
+    policy = cr_model.build_policy({'default': {'budget': {'count': 1}, 'strategy': {'fixed': {'initialBatch': 1}}},
+                                    'compartments': compartments})
+    nodes = [('n%d' % i, {'pool': 'a'}) for i in range(1, 5)] + [('m%d' % i, {'pool': 'b'}) for i in range(1, 3)]
+    return RolloutScheduler.build(nodes, policy=policy)
+
+
+def _two_compartments(**kwargs):
+    return admission.Admission(_two_compartment_scheduler(), reporter=Heard(), **kwargs)
+
+
+def test_independent_compartments_start_their_next_batch_while_others_run():
+    engine = _two_compartments(independent=True)
+    assert engine.admit() == {'a': ['n1'], 'b': ['m1']}
+    engine.finish({'n1': OK})  # a scored; b's batch still runs
+    assert engine.admit() == {'a': ['n2']}
+    assert sorted(engine.flying()) == ['m1', 'n2']
+    engine.finish({'n2': OK})
+    assert engine.admit() == {'a': ['n3']}
+    engine.finish({'m1': OK})
+    assert engine.admit() == {'b': ['m2']}
+
+
+def test_independent_compartments_only_look_at_the_gates_while_a_batch_runs():
+    clock = FakeClock()
+    blocked = BlockingGates(clock, not_ready=())
+    engine = _two_compartments(independent=True, gates=blocked.gates, clock=clock, sleep=clock.sleep)
+    assert engine.admit() == {'a': ['n1'], 'b': ['m1']}
+    blocked.gates._kube.nodes.append({'metadata': {'name': 'x'}, 'status': {'conditions': [{'type': 'Ready', 'status': 'False'}]}})
+    engine.finish({'n1': OK})
+    clock.now += 20
+    assert engine.admit() == {}  # blocked: a's next batch waits, and nothing waits while m1 runs
+    assert clock.sleeps == []
+    assert 'admitting nothing while gate max_not_ready' in engine.reporter.said('waiting')[-1][1]
+
+
 # ---------------------------------------------------------------------------- two runs, one shared budget
 
 class LeaseStore(object):
@@ -250,6 +289,36 @@ def test_two_runs_share_the_fleets_batches_and_each_skips_what_the_other_finishe
     assert first.leave() == {'n3': OK, 'n4': FAILED}
     assert second.leave() == {'n1': OK, 'n2': OK}
     assert first.budget is None and first.budget_failure is None
+
+
+def test_two_runs_with_independent_compartments_share_each_compartments_batch():
+    store, clock = LeaseStore(), FakeClock()
+    runs = []
+    for run in ('run-a', 'run-b'):
+        scheduler = _two_compartment_scheduler()
+        rules = dict((r.name, budget_rules.Rules.of(r)) for r in scheduler.rollouts)
+        budget = shared_budget.SharedBudget(store, 'skyhook', 'gpu', 'batch', rules, key='gpu', run=run, clock=clock,
+                                            sleep=clock.sleep)
+        runs.append(admission.Admission(scheduler, reporter=Heard(), budget=budget, clock=clock, sleep=clock.sleep,
+                                        independent=True, ending=lambda: bool(clock.sleeps)))
+    first, second = runs
+    assert first.join() and second.join()
+    assert first.admit() == {'a': ['n1'], 'b': ['m1']}
+    assert second.admit() == {}  # each compartment's fleet batch (1) is in flight in the other run
+    first.finish({'n1': OK})  # a's fleet batch scored while b's still runs
+    clock.sleeps[:] = []
+    # the second run, idle, takes a's next fleet batch at once: b's batch in the first run does not hold it
+    assert second.admit() == {'a': ['n2']}
+    assert second.elsewhere == {'n1': OK}
+    # the first run, with m1 in flight, asks again without waiting: a's fleet batch is the second run's
+    assert first.admit() == {} and clock.sleeps == []
+    second.finish({'n2': OK})
+    first.finish({'m1': OK})
+    clock.now += shared_budget.POLL_SECONDS
+    assert first.admit() == {'a': ['n3'], 'b': ['m2']}
+    # never more than one node of a compartment in flight over both runs
+    for comp in ('a', 'b'):
+        assert max(first.budget.max_in_flight.get(comp, 0), second.budget.max_in_flight.get(comp, 0)) == 1
 
 
 def test_a_budget_that_cannot_be_written_stops_the_rollout_with_its_reason():
