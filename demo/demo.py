@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import subprocess
 import sys
 import threading
@@ -103,7 +104,7 @@ def run():
                ANSIBLE_FORKS='24', ANSIBLE_LOCALHOST_WARNING='False', ANSIBLE_INVENTORY_UNPARSED_WARNING='False',
                ANSIBLE_DISPLAY_SKIPPED_HOSTS='False', ANSIBLE_DISPLAY_OK_HOSTS=os.environ.get('DEMO_VERBOSE', 'False'))
     cmd = [str(Path(sys.executable).with_name('ansible-playbook')), 'nodewright.bridge.apply',
-           '-e', 'nodewright_cr=examples/gpu-node-tuning.yaml']
+           '-e', 'nodewright_cr=examples/gpu-node-tuning.yaml'] + shlex.split(os.environ.get('DEMO_APPLY_ARGS', ''))
     say('ansible-playbook nodewright.bridge.apply -e nodewright_cr=examples/gpu-node-tuning.yaml')
     say('the training nodes wait for their jobs (podNonInterruptLabels); the PDB paces the evictions')
     start = time.time()
