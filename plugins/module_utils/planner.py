@@ -260,7 +260,6 @@ def _plan_rollout(cr, nodes, policy, order, cap_to_ceiling, config_changes, batc
     }
 
 
-
 def _cr_summary(cr):
     """The plan's ``cr``: what the modules and playbooks read of the CR planned with."""
     return {'name': cr.name, 'kind': cr.kind, 'apiVersion': cr.api_version, 'priority': cr.priority,
