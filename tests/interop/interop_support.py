@@ -182,6 +182,9 @@ class Fleet:
             pods = self.core.list_namespaced_pod(NAMESPACE, label_selector='skyhook.nvidia.com/interrupt=True').items
             return not [p for p in pods if p.spec.node_name in self.names]
         wait_until(no_interrupt_pods, timeout, 'the interrupt pods of %s to be gone' % self.cr)
+        # fake-reboots' delay (1 s after it saw a pod) + a margin: a reboot still due has begun (its record on the
+        # node says 'rebooting') and rebooted() below waits for it. A condition in truth: each interrupt pod's
+        # reboot recorded on its node (helpers.wait_fake_reboot by the pod's uid), if the pods' uids were kept
         time.sleep(2.5)
 
         def rebooted():
@@ -338,7 +341,9 @@ def _ts(text):
 
 def audit_writes(cluster, agent, since, nodes):
     """Non-dry-run writes of one user agent since ``since`` (epoch s): {'nodes': {node: n}, 'pods created': n, 'other': {...}}."""
-    time.sleep(1.0)  # the audit log's last lines
+    # the audit log's last lines: written before each response (--audit-log-mode=blocking), but a request's
+    # ResponseComplete event after it; a condition in truth (a marker request of our own seen in the log)
+    time.sleep(1.0)
     nodes = set(nodes)
     out = {'nodes': dict((n, 0) for n in nodes), 'pods created': 0, 'other': {}}
     seen = set()
