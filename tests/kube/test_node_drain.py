@@ -82,7 +82,7 @@ def _wait_protected_wait(cluster, handle, before, timeout=60):
     def begun():
         assert handle[1].poll() is None, 'the drain ended before it waited for the protected pod'
         return _node_pod_lists(cluster) > before
-    helpers.wait_for(begun, timeout, interval=0.1, what='the drain to list the pods of its node (its wait for the protected pods)')
+    helpers.wait_for(begun, timeout, interval=0.3, what='the drain to list the pods of its node (its wait for the protected pods)')
 
 
 def _uids(cluster, namespace, selector):
@@ -212,7 +212,7 @@ def test_wait_for_protected_pods_to_finish(cluster, modules, node, namespace):
     # Nothing is evicted while the training pod runs: no eviction asked, the web pod still there, for the 1.5 s the
     # training pod runs on (the protected_wait > 0.5 below), failing at once if an eviction comes
     helpers.holds_for(lambda: helpers.apiserver_requests(cluster.api, subresource='eviction') == refused
-                      and _uids(cluster, namespace, 'app=web') == {web[0].metadata.uid}, 1.5, interval=0.2,
+                      and _uids(cluster, namespace, 'app=web') == {web[0].metadata.uid}, 1.5, interval=0.3,
                       what='no eviction while the training pod runs')
     cluster.core.patch_namespaced_pod_status('train', namespace, {'status': {'phase': 'Succeeded'}})
     result = modules.finish(handle)
