@@ -162,6 +162,7 @@ def test_pod_fails_by_image(cluster, namespace):
     pkg = pod.status.init_container_statuses[1]
     assert pkg.state.waiting.reason == 'CrashLoopBackOff'
     assert pkg.restart_count == 1
+
     # It stays failed: the ready stage must not "heal" it a moment later. A negative assertion over 2 s (kwok's
     # stages act within a second of a change), checked all along so that a healing fails at once
     def still_failed():
