@@ -115,8 +115,13 @@ def apiserver_requests(api, **labels):
     code='429'`` counts the evictions a PodDisruptionBudget refused, ``verb='LIST', resource='pods',
     scope='cluster'`` the lists of pods across namespaces (a list-then-watch of the pods of a node).
     """
-    resp = core_api(api).api_client.call_api('/metrics', 'GET', auth_settings=['BearerToken'],
-                                             _preload_content=False, _return_http_data_only=True)
+    client = core_api(api).api_client
+    config = client.configuration
+    headers = dict((a['key'], a['value']) for a in config.auth_settings().values() if a.get('in') == 'header' and a.get('value'))
+    # the client's own connection pool (its CA and TLS settings); no generated method reads /metrics
+    resp = client.rest_client.pool_manager.request('GET', config.host + '/metrics', headers=headers, timeout=10)
+    if resp.status != 200:
+        raise AssertionError(f'GET /metrics of the API server: HTTP {resp.status}')
     total = 0.0
     for line in resp.data.decode('utf-8').splitlines():
         if not line.startswith('apiserver_request_total{'):
