@@ -265,6 +265,9 @@ def test_apply_rolls_out_with_reboots_protected_pods_and_two_compartments(cluste
     assert train.status.phase == 'Succeeded' and train.metadata.deletion_timestamp is None
     trainee_pods = [labels for name, node, labels, ann in created.values() if node == trainee]
     assert trainee_pods, 'no package pod ran on the training node'
+    # its drain waited for it (the report's wait for the protected pods on that node)
+    waits = [s for r in result.report['rollouts'] for s in (r['nodes'].get(trainee) or {}).get('steps', []) if s['kind'] == 'wait']
+    assert waits and waits[-1]['finished'] - waits[-1]['started'] >= 1, (waits, finished_at)
     # Every stage ran exactly once on every node.
     counts = recorder.stage_pods()
     assert set(counts.values()) == {1}
