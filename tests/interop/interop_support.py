@@ -339,11 +339,26 @@ def _ts(text):
     return datetime.datetime.fromisoformat(text.replace('Z', '+00:00')).timestamp()
 
 
+def audit_caught_up(cluster, timeout=30):
+    """Until the audit log shows a request of our own made now (a GET of a ConfigMap that does not exist, by a name
+    of its own): the events of the requests answered before it are written by then (each is written as its request
+    ends, --audit-log-mode=blocking), where a fixed sleep would only guess."""
+    mark = f'audit-mark-{uuid.uuid4().hex[:12]}'
+    try:
+        kclient.CoreV1Api(cluster.api).read_namespaced_config_map(mark, 'default')
+    except kclient.ApiException as exc:
+        if exc.status != 404:
+            raise
+
+    def seen():
+        with open(cluster.info.audit_log, encoding='utf-8') as handle:
+            return any(mark in line for line in handle)
+    wait_until(seen, timeout, f'the audit log to show the request for {mark}', interval=0.1)
+
+
 def audit_writes(cluster, agent, since, nodes):
     """Non-dry-run writes of one user agent since ``since`` (epoch s): {'nodes': {node: n}, 'pods created': n, 'other': {...}}."""
-    # the audit log's last lines: written before each response (--audit-log-mode=blocking), but a request's
-    # ResponseComplete event after it; a condition in truth (a marker request of our own seen in the log)
-    time.sleep(1.0)
+    audit_caught_up(cluster)
     nodes = set(nodes)
     out = {'nodes': dict((n, 0) for n in nodes), 'pods created': 0, 'other': {}}
     seen = set()
