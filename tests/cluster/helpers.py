@@ -33,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import time
 import uuid
 
@@ -85,6 +86,51 @@ def wait_for(predicate, timeout=30.0, interval=0.25, what='condition'):
         if time.monotonic() > deadline:
             raise WaitTimeout(f'timed out after {timeout}s waiting for {what} (last value: {last!r})')
         time.sleep(interval)
+
+
+def holds_for(check, seconds, interval=0.25, what='condition'):
+    """A negative assertion over a period: poll check() for ``seconds`` and fail (AssertionError) the moment it is
+    false, instead of looking once at the end of a fixed sleep. Returns check()'s last value."""
+    end = time.monotonic() + seconds
+    last = []
+
+    def over():
+        last[:] = [check()]
+        if not last[0]:
+            raise AssertionError(f'{what} stopped holding {seconds - (end - time.monotonic()):.1f}s into its {seconds}s '
+                                 f'(value: {last[0]!r})')
+        return time.monotonic() >= end
+    wait_for(over, seconds + 30, interval, what=f'{what} for {seconds}s')
+    return last[0]
+
+
+_METRIC_LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+
+
+def apiserver_requests(api, **labels):
+    """How many requests the API server has answered that match ``labels``: apiserver_request_total of its
+    /metrics, summed over the series with those label values (verb, resource, subresource, scope, code, dry_run...).
+
+    The cluster's own count of what clients asked, without an audit log: e.g. ``subresource='eviction',
+    code='429'`` counts the evictions a PodDisruptionBudget refused, ``verb='LIST', resource='pods',
+    scope='cluster'`` the lists of pods across namespaces (a list-then-watch of the pods of a node).
+    """
+    client = core_api(api).api_client
+    config = client.configuration
+    headers = dict((a['key'], a['value']) for a in config.auth_settings().values() if a.get('in') == 'header' and a.get('value'))
+    # the client's own connection pool (its CA and TLS settings); no generated method reads /metrics
+    resp = client.rest_client.pool_manager.request('GET', config.host + '/metrics', headers=headers, timeout=10)
+    if resp.status != 200:
+        raise AssertionError(f'GET /metrics of the API server: HTTP {resp.status}')
+    total = 0.0
+    for line in resp.data.decode('utf-8').splitlines():
+        if not line.startswith('apiserver_request_total{'):
+            continue
+        series, dummy, value = line.rpartition(' ')
+        found = dict(_METRIC_LABEL.findall(series[series.index('{'):]))
+        if all(found.get(k) == str(v) for k, v in labels.items()):
+            total += float(value)
+    return int(total)
 
 
 def core_api(api):

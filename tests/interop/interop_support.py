@@ -182,6 +182,9 @@ class Fleet:
             pods = self.core.list_namespaced_pod(NAMESPACE, label_selector='skyhook.nvidia.com/interrupt=True').items
             return not [p for p in pods if p.spec.node_name in self.names]
         wait_until(no_interrupt_pods, timeout, 'the interrupt pods of %s to be gone' % self.cr)
+        # fake-reboots' delay (1 s after it saw a pod) + a margin: a reboot still due has begun (its record on the
+        # node says 'rebooting') and rebooted() below waits for it. A condition in truth: each interrupt pod's
+        # reboot recorded on its node (helpers.wait_fake_reboot by the pod's uid), if the pods' uids were kept
         time.sleep(2.5)
 
         def rebooted():
@@ -336,9 +339,26 @@ def _ts(text):
     return datetime.datetime.fromisoformat(text.replace('Z', '+00:00')).timestamp()
 
 
+def audit_caught_up(cluster, timeout=30):
+    """Until the audit log shows a request of our own made now (a GET of a ConfigMap that does not exist, by a name
+    of its own): the events of the requests answered before it are written by then (each is written as its request
+    ends, --audit-log-mode=blocking), where a fixed sleep would only guess."""
+    mark = f'audit-mark-{uuid.uuid4().hex[:12]}'
+    try:
+        kclient.CoreV1Api(cluster.api).read_namespaced_config_map(mark, 'default')
+    except kclient.ApiException as exc:
+        if exc.status != 404:
+            raise
+
+    def seen():
+        with open(cluster.info.audit_log, encoding='utf-8') as handle:
+            return any(mark in line for line in handle)
+    wait_until(seen, timeout, f'the audit log to show the request for {mark}', interval=0.1)
+
+
 def audit_writes(cluster, agent, since, nodes):
     """Non-dry-run writes of one user agent since ``since`` (epoch s): {'nodes': {node: n}, 'pods created': n, 'other': {...}}."""
-    time.sleep(1.0)  # the audit log's last lines
+    audit_caught_up(cluster)
     nodes = set(nodes)
     out = {'nodes': dict((n, 0) for n in nodes), 'pods created': 0, 'other': {}}
     seen = set()

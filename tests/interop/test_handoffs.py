@@ -17,6 +17,7 @@ import os
 import signal
 import time
 
+import helpers
 import interop_support as support
 
 VERSIONS = support.VERSIONS
@@ -68,9 +69,11 @@ def test_bridge_first_then_the_operator_creates_no_pod(cluster, playbooks, opera
     started = time.time()
     operators.start()
     # the operator looks at every node and agrees that they are complete (its CR status); the
-    # watch goes on for 60 s in all
+    # watch goes on for 60 s in all: a negative assertion over a period (no pod in the operator's first minute,
+    # its requeues included), checked all along so that a pod fails the test at once
     support.wait_until(lambda: group.cr_status().get('status') == 'complete', 60, 'the operator to report the CR complete')
-    time.sleep(max(0.0, started + 60 - time.time()))
+    helpers.holds_for(lambda: recorder.since(started) == [], max(0.0, started + 60 - time.time()), interval=0.5,
+                      what='no pod created by the operator on the completed nodes')
     recorder.close()
     assert recorder.since(started) == [], 'the operator created pods on nodes the bridge had completed'
     assert group.all_complete(VERSIONS), group.states()
@@ -125,7 +128,10 @@ def test_the_bridge_killed_mid_batch_then_the_operator_finishes(cluster, playboo
     assert not group.all_complete(VERSIONS)
     operators.start()
     _wait_operator_done(group, VERSIONS)
-    time.sleep(5)  # anything the operator would still start
+    # a negative period: nothing more the operator starts once it is done, no stage complete at the handoff run
+    # again (checked all along)
+    helpers.holds_for(lambda: _reruns(recorder.since(handoff), before) == [], 5, interval=0.5,
+                      what='no stage complete at the handoff started again')
     recorder.close()
     _finished_without_reruns(cluster, group, recorder, handoff, before, 'operator', figures)
     support.wait_until(lambda: group.leftover_cordons() == {}, 30, 'no cordon left behind')

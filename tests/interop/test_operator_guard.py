@@ -53,7 +53,8 @@ def test_apply_refuses_while_the_operator_reconciles_and_goes_on_when_forced_or_
     assert group.all_complete(DRIVER_UPGRADE), group.states()
 
     # Once the lease has expired (renewTime + leaseDurationSeconds, and the guard's 5 s grace),
-    # the stopped operator's writes are its last work: a run without force goes on.
+    # the stopped operator's writes are its last work: a run without force goes on. A wall-clock
+    # timer, counted from the lease itself (+ 1 s margin).
     lease = _lease(cluster)
     expires = lease.spec.renew_time + datetime.timedelta(seconds=(lease.spec.lease_duration_seconds or 15) + 6)
     time.sleep(max(0.0, (expires - datetime.datetime.now(datetime.timezone.utc)).total_seconds()))

@@ -13,6 +13,7 @@ import json
 import subprocess
 import threading
 import time
+import urllib.parse
 import uuid
 from pathlib import Path
 
@@ -42,6 +43,63 @@ def audit_pod_creates(audit_log, namespace):
             if (event.get('responseStatus') or {}).get('code') == 201:
                 counts[ref.get('name')] += 1
     return counts
+
+
+BRIDGE_UA = 'nodewright.bridge/'  # the collection's User-Agent (module_utils/kube_transport.USER_AGENT), up to its version
+
+
+def audit_events(audit_log, needles=None):
+    """The audit log's events (level Metadata, JSON lines), in the order the API server wrote them; a last line
+    still being written is left out. The log is written before each response is sent (--audit-log-mode=blocking).
+    ``needles``: only the lines that contain one of these strings are parsed (the log grows large)."""
+    with open(audit_log, encoding='utf-8') as stream:
+        for line in stream:
+            if needles and not any(n in line for n in needles):
+                continue
+            try:
+                yield json.loads(line)
+            except ValueError:
+                continue
+
+
+def _is(event, verb, resource, namespace=None, name=None, subresource=None, agent=None, stage=None, query=None):
+    ref = event.get('objectRef') or {}
+    return (event.get('verb') == verb and ref.get('resource') == resource and ref.get('subresource') == subresource
+            and (namespace is None or ref.get('namespace') == namespace) and (name is None or ref.get('name') == name)
+            and (agent is None or (event.get('userAgent') or '').startswith(agent))
+            and (stage is None or event.get('stage') == stage)
+            and (query is None or query in urllib.parse.unquote(event.get('requestURI') or '')))
+
+
+def refused_evictions(audit_log, namespace, pod):
+    """How many times the collection asked to evict the pod and a PodDisruptionBudget refused it (429)."""
+    return sum(1 for e in audit_events(audit_log, ['"eviction"'])
+               if _is(e, 'create', 'pods', namespace, pod, subresource='eviction', agent=BRIDGE_UA)
+               and (e.get('responseStatus') or {}).get('code') == 429)
+
+
+def watch_opened(audit_log, resource, field_selector, namespace=None, after=None):
+    """The collection has a watch of ``resource`` with ``field_selector`` (e.g. metadata.name=<pod>) open: the API
+    server started answering it (stage ResponseStarted); with ``after`` (a predicate, and the name it is about),
+    one that came after an event ``after`` is true of."""
+    seen = after is None
+    needles = ['"ResponseStarted"'] + ([after.name] if after is not None else [])
+    for event in audit_events(audit_log, needles):
+        if not seen:
+            seen = after(event)
+        elif _is(event, 'watch', resource, namespace, agent=BRIDGE_UA, stage='ResponseStarted',
+                 query='fieldSelector=' + field_selector):
+            return True
+    return False
+
+
+def pod_created(namespace, pod):
+    """For watch_opened's ``after``: the collection created that pod."""
+    def created(event):
+        return _is(event, 'create', 'pods', namespace, pod, agent=BRIDGE_UA) and (
+            event.get('responseStatus') or {}).get('code') == 201
+    created.name = pod
+    return created
 
 
 def stage_pod_counts(audit_log, namespace, recorder):

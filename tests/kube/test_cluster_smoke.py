@@ -15,7 +15,6 @@ import json
 import shutil
 import subprocess
 import threading
-import time
 import uuid
 
 import pytest
@@ -163,10 +162,13 @@ def test_pod_fails_by_image(cluster, namespace):
     pkg = pod.status.init_container_statuses[1]
     assert pkg.state.waiting.reason == 'CrashLoopBackOff'
     assert pkg.restart_count == 1
-    # It stays failed: the ready stage must not "heal" it a moment later.
-    time.sleep(2)
-    again = cluster.core.read_namespaced_pod('by-image', namespace)
-    assert helpers.init_container_failed(again) == ('pkg', 1) and again.status.phase == 'Pending'
+
+    # It stays failed: the ready stage must not "heal" it a moment later. A negative assertion over 2 s (kwok's
+    # stages act within a second of a change), checked all along so that a healing fails at once
+    def still_failed():
+        again = cluster.core.read_namespaced_pod('by-image', namespace)
+        return helpers.init_container_failed(again) == ('pkg', 1) and again.status.phase == 'Pending'
+    helpers.holds_for(still_failed, 2, interval=0.2, what='the pod failed (init container pkg exit 1, Pending)')
 
 
 def test_pod_logs(cluster, namespace):
@@ -225,9 +227,10 @@ def test_node_reboot(cluster):
     assert new != old
     assert helpers.boot_id(cluster.api, node) == new
     assert helpers.node_ready(cluster.api, node) == 'True'
-    # The new bootID is not reverted by later heartbeats.
-    time.sleep(2)
-    assert helpers.boot_id(cluster.api, node) == new and helpers.node_ready(cluster.api, node) == 'True'
+    # The new bootID is not reverted by what kwok does next (its node stages act within a second of the last
+    # change, the label removal): a negative assertion over 2 s, checked all along
+    helpers.holds_for(lambda: helpers.boot_id(cluster.api, node) == new and helpers.node_ready(cluster.api, node) == 'True',
+                      2, interval=0.2, what=f'{node} Ready with bootID {new}')
 
 
 def _interrupt_pod(name, node, payload, label=helpers.INTERRUPT_LABEL):
@@ -278,7 +281,12 @@ def test_node_restart_interrupt_pod_reboots_its_node(cluster, namespace, reboot_
     assert records[0]['started'] < records[1]['finished'] and records[1]['started'] < records[0]['finished']
     # Once per pod: a change of the pod (a MODIFIED event) reboots nothing.
     cluster.core.patch_namespaced_pod('reboot-0', namespace, {'metadata': {'labels': {'touched': 'yes'}}})
-    time.sleep(cluster.info.fake_reboot_delay + 2 if cluster.info else 3)
+    # a negative assertion over the time a reboot would take to begin (fake-reboots' delay after it sees the pod,
+    # + 2 s), checked all along: the record and the bootID stay the first reboot's
+    helpers.holds_for(lambda: cluster.fake_reboot_record(reboot_nodes[0]) == records[0]
+                      and helpers.boot_id(cluster.api, reboot_nodes[0]) == records[0]['bootID'],
+                      cluster.info.fake_reboot_delay + 2 if cluster.info else 3, interval=0.2,
+                      what=f'no second reboot of {reboot_nodes[0]}')
     assert cluster.fake_reboot_record(reboot_nodes[0]) == records[0]
     assert helpers.boot_id(cluster.api, reboot_nodes[0]) == records[0]['bootID']
 
@@ -423,8 +431,18 @@ def test_take_node_away(cluster):
     try:
         cluster.take_node_away(name)
         frozen = helpers.lease_renew_time(cluster.api, name)
-        # kwok renews leases every 10 s; wait longer than that.
-        time.sleep(12)
+        # kwok renews leases every 10 s: wait until it has renewed a live node's lease twice (a whole renewal
+        # interval of kwok's has passed), the dead node's lease frozen all along
+        live = next(n for n in cluster.node_names if n != name)
+        renewals = [helpers.lease_renew_time(cluster.api, live)]
+
+        def renewed_twice():
+            assert helpers.lease_renew_time(cluster.api, name) == frozen, 'the lease of a dead node must not be renewed'
+            now = helpers.lease_renew_time(cluster.api, live)
+            if now != renewals[-1]:
+                renewals.append(now)
+            return len(renewals) >= 3
+        helpers.wait_for(renewed_twice, 60, interval=0.5, what=f'kwok to renew the lease of {live} twice')
         node = cluster.core.read_node(name)
         assert launcher.node_ready_status(node) == 'Unknown'
         assert 'node.kubernetes.io/unreachable' in {t.key for t in node.spec.taints or []}

@@ -217,25 +217,38 @@ def test_apply_rolls_out_with_reboots_protected_pods_and_two_compartments(cluste
     pool = pool_factory({'a': 2, 'b': 2})
     path = pool.write_cr()
     boots = {name: helpers.boot_id(cluster.core, name) for name in pool.names}
-    # A training job on one node of rack b, which finishes 15 s into the run.
+    # A training job on one node of rack b, which finishes once the run has reached that node (cordoned it).
     trainee = pool.names[2]
     cluster.core.create_namespaced_pod(namespace, {
         'metadata': {'name': 'train', 'labels': {'workload': 'training'}},
         'spec': {'nodeName': trainee, 'restartPolicy': 'Never', 'containers': [{'name': 't', 'image': 'registry.local/train:1'}]}})
     cluster.wait_pod(namespace, 'train', lambda p: p.status.phase == 'Running')
-    finished_at = {}
+    finished_at, problems = {}, []
+
+    def training_runs():
+        pod = cluster.core.read_namespaced_pod('train', namespace)
+        return pod.status.phase == 'Running' and pod.metadata.deletion_timestamp is None
 
     def finish_training():
-        time.sleep(15)
-        finished_at['t'] = time.time()
-        cluster.core.patch_namespaced_pod_status('train', namespace, {'status': {'phase': 'Succeeded'}})
+        try:
+            helpers.wait_for(lambda: cluster.core.read_node(trainee).spec.unschedulable, 600, interval=0.5,
+                             what=f'the run to cordon {trainee}')
+            # a timer: the node's steps after the cordon (its drain waits for the training pod) go on for 5 s
+            # with the pod running, and it is never evicted meanwhile (checked all along)
+            helpers.holds_for(training_runs, 5, interval=0.5, what='the training pod running, not evicted')
+            finished_at['t'] = time.time()
+            cluster.core.patch_namespaced_pod_status('train', namespace, {'status': {'phase': 'Succeeded'}})
+        except Exception as exc:  # pylint: disable=broad-exception-caught
+            problems.append(exc)
     timer = threading.Thread(target=finish_training, daemon=True)
     timer.start()
     recorder = pod_recorder(namespace)
     result = playbooks.run('nodewright.bridge.apply', extra_vars=_apply(playbooks, path, namespace))
     created = recorder.finish()
-    timer.join()
+    timer.join(timeout=30)  # done unless the run ended before it reached the training node
+    assert not problems, problems
     assert result.rc == 0, result
+    assert finished_at, 'the training pod was not finished by the test'
 
     for name in pool.names:
         node = pool.node(name)
@@ -252,6 +265,9 @@ def test_apply_rolls_out_with_reboots_protected_pods_and_two_compartments(cluste
     assert train.status.phase == 'Succeeded' and train.metadata.deletion_timestamp is None
     trainee_pods = [labels for name, node, labels, ann in created.values() if node == trainee]
     assert trainee_pods, 'no package pod ran on the training node'
+    # its drain waited for it (the report's wait for the protected pods on that node)
+    waits = [s for r in result.report['rollouts'] for s in (r['nodes'].get(trainee) or {}).get('steps', []) if s['kind'] == 'wait']
+    assert waits and waits[-1]['finished'] - waits[-1]['started'] >= 1, (waits, finished_at)
     # Every stage ran exactly once on every node.
     counts = recorder.stage_pods()
     assert set(counts.values()) == {1}

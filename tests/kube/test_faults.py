@@ -137,7 +137,9 @@ class Scene:
             pods = {p.metadata.name for p in self.cluster.core.list_namespaced_pod(self.namespace).items}
             return obj.spec.unschedulable and blocker in pods
         helpers.wait_for(blocked, timeout, interval=0.2, what=f'{node} cordoned with {blocker} still on it')
-        time.sleep(2)  # well into the drain's eviction retries
+        # well into the drain's eviction retries: its eviction refused (429) twice, as the audit log shows
+        helpers.wait_for(lambda: fs.refused_evictions(self.info.audit_log, self.namespace, blocker) >= 2, timeout,
+                         interval=0.3, what=f'the eviction of {blocker} refused twice by its PDB')
 
     def block_drain(self, node):
         """A pod on node that a PDB keeps from being evicted; returns (pod, PDB) names."""
@@ -338,7 +340,9 @@ def test_watch_cut_silently_while_a_package_pod_runs(fcluster, scene, tmp_path):
         run = launch(through, 'nodewright.bridge.apply', extra_vars=sc.variables(nodewright_stage_timeout=timeout))
         try:
             node, pkg, stage, dummy, name = sc.wait_pod(sc.names[0], 'prep', 'apply')
-            time.sleep(0.5)  # the pod's watch is open
+            # the run's watch of the pod is open (the API server has begun answering it: the audit log)
+            helpers.wait_for(lambda: fs.watch_opened(fcluster.info.audit_log, 'pods', f'metadata.name={name}', sc.namespace),
+                             60, interval=0.1, what=f'the watch of pod {name} open')
             cut = proxy.cut_existing()
             cut_at = time.monotonic()
             fcluster.wait_pod(sc.namespace, name, lambda p: p.status.phase == 'Running', timeout=60)
@@ -461,8 +465,11 @@ def test_sigterm_during_drain_package_pod_and_reboot_wait(fcluster, fplaybooks, 
     sc.wait_pod(node, 'driver', 'apply', phase='Pending')
     kills['package pod (group)'] = _terminate(run, whole_group=True)
     run = launch(fplaybooks, 'nodewright.bridge.apply', extra_vars=sc.variables())
-    sc.wait_pod(node, 'driver', 'interrupt', phase=None)
-    time.sleep(1)  # the interrupt pod done, the reboot awaited
+    interrupt = sc.wait_pod(node, 'driver', 'interrupt', phase=None)[4]
+    # the interrupt pod done, the reboot awaited: the run watches the node (after it created that pod; the audit log)
+    helpers.wait_for(lambda: fs.watch_opened(fcluster.info.audit_log, 'nodes', f'metadata.name={node}',
+                                             after=fs.pod_created(sc.namespace, interrupt)),
+                     120, interval=0.2, what=f'the run to wait for the reboot of {node}')
     kills['reboot wait (pid)'] = _terminate(run, whole_group=False)
     fcluster.reboot_node(node)  # the reboot happens while no run watches
     assert not [k for k, v in kills.items() if v['orphans']], f'workers outlived ansible-playbook: {kills}'

@@ -48,15 +48,23 @@ with open(log, 'a') as out:
     out.write(json.dumps(entry) + '\\n')
 '''.replace('{label!r}', repr(POOL_LABEL))
 
-# What a "reboot over ssh" looks like from Kubernetes: a few seconds after the step returned
-# (as `shutdown -r +0` in the background would), the node goes NotReady and comes back with a
-# new boot ID.
+# What a "reboot over ssh" looks like from Kubernetes: once the step has returned (as `shutdown -r +0`
+# in the background would), the node goes NotReady and comes back with a new boot ID. The step's
+# shell passes its parent, the module process that runs the step: when it has exited, the step has
+# returned its result.
 REBOOT_SCRIPT = f'''
 import os, sys, time
 sys.path.insert(0, {str(CLUSTER_DIR)!r})
 import helpers
-node, delay, log = sys.argv[1], float(sys.argv[2]), sys.argv[3]
-time.sleep(delay)
+node, step, log = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+
+def step_returned():
+    try:
+        with open('/proc/%d/stat' % step) as stat:
+            return stat.read().rsplit(')', 1)[1].split()[0] in ('Z', 'X')  # exited, not reaped yet
+    except FileNotFoundError:
+        return True
+helpers.wait_for(step_returned, 60, interval=0.1, what='the reboot step (pid %d) to return' % step)
 api = helpers.launcher.api_client_from_kubeconfig(os.environ['NODEWRIGHT_ADMIN_KUBECONFIG'])
 new = helpers.reboot_node(api, node, timeout=60)
 with open(log, 'a') as out:
@@ -99,7 +107,7 @@ REBOOT_TASKS = '''\
 ---
 - name: Reboot the machine (it goes down after this task has returned)
   ansible.builtin.shell: >-
-    nohup {{ ansible_playbook_python }} {{ reboot_script }} {{ nodewright_node }} 2 {{ reboot_log }}
+    nohup {{ ansible_playbook_python }} {{ reboot_script }} {{ nodewright_node }} $PPID {{ reboot_log }}
     > {{ reboot_log }}.{{ inventory_hostname }}.err 2>&1 &
   changed_when: true
   when: inventory_hostname not in no_reboot | default([])

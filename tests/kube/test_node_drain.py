@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import json
-import time
 
 from kubernetes import client as kclient
 
@@ -60,6 +59,32 @@ def _pdb_settled(cluster, namespace, name, allowed):
     helpers.wait_for(check, 30, what=f'PDB {name} disruptionsAllowed={allowed}')
 
 
+def _refused_evictions(cluster):
+    """Evictions the API server has refused with 429 (a PodDisruptionBudget) so far, dry runs left out."""
+    return helpers.apiserver_requests(cluster.api, subresource='eviction', code='429', dry_run='')
+
+
+def _wait_refused(cluster, before, count, timeout=60):
+    """Until the API server has refused ``count`` more evictions (429) than ``before``: the drain is held by the PDB."""
+    helpers.wait_for(lambda: _refused_evictions(cluster) - before >= count, timeout,
+                     what=f'{count} evictions refused (429) by the PodDisruptionBudget')
+
+
+def _node_pod_lists(cluster):
+    """Lists of pods across namespaces the API server has answered: a drain's wait for the protected pods of its
+    node starts with one (list, then watch, of spec.nodeName=<node>); nothing else in the cluster lists them
+    in steady state (the controllers' informers watch on from their first list)."""
+    return helpers.apiserver_requests(cluster.api, verb='LIST', resource='pods', scope='cluster')
+
+
+def _wait_protected_wait(cluster, handle, before, timeout=60):
+    """Until the drain ``handle`` has listed the pods of its node (its wait for the protected pods has begun)."""
+    def begun():
+        assert handle[1].poll() is None, 'the drain ended before it waited for the protected pod'
+        return _node_pod_lists(cluster) > before
+    helpers.wait_for(begun, timeout, interval=0.3, what='the drain to list the pods of its node (its wait for the protected pods)')
+
+
 def _uids(cluster, namespace, selector):
     return {p.metadata.uid for p in cluster.core.list_namespaced_pod(namespace, label_selector=selector).items}
 
@@ -109,8 +134,11 @@ def test_drain_evicts_workloads_and_skips_by_the_rules(cluster, modules, node, n
 def test_pdb_blocks_then_allows(cluster, modules, node, namespace):
     web = _deployment(cluster, namespace, 'web', node, 2)
     _pdb(cluster, namespace, 'web', 2, 0)
+    refused = _refused_evictions(cluster)
     handle = modules.start('node_drain', name=node, timeout=90)
-    time.sleep(7)  # the first evictions are refused (429) and retried with backoff
+    # the first eviction of each web pod is refused (429, the API server counts it), so the drain retries it with
+    # backoff (5 s) and the PDB relaxed meanwhile lets the retry through
+    _wait_refused(cluster, refused, 2)
     _policy(cluster).patch_namespaced_pod_disruption_budget('web', namespace, {'spec': {'minAvailable': 1}})
     result = modules.finish(handle)
     assert result['rc'] == 0, result
@@ -178,10 +206,14 @@ def test_wait_for_protected_pods_to_finish(cluster, modules, node, namespace):
     body = _template({'workload': 'training'}, node, restartPolicy='Never')
     cluster.core.create_namespaced_pod(namespace, {'metadata': dict(body['metadata'], name='train'), 'spec': body['spec']})
     cluster.wait_pod(namespace, 'train', lambda p: p.status.phase == 'Running')
+    lists, refused = _node_pod_lists(cluster), helpers.apiserver_requests(cluster.api, subresource='eviction')
     handle = modules.start('node_drain', name=node, wait_for={'matchLabels': {'workload': 'training'}}, timeout=60)
-    time.sleep(4)
-    # Nothing is evicted while the training pod runs.
-    assert _uids(cluster, namespace, 'app=web') == {web[0].metadata.uid}
+    _wait_protected_wait(cluster, handle, lists)
+    # Nothing is evicted while the training pod runs: no eviction asked, the web pod still there, for the 1.5 s the
+    # training pod runs on (the protected_wait > 0.5 below), failing at once if an eviction comes
+    helpers.holds_for(lambda: helpers.apiserver_requests(cluster.api, subresource='eviction') == refused
+                      and _uids(cluster, namespace, 'app=web') == {web[0].metadata.uid}, 1.5, interval=0.3,
+                      what='no eviction while the training pod runs')
     cluster.core.patch_namespaced_pod_status('train', namespace, {'status': {'phase': 'Succeeded'}})
     result = modules.finish(handle)
     assert result['rc'] == 0, result
@@ -227,9 +259,10 @@ def test_a_pause_written_during_the_wait_for_protected_pods_evicts_nothing(clust
     body = _template({'workload': 'training'}, node, restartPolicy='Never')
     cluster.core.create_namespaced_pod(namespace, {'metadata': dict(body['metadata'], name='train'), 'spec': body['spec']})
     cluster.wait_pod(namespace, 'train', lambda p: p.status.phase == 'Running')
+    lists = _node_pod_lists(cluster)
     handle = modules.start('node_drain', name=node, wait_for={'matchLabels': {'workload': 'training'}}, timeout=60,
                            hold_for=cr)
-    time.sleep(3)
+    _wait_protected_wait(cluster, handle, lists)  # the pause comes during the wait for the protected pod
     crs.custom.patch_cluster_custom_object('skyhook.nvidia.com', 'v1alpha1', 'skyhooks', cr,
                                            {'metadata': {'annotations': {'skyhook.nvidia.com/pause': 'true'}}})
     cluster.core.patch_namespaced_pod_status('train', namespace, {'status': {'phase': 'Succeeded'}})

@@ -134,7 +134,9 @@ def test_status_writes_alone_block_and_the_manager_is_the_user_agent(cluster, mo
                                      f"written by field manager 'manager' ")
     assert any(f'lease {operator_ns}/{LEASE} is not readable (not found)' in e for e in refused['evidence'])
 
-    # outside a (short) window the same write no longer shows a running operator
+    # outside a (short) window the same write no longer shows a running operator. A wall-clock timer, not a
+    # condition: the write must be more than the 1 s window old by the API server's clock, and both the write's
+    # managedFields time and the server's Date are whole seconds (1 s + 1 s of rounding + a margin)
     time.sleep(2.2)
     quiet = modules.run('operator_guard', cr_name=name, lease_namespace=operator_ns, window=1)
     assert quiet['rc'] == 0 and quiet['active'] is False
@@ -174,8 +176,11 @@ def test_stopped_operator_passes_once_its_lease_expires(cluster, modules, crs, o
     write_status(cluster, name)
     assert modules.run('operator_guard', cr_name=name, lease_namespace=operator_ns)['active'] is True
     # The "operator" stops: nothing renews the lease. After its duration and the 5 s grace, the
-    # recent status write is the stopped leader's and the guard lets the play through.
-    time.sleep(7.5)
+    # recent status write is the stopped leader's and the guard lets the play through. A wall-clock timer (the
+    # lease's expiry), counted from the lease itself: renewTime + leaseDurationSeconds + the 5 s grace, + 1 s margin
+    lease = kclient.CoordinationV1Api(cluster.api).read_namespaced_lease(LEASE, operator_ns).spec
+    expires = lease.renew_time + datetime.timedelta(seconds=lease.lease_duration_seconds + 5 + 1)
+    time.sleep(max(0.0, (expires - datetime.datetime.now(datetime.timezone.utc)).total_seconds()))
     result = modules.run('operator_guard', cr_name=name, lease_namespace=operator_ns)
     assert result['rc'] == 0 and result['active'] is False
     assert any('written by the operator that has stopped since' in e for e in result['evidence'])

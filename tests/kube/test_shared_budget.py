@@ -156,8 +156,19 @@ def _victim_then_others(playbooks, fleet, namespace, extra):
                      240, interval=0.3, what='the first run in its first batch')
     others = [RunningPlaybook(playbooks, 'nodewright.bridge.apply', extra_vars=_vars(fleet, namespace, **extra))
               for dummy in range(2)]
-    time.sleep(2)
+    # both have joined the shared budget (a run of their pid in the Lease) and compete for the victim's slots
+    helpers.wait_for(lambda: all(_joined(fleet.cluster, namespace, run) or not run.running() for run in others),
+                     240, interval=0.3, what='the other two runs registered in the shared budget')
     return victim, others
+
+
+def _joined(cluster, namespace, run):
+    """The run (its name carries ansible-playbook's pid) is registered in one of the namespace's budget Leases."""
+    for lease in _leases(cluster, namespace):
+        state = json.loads((lease.metadata.annotations or {}).get(ANNOTATION) or '{}')
+        if any(f'-{run.pid}-' in name for name in state.get('runs') or {}):
+            return True
+    return False
 
 
 def _taken_over(cluster, namespace, victim_run, timeout):

@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'browser'))
 
 # pylint: disable=wrong-import-position
 import cdp  # noqa: E402
+import helpers  # noqa: E402
 import timeline_checks  # noqa: E402
 from test_e2e_apply import Pool, _apply, _cr_docs, _policy  # noqa: E402
 
@@ -53,16 +54,25 @@ def _web_pods_behind_a_pdb(cluster, namespace, node):
         'metadata': {'name': 'web'}, 'spec': {'minAvailable': 2, 'selector': {'matchLabels': {'app': 'web'}}}})
 
 
-def _release_later(cluster, namespace, node, done):
-    """Once ``node`` is cordoned: the training pod finishes 6 s later, the PDB is relaxed 8 s after that."""
-    deadline = time.time() + 300
-    while not cluster.core.read_node(node).spec.unschedulable and time.time() < deadline:
-        time.sleep(0.5)
-    time.sleep(6)
-    cluster.core.patch_namespaced_pod_status('train', namespace, {'status': {'phase': 'Succeeded'}})
-    time.sleep(8)
-    kclient.PolicyV1Api(cluster.api).patch_namespaced_pod_disruption_budget('web', namespace, {'spec': {'minAvailable': 0}})
-    done.set()
+def _release_later(cluster, namespace, node, done, problems):
+    """Once ``node`` is cordoned: the training pod finishes 6 s later; the PDB is relaxed once it has refused the
+    evictions of both web pods (429, counted by the API server). A failure is kept in ``problems``."""
+    try:
+        refused = helpers.apiserver_requests(cluster.api, subresource='eviction', code='429', dry_run='')
+        helpers.wait_for(lambda: cluster.core.read_node(node).spec.unschedulable, 300, interval=0.5,
+                         what=f'{node} cordoned by the run')
+        # a timer, not a condition: the drain (the step after the cordon) waits for the training pod for the
+        # at least 4 s _check_report asks of the 'wait' step; 6 s from the cordon leave it 2 s to start
+        time.sleep(6)
+        cluster.core.patch_namespaced_pod_status('train', namespace, {'status': {'phase': 'Succeeded'}})
+        # the drain has asked to evict both web pods and the PDB refused it (its waits in the report)
+        helpers.wait_for(lambda: helpers.apiserver_requests(cluster.api, subresource='eviction', code='429',
+                                                            dry_run='') - refused >= 2,
+                         300, what='the evictions of both web pods refused by the PDB')
+        kclient.PolicyV1Api(cluster.api).patch_namespaced_pod_disruption_budget('web', namespace, {'spec': {'minAvailable': 0}})
+        done.set()
+    except Exception as exc:  # pylint: disable=broad-exception-caught
+        problems.append(exc)
 
 
 def _write_crs(tmp_path, good, bad):
@@ -108,12 +118,13 @@ def test_the_timeline_of_an_apply_run_shows_every_step_the_pdb_wait_and_the_stop
             'spec': {'nodeName': node, 'restartPolicy': 'Never', 'containers': [{'name': 't', 'image': 'registry.local/train:1'}]}})
         cluster.wait_pod(namespace, 'train', lambda p: p.status.phase == 'Running')
         _web_pods_behind_a_pdb(cluster, namespace, node)
-        released = threading.Event()
-        threading.Thread(target=_release_later, args=(cluster, namespace, node, released), daemon=True).start()
+        released, problems = threading.Event(), []
+        threading.Thread(target=_release_later, args=(cluster, namespace, node, released, problems), daemon=True).start()
         by_callback, by_playbook = tmp_path / 'callback.html', tmp_path / 'playbook.html'
         monkeypatch.setenv('NODEWRIGHT_REPORT_HTML', str(by_callback))
         result = playbooks.run('nodewright.bridge.apply', extra_vars=_apply(
             playbooks, path, namespace, nodewright_report_html=str(by_playbook)))
+        assert not problems, problems
         assert released.is_set(), 'the run ended before the drain had to wait'
         assert result.rc != 0 and result.report, result  # rack b stopped
         stop_reason = _check_report(result.report, good, bad, namespace)

@@ -14,6 +14,7 @@ import datetime
 import threading
 import time
 
+import helpers
 import prometheus as prom_support
 import pytest
 from module_runner import RunningPlaybook
@@ -55,7 +56,8 @@ def test_a_window_that_closes_mid_rollout_lets_the_batch_finish_and_the_next_wai
 
 def _window_closes_mid_rollout(cluster, playbooks, namespace, fleet):
     fleet.path.write_text(fleet.path.read_text().replace("count: 2", "count: 1"))  # 6 batches of 1 node (about 7 s each)
-    # start about 22 s before the first window closes: a few batches run in it, the rest after the next opens
+    # start about 22 s before the first window closes: a few batches run in it, the rest after the next opens.
+    # A wall-clock timer, not a condition: windows are whole minutes (HH:MM), so the run starts at second 38
     now = datetime.datetime.now(datetime.timezone.utc)
     time.sleep((38 - now.second) % 60)
     now = datetime.datetime.now(datetime.timezone.utc)
@@ -102,17 +104,15 @@ def test_the_not_ready_gate_blocks_the_next_batch_until_the_node_recovers(cluste
     fleet = small_fleet
     sick = fleet.names[-1]
     cluster.set_node_not_ready(sick)
-    released = {}
-
-    def recover():
-        time.sleep(12)
-        released['at'] = time.time()
-        cluster.set_node_not_ready(sick, not_ready=False)
-    timer = threading.Thread(target=recover, daemon=True)
-    timer.start()
-    result = playbooks.run('nodewright.bridge.apply', extra_vars=_vars(
+    run = RunningPlaybook(playbooks, 'nodewright.bridge.apply', extra_vars=_vars(
         fleet, namespace, nodewright_gates={'max_not_ready': 0, 'timeout': 120, 'poll_interval': 2}))
-    timer.join()
+    try:
+        # the gate holds the next batch (its NODEWRIGHT WAIT line names the node), then the node recovers
+        helpers.wait_for(lambda: f'gate max_not_ready: 1 node NotReady in the selection ({sick})' in run.output
+                         or not run.running(), 120, interval=0.3, what='the NotReady gate to hold the next batch')
+    finally:
+        cluster.set_node_not_ready(sick, not_ready=False)
+    result = run.finish(timeout=600)
     assert result.rc == 0, result
     assert f'gate max_not_ready: 1 node NotReady in the selection ({sick})' in result.stdout, result
     assert all(fleet.complete(n) for n in fleet.names)
