@@ -133,12 +133,15 @@ def test_the_alert_gate_blocks_then_releases_and_stops_the_rollout_at_its_timeou
         assert reasons and all('gate prometheus: alert GPUXidErrors firing' in r and 'waited' in r for r in reasons), reasons
         assert not any(fleet.node(n).spec.unschedulable or fleet.complete(n) for n in fleet.names)
 
-        # blocked, then the alert resolves: the rollout goes on
-        timer = threading.Timer(8, lambda: server.set_alert(ALERT, firing=False))
-        timer.start()
+        # blocked, then the alert resolves once the gate has held the rollout: the rollout goes on
         gates['timeout'] = 120
-        result = playbooks.run('nodewright.bridge.apply', extra_vars=_vars(fleet, namespace, nodewright_gates=gates))
-        timer.join()
+        run = RunningPlaybook(playbooks, 'nodewright.bridge.apply', extra_vars=_vars(fleet, namespace, nodewright_gates=gates))
+        try:
+            helpers.wait_for(lambda: ('NODEWRIGHT WAIT' in run.output and 'gate prometheus: alert GPUXidErrors firing' in run.output)
+                             or not run.running(), 120, interval=0.3, what='the alert gate to hold the rollout')
+        finally:
+            server.set_alert(ALERT, firing=False)
+        result = run.finish(timeout=600)
         assert result.rc == 0, result
         assert 'NODEWRIGHT WAIT' in result.stdout and 'gate prometheus: alert GPUXidErrors firing' in result.stdout
         assert all(fleet.complete(n) for n in fleet.names)
