@@ -167,6 +167,7 @@ seealso:
 import gc
 import os
 import signal
+import time
 
 from ansible.plugins.strategy import StrategyBase
 from ansible.plugins.strategy.free import StrategyModule as FreeStrategyModule
@@ -265,6 +266,8 @@ class _BudgetedMixin(object):
         play = self._nw
         if play is None:
             return super(_BudgetedMixin, self).get_hosts_left(iterator)
+        if play.free_loop:
+            self._nw_wait_while_busy(iterator)
         if play.sliding:
             while self._nw_slide_once(iterator):
                 # newly admitted hosts with nothing to do (a play without tasks) finish at once;
@@ -278,6 +281,22 @@ class _BudgetedMixin(object):
             return [play.hosts[n] for n in play.admitted]
         unreachable = self._tqm._unreachable_hosts
         return [play.hosts[n] for n in play.engine.flying() if n not in unreachable]
+
+    def _nw_wait_while_busy(self, iterator):
+        """Free loop: while every host in flight that is not done runs a task, wait for a result (at most 0.5 s).
+
+        free passes over every host it was ever shown, then sleeps 1 ms, and again: with hosts running long
+        tasks (a node's update) that spin cost most of a core (measured: 50 hosts, 6 s tasks, +45 % CPU against
+        linear). Here nothing could start before a result comes (or an admission poll is due), so the pass waits.
+        """
+        flying = self._nw.engine.flying()
+        if self._results or not any(self._blocked_hosts.get(n) for n in flying):
+            return
+        if any(not self._blocked_hosts.get(n) and not self._nw_host_done(iterator, n) for n in flying):
+            return  # a host can start its next task now
+        deadline = time.time() + 0.5  # admission's own polls (windows, gates, the shared budget) are 1 s or more apart
+        while not self._results and not self._tqm._terminated and time.time() < deadline:
+            time.sleep(0.002)
 
     def _queue_task(self, host, task, task_vars, play_context):
         if self._nw is not None:
