@@ -345,9 +345,13 @@ def main(argv=None):
         sys.stderr.write('nodewright: %s\n' % exc)
         return 1
 
+    lock = threading.Lock()
+
     def echo(line):
-        print(line)
-        sys.stdout.flush()
+        # one write per line, under a lock: with --no-lockstep runs of several compartments echo at once
+        with lock:
+            sys.stdout.write(line + '\n')
+            sys.stdout.flush()
 
     record = rollout_state.start_rollout(os.path.basename(args.playbook), 'batch',
                                          rollout_config.compartment_summaries(scheduler))
