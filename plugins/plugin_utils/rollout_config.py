@@ -43,6 +43,9 @@ PLAY_VARS = (VAR_POLICY, VAR_BUDGET, VAR_ADMISSION, VAR_WINDOW, VAR_ORDER, VAR_L
 SHARED_KEYS = ('name', 'namespace', 'slot_expiry')
 HOST_VARS = (HOSTVAR_COMPARTMENT, HOSTVAR_LABELS)
 ADMISSIONS = ('batch', 'sliding')
+# a boolean play variable given as a string (an -e on the command line): these words, as Ansible reads them
+TRUE_WORDS = ('1', 'true', 'yes', 'on')
+FALSE_WORDS = ('0', 'false', 'no', 'off')
 ORDERS = ('inventory', 'name')
 
 
@@ -190,7 +193,7 @@ def parse_shared(value, errors):
     value = dict((k, v) for k, v in value.items() if v not in (None, '', 'None'))  # unset in a templated mapping
     enabled = value.get('enabled', True)
     if isinstance(enabled, str):
-        enabled = enabled.lower() in ('1', 'true', 'yes', 'on')
+        enabled = enabled.lower() in TRUE_WORDS
     if not enabled:
         return None
     expiry = value.get('slot_expiry', 120)
@@ -260,8 +263,8 @@ def _lockstep(value, errors):
         return True
     if isinstance(value, bool):
         return value
-    if isinstance(value, str) and value.lower() in ('true', 'yes', 'on', '1', 'false', 'no', 'off', '0'):
-        return value.lower() in ('true', 'yes', 'on', '1')
+    if isinstance(value, str) and value.lower() in TRUE_WORDS + FALSE_WORDS:
+        return value.lower() in TRUE_WORDS
     errors.append('%s: must be a boolean, got %r' % (VAR_LOCKSTEP, value))
     return True
 
