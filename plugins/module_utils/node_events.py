@@ -73,7 +73,7 @@ def drained(node, owners, evicted, skipped, pdb_waits=0, protected_wait=0.0):
     extra = ''
     if pdb_waits:
         extra += ', %d waited for a PodDisruptionBudget' % pdb_waits
-    if protected_wait:
+    if int(round(protected_wait)):  # rounds to whole seconds; nothing under half a second is worth the words
         extra += ', %ss waiting for protected pods' % int(round(protected_wait))
     return NodeEvent(DRAIN, NORMAL, 'Drained node [%s]%s: %d pod(s) evicted, %d skipped%s' % (
         node, owners_ref(owners), evicted, skipped, extra))

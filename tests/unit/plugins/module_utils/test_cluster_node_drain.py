@@ -341,6 +341,25 @@ def test_the_drain_waits_for_the_protected_pods_before_it_evicts(server, clock):
     assert entries(result) == {'guard-0': ('skipped', 'finished'), 'web-0': ('evicted', 'evictable')}
 
 
+def test_protected_pods_found_clear_at_the_first_look_are_no_wait_however_long_the_look_took(server, monkeypatch):
+    """The list behind the look takes its time on a busy API server; the Event says nothing of protected pods."""
+    class Slow(FakeClock):
+        def time(self):  # every reading 0.7 s after the one before
+            self.now += 0.7
+            return self.now
+    monkeypatch.setattr(node_drain, 'time', Slow())
+    cordoned_node(server)
+    server.reply('GET', PODS, body=pod_list(40, WEB))   # the look for protected pods
+    server.reply('GET', PODS, body=pod_list(40, WEB))   # the pods to evict
+    server.reply('POST', eviction('web-0'), status=201, body=EVICTED)
+    server.reply('GET', PODS, body=pod_list(43))
+
+    result, module = drain(server, wait_for={'matchLabels': {'nodewright/protected': 'yes'}})
+
+    assert result['protected_wait'] == 0.0 and result['evicted'] == 1
+    assert events_of(server) == [('Drain', 'Normal', 'Drained node [n1] for [skyhook:demo]: 1 pod(s) evicted, 0 skipped')]
+
+
 def test_protected_pods_still_running_at_wait_for_timeout_fail_the_drain_before_any_eviction(server, clock, monkeypatch):
     cordoned_node(server)
     server.reply('GET', PODS, body=pod_list(40, pod('guard-0', labels={'role': 'guard'}), WEB), repeat=True)

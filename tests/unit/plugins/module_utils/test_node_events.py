@@ -39,6 +39,9 @@ def test_a_drain_counts_evictions_and_pdb_waits_and_names_the_cordoning_crs():
     waited = ev.drained('gpu-1', [], evicted=1, skipped=0, pdb_waits=1, protected_wait=12.4)
     assert waited.message == ('Drained node [gpu-1]: 1 pod(s) evicted, 0 skipped, 1 waited for a PodDisruptionBudget, '
                               '12s waiting for protected pods')
+    # under half a second rounds to nothing: no words about protected pods
+    assert ev.drained('gpu-1', [], evicted=1, skipped=0, protected_wait=0.4).message == (
+        'Drained node [gpu-1]: 1 pod(s) evicted, 0 skipped')
     failed = ev.drain_failed('gpu-1', ['a', 'b'], 'node gpu-1: 1 pod(s) could not be evicted\nmore')
     assert failed == ('Drain', 'Warning', 'Drain of node [gpu-1] for [skyhook:a], [skyhook:b] failed: '
                                           'node gpu-1: 1 pod(s) could not be evicted')
