@@ -193,30 +193,18 @@ class JobRun(object):
             return None
         return job
 
-    def preflight(self, dry_run=True, check_mode=False):
-        """Before any write: find a Job to adopt, else send the Job as a dry run (RBAC, admission, namespace).
+    def create(self, dry_run=False):
+        return self.kube.create_job(self.namespace, self.manifest, dry_run=dry_run)
 
-        In check mode a stale Job is not deleted (``replaced`` says it would be)."""
-        self.found = self.existing(replace=not check_mode)
-        self.looked = True
-        if self.found is None and dry_run and not (check_mode and self.replaced):
-            self.kube.create_job(self.namespace, self.manifest, dry_run=True)
-        return self.found
+    def preflight(self, dry_run=True, check_mode=False):
+        """Before any write: send the Job as a dry run (RBAC, admission, namespace); one already there is looked at
+        (pod_run.look_by_dry_run). In check mode a stale Job is not deleted (``replaced`` says it would be)."""
+        return pod_run.look_by_dry_run(self, dry_run, check_mode)
 
     def start(self):
-        """Adopt the Job an earlier run (or the operator) left running, or create it; a create that finds one made
-        in between (409) adopts that one when it is the CR's."""
-        job = self.found if self.looked else self.existing()
-        if job is None:
-            try:
-                self.job = self.kube.create_job(self.namespace, self.manifest)
-                return self.job
-            except kube_api.Conflict:
-                job = self.existing(by_state=False)
-                if job is None:
-                    raise
-        self.job, self.adopted = job, True
-        return job
+        """Adopt the Job an earlier run (or the operator) left running, or create it (pod_run.create_or_adopt)."""
+        self.job, self.adopted = pod_run.create_or_adopt(self)
+        return self.job
 
     # ------------------------------------------------------------------ the verdict
 

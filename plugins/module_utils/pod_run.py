@@ -321,6 +321,47 @@ def container_logs(kube, namespace, name, pod, containers, log_lines):
     return logs, unavailable
 
 
+def look_by_dry_run(runner, dry_run, check_mode):
+    """A runner's preflight (a ``PodRun`` or a job_run.JobRun): the object found under its name to adopt, or None.
+
+    The dry-run create goes first: on a node this CR has not run on (nearly every node of a rollout) nothing is
+    there, and a GET would only be refused (404). The server answers AlreadyExists (409) only once authorisation
+    and admission have accepted the object, so a 409 is the dry run passed and the object found: it is then read
+    and adopted or replaced (``runner.existing``). Without dry runs nothing is sent: ``start`` creates first.
+    Sets ``runner.found`` and ``runner.looked``.
+    """
+    runner.found, runner.looked = None, dry_run
+    if dry_run:
+        try:
+            runner.create(dry_run=True)
+        except kube_api.Conflict:
+            runner.found = runner.existing(replace=not check_mode)
+    return runner.found
+
+
+def create_or_adopt(runner):
+    """A runner's start: ``(object, adopted)``, the object the preflight found, else created, else (409) the one
+    under its name adopted.
+
+    After a look (the preflight's), a 409 is an object another run created since: judged on the CR alone
+    (``by_state=False``), and the conflict raised if that is not ours to adopt. Without a look, a 409 is one an
+    earlier run left: adopted, or replaced when stale (deleted, waited for, and created again), as the look would
+    have done.
+    """
+    if runner.found is not None:
+        return runner.found, True
+    try:
+        return runner.create(), False
+    except kube_api.Conflict as exc:
+        conflict = exc
+    found = runner.existing(by_state=not runner.looked)
+    if found is not None:
+        return found, True
+    if runner.looked:
+        raise conflict
+    return runner.create(), False
+
+
 class PodRun(object):
     """Create (or adopt) one pod, wait for its verdict by watch, collect logs, clean up (the v0.15 operator's way).
 
@@ -392,31 +433,18 @@ class PodRun(object):
                 return None
         return pod
 
-    def preflight(self, dry_run=True, check_mode=False):
-        """Before any write: find a pod to adopt, else send the pod as a dry run (RBAC, admission, namespace).
+    def create(self, dry_run=False):
+        return self.kube.create_pod(self.namespace, self.manifest, dry_run=dry_run)
 
-        In check mode a stale pod is not deleted (``replaced`` says it would be)."""
-        self.found = self.existing(replace=not check_mode)
-        self.looked = True
-        if self.found is None and dry_run and not (check_mode and self.replaced):
-            self.kube.create_pod(self.namespace, self.manifest, dry_run=True)
-        return self.found
+    def preflight(self, dry_run=True, check_mode=False):
+        """Before any write: send the pod as a dry run (RBAC, admission, namespace); one already there is looked
+        at (:func:`look_by_dry_run`). In check mode a stale pod is not deleted (``replaced`` says it would be)."""
+        return look_by_dry_run(self, dry_run, check_mode)
 
     def start(self):
         """Adopt a pod left running by an earlier, interrupted run (as the operator does), or create it."""
-        # the preflight has just looked: do not ask again; a pod another run created in between
-        # makes the create a conflict, and that pod is adopted then
-        pod = self.found if self.looked else self.existing()
-        if pod is None:
-            try:
-                self.pod = self.kube.create_pod(self.namespace, self.manifest)
-                return self.pod
-            except kube_api.Conflict:
-                pod = self.existing(by_state=False)
-                if pod is None:
-                    raise
-        self.pod, self.adopted = pod, True
-        return pod
+        self.pod, self.adopted = create_or_adopt(self)
+        return self.pod
 
     def wait(self):
         """The pod_layout verdict once the pod succeeded, failed (after ``retries``) or vanished; SUPERSEDED
@@ -558,12 +586,13 @@ def run_recorded(module, kube, runner, record, result, started, configmaps=(), n
 
     The requests, in this order (the pod modules' tests and the API-request bench count them):
 
-    1. preflight: look for a pod to adopt; unless ``preflight`` is false (and not in check mode),
-       send the pod and the in_progress node write (from ``node``, a fresh read) as dry runs;
+    1. preflight: unless ``preflight`` is false (and not in check mode), send the pod (read only when the server
+       answers that it exists: one to adopt, :func:`look_by_dry_run`) and the in_progress node write (from
+       ``node``, a fresh read) as dry runs;
     2. check mode: ``result`` gets ``changed``, ``outcome`` planned, ``manifest``, ``adopt``,
        ``entry`` and ``duration``, and the run stops (``planned`` is set);
-    3. apply ``configmaps`` (those named in ``create_only`` only created when missing), create (or adopt)
-       the pod, write in_progress; if that write fails, the
+    3. apply ``configmaps`` (those named in ``create_only`` only created when missing), create (or adopt:
+       :func:`create_or_adopt`) the pod, write in_progress; if that write fails, the
        pod is deleted again (``PodRun.abandon``) and the error raised;
     4. wait for the pod by watch; ``settle(verdict) -> outcome`` may then wait for more (a reboot);
     5. read the logs (always on failure, on success with ``collect_logs=always``);

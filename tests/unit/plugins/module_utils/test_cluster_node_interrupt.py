@@ -86,9 +86,8 @@ def created(request):
 
 
 def script_pod(server, verdict):
-    """Nothing to adopt, the pod as a dry run and for real, the node-metadata ConfigMap, the pod's watch to ``verdict``,
-    its log."""
-    server.reply('GET', POD_PATH, status=404, body=NOT_FOUND)
+    """The pod as a dry run (accepted: nothing to adopt) and for real, the node-metadata ConfigMap, the pod's watch to
+    ``verdict``, its log."""
     server.reply('POST', PODS, status=201, body=created, repeat=True)
     server.reply('GET', META_CM, status=404, body=NOT_FOUND)
     server.reply('POST', CMS, status=201, body=lambda request: request.body)
@@ -123,7 +122,7 @@ def test_a_reboot_waits_for_the_node_to_come_back_ready_with_a_new_boot_id(serve
     result = interrupt(server)
 
     assert calls(server, without=(EVENTS, CR_PATH)) == [
-        'GET ' + NODE_PATH, 'GET ' + POD_PATH, 'POST %s dry-run' % PODS, 'PATCH %s dry-run' % NODE_PATH,
+        'GET ' + NODE_PATH, 'POST %s dry-run' % PODS, 'PATCH %s dry-run' % NODE_PATH,
         'GET ' + META_CM, 'POST ' + CMS, 'POST ' + PODS, 'PATCH ' + NODE_PATH, 'PATCH ' + NODE_STATUS_PATH,
         'GET ' + PODS, 'GET %s watch' % PODS,
         'GET ' + NODES, 'GET %s watch' % NODES,         # the wait for the node, after the pod's verdict
@@ -184,13 +183,12 @@ def test_a_node_deleted_while_it_reboots_fails_as_deleted(server, stored_node, m
 
 
 def test_check_mode_plans_the_interrupt_with_dry_runs_only(server, stored_node):
-    server.reply('GET', POD_PATH, status=404, body=NOT_FOUND)
     server.reply('POST', PODS, status=201, body=created)
 
     result = interrupt(server, check_mode=True)
 
     assert calls(server, without=(EVENTS, CR_PATH)) == [
-        'GET ' + NODE_PATH, 'GET ' + POD_PATH, 'POST %s dry-run' % PODS, 'PATCH %s dry-run' % NODE_PATH]
+        'GET ' + NODE_PATH, 'POST %s dry-run' % PODS, 'PATCH %s dry-run' % NODE_PATH]
     assert (result['changed'], result['outcome']) == (True, 'planned')
     assert result['entry']['state'] == 'in_progress'
     assert STATE_KEY not in stored_node.doc['metadata']['annotations'] and events_of(server) == []
@@ -224,7 +222,9 @@ def test_a_resumed_reboot_that_happened_meanwhile_completes_without_a_second_reb
     server.reply('PATCH', NODE_PATH, body=kept.patch, repeat=True)
     server.reply('PATCH', NODE_STATUS_PATH, body=kept.patch_status, repeat=True)
     killed = finished(exit_code=137, reason='Error')
-    server.reply('GET', POD_PATH, body=killed)                # the pod the shutdown killed: adopted, not replaced
+    # the create finds the pod the shutdown killed: adopted, not replaced
+    server.reply('POST', PODS, status=409, body=status_body(409, 'AlreadyExists', 'pods "%s" already exists' % POD))
+    server.reply('GET', POD_PATH, body=killed)
     server.reply('GET', META_CM, status=404, body=NOT_FOUND)
     server.reply('POST', CMS, status=201, body=lambda request: request.body)
     server.reply('GET', PODS, body={'metadata': {'resourceVersion': '50'}, 'items': [killed]})
@@ -235,7 +235,7 @@ def test_a_resumed_reboot_that_happened_meanwhile_completes_without_a_second_reb
     result = interrupt(server, preflight=False)
 
     assert calls(server, without=(EVENTS, CR_PATH)) == [
-        'GET ' + NODE_PATH, 'GET ' + POD_PATH, 'GET ' + META_CM, 'POST ' + CMS,
+        'GET ' + NODE_PATH, 'GET ' + META_CM, 'POST ' + CMS, 'POST ' + PODS, 'GET ' + POD_PATH,
         'PATCH ' + NODE_PATH, 'PATCH ' + NODE_STATUS_PATH,
         'GET ' + PODS,                                        # the adopted pod's verdict: killed by the shutdown
         'GET ' + NODES,                                       # the node is back with another boot ID than recorded

@@ -58,6 +58,7 @@ STATE_KEY = node_state.node_state_key('demo', NODEWRIGHT)
 STATUS_KEY = node_state.status_key('demo', NODEWRIGHT)
 CONTAINERS = pod_layout.init_container_names('tuning', STAGE)
 NOT_FOUND = status_body(404, 'NotFound', 'not found')
+ALREADY_EXISTS = status_body(409, 'AlreadyExists', 'jobs.batch "%s" already exists' % JOB)
 EVENTS = '/api/v1/namespaces/default/events'
 CR_PATH = '/apis/nodewright.nvidia.com/v1alpha1/nodewrights/demo'
 DELETED = {'kind': 'Status', 'status': 'Success'}
@@ -135,10 +136,11 @@ def terminated(name, exit_code=0, reason='Completed'):
 
 
 def script_preflight(server, existing=None):
+    """The Job as a dry run: accepted, or (``existing``) refused as already there, which is then read."""
     if existing is None:
-        server.reply('GET', JOB_PATH, status=404, body=NOT_FOUND)
-        server.reply('POST', JOBS, status=201, body=created)        # the Job, as a dry run
+        server.reply('POST', JOBS, status=201, body=created)
     else:
+        server.reply('POST', JOBS, status=409, body=ALREADY_EXISTS)
         server.reply('GET', JOB_PATH, body=existing)
 
 
@@ -203,7 +205,7 @@ def test_a_stage_runs_as_the_job_job_layout_lays_out_and_is_recorded_complete(se
 
     assert calls(server) == [
         'GET ' + NODE_PATH,
-        'GET ' + JOB_PATH, 'POST %s dry-run' % JOBS,  # preflight: nothing to adopt, the Job as a dry run
+        'POST %s dry-run' % JOBS,                     # preflight: the Job as a dry run, accepted: nothing to adopt
         'PATCH %s dry-run' % NODE_PATH,
         'GET %s/%s' % (CMS, PACKAGE_CM), 'POST ' + CMS, 'GET %s/%s' % (CMS, META_CM), 'POST ' + CMS,
         'POST ' + JOBS,
@@ -336,8 +338,9 @@ def test_a_job_left_running_by_the_operator_is_adopted_not_created(server, store
 
     result = run(server, FakeModule(collect_logs='on_failure'))
 
-    assert server.of('POST', JOBS) == []                 # neither the dry run nor a second Job
-    assert calls(server)[:3] == ['GET ' + NODE_PATH, 'GET ' + JOB_PATH, 'PATCH %s dry-run' % NODE_PATH]
+    assert [r.query.get('dryRun') for r in server.of('POST', JOBS)] == ['All']  # the dry run (409), no second Job
+    assert calls(server)[:4] == ['GET ' + NODE_PATH, 'POST %s dry-run' % JOBS, 'GET ' + JOB_PATH,
+                                 'PATCH %s dry-run' % NODE_PATH]
     assert result['pod']['adopted'] is True and result['pod']['uid'] == 'operator-job'
     assert result['outcome'] == pod_layout.SUCCEEDED and node_state_of(stored_node)[0][KEY]['state'] == 'complete'
     assert server.of('DELETE', JOB_PATH)[0].body['preconditions'] == {'uid': 'operator-job'}
@@ -358,10 +361,9 @@ def test_a_job_that_is_no_longer_the_crs_is_replaced_with_its_pods(server, store
     record_in_progress(stored_node, state)
     left = job_doc([], 15, uid='old-job')
     change(left)
-    server.reply('GET', JOB_PATH, body=left)
+    script_preflight(server, existing=left)   # the dry run refused: the Job is there, and read
     server.reply('DELETE', JOB_PATH, body=DELETED)
     server.reply('GET', JOBS, body={'metadata': {'resourceVersion': '16'}, 'items': []})   # gone at once
-    server.reply('POST', JOBS, status=201, body=created)   # the new Job, as a dry run
     kube = kube_of(server)
     runner = job_run.runner_for(NODEWRIGHT, kube, pod_manifest(), CONTAINERS, CR, PACKAGE, STAGE, cr_uid='cr-uid-1',
                                 cr_generation=4, entry=node_state_of(stored_node)[0][KEY])
@@ -388,18 +390,18 @@ def test_check_mode_sends_only_dry_runs_and_creates_no_job(server, stored_node):
 
     result = run(server, FakeModule(check_mode=True, diff=True))
 
-    assert calls(server) == ['GET ' + NODE_PATH, 'GET ' + JOB_PATH, 'POST %s dry-run' % JOBS,
-                             'PATCH %s dry-run' % NODE_PATH]
+    assert calls(server) == ['GET ' + NODE_PATH, 'POST %s dry-run' % JOBS, 'PATCH %s dry-run' % NODE_PATH]
     assert stored_node.doc == before
     assert result['outcome'] == 'planned' and result['adopt'] is False
     assert result['manifest'] == expected_job() and result['pod'] == {'name': JOB, 'namespace': NS}
 
 
 def test_check_mode_names_a_stale_job_and_deletes_nothing(server, stored_node):
-    server.reply('GET', JOB_PATH, body=job_doc())   # the node's state does not list it
+    script_preflight(server, existing=job_doc())   # the node's state does not list it
     server.reply('PATCH', NODE_PATH, body=stored_node.patch)
     result = run(server, FakeModule(check_mode=True))
-    assert server.of('DELETE', JOB_PATH) == [] and server.of('POST', JOBS) == []
+    assert server.of('DELETE', JOB_PATH) == []
+    assert [r.query.get('dryRun') for r in server.of('POST', JOBS)] == ['All']
     assert result['adopt'] is False and "does not list its package" in result['replace']
 
 
@@ -428,7 +430,6 @@ INTERRUPT_JOB = pod_layout.interrupt_pod_name('demo', 'service', 'interrupt', 'n
 def test_an_interrupt_runs_as_an_interrupt_job_judged_by_its_pod(server, stored_node):
     path = '%s/%s' % (JOBS, INTERRUPT_JOB)
     manifest = expected_job(stage='interrupt', interrupt=INTERRUPT)
-    server.reply('GET', path, status=404, body=NOT_FOUND)
     server.reply('POST', JOBS, status=201, body=created, repeat=True)
     script_writes(server, stored_node, configmaps=False)
     server.reply('GET', '%s/%s' % (CMS, META_CM), status=404, body=NOT_FOUND)
@@ -459,7 +460,6 @@ def test_an_interrupt_runs_as_an_interrupt_job_judged_by_its_pod(server, stored_
 
 def test_an_interrupt_pod_failing_past_its_retries_fails_the_interrupt_job(server, stored_node):
     path = '%s/%s' % (JOBS, INTERRUPT_JOB)
-    server.reply('GET', path, status=404, body=NOT_FOUND)
     server.reply('POST', JOBS, status=201, body=created, repeat=True)
     script_writes(server, stored_node, configmaps=False)
     server.reply('GET', '%s/%s' % (CMS, META_CM), status=404, body=NOT_FOUND)

@@ -50,6 +50,7 @@ STATE_KEY = node_state.node_state_key('demo')
 STATUS_KEY = node_state.status_key('demo')
 CONTAINERS = pod_layout.init_container_names('tuning', STAGE)
 NOT_FOUND = status_body(404, 'NotFound', 'not found')
+ALREADY_EXISTS = status_body(409, 'AlreadyExists', 'pods "%s" already exists' % POD)
 EVENTS = '/api/v1/namespaces/default/events'
 CR_PATH = '/apis/skyhook.nvidia.com/v1alpha1/skyhooks/demo'
 
@@ -103,10 +104,11 @@ def created(request):
 
 
 def script_preflight(server, existing=None):
+    """The pod as a dry run: accepted, or (``existing``) refused as already there, which is then read."""
     if existing is None:
-        server.reply('GET', POD_PATH, status=404, body=NOT_FOUND)
-        server.reply('POST', PODS, status=201, body=created)        # the pod, as a dry run
+        server.reply('POST', PODS, status=201, body=created)
     else:
+        server.reply('POST', PODS, status=409, body=ALREADY_EXISTS)
         server.reply('GET', POD_PATH, body=existing)
 
 
@@ -171,7 +173,7 @@ def test_a_stage_that_succeeds_is_written_in_the_operators_order_and_recorded_co
 
     assert calls(server) == [
         'GET ' + NODE_PATH,                           # read_entry
-        'GET ' + POD_PATH, 'POST %s dry-run' % PODS,  # preflight: nothing to adopt, the pod as a dry run
+        'POST %s dry-run' % PODS,                     # preflight: the pod as a dry run, accepted: nothing to adopt
         'PATCH %s dry-run' % NODE_PATH,               # the in_progress write as a dry run
         'GET %s/%s' % (CMS, PACKAGE_CM), 'POST ' + CMS, 'GET %s/%s' % (CMS, META_CM), 'POST ' + CMS,
         'POST ' + PODS,
@@ -286,8 +288,9 @@ def test_a_pod_left_by_an_interrupted_run_is_adopted_not_created(server, stored_
 
     result = run(server, FakeModule())
 
-    assert server.of('POST', PODS) == []  # neither the dry run nor the create
-    assert calls(server)[:3] == ['GET ' + NODE_PATH, 'GET ' + POD_PATH, 'PATCH %s dry-run' % NODE_PATH]
+    assert [r.query.get('dryRun') for r in server.of('POST', PODS)] == ['All']  # the dry run (409), no create
+    assert calls(server)[:4] == ['GET ' + NODE_PATH, 'POST %s dry-run' % PODS, 'GET ' + POD_PATH,
+                                 'PATCH %s dry-run' % NODE_PATH]
     assert result['pod']['adopted'] is True and result['pod']['uid'] == 'pod-uid-1'
     assert result['outcome'] == pod_layout.SUCCEEDED
     assert node_state_of(stored_node)[0][KEY]['state'] == 'complete'
@@ -298,7 +301,7 @@ def test_a_pod_of_that_name_on_another_node_is_not_adopted(server, stored_node):
     with pytest.raises(kube_api.KubeError) as exc:
         run(server, FakeModule())
     assert 'exists on node n2, not on n1; refusing to adopt it' in exc.value.message
-    assert calls(server) == ['GET ' + NODE_PATH, 'GET ' + POD_PATH]
+    assert calls(server) == ['GET ' + NODE_PATH, 'POST %s dry-run' % PODS, 'GET ' + POD_PATH]
 
 
 def test_check_mode_sends_only_dry_runs_and_writes_nothing(server, stored_node):
@@ -308,8 +311,7 @@ def test_check_mode_sends_only_dry_runs_and_writes_nothing(server, stored_node):
 
     result = run(server, FakeModule(check_mode=True, diff=True))
 
-    assert calls(server) == ['GET ' + NODE_PATH, 'GET ' + POD_PATH, 'POST %s dry-run' % PODS,
-                             'PATCH %s dry-run' % NODE_PATH]
+    assert calls(server) == ['GET ' + NODE_PATH, 'POST %s dry-run' % PODS, 'PATCH %s dry-run' % NODE_PATH]
     assert stored_node.doc == before
     assert result['outcome'] == 'planned' and result['changed'] is True and result['adopt'] is False
     assert result['entry']['state'] == 'in_progress' and result['entry']['stage'] == STAGE
@@ -326,22 +328,57 @@ def test_check_mode_sends_its_dry_runs_even_without_preflight(server, stored_nod
 
 
 def test_without_preflight_no_dry_run_is_sent(server, stored_node):
-    server.reply('GET', POD_PATH, status=404, body=NOT_FOUND)  # it still looks for a pod to adopt
     script_a_run_that_succeeds(server, stored_node)
 
     result = run(server, FakeModule(preflight=False))
 
     assert [r for r in server.requests if r.query.get('dryRun')] == []
-    assert calls(server)[:4] == ['GET ' + NODE_PATH, 'GET ' + POD_PATH, 'GET %s/%s' % (CMS, PACKAGE_CM), 'POST ' + CMS]
+    # nothing looks for a pod to adopt before the create: on a fresh node that GET would only be refused (404)
+    assert calls(server)[:3] == ['GET ' + NODE_PATH, 'GET %s/%s' % (CMS, PACKAGE_CM), 'POST ' + CMS]
+    assert server.of('GET', POD_PATH) == []
     assert result['outcome'] == pod_layout.SUCCEEDED
 
 
-def script_replacement(server, stored_node, left):
-    """The stale pod found, deleted (uid precondition, at once) and watched until gone; then a fresh run."""
+def test_without_preflight_a_pod_left_by_an_interrupted_run_is_adopted_once_the_create_finds_it(server, stored_node):
+    record_in_progress(stored_node)
+    server.reply('PATCH', NODE_PATH, body=stored_node.patch, repeat=True)
+    server.reply('PATCH', NODE_STATUS_PATH, body=stored_node.patch_status, repeat=True)
+    script_configmaps(server)
+    server.reply('POST', PODS, status=409, body=ALREADY_EXISTS)
+    server.reply('GET', POD_PATH, body=pod_doc([terminated(CONTAINERS[0])]))
+    script_watch(server, [terminated(name) for name in CONTAINERS])
+    script_logs(server)
+    server.reply('DELETE', POD_PATH, body={'kind': 'Status', 'status': 'Success'})
+
+    result = run(server, FakeModule(preflight=False))
+
+    assert calls(server)[5:8] == ['POST ' + PODS, 'GET ' + POD_PATH, 'PATCH ' + NODE_PATH]
+    assert result['pod']['adopted'] is True and result['outcome'] == pod_layout.SUCCEEDED
+
+
+def test_without_preflight_a_stale_pod_the_create_finds_is_replaced(server, stored_node):
+    record_in_progress(stored_node, state='erroring')
+    left = pod_doc([terminated(CONTAINERS[0]), terminated(CONTAINERS[1], exit_code=1, reason='Error')])
+    server.reply('POST', PODS, status=409, body=ALREADY_EXISTS)
     server.reply('GET', POD_PATH, body=left)
     server.reply('DELETE', POD_PATH, body={'kind': 'Status', 'status': 'Success'})
     server.reply('GET', PODS, body={'metadata': {'resourceVersion': '30'}, 'items': []})  # already gone
-    server.reply('POST', PODS, status=201, body=created)        # the new pod, as a dry run
+    script_a_run_that_succeeds(server, stored_node)
+
+    result = run(server, FakeModule(preflight=False))
+
+    assert calls(server)[5:10] == ['POST ' + PODS, 'GET ' + POD_PATH, 'DELETE ' + POD_PATH, 'GET ' + PODS,
+                                   'POST ' + PODS]
+    assert result['pod']['adopted'] is False and 'failed in an earlier attempt' in result['pod']['replaced']
+    assert node_state_of(stored_node)[0][KEY]['state'] == 'complete'
+
+
+def script_replacement(server, stored_node, left):
+    """The dry run refused (409), the stale pod read, deleted (uid precondition, at once) and watched until gone;
+    then a fresh run (the dry run's 409 came after admission: no second dry run)."""
+    script_preflight(server, existing=left)
+    server.reply('DELETE', POD_PATH, body={'kind': 'Status', 'status': 'Success'})
+    server.reply('GET', PODS, body={'metadata': {'resourceVersion': '30'}, 'items': []})  # already gone
     script_a_run_that_succeeds(server, stored_node)
 
 
@@ -350,7 +387,7 @@ def replaced_run(server, stored_node, left):
     result = run(server, FakeModule())
     deletes = server.of('DELETE', POD_PATH)
     assert deletes[0].body == {'preconditions': {'uid': 'pod-uid-1'}, 'gracePeriodSeconds': 0}
-    assert len(server.of('POST', PODS)) == 2  # the dry run and the new pod
+    assert [r.query.get('dryRun') for r in server.of('POST', PODS)] == ['All', None]  # the dry run and the new pod
     assert result['pod']['adopted'] is False and result['outcome'] == pod_layout.SUCCEEDED
     return result
 
@@ -383,10 +420,11 @@ def test_a_pod_the_nodes_state_does_not_list_is_replaced(server, stored_node):
 
 def test_check_mode_names_a_stale_pod_and_deletes_nothing(server, stored_node):
     left = pod_doc([terminated(CONTAINERS[0])])
-    server.reply('GET', POD_PATH, body=left)
+    script_preflight(server, existing=left)
     server.reply('PATCH', NODE_PATH, body=stored_node.patch)  # the in_progress dry run
     result = run(server, FakeModule(check_mode=True))
-    assert server.of('DELETE', POD_PATH) == [] and server.of('POST', PODS) == []
+    assert server.of('DELETE', POD_PATH) == []
+    assert [r.query.get('dryRun') for r in server.of('POST', PODS)] == ['All']
     assert result['adopt'] is False and "does not list its package" in result['replace']
 
 
