@@ -106,7 +106,7 @@ class ValidatedCRs(object):
     ``get(doc, stored, build)``: the model for ``doc``, ``build()`` run only for a version not seen yet (its
     error is not kept: an invalid CR fails every step that reads it, as before). The models are shared: callers
     read them and never change them. Keys start with the process id, so that a fork never takes its parent's.
-    Without a lock, as kube_transport.NodeCache: each OrderedDict operation is one step under the GIL, and two
+    Without a lock, as kube_transport.RecentCache: each OrderedDict operation is one step under the GIL, and two
     threads that build one version at once both build it (the same model).
     """
 

@@ -32,7 +32,7 @@ from ansible_collections.nodewright.bridge.plugins.module_utils.constants import
 # The transport's public names are kube's too: callers import only kube.
 from ansible_collections.nodewright.bridge.plugins.module_utils.kube_transport import (  # noqa: F401 # pylint: disable=unused-import
     AUTH_ARG_SPEC, CLIENT_CLASSES, NODE_CACHE_SIZE, POOL_SIZE, RETRIED_STATUSES, USER_AGENT, WATCH_IDLE_SECONDS,
-    Conflict, KubeError, KubeSession, KubeTransport, NodeCache, NodeGone, NotFound, Unauthorized, Unavailable,
+    Conflict, KubeError, KubeSession, KubeTransport, RecentCache, NodeGone, NotFound, Unauthorized, Unavailable,
     WaitTimeout, auth_argument_spec, client_library, connection_params, default_session, describe, has_kubernetes,
     own_temp_files, preload, unchecked)
 
@@ -117,7 +117,7 @@ class Kube(KubeTransport):
     # ------------------------------------------------------------------ nodes
 
     def _node_key(self, name):
-        """The key of node ``name`` in the session's NodeCache: this process's copy from this API server."""
+        """The key of node ``name`` in the session's RecentCache: this process's copy from this API server."""
         return (os.getpid(), self.host, name)
 
     def get_node(self, name):
@@ -461,42 +461,62 @@ class Kube(KubeTransport):
         """Create or update a ConfigMap to match ``manifest``: 'created', 'updated', 'unchanged' or, with
         ``create_only`` (a ConfigMap whose data only its owner's rules may change), 'kept' when it differs.
 
-        Several stages on one node share its node-metadata ConfigMap and may write it at the same
-        time: a create that finds it already there, or an update that lost a race (409), reads it
-        again and tries again.
+        One this process has not seen (the session's ``configmaps``) is created first: a node-metadata
+        ConfigMap on its node's first stage, a package's on its first node, where a GET would only be
+        refused (404); the create's 409 says it is there. One seen is read first. Several stages
+        (and nodes) share a ConfigMap and may write it at the same time: a create that finds it
+        already there, or an update that lost a race (409), reads it again and tries again.
         """
         meta = manifest['metadata']
         name, namespace = meta['name'], meta['namespace']
         kwargs = {'dry_run': 'All'} if dry_run else {}
-        for attempt in range(attempts):
+        known = (os.getpid(), self.host, namespace, name)
+        create = known not in self.session.configmaps
+        for unused in range(attempts):
+            if create:
+                try:
+                    self.call(describe('create', 'configmap', name, namespace), self.core.create_namespaced_config_map,
+                              namespace, manifest, **kwargs)
+                    if not dry_run:
+                        self.session.configmaps.put(known, True)
+                    return 'created'
+                except Conflict:
+                    pass  # there already (another stage or node, an earlier run, the operator): read it
             try:
                 current = self.call(describe('get', 'configmap', name, namespace), self.core.read_namespaced_config_map,
                                     name, namespace)
             except NotFound:
-                try:
-                    self.call(describe('create', 'configmap', name, namespace), self.core.create_namespaced_config_map,
-                              namespace, manifest, **kwargs)
-                    return 'created'
-                except Conflict:
-                    continue  # created by someone else meanwhile
-            cur_meta = current.get('metadata') or {}
-            same = ((current.get('data') or {}) == (manifest.get('data') or {})
-                    and _contains(cur_meta.get('labels') or {}, meta.get('labels') or {})
-                    and _contains(cur_meta.get('annotations') or {}, meta.get('annotations') or {}))
-            if same:
-                return 'unchanged'
-            if create_only:
-                return 'kept'
-            patch = {'metadata': {'labels': meta.get('labels') or {}, 'annotations': meta.get('annotations') or {},
-                                  'resourceVersion': cur_meta.get('resourceVersion')},
-                     'data': _replace_map(current.get('data') or {}, manifest.get('data') or {})}
-            try:
-                self.call(describe('patch', 'configmap', name, namespace), self.core.patch_namespaced_config_map,
-                          name, namespace, patch, **kwargs)
-                return 'updated'
-            except Conflict:
+                self.session.configmaps.pop(known)
+                create = True  # gone since it was seen, or since the create's 409
                 continue
+            self.session.configmaps.put(known, True)
+            create = False
+            outcome = self._update_configmap(current, manifest, kwargs, create_only)
+            if outcome is not None:
+                return outcome
         raise Conflict('configmap %s/%s: still conflicting after %d attempts' % (namespace, name, attempts), 409)
+
+    def _update_configmap(self, current, manifest, kwargs, create_only):
+        """'unchanged', 'kept' (``create_only``), 'updated' by a patch guarded by ``current``'s resourceVersion,
+        or None when that patch lost a race (409)."""
+        meta, cur_meta = manifest['metadata'], current.get('metadata') or {}
+        same = ((current.get('data') or {}) == (manifest.get('data') or {})
+                and _contains(cur_meta.get('labels') or {}, meta.get('labels') or {})
+                and _contains(cur_meta.get('annotations') or {}, meta.get('annotations') or {}))
+        if same:
+            return 'unchanged'
+        if create_only:
+            return 'kept'
+        patch = {'metadata': {'labels': meta.get('labels') or {}, 'annotations': meta.get('annotations') or {},
+                              'resourceVersion': cur_meta.get('resourceVersion')},
+                 'data': _replace_map(current.get('data') or {}, manifest.get('data') or {})}
+        name, namespace = meta['name'], meta['namespace']
+        try:
+            self.call(describe('patch', 'configmap', name, namespace), self.core.patch_namespaced_config_map,
+                      name, namespace, patch, **kwargs)
+            return 'updated'
+        except Conflict:
+            return None
 
     # ------------------------------------------------------------------ leases (the shared budget)
 

@@ -339,7 +339,7 @@ WATCH_IDLE_SECONDS = 30
 # with a bigger pool.
 POOL_SIZE = 16
 
-# How many nodes a session keeps as last read or written (NodeCache). The copy serves the steps of
+# How many nodes a session keeps as last read or written (RecentCache). The copy serves the steps of
 # a node's sequence in flight (the starting point of the next read-modify-write, the uid of an
 # Event, the raw keys behind an adopted view), so the bound must stay above the nodes one process
 # has in flight at once: Ansible's forks (one node per worker), whose ceiling the sequence engine's
@@ -349,8 +349,13 @@ POOL_SIZE = 16
 NODE_CACHE_SIZE = 1024
 
 
-class NodeCache(object):
-    """Nodes by (process id, API server, name), the least recently used dropped beyond ``size``.
+# How many ConfigMaps a session remembers as there (Kube.apply_configmap): one node-metadata ConfigMap per node in
+# flight and one per package; the same bound as the nodes.
+CONFIGMAP_CACHE_SIZE = NODE_CACHE_SIZE
+
+
+class RecentCache(object):
+    """Values by key (the nodes: by process id, API server and name), the least recently used dropped beyond ``size``.
 
     Without a lock, as the dict it replaces: each OrderedDict operation is one step under the
     GIL, and every step that races another (a key gone in between) is taken as "not there".
@@ -397,7 +402,10 @@ class KubeSession(object):
     * ``clients``: the API clients by connection options, so that the steps of one task (and, in the
       sequence engine, all its nodes) share one connection pool and parsed kubeconfig;
     * ``nodes``: the nodes as this process last read or wrote them (never dry-run answers), the
-      starting point of a read-modify-write when the caller has no fresher copy (NodeCache);
+      starting point of a read-modify-write when the caller has no fresher copy (RecentCache);
+    * ``configmaps``: the ConfigMaps this process saw exist (created, read or written), by process id, API
+      server, namespace and name: one known there is read before it is written, one not known is created first
+      (Kube.apply_configmap), so that neither asks the server for what it does not have (a 404);
     * ``validated_crs``: the CR models built from the documents this process read (cr_handoff.ValidatedCRs), by
       uid and resourceVersion: the plan and the steps of every node validate one version of a CR once;
     * node locks: the writers of one node in this process take turns (Kube.update_node);
@@ -413,7 +421,8 @@ class KubeSession(object):
     def __init__(self, pool_size=POOL_SIZE, node_cache_size=NODE_CACHE_SIZE):
         self.pool_size = pool_size
         self.clients = {}
-        self.nodes = NodeCache(node_cache_size)
+        self.nodes = RecentCache(node_cache_size)
+        self.configmaps = RecentCache(CONFIGMAP_CACHE_SIZE)
         # the CR versions validated in this process (cr_handoff): one validation per version, not per step
         self.validated_crs = cr_handoff.ValidatedCRs()
         self.event_failures = {}

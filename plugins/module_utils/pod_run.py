@@ -586,9 +586,8 @@ def run_recorded(module, kube, runner, record, result, started, configmaps=(), n
 
     The requests, in this order (the pod modules' tests and the API-request bench count them):
 
-    1. preflight: unless ``preflight`` is false (and not in check mode), send the pod (read only when the server
-       answers that it exists: one to adopt, :func:`look_by_dry_run`) and the in_progress node write (from
-       ``node``, a fresh read) as dry runs;
+    1. preflight: unless ``preflight`` is false (and not in check mode), the pod (read only if the server says it
+       exists: :func:`look_by_dry_run`) and the in_progress node write (``node``: a fresh read) as dry runs;
     2. check mode: ``result`` gets ``changed``, ``outcome`` planned, ``manifest``, ``adopt``,
        ``entry`` and ``duration``, and the run stops (``planned`` is set);
     3. apply ``configmaps`` (those named in ``create_only`` only created when missing), create (or adopt:

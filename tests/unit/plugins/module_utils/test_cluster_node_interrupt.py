@@ -38,7 +38,6 @@ POD = pod_layout.interrupt_pod_name('demo', 'reboot', 'interrupt', 'n1')
 PODS = '/api/v1/namespaces/%s/pods' % NS
 POD_PATH = '%s/%s' % (PODS, POD)
 CMS = '/api/v1/namespaces/%s/configmaps' % NS
-META_CM = '%s/%s' % (CMS, pod_layout.node_metadata_configmap_name('demo', 'n1'))
 CR_PATH = '/apis/skyhook.nvidia.com/v1alpha1/skyhooks/demo'
 BOOT_KEY = BOOT_ID_PREFIX + 'demo'
 STATE_KEY = node_state.node_state_key('demo')
@@ -89,7 +88,6 @@ def script_pod(server, verdict):
     """The pod as a dry run (accepted: nothing to adopt) and for real, the node-metadata ConfigMap, the pod's watch to
     ``verdict``, its log."""
     server.reply('POST', PODS, status=201, body=created, repeat=True)
-    server.reply('GET', META_CM, status=404, body=NOT_FOUND)
     server.reply('POST', CMS, status=201, body=lambda request: request.body)
     server.reply('GET', PODS, body={'metadata': {'resourceVersion': '20'}, 'items': [interrupt_pod()]})
     server.stream('GET', PODS, [event('MODIFIED', verdict)])
@@ -123,7 +121,7 @@ def test_a_reboot_waits_for_the_node_to_come_back_ready_with_a_new_boot_id(serve
 
     assert calls(server, without=(EVENTS, CR_PATH)) == [
         'GET ' + NODE_PATH, 'POST %s dry-run' % PODS, 'PATCH %s dry-run' % NODE_PATH,
-        'GET ' + META_CM, 'POST ' + CMS, 'POST ' + PODS, 'PATCH ' + NODE_PATH, 'PATCH ' + NODE_STATUS_PATH,
+        'POST ' + CMS, 'POST ' + PODS, 'PATCH ' + NODE_PATH, 'PATCH ' + NODE_STATUS_PATH,
         'GET ' + PODS, 'GET %s watch' % PODS,
         'GET ' + NODES, 'GET %s watch' % NODES,         # the wait for the node, after the pod's verdict
         'GET %s/log' % POD_PATH, 'PATCH ' + NODE_PATH, 'DELETE ' + POD_PATH]
@@ -225,7 +223,6 @@ def test_a_resumed_reboot_that_happened_meanwhile_completes_without_a_second_reb
     # the create finds the pod the shutdown killed: adopted, not replaced
     server.reply('POST', PODS, status=409, body=status_body(409, 'AlreadyExists', 'pods "%s" already exists' % POD))
     server.reply('GET', POD_PATH, body=killed)
-    server.reply('GET', META_CM, status=404, body=NOT_FOUND)
     server.reply('POST', CMS, status=201, body=lambda request: request.body)
     server.reply('GET', PODS, body={'metadata': {'resourceVersion': '50'}, 'items': [killed]})
     server.reply('GET', POD_PATH + '/log', body='rebooting\n', headers={'Content-Type': 'text/plain'}, repeat=True)
@@ -235,7 +232,7 @@ def test_a_resumed_reboot_that_happened_meanwhile_completes_without_a_second_reb
     result = interrupt(server, preflight=False)
 
     assert calls(server, without=(EVENTS, CR_PATH)) == [
-        'GET ' + NODE_PATH, 'GET ' + META_CM, 'POST ' + CMS, 'POST ' + PODS, 'GET ' + POD_PATH,
+        'GET ' + NODE_PATH, 'POST ' + CMS, 'POST ' + PODS, 'GET ' + POD_PATH,
         'PATCH ' + NODE_PATH, 'PATCH ' + NODE_STATUS_PATH,
         'GET ' + PODS,                                        # the adopted pod's verdict: killed by the shutdown
         'GET ' + NODES,                                       # the node is back with another boot ID than recorded

@@ -50,8 +50,6 @@ JOBS = '/apis/batch/v1/namespaces/%s/jobs' % NS
 JOB_PATH = '%s/%s' % (JOBS, JOB)
 PODS = '/api/v1/namespaces/%s/pods' % NS
 CMS = '/api/v1/namespaces/%s/configmaps' % NS
-PACKAGE_CM = pod_layout.package_configmap_name('demo', PACKAGE)
-META_CM = pod_layout.node_metadata_configmap_name('demo', 'n1')
 NODE_PATH = '/api/v1/nodes/n1'
 NODE_STATUS_PATH = NODE_PATH + '/status'
 STATE_KEY = node_state.node_state_key('demo', NODEWRIGHT)
@@ -147,9 +145,7 @@ def script_preflight(server, existing=None):
 def script_writes(server, stored_node, configmaps=True):
     server.reply('PATCH', NODE_PATH, body=stored_node.patch, repeat=True)
     server.reply('PATCH', NODE_STATUS_PATH, body=stored_node.patch_status, repeat=True)
-    if configmaps:
-        for name in (PACKAGE_CM, META_CM):
-            server.reply('GET', '%s/%s' % (CMS, name), status=404, body=NOT_FOUND)
+    if configmaps:  # created: none was seen before, so none is asked for
         server.reply('POST', CMS, status=201, body=lambda request: request.body, repeat=True)
 
 
@@ -207,7 +203,7 @@ def test_a_stage_runs_as_the_job_job_layout_lays_out_and_is_recorded_complete(se
         'GET ' + NODE_PATH,
         'POST %s dry-run' % JOBS,                     # preflight: the Job as a dry run, accepted: nothing to adopt
         'PATCH %s dry-run' % NODE_PATH,
-        'GET %s/%s' % (CMS, PACKAGE_CM), 'POST ' + CMS, 'GET %s/%s' % (CMS, META_CM), 'POST ' + CMS,
+        'POST ' + CMS, 'POST ' + CMS,                 # the package's and the node's ConfigMaps, created
         'POST ' + JOBS,
         'PATCH ' + NODE_PATH, 'PATCH ' + NODE_STATUS_PATH,   # in_progress, once the Job exists
         'GET ' + JOBS, 'GET %s watch' % JOBS,         # the watch of the Job to its verdict
@@ -432,7 +428,6 @@ def test_an_interrupt_runs_as_an_interrupt_job_judged_by_its_pod(server, stored_
     manifest = expected_job(stage='interrupt', interrupt=INTERRUPT)
     server.reply('POST', JOBS, status=201, body=created, repeat=True)
     script_writes(server, stored_node, configmaps=False)
-    server.reply('GET', '%s/%s' % (CMS, META_CM), status=404, body=NOT_FOUND)
     server.reply('POST', CMS, status=201, body=lambda request: request.body)
     pod_name = INTERRUPT_JOB[:57] + '-xyz12'
 
@@ -462,7 +457,6 @@ def test_an_interrupt_pod_failing_past_its_retries_fails_the_interrupt_job(serve
     path = '%s/%s' % (JOBS, INTERRUPT_JOB)
     server.reply('POST', JOBS, status=201, body=created, repeat=True)
     script_writes(server, stored_node, configmaps=False)
-    server.reply('GET', '%s/%s' % (CMS, META_CM), status=404, body=NOT_FOUND)
     server.reply('POST', CMS, status=201, body=lambda request: request.body)
     looping = child_pod([{'name': 'interrupt', 'restartCount': 1, 'lastState': {'terminated': {'exitCode': 2}},
                           'state': {'waiting': {'reason': 'CrashLoopBackOff'}}}], 'Pending', name='ij-pod')

@@ -138,15 +138,29 @@ NOT_FOUND = status_body(404, 'NotFound', 'configmaps "meta" not found')
 ALREADY_EXISTS = status_body(409, 'AlreadyExists', 'configmaps "meta" already exists')
 
 
-def test_apply_configmap_creates_a_missing_one(server, kube):
-    server.reply('GET', CM_PATH, status=404, body=NOT_FOUND)
+def test_apply_configmap_creates_one_it_has_not_seen_without_asking_for_it_first(server, kube):
     server.reply('POST', CMS, status=201, body=lambda request: request.body)
     assert kube.apply_configmap(WANTED) == 'created'
-    assert server.of('POST')[0].body == WANTED
+    assert [r.method for r in server.requests] == ['POST'] and server.of('POST')[0].body == WANTED
+
+
+def test_apply_configmap_reads_one_it_has_seen_first(server, kube):
+    server.reply('POST', CMS, status=201, body=lambda request: request.body)
+    server.reply('GET', CM_PATH, body=configmap(WANTED['data'], labels=WANTED['metadata']['labels'], resource_version=3))
+    assert kube.apply_configmap(WANTED) == 'created'
+    assert kube.apply_configmap(WANTED) == 'unchanged'  # the next stage on the node: read, not created again
+    assert [r.method for r in server.requests] == ['POST', 'GET']
+
+
+def test_apply_configmap_creates_again_one_deleted_since_it_was_seen(server, kube):
+    server.reply('POST', CMS, status=201, body=lambda request: request.body, repeat=True)
+    server.reply('GET', CM_PATH, status=404, body=NOT_FOUND)
+    assert kube.apply_configmap(WANTED) == 'created'
+    assert kube.apply_configmap(WANTED) == 'created'
+    assert [r.method for r in server.requests] == ['POST', 'GET', 'POST']
 
 
 def test_apply_configmap_that_loses_the_create_race_updates_the_winners_copy(server, kube):
-    server.reply('GET', CM_PATH, status=404, body=NOT_FOUND)
     server.reply('POST', CMS, status=409, body=ALREADY_EXISTS)
     # the other writer's copy: other data, an extra key to drop, labels of its own kept
     theirs = configmap({'labels.json': '{}', 'stale.json': '1'}, labels={'theirs': 'x'}, resource_version=12)
@@ -155,7 +169,7 @@ def test_apply_configmap_that_loses_the_create_race_updates_the_winners_copy(ser
 
     assert kube.apply_configmap(WANTED) == 'updated'
 
-    assert [r.method for r in server.requests] == ['GET', 'POST', 'GET', 'PATCH']
+    assert [r.method for r in server.requests] == ['POST', 'GET', 'PATCH']
     assert server.of('PATCH')[0].body == {
         'metadata': {'labels': {'skyhook.nvidia.com/skyhook-node-meta': 'cr'}, 'annotations': {},
                      'resourceVersion': '12'},
@@ -163,7 +177,6 @@ def test_apply_configmap_that_loses_the_create_race_updates_the_winners_copy(ser
 
 
 def test_apply_configmap_that_loses_the_create_race_to_the_same_content_is_unchanged(server, kube):
-    server.reply('GET', CM_PATH, status=404, body=NOT_FOUND)
     server.reply('POST', CMS, status=409, body=ALREADY_EXISTS)
     server.reply('GET', CM_PATH, body=configmap(WANTED['data'], labels=dict(WANTED['metadata']['labels'], more='y'),
                                                 resource_version=3))
@@ -172,32 +185,36 @@ def test_apply_configmap_that_loses_the_create_race_to_the_same_content_is_uncha
 
 
 def test_apply_configmap_retries_an_update_that_conflicts(server, kube):
+    server.reply('POST', CMS, status=409, body=ALREADY_EXISTS)
     server.reply('GET', CM_PATH, body=configmap({'labels.json': '{}'}, resource_version=1))
     server.reply('PATCH', CM_PATH, status=409, body=status_body(409, 'Conflict', 'the object has been modified'))
     server.reply('GET', CM_PATH, body=configmap({'labels.json': '{"x":1}'}, resource_version=2))
     server.reply('PATCH', CM_PATH, body=lambda request: request.body)
     assert kube.apply_configmap(WANTED) == 'updated'
     assert [p.body['metadata']['resourceVersion'] for p in server.of('PATCH')] == ['1', '2']
+    assert [r.method for r in server.requests] == ['POST', 'GET', 'PATCH', 'GET', 'PATCH']
 
 
 def test_apply_configmap_gives_up_after_its_attempts(server, kube):
+    # there at each create, gone at each read (deleted and made again by another writer, over and over)
     for _attempt in range(2):
-        server.reply('GET', CM_PATH, status=404, body=NOT_FOUND)
         server.reply('POST', CMS, status=409, body=ALREADY_EXISTS)
+        server.reply('GET', CM_PATH, status=404, body=NOT_FOUND)
     with pytest.raises(kube_api.Conflict) as exc:
         kube.apply_configmap(WANTED, attempts=2)
     assert 'configmap skyhook/meta: still conflicting after 2 attempts' in exc.value.message
+    assert server.pending() == []
 
 
 def test_apply_configmap_dry_run(server, kube):
-    server.reply('GET', CM_PATH, status=404, body=NOT_FOUND)
-    server.reply('POST', CMS, status=201, body=lambda request: request.body)
+    server.reply('POST', CMS, status=201, body=lambda request: request.body, repeat=True)
     assert kube.apply_configmap(WANTED, dry_run=True) == 'created'
     assert server.of('POST')[0].query.get('dryRun') == 'All'
+    assert kube.apply_configmap(WANTED, dry_run=True) == 'created'  # a dry run's answer is not taken for one seen
+    assert [r.method for r in server.requests] == ['POST', 'POST']
 
 
 def test_a_forbidden_create_names_the_request_and_the_server(server, kube):
-    server.reply('GET', CM_PATH, status=404, body=NOT_FOUND)
     server.reply('POST', CMS, status=403, body=status_body(403, 'Forbidden', 'configmaps is forbidden: User "x"'))
     with pytest.raises(kube_api.KubeError) as exc:
         kube.apply_configmap(WANTED)

@@ -48,7 +48,7 @@ def session_kube(server, session, **params):
 
 
 def test_the_node_cache_drops_the_least_recently_used_node_beyond_its_size():
-    cache = kube_transport.NodeCache(size=2)
+    cache = kube_transport.RecentCache(size=2)
     cache.put('a', {'n': 'a'})
     cache.put('b', {'n': 'b'})
     assert cache.get('a') == {'n': 'a'}  # a used: b is now the oldest

@@ -113,8 +113,7 @@ def script_preflight(server, existing=None):
 
 
 def script_configmaps(server):
-    for name in (PACKAGE_CM, META_CM):
-        server.reply('GET', '%s/%s' % (CMS, name), status=404, body=NOT_FOUND)
+    """Both ConfigMaps created: none was seen before, so none is asked for (kube.apply_configmap)."""
     server.reply('POST', CMS, status=201, body=lambda request: request.body, repeat=True)
 
 
@@ -175,7 +174,7 @@ def test_a_stage_that_succeeds_is_written_in_the_operators_order_and_recorded_co
         'GET ' + NODE_PATH,                           # read_entry
         'POST %s dry-run' % PODS,                     # preflight: the pod as a dry run, accepted: nothing to adopt
         'PATCH %s dry-run' % NODE_PATH,               # the in_progress write as a dry run
-        'GET %s/%s' % (CMS, PACKAGE_CM), 'POST ' + CMS, 'GET %s/%s' % (CMS, META_CM), 'POST ' + CMS,
+        'POST ' + CMS, 'POST ' + CMS,                 # the package's and the node's ConfigMaps, created
         'POST ' + PODS,
         'PATCH ' + NODE_PATH,                         # in_progress, once the pod exists
         'PATCH ' + NODE_STATUS_PATH,                  # the CR's node conditions appear (NotReady, Erroring)
@@ -334,7 +333,7 @@ def test_without_preflight_no_dry_run_is_sent(server, stored_node):
 
     assert [r for r in server.requests if r.query.get('dryRun')] == []
     # nothing looks for a pod to adopt before the create: on a fresh node that GET would only be refused (404)
-    assert calls(server)[:3] == ['GET ' + NODE_PATH, 'GET %s/%s' % (CMS, PACKAGE_CM), 'POST ' + CMS]
+    assert calls(server)[:3] == ['GET ' + NODE_PATH, 'POST ' + CMS, 'POST ' + CMS]
     assert server.of('GET', POD_PATH) == []
     assert result['outcome'] == pod_layout.SUCCEEDED
 
@@ -352,7 +351,7 @@ def test_without_preflight_a_pod_left_by_an_interrupted_run_is_adopted_once_the_
 
     result = run(server, FakeModule(preflight=False))
 
-    assert calls(server)[5:8] == ['POST ' + PODS, 'GET ' + POD_PATH, 'PATCH ' + NODE_PATH]
+    assert calls(server)[3:6] == ['POST ' + PODS, 'GET ' + POD_PATH, 'PATCH ' + NODE_PATH]
     assert result['pod']['adopted'] is True and result['outcome'] == pod_layout.SUCCEEDED
 
 
@@ -367,7 +366,7 @@ def test_without_preflight_a_stale_pod_the_create_finds_is_replaced(server, stor
 
     result = run(server, FakeModule(preflight=False))
 
-    assert calls(server)[5:10] == ['POST ' + PODS, 'GET ' + POD_PATH, 'DELETE ' + POD_PATH, 'GET ' + PODS,
+    assert calls(server)[3:8] == ['POST ' + PODS, 'GET ' + POD_PATH, 'DELETE ' + POD_PATH, 'GET ' + PODS,
                                    'POST ' + PODS]
     assert result['pod']['adopted'] is False and 'failed in an earlier attempt' in result['pod']['replaced']
     assert node_state_of(stored_node)[0][KEY]['state'] == 'complete'
