@@ -137,10 +137,7 @@ class Kube(KubeTransport):
         gen = self.generation
         if gen is api_generation.SKYHOOK or not node:
             return node, {}
-        meta = node.get('metadata') or {}
-        raw = self.session.nodes.get(self._node_key(meta.get('name')))
-        if raw is None or (raw.get('metadata') or {}).get('resourceVersion') != meta.get('resourceVersion'):
-            raw = node
+        raw = self._as_read(node)
         copies = node_state.legacy_copies(raw, gen)
         return node_state.with_copies(raw, copies), copies
 
@@ -168,7 +165,7 @@ class Kube(KubeTransport):
             self.session.nodes.put(self._node_key(name), node)
         return node
 
-    def update_node(self, name, mutate, node=None, dry_run=False, attempts=8, conditions=None):
+    def update_node(self, name, mutate, node=None, dry_run=False, attempts=8, conditions=None, by_keys=None):
         """Read-modify-write of one node, safe against concurrent writers.
 
         ``mutate(node)`` returns a merge patch (or None: nothing to do). The patch carries the
@@ -177,12 +174,18 @@ class Kube(KubeTransport):
         ``(node_after, patch_or_None)``. Writers of one process (a node's package threads) take
         turns, so that they do not make each other's copies stale.
 
+        ``by_keys`` (annotation keys, or None): ``mutate`` decides from these annotations and from the
+        keys it writes, nothing else on the node (pod_run.write_node_state): the patch is sent as a JSON
+        patch that tests all of them at the values read (node_state.key_guarded_patch), so that only a
+        change of one of them refuses it (422, then read again as after a 409), not a taint the node
+        controller adds on a cordon or a status heartbeat written meanwhile.
+
         ``conditions(node) -> status patch or None`` (node_conditions.writer): after the write (or
         when there was nothing to write), the node's status conditions as they should be then; a patch
         goes to the status subresource (``sync_node_status``). Not in a dry run.
         """
         with self.session.node_lock(self.host, name):
-            after, patch = self._update_node(name, mutate, node, dry_run, attempts)
+            after, patch = self._update_node(name, mutate, node, dry_run, attempts, by_keys)
             if conditions is not None and not dry_run:
                 after = self.sync_node_status(name, conditions, after, attempts)
             return after, patch
@@ -228,30 +231,52 @@ class Kube(KubeTransport):
                                           'this process tries no more)' if exc.status in (401, 403) else ''))
             return node
 
-    def _update_node(self, name, mutate, node, dry_run, attempts):
+    def _update_node(self, name, mutate, node, dry_run, attempts, by_keys=None):
+        fresh = None
         for attempt in range(attempts):
-            if node is None and not attempt:
+            if attempt:
+                node = fresh if fresh is not None else self.get_node(name)
+                fresh = None
+            elif node is None:
                 # the node as this process last read or wrote it (the steps of one task write a
-                # node one after the other): if anyone wrote it since, the guarded patch gets a 409
+                # node one after the other): if anyone wrote it since, the guarded patch is refused
                 # and the node is read again, so a stale copy costs a retry, never a lost change
-                node = self.session.nodes.get(self._node_key(name))
-            if node is None or attempt:
-                node = self.get_node(name)
+                node = self.session.nodes.get(self._node_key(name)) or self.get_node(name)
+            raw = self._as_read(node)
             node, copies = self.adopted(node)
             patch = mutate(node)
             if not patch:
                 return node, None
             # the migration copies go with the first change (the operator writes them with its first pass)
-            guarded = node_state.merge_copies(dict(patch), copies)
-            guarded['metadata'] = dict(guarded.get('metadata') or {})
-            guarded['metadata']['resourceVersion'] = node['metadata']['resourceVersion']
+            merged = node_state.merge_copies(dict(patch), copies)
+            guarded = node_state.key_guarded_patch(raw, merged, by_keys) if by_keys is not None else None
+            if guarded is None:
+                guarded = dict(merged, metadata=dict(merged.get('metadata') or {},
+                                                     resourceVersion=node['metadata']['resourceVersion']))
             try:
                 after = self.patch_node(name, guarded, dry_run=dry_run)
             except Conflict:
                 continue
+            except KubeError as exc:
+                # a key-guarded patch refused (422): one of its keys changed (read again and retry), or its
+                # tests hold on the node as it is now and the patch itself was refused (raised)
+                if exc.status != 422 or not isinstance(guarded, list):
+                    raise
+                fresh = self.get_node(name)
+                if node_state.guards_hold(self._as_read(fresh), guarded):
+                    raise
+                continue
             return self.adopted(after)[0], patch
         raise Conflict('patch node %s: still conflicting after %d attempts (other writers keep changing it)'
                        % (name, attempts), 409)
+
+    def _as_read(self, node):
+        """The node as the server has it (the session's copy of the same version), not the generation's view of it."""
+        meta = node.get('metadata') or {}
+        raw = self.session.nodes.get(self._node_key(meta.get('name')))
+        if raw is None or (raw.get('metadata') or {}).get('resourceVersion') != meta.get('resourceVersion'):
+            return node
+        return raw
 
     # ------------------------------------------------------------------ events
 

@@ -591,3 +591,55 @@ def merge_copies(patch, copies):
     for part, values in copies.items():
         meta[part] = dict(values, **(meta.get(part) or {}))
     return dict(patch, metadata=meta)
+
+
+def _pointer(*parts):
+    """A JSON pointer (RFC 6901) to ``parts``: '~' and '/' inside a part escaped (annotation keys have '/')."""
+    return ''.join('/' + part.replace('~', '~0').replace('/', '~1') for part in parts)
+
+
+def key_guarded_patch(node, patch, read=()):
+    """The merge ``patch`` of a node's annotations and labels as a JSON patch (RFC 6902) guarded by its keys, or None.
+
+    Each key written, and each annotation in ``read`` (what the patch was decided from), is first tested
+    at the value it has in ``node`` (the copy the patch was computed from),
+    ``null`` when absent (the API server's JSON patch, evanphx/json-patch, takes a test of null to hold for a
+    missing member: tests/kube/test_node_state.py checks it): the write is refused (422) only if one of those
+    keys changed since, not when anything else on the node did (a taint the node controller adds on a cordon,
+    a status heartbeat), as a resourceVersion guard would. None when the patch writes anything but the two
+    maps, or the node lacks a map it writes (``add`` of a member needs its map): guard by resourceVersion then.
+    """
+    meta_patch = (patch or {}).get('metadata') or {}
+    if set(patch or {}) - set(['metadata']) or set(meta_patch) - set(['annotations', 'labels']):
+        return None
+    meta = node.get('metadata') or {}
+    ops = []
+    for part in ('annotations', 'labels'):
+        changes = meta_patch.get(part) or {}
+        have = meta.get(part)
+        if changes and not isinstance(have, dict):
+            return None
+        held = sorted(set(read) - set(changes)) if part == 'annotations' and isinstance(have, dict) else []
+        for key in held:
+            ops.append({'op': 'test', 'path': _pointer('metadata', part, key), 'value': have.get(key)})
+        for key in sorted(changes):
+            path = _pointer('metadata', part, key)
+            ops.append({'op': 'test', 'path': path, 'value': have.get(key)})
+            if changes[key] is not None:
+                ops.append({'op': 'add', 'path': path, 'value': changes[key]})
+            elif key in have:
+                ops.append({'op': 'remove', 'path': path})
+    return ops if any(op['op'] != 'test' for op in ops) else None
+
+
+def guards_hold(node, ops):
+    """Whether every ``test`` of ``ops`` (key_guarded_patch) holds on ``node``: a refused guarded patch whose tests
+    still hold was refused for another reason (an invalid value), not because its keys changed."""
+    for op in ops:
+        if op['op'] != 'test':
+            continue
+        part, key = op['path'].split('/', 3)[2:]
+        key = key.replace('~1', '/').replace('~0', '~')
+        if ((node.get('metadata') or {}).get(part) or {}).get(key) != op['value']:
+            return False
+    return True

@@ -233,7 +233,7 @@ def set_entry(state, package, stage, value, restarts=0):
 
 def write_node_state(kube, node_name, cr_name, transform, status=None, dry_run=False, annotations=None, node=None,
                      gen=SKYHOOK):
-    """Read-modify-write of the CR's nodeState on a node (resourceVersion-guarded).
+    """Read-modify-write of the CR's nodeState on a node (guarded by the keys it reads and writes).
 
     ``transform(state) -> new_state`` works on the decoded state; the whole annotation is
     written at once (never a partial value), with ``status_<cr>`` if given and ``version_<cr>``,
@@ -271,7 +271,9 @@ def write_node_state(kube, node_name, cr_name, transform, status=None, dry_run=F
             del patch['metadata']['labels']
         return patch
 
-    dummy, patch = kube.update_node(node_name, mutate, node=node, dry_run=dry_run,
+    # mutate reads these annotations only: guarded by them, not by the node's version (kube.Kube.update_node)
+    read = [state_key, node_state.status_key(cr_name, gen), node_state.version_key(cr_name, gen)] + list(extra or ())
+    dummy, patch = kube.update_node(node_name, mutate, node=node, dry_run=dry_run, by_keys=read,
                                     conditions=node_conditions.writer(cr_name, gen=gen))
     return seen.get('state', {}), patch is not None
 

@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import json
 
+from kubernetes.client.rest import ApiException
+
+from module_runner import checkout_code
+
 KEY = 'skyhook.nvidia.com/nodeState_gpu-tuning'
 STATE = {
     'a|1.0': {'name': 'a', 'version': '1.0', 'image': 'reg/a', 'stage': 'config', 'state': 'complete'},
@@ -108,3 +112,27 @@ def test_complete_is_refused_while_a_package_is_erroring(cluster, modules, node)
     result = modules.run('node_state', name=node, cr='gpu-tuning', action='complete')
     assert result['failed'] is True and 'b|2.0 still in progress or erroring' in result['msg']
     assert _annotations(cluster, node)['skyhook.nvidia.com/status_gpu-tuning'] == 'erroring'
+
+
+def test_the_api_servers_json_patch_takes_a_test_of_null_for_a_missing_key(cluster, node, tmp_path):
+    """What node_state.key_guarded_patch (the nodeState writes' guard) relies on: the key-guarded patch of an
+    absent key lands, the same patch once the key is there is refused (422), and a change elsewhere on the node
+    (the cordon's taint, written by the node controller) does not refuse a patch computed before it."""
+    with checkout_code(tmp_path, 'plugins.module_utils.node_state') as (node_state,):
+        _check_the_null_test(cluster, node, node_state)
+
+
+def _check_the_null_test(cluster, node, node_state):
+    read = cluster.core.api_client.sanitize_for_serialization(cluster.core.read_node(node))
+    ops = node_state.key_guarded_patch(read, {'metadata': {'annotations': {KEY: '{}'}}})
+    assert ops[0] == {'op': 'test', 'path': '/metadata/annotations/skyhook.nvidia.com~1nodeState_gpu-tuning', 'value': None}
+    cluster.core.patch_node(node, {'spec': {'unschedulable': True}})  # someone else's write since the read
+    cluster.core.patch_node(node, ops)
+    assert _annotations(cluster, node)[KEY] == '{}'
+    try:
+        cluster.core.patch_node(node, ops)  # stale now: the key is there
+        raise AssertionError('a failed test was not refused')
+    except ApiException as exc:
+        assert exc.status == 422, exc
+    assert _annotations(cluster, node)[KEY] == '{}'
+    cluster.core.patch_node(node, {'spec': {'unschedulable': None}})

@@ -129,6 +129,8 @@ def calls(server, without=(EVENTS,)):
 def dry_run_body(request):
     """An eviction or a delete that asks for a dry run in its body (deleteOptions / DeleteOptions)."""
     body = request.body or {}
+    if isinstance(body, list):  # a JSON patch: its dry run is in the query
+        return False
     return (body.get('deleteOptions') or {}).get('dryRun') == ['All'] or body.get('dryRun') == ['All']
 
 

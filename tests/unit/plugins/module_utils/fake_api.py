@@ -103,11 +103,67 @@ def merge_patch(target, patch):
     return merged
 
 
+def _unpointer(path):
+    return [part.replace('~1', '/').replace('~0', '~') for part in path.split('/')[1:]]
+
+
+def json_patch(target, ops):
+    """``target`` with a JSON patch (RFC 6902: test, add, remove) applied as kube-apiserver applies one
+    (evanphx/json-patch: a test of null holds for a missing member); None when a test fails."""
+    doc = copy.deepcopy(target)
+    for op in ops:
+        parts = _unpointer(op['path'])
+        parent = doc
+        for part in parts[:-1]:
+            parent = parent[part]
+        if op['op'] == 'test':
+            if parent.get(parts[-1]) != op['value']:
+                return None
+        elif op['op'] == 'add':
+            parent[parts[-1]] = copy.deepcopy(op['value'])
+        elif op['op'] == 'remove':
+            del parent[parts[-1]]
+        else:
+            raise AssertionError('json_patch: op %r not served here' % op['op'])
+    return doc
+
+
+def written(body):
+    """What a node patch ``body`` writes: ``{'annotations': {...}, 'labels': {...}}`` (None: removed), from a merge patch
+    or a key-guarded JSON patch (node_state.key_guarded_patch)."""
+    if not isinstance(body, list):
+        meta = dict(body.get('metadata') or {})
+        meta.pop('resourceVersion', None)
+        return meta
+    changes = {}
+    for op in body:
+        if op['op'] != 'test':
+            unused, part, key = _unpointer(op['path'])
+            changes.setdefault(part, {})[key] = op.get('value')
+    return changes
+
+
+def guard(body):
+    """How a node patch is guarded: ``('resourceVersion', rv)`` or ``('keys', {part/key: value tested})``."""
+    if not isinstance(body, list):
+        return 'resourceVersion', (body.get('metadata') or {}).get('resourceVersion')
+    return 'keys', dict(('/'.join(_unpointer(op['path'])[1:]), op['value']) for op in body if op['op'] == 'test')
+
+
+class Refused(object):
+    """What a callable body answers for a refusal: the HTTP ``status`` and the Status ``body``."""
+
+    def __init__(self, status, body):
+        self.status = status
+        self.body = body
+
+
 class Stored(object):
     """One object as the server keeps it, for ``reply(..., body=stored.get)`` / ``body=stored.patch``.
 
     ``get`` answers the object; ``patch`` merges the request's body into it (a ``resourceVersion``
-    in the patch is the client's guard, not a change) and answers the result one resourceVersion
+    in the patch is the client's guard, not a change), or applies it when it is a JSON patch (a
+    failed ``test``: 422, as the server answers), and answers the result one resourceVersion
     on; with ``dryRun`` it answers the same but keeps the object as it was. ``doc`` is the object now.
     """
 
@@ -119,8 +175,14 @@ class Stored(object):
 
     def patch(self, request):
         body = copy.deepcopy(request.body)
-        (body.get('metadata') or {}).pop('resourceVersion', None)
-        after = merge_patch(self.doc, body)
+        if isinstance(body, list):
+            after = json_patch(self.doc, body)
+            if after is None:
+                return Refused(422, status_body(422, 'Invalid', 'the server rejected our request due to an error in '
+                                                                'our request'))
+        else:
+            (body.get('metadata') or {}).pop('resourceVersion', None)
+            after = merge_patch(self.doc, body)
         after['metadata']['resourceVersion'] = str(int(self.doc['metadata']['resourceVersion']) + 1)
         if not request.query.get('dryRun'):
             self.doc = after
@@ -225,7 +287,13 @@ class _Answer(object):
         if self.pieces is not None:
             wire = _Wire([p if isinstance(p, (Pause, BaseException)) else _encode(p, b'\n') for p in self.pieces])
         else:
-            wire = io.BytesIO(_encode(self.body(request) if callable(self.body) else self.body))
+            body, status = (self.body(request) if callable(self.body) else self.body), self.status
+            if isinstance(body, Refused):
+                body, status = body.body, body.status
+            wire = io.BytesIO(_encode(body))
+            return urllib3.HTTPResponse(body=wire, headers=headers, status=status,
+                                        reason=REASONS.get(status, 'Unknown'), preload_content=False,
+                                        decode_content=False, request_method=request.method, request_url=request.url)
         return urllib3.HTTPResponse(body=wire, headers=headers, status=self.status,
                                     reason=REASONS.get(self.status, 'Unknown'), preload_content=False,
                                     decode_content=False, request_method=request.method, request_url=request.url)

@@ -22,7 +22,7 @@ from ansible_collections.nodewright.bridge.plugins.module_utils.constants import
 from ansible_collections.nodewright.bridge.tests.unit.plugins.module_utils.cluster_support import (
     EVENTS, NODE_PATH, NODE_STATUS_PATH, NODES, FakeModule, api_server, calls, events_of, execute)
 from ansible_collections.nodewright.bridge.tests.unit.plugins.module_utils.fake_api import (
-    Pause, Stored, event, node, node_list, status_body)
+    Pause, Stored, event, node, node_list, status_body, written)
 
 CR_DOC = {
     'apiVersion': 'skyhook.nvidia.com/v1alpha1', 'kind': 'Skyhook',
@@ -128,8 +128,8 @@ def test_a_reboot_waits_for_the_node_to_come_back_ready_with_a_new_boot_id(serve
     assert server.of('GET', NODES)[0].query['fieldSelector'] == 'metadata.name=n1'
     # the boot ID from before is on the node while the interrupt runs (a resumed run compares with it), then goes
     in_progress, success = server.of('PATCH', NODE_PATH)[1:]
-    assert in_progress.body['metadata']['annotations'][BOOT_KEY] == 'boot-1'
-    assert success.body['metadata']['annotations'][BOOT_KEY] is None
+    assert written(in_progress.body)['annotations'][BOOT_KEY] == 'boot-1'
+    assert written(success.body)['annotations'][BOOT_KEY] is None
     assert BOOT_KEY not in stored_node.doc['metadata']['annotations'] and state_of(stored_node) == 'complete'
     assert (result['changed'], result['outcome'], result['rebooted']) == (True, 'succeeded', True)
     assert (result['boot_id_before'], result['boot_id_after']) == ('boot-1', 'boot-2')

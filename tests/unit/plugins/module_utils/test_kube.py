@@ -20,7 +20,7 @@ from ansible_collections.nodewright.bridge.plugins.module_utils import api_gener
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube_transport
 from ansible_collections.nodewright.bridge.tests.unit.plugins.module_utils.fake_api import (
-    FakeApiServer, Pause, event, gone_event, node, node_list, status_body)
+    FakeApiServer, Pause, Stored, event, gone_event, guard, node, node_list, status_body)
 
 NODE_PATH = '/api/v1/nodes/n1'
 NODES = '/api/v1/nodes'
@@ -106,6 +106,54 @@ def test_update_node_starts_from_the_node_this_process_last_wrote(server, kube):
 
     assert [r.method for r in server.requests] == ['GET', 'PATCH', 'PATCH', 'GET', 'PATCH']
     assert [p.body['metadata']['resourceVersion'] for p in server.of('PATCH')] == ['1', '2', '9']
+
+
+STATE = 'skyhook.nvidia.com/nodeState_a'
+
+
+def test_update_node_by_keys_is_not_refused_for_what_else_changed_on_the_node(server, kube):
+    stored = Stored(node('n1', 1, annotations={STATE: '{}'}))
+    server.reply('GET', NODE_PATH, body=stored.get)
+    server.reply('PATCH', NODE_PATH, body=stored.patch, repeat=True)
+    kube.update_node('n1', lambda current: {'metadata': {'annotations': {STATE: '{"a":1}'}}}, by_keys=[STATE])
+    # a taint and a heartbeat since: a version guard would be refused (409); the key guard is not
+    stored.doc['metadata']['resourceVersion'] = '9'
+    stored.doc['spec']['taints'] = [{'key': 'node.kubernetes.io/unschedulable', 'effect': 'NoSchedule'}]
+    kube.update_node('n1', lambda current: {'metadata': {'annotations': {STATE: '{"a":2}'}}}, by_keys=[STATE])
+
+    assert [r.method for r in server.requests] == ['GET', 'PATCH', 'PATCH']
+    assert [guard(p.body) for p in server.of('PATCH')] == [('keys', {'annotations/' + STATE: '{}'}),
+                                                           ('keys', {'annotations/' + STATE: '{"a":1}'})]
+    assert stored.doc['metadata']['annotations'][STATE] == '{"a":2}' and stored.doc['spec']['taints']
+
+
+def test_update_node_by_keys_reads_again_and_retries_when_a_key_changed(server, kube):
+    stored = Stored(node('n1', 1, annotations={STATE: '{}'}))
+    server.reply('GET', NODE_PATH, body=stored.get, repeat=True)
+    server.reply('PATCH', NODE_PATH, body=stored.patch, repeat=True)
+    kube.get_node('n1')
+    stored.doc['metadata']['annotations'][STATE] = '{"theirs":1}'   # written by another writer since the read
+    seen = []
+
+    def mutate(current):
+        seen.append(current['metadata']['annotations'][STATE])
+        return {'metadata': {'annotations': {STATE: seen[-1][:-1] + ',"ours":1}'}}}
+
+    kube.update_node('n1', mutate, by_keys=[STATE])
+
+    assert seen == ['{}', '{"theirs":1}']
+    assert [r.method for r in server.requests] == ['GET', 'PATCH', 'GET', 'PATCH']
+    assert stored.doc['metadata']['annotations'][STATE] == '{"theirs":1,"ours":1}'  # nothing of theirs lost
+
+
+def test_update_node_by_keys_raises_a_refusal_that_is_not_about_its_keys(server, kube):
+    stored = Stored(node('n1', 1, annotations={STATE: '{}'}))
+    server.reply('GET', NODE_PATH, body=stored.get, repeat=True)
+    server.reply('PATCH', NODE_PATH, status=422, body=status_body(422, 'Invalid', 'metadata.annotations: Too long'))
+    with pytest.raises(kube_api.KubeError) as exc:
+        kube.update_node('n1', lambda current: {'metadata': {'annotations': {STATE: 'x' * 10}}}, by_keys=[STATE])
+    assert exc.value.status == 422 and 'Too long' in exc.value.message
+    assert [r.method for r in server.requests] == ['GET', 'PATCH', 'GET']  # read once to tell, not retried
 
 
 def test_update_node_dry_run_asks_the_server_for_a_dry_run(server, kube):

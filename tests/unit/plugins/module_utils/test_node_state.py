@@ -566,3 +566,50 @@ def test_the_persistent_cordon_outlives_the_crs_cordons_and_its_mark_goes_when_u
     # the legacy generation has no such field: its cordon rules are v0.15's
     assert node_state.uncordon_patch('gpu', {'skyhook.nvidia.com/cordon_gpu': 'true'}, True)[1] is True
     assert node_state.persistent_cordon({'spec': {'taints': None}}) == {'spec': {'taints': None}}
+
+
+# --------------------------------------------------------------------------- key-guarded node patches
+
+GUARDED_NODE = {'metadata': {'resourceVersion': '7', 'annotations': {'skyhook.nvidia.com/nodeState_a': '{}', 'other': 'x'},
+                             'labels': {'kubernetes.io/hostname': 'n1'}}}
+
+
+def test_a_key_guarded_patch_tests_each_key_it_writes_at_the_value_read_null_when_absent():
+    ops = node_state.key_guarded_patch(GUARDED_NODE, {'metadata': {
+        'annotations': {'skyhook.nvidia.com/nodeState_a': '{"p":1}', 'skyhook.nvidia.com/status_a': 'in_progress'},
+        'labels': {'skyhook.nvidia.com/status_a': 'in_progress'}}})
+    assert ops == [
+        {'op': 'test', 'path': '/metadata/annotations/skyhook.nvidia.com~1nodeState_a', 'value': '{}'},
+        {'op': 'add', 'path': '/metadata/annotations/skyhook.nvidia.com~1nodeState_a', 'value': '{"p":1}'},
+        {'op': 'test', 'path': '/metadata/annotations/skyhook.nvidia.com~1status_a', 'value': None},
+        {'op': 'add', 'path': '/metadata/annotations/skyhook.nvidia.com~1status_a', 'value': 'in_progress'},
+        {'op': 'test', 'path': '/metadata/labels/skyhook.nvidia.com~1status_a', 'value': None},
+        {'op': 'add', 'path': '/metadata/labels/skyhook.nvidia.com~1status_a', 'value': 'in_progress'}]
+    assert node_state.guards_hold(GUARDED_NODE, ops)
+
+
+def test_a_key_guarded_patch_holds_the_keys_it_was_decided_from_and_removes_only_what_is_there():
+    ops = node_state.key_guarded_patch(GUARDED_NODE, {'metadata': {'annotations': {
+        'skyhook.nvidia.com/nodeState_a': None, 'skyhook.nvidia.com/status_a': None, 'x~y/z': 'v'}}},
+        read=['other', 'skyhook.nvidia.com/nodeState_a'])
+    assert ops == [
+        {'op': 'test', 'path': '/metadata/annotations/other', 'value': 'x'},
+        {'op': 'test', 'path': '/metadata/annotations/skyhook.nvidia.com~1nodeState_a', 'value': '{}'},
+        {'op': 'remove', 'path': '/metadata/annotations/skyhook.nvidia.com~1nodeState_a'},
+        {'op': 'test', 'path': '/metadata/annotations/skyhook.nvidia.com~1status_a', 'value': None},  # absent: no remove
+        {'op': 'test', 'path': '/metadata/annotations/x~0y~1z', 'value': None},
+        {'op': 'add', 'path': '/metadata/annotations/x~0y~1z', 'value': 'v'}]
+    changed = dict(GUARDED_NODE, metadata=dict(GUARDED_NODE['metadata'], annotations={'other': 'y'}))
+    assert not node_state.guards_hold(changed, ops)  # a key read changed: the refusal is a conflict
+    moved = dict(GUARDED_NODE, metadata=dict(GUARDED_NODE['metadata'], resourceVersion='8'))
+    assert node_state.guards_hold(moved, ops)  # a new version alone: the refusal was for something else
+
+
+@pytest.mark.parametrize('patch, node', [
+    ({'spec': {'unschedulable': True}, 'metadata': {'annotations': {'a': 'b'}}}, GUARDED_NODE),  # a cordon: by version
+    ({'metadata': {'annotations': {'a': 'b'}, 'finalizers': []}}, GUARDED_NODE),
+    ({'metadata': {'annotations': {'a': 'b'}}}, {'metadata': {'resourceVersion': '1'}}),  # no map to add a member to
+    ({'metadata': {'annotations': {'skyhook.nvidia.com/status_a': None}}}, GUARDED_NODE),  # removes what is not there
+])
+def test_a_patch_a_key_guard_cannot_express_is_left_to_the_resource_version(patch, node):
+    assert node_state.key_guarded_patch(node, patch) is None

@@ -25,7 +25,7 @@ from ansible_collections.nodewright.bridge.plugins.module_utils.api_generation i
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import package_stage
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules._runner import ModuleFailed
 from ansible_collections.nodewright.bridge.tests.unit.plugins.module_utils.fake_api import (
-    FakeApiServer, Stored, event, node, status_body)
+    FakeApiServer, Stored, event, guard, node, status_body, written)
 
 NS = pod_layout.DEFAULT_NAMESPACE
 CR_DOC = {
@@ -188,10 +188,13 @@ def test_a_stage_that_succeeds_is_written_in_the_operators_order_and_recorded_co
         ('skyhook.nvidia.com/demo/NotReady', 'True', 'Incomplete'),
         ('skyhook.nvidia.com/demo/Erroring', 'False', 'Not Erroring')]
     patches = server.of('PATCH', NODE_PATH)
-    in_progress = node_state.decode(patches[1].body['metadata']['annotations'][STATE_KEY])
+    in_progress = node_state.decode(written(patches[1].body)['annotations'][STATE_KEY])
     assert in_progress[KEY]['state'] == 'in_progress' and in_progress[KEY]['stage'] == STAGE
-    assert patches[1].body['metadata']['annotations'][STATUS_KEY] == 'in_progress'
-    assert patches[1].body['metadata']['resourceVersion'] == '10'
+    assert written(patches[1].body)['annotations'][STATUS_KEY] == 'in_progress'
+    # guarded by the keys it writes, as read (absent: null), not by the node's resourceVersion
+    assert guard(patches[1].body) == ('keys', {'annotations/' + STATE_KEY: None, 'annotations/' + STATUS_KEY: None,
+                                               'annotations/' + node_state.version_key('demo'): None,
+                                               'labels/' + STATUS_KEY: None})
     # the created pod is the operator's, and the watch follows that pod only
     assert server.of('POST', PODS)[1].body['metadata']['name'] == POD
     assert server.of('GET', PODS, watch=True)[0].query['fieldSelector'] == 'metadata.name=' + POD
