@@ -765,9 +765,11 @@ class LiveCRs(object):
                 new = watch is None
                 if new:
                     watch = self.watches[key] = _CrWatch(Kube(self.params, session=self.session), '%s.%s' % (plural, group), name)
-            if new:
-                # the first lookup waits for the first list (one request, as the GET it replaces)
-                watch.synced.wait(watch.kube.request_timeout)
+            if not watch.settled.is_set():
+                # every lookup waits for the watch's first list (one request, as the GET it replaces), not only
+                # the first: the steps of a batch start together, and a list answered late (a 429 at the start
+                # of a run, retried) would otherwise send each of them to GET the CR, twice for a CR as a file
+                watch.settled.wait(watch.kube.request_timeout)
             found, doc = watch.current()
             if not found:
                 return None
@@ -793,6 +795,8 @@ class _CrWatch(object):
         self.name = name
         self.lock = threading.Lock()
         self.synced = threading.Event()
+        # set once the first list answered or the watch gave up for good (401, 403): lookups wait for no more
+        self.settled = threading.Event()
         self.doc = None
         threading.Thread(target=self.run, name='cr-watch %s %s' % (kind, name), daemon=True).start()
 
@@ -822,6 +826,7 @@ class _CrWatch(object):
             except KubeError as exc:
                 self._set({}, False)
                 if exc.status in (401, 403):
+                    self.settled.set()
                     return  # not allowed to list or watch it: the steps GET it (never in sync)
                 time.sleep(CR_WATCH_RETRY_SECONDS)
 
@@ -848,6 +853,7 @@ class _CrWatch(object):
             self.doc = next(iter(objects.values()), None)
             if synced:
                 self.synced.set()
+                self.settled.set()
             else:
                 self.synced.clear()
 

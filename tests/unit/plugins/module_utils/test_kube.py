@@ -729,7 +729,7 @@ class _FakeWatch(object):
     def __init__(self, kube, kind, name):
         self.kind, self.name = kind, name
         self.kube = kube
-        self.synced = _Set()
+        self.synced = self.settled = _Set()
 
     def current(self):
         return self.states.get(self.kind, (True, None))
@@ -737,6 +737,9 @@ class _FakeWatch(object):
 
 class _Set(object):
     def wait(self, timeout):
+        return True
+
+    def is_set(self):
         return True
 
 
@@ -788,8 +791,37 @@ def test_a_cr_watch_without_rbac_for_list_ends_and_leaves_the_steps_to_get_the_c
     watch = kube_api._CrWatch.__new__(kube_api._CrWatch)
     watch.kube, watch.kind, watch.name = Refusing(), 'skyhooks.skyhook.nvidia.com', 'gpu'
     watch.lock, watch.synced, watch.doc = kube_api.threading.Lock(), kube_api.threading.Event(), None
+    watch.settled = kube_api.threading.Event()
     watch.run()
     assert Refusing.lists == 1 and watch.current() == (False, None)
+    assert watch.settled.is_set()  # the lookups wait no more: they GET
+
+
+def test_every_lookup_waits_for_the_watchs_first_list_even_when_it_is_answered_late(monkeypatch):
+    """A batch's steps look the CR up together; a first list answered late (a 429 retried) must not send each of
+    them to GET the CR (seen: 32 GETs, all 404, for a CR given as a file, at the start of a 24-node run)."""
+    doc = {'metadata': {'name': 'gpu', 'uid': 'u1', 'resourceVersion': '5'}}
+
+    class Slow(object):
+        request_timeout = 5
+
+        def _list_for_watch(self, kind, namespace, selectors):
+            time.sleep(0.3)
+            return {'u1': doc}, '5'
+
+        def _open_watch(self, *args):
+            kube_api.threading.Event().wait()  # a quiet stream (the thread is a daemon)
+
+    monkeypatch.setattr(kube_api, 'Kube', lambda params, session=None: Slow())
+    live = kube_api.LiveCRs({})
+    found = []
+    threads = [kube_api.threading.Thread(target=lambda: found.append(live.lookup('gpu', kube_api.CR_PLACES[:1], 'h')))
+               for unused in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(5)
+    assert found == [doc] * 6
 
 
 # --------------------------------------------------------------------------- generation_evidence (api_generation)
