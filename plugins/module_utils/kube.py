@@ -490,8 +490,14 @@ class Kube(KubeTransport):
         ConfigMap on its node's first stage, a package's on its first node, where a GET would only be
         refused (404); the create's 409 says it is there. One seen is read first. Several stages
         (and nodes) share a ConfigMap and may write it at the same time: a create that finds it
-        already there, or an update that lost a race (409), reads it again and tries again.
+        already there, or an update that lost a race (409), reads it again and tries again; in one process
+        (the sequence engine: every node) they take turns, so that they do not race each other.
         """
+        meta = manifest['metadata']
+        with self.session.writer_lock(self.host, 'configmap', meta['namespace'], meta['name']):
+            return self._apply_configmap(manifest, dry_run, attempts, create_only)
+
+    def _apply_configmap(self, manifest, dry_run, attempts, create_only):
         meta = manifest['metadata']
         name, namespace = meta['name'], meta['namespace']
         kwargs = {'dry_run': 'All'} if dry_run else {}

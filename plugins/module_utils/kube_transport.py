@@ -408,7 +408,8 @@ class KubeSession(object):
       (Kube.apply_configmap), so that neither asks the server for what it does not have (a 404);
     * ``validated_crs``: the CR models built from the documents this process read (cr_handoff.ValidatedCRs), by
       uid and resourceVersion: the plan and the steps of every node validate one version of a CR once;
-    * node locks: the writers of one node in this process take turns (Kube.update_node);
+    * writer locks: the writers of one node (Kube.update_node), of one ConfigMap (Kube.apply_configmap) in this
+      process take turns;
     * ``event_failures`` / ``status_failures``: the first failure to write an Event / a node's status
       conditions, by process id and API server: warned once, and after a refusal (401, 403: no RBAC)
       not tried again.
@@ -427,8 +428,8 @@ class KubeSession(object):
         self.validated_crs = cr_handoff.ValidatedCRs()
         self.event_failures = {}
         self.status_failures = {}
-        self._node_locks = {}
-        self._node_locks_guard = threading.Lock()
+        self._writer_locks = {}
+        self._writer_locks_guard = threading.Lock()
 
     def client(self, params):
         """``(Configuration, ApiClient)`` for the connection options in ``params``, made on first use."""
@@ -443,10 +444,15 @@ class KubeSession(object):
             self.clients[key] = (configuration, api_client)
         return self.clients[key]
 
+    def writer_lock(self, host, *name):
+        """The lock the writers of one object at ``host`` (``name``: its kind, and namespace and name) take turns
+        with in this process."""
+        with self._writer_locks_guard:
+            return self._writer_locks.setdefault((os.getpid(), host) + name, threading.Lock())
+
     def node_lock(self, host, name):
         """The lock the writers of node ``name`` at ``host`` take turns with in this process."""
-        with self._node_locks_guard:
-            return self._node_locks.setdefault((os.getpid(), host, name), threading.Lock())
+        return self.writer_lock(host, 'node', name)
 
 
 # The session of a Kube made without one (a module, an action plugin, the strategy): one per process

@@ -12,6 +12,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import socket
+import threading
 import time
 
 import pytest
@@ -206,6 +207,22 @@ def test_apply_configmap_creates_again_one_deleted_since_it_was_seen(server, kub
     assert kube.apply_configmap(WANTED) == 'created'
     assert kube.apply_configmap(WANTED) == 'created'
     assert [r.method for r in server.requests] == ['POST', 'GET', 'POST']
+
+
+def test_the_writers_of_one_configmap_in_a_process_take_turns_and_create_it_once(server, kube):
+    """The first batch's nodes apply the package's ConfigMap together: one creates it, the others read it, none is
+    refused (without turns: one create, then a 409 for each other node)."""
+    server.reply('POST', CMS, status=201, body=lambda request: request.body, delay=0.2)
+    server.reply('GET', CM_PATH, body=configmap(WANTED['data'], labels=WANTED['metadata']['labels'], resource_version=3),
+                 repeat=True)
+    outcomes = []
+    threads = [threading.Thread(target=lambda: outcomes.append(kube.apply_configmap(WANTED))) for unused in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(5)
+    assert sorted(outcomes) == ['created', 'unchanged', 'unchanged', 'unchanged']
+    assert [r.method for r in server.requests] == ['POST', 'GET', 'GET', 'GET']
 
 
 def test_apply_configmap_that_loses_the_create_race_updates_the_winners_copy(server, kube):
