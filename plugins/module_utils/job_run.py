@@ -235,7 +235,8 @@ class JobRun(object):
             return job_layout.job_outcome(job)['outcome'] != job_layout.RUNNING
 
         self.kube.watch_until('jobs', finished, remaining, namespace=self.namespace,
-                              field_selector='metadata.name=%s' % self.name, what='%s to finish' % self._what())
+                              field_selector='metadata.name=%s' % self.name, what='%s to finish' % self._what(),
+                              since=_meta(self.job).get('resourceVersion'))
         return self._job_verdict(last.get('job'))
 
     def _job_verdict(self, job):

@@ -32,9 +32,9 @@ from ansible_collections.nodewright.bridge.plugins.module_utils.constants import
 # The transport's public names are kube's too: callers import only kube.
 from ansible_collections.nodewright.bridge.plugins.module_utils.kube_transport import (  # noqa: F401 # pylint: disable=unused-import
     AUTH_ARG_SPEC, CLIENT_CLASSES, NODE_CACHE_SIZE, POOL_SIZE, RETRIED_STATUSES, USER_AGENT, WATCH_IDLE_SECONDS,
-    Conflict, KubeError, KubeSession, KubeTransport, RecentCache, NodeGone, NotFound, Unauthorized, Unavailable,
-    WaitTimeout, auth_argument_spec, client_library, connection_params, default_session, describe, has_kubernetes,
-    own_temp_files, preload, unchecked)
+    Conflict, KubeError, KubeSession, KubeTransport, RecentCache, NodeGone, NotFound, SharedWatch, Unauthorized,
+    Unavailable, WaitTimeout, auth_argument_spec, client_library, connection_params, default_session, describe,
+    has_kubernetes, own_temp_files, preload, resource_version_number, unchecked)
 
 GROUP_VERSIONS = types.MappingProxyType({SKYHOOK_GROUP: VERSION, NODEWRIGHT_GROUP: VERSION})
 # Where the (cluster-scoped) NodeWright resources live, in the order they are looked up.
@@ -701,6 +701,27 @@ class Kube(KubeTransport):
             return predicate(list(objects.values())[0])
         return self.watch_until('nodes', check, timeout, field_selector='metadata.name=%s' % name, what=what)
 
+    def watch_until(self, kind, predicate, timeout, namespace=None, field_selector=None, label_selector=None,
+                    what=None, on_event=None, since=None):
+        """KubeTransport.watch_until; with ``since`` (the resourceVersion the caller knows of the one object a
+        ``metadata.name=`` field selector names, in ``namespace``), served by the long-lived process's shared
+        watch of that kind and namespace (LiveCRs.shared_watch) when there is one that can serve it."""
+        shared = None
+        if (resource_version_number(since) is not None and self.live_crs is not None and namespace
+                and kind in SHARED_KINDS and not label_selector
+                and on_event is None and (field_selector or '').startswith('metadata.name=') and ',' not in field_selector):
+            shared = self.live_crs.shared_watch(kind, namespace, self.host)
+        if shared is not None:
+            started = time.time()
+            what = what or 'the %s to change' % kind
+            result = shared.wait(field_selector.split('=', 1)[1], predicate, timeout, since, what)
+            if result is not SharedWatch.NOT_SERVED:
+                return result
+            timeout = max(1, timeout - (time.time() - started))
+        return KubeTransport.watch_until(self, kind, predicate, timeout, namespace=namespace,
+                                         field_selector=field_selector, label_selector=label_selector, what=what,
+                                         on_event=on_event)
+
     def _list_func(self, kind, namespace):
         if kind in _CR_KINDS:
             group, plural = _CR_KINDS[kind]
@@ -718,6 +739,8 @@ class Kube(KubeTransport):
         raise ValueError('watch_until cannot watch %r' % kind)
 
 
+# The kinds a long-lived process watches once per namespace for all its waits by name (LiveCRs.shared_watch).
+SHARED_KINDS = ('pods', 'jobs')
 # What a CR lookup names in its NotFound.
 CR_WHAT = 'Skyhook / NodeWright'
 
@@ -761,6 +784,16 @@ class LiveCRs(object):
         # (host, CR name) -> (Generation, reason): what nodewright_api=auto chose there (Kube.generation), so
         # that the steps of every node of a play detect once, not once each
         self.generations = {}
+        # (host, kind, namespace) -> SharedWatch: the stage pods' (Jobs') waits of every node, by one watch
+        self.shared = {}
+
+    def shared_watch(self, kind, namespace, host):
+        """The process's SharedWatch of ``kind`` in ``namespace`` at ``host``, started on first use."""
+        with self.lock:
+            key = (host, kind, namespace)
+            if key not in self.shared:
+                self.shared[key] = SharedWatch(Kube(self.params, session=self.session), kind, namespace)
+            return self.shared[key]
 
     def lookup(self, name, places, host):
         """The CR ``name`` in the first of ``places`` ((group, plural) pairs) that has it; see the class."""

@@ -673,6 +673,169 @@ class KubeTransport(object):
         raise NotImplementedError('%s cannot list %r' % (type(self).__name__, kind))
 
 
+# A wait served by a SharedWatch starts once the watch has seen the version its caller knows; a watch this
+# many seconds behind leaves the wait to its own list and watch.
+SHARED_CATCH_UP_SECONDS = 5.0
+# After a failed list (an outage), a SharedWatch tries again this many seconds later.
+SHARED_RETRY_SECONDS = 2.0
+# A SharedWatch's stream is renewed from its last resourceVersion after this many seconds (no list).
+SHARED_WATCH_SECONDS = 300
+
+
+def resource_version_number(value):
+    """A resourceVersion as a number, or None when it is not one (then it cannot be compared)."""
+    text = str(value or '')
+    return int(text) if text.isdigit() else None
+
+
+class _Discard(dict):
+    """The ``objects`` a SharedWatch hands to KubeTransport._follow: it keeps its own index (by name), not this."""
+
+    def __setitem__(self, key, value):
+        pass
+
+
+class SharedWatch(object):
+    """All objects of one kind in one namespace, listed once and followed by one watch, for many waits by name.
+
+    Why: a rollout waits for every stage pod (or Job) by name: one list and one watch per stage and node
+    (3 per node at 24 nodes). In a long-lived process (the sequence engine: kube.LiveCRs.shared_watch) one
+    watch of the namespace serves them all, and each wait is woken only by events of its own object.
+
+    A wait names the object and the resourceVersion its caller knows of it (``since``: the create's or
+    the read's answer) and starts once the watch has seen that version or a later one, so that it never
+    judges from a view older than what its caller saw (a pod just created is not taken for one gone).
+    resourceVersions are compared as numbers, as the API server issues them from etcd; a version that is
+    not a number, a watch that does not catch up within SHARED_CATCH_UP_SECONDS (or is relisting), and a
+    watch that cannot list (401, 403, 404) leave the wait to its own list and watch: ``wait`` returns
+    NOT_SERVED.
+    """
+
+    NOT_SERVED = object()
+
+    def __init__(self, transport, kind, namespace):
+        self.transport = transport
+        self.kind = kind
+        self.namespace = namespace
+        self.lock = threading.Lock()
+        self.by_name = {}     # name -> {uid: object}
+        self.version = -1     # the newest resourceVersion seen, as a number
+        self.synced = False   # listed, and followed since
+        self.dead = False     # cannot list or compare versions: no wait is served
+        self.waiters = {}     # name -> set of threading.Event (woken by that name's events)
+        threading.Thread(target=self.run, name='shared watch %s %s' % (kind, namespace), daemon=True).start()
+
+    def wait(self, name, predicate, timeout, since, what):
+        """``predicate({uid: object})`` over the objects named ``name``, once truthy (returned); WaitTimeout after
+        ``timeout`` seconds; NOT_SERVED (see the class) when this watch cannot serve the wait."""
+        since = resource_version_number(since)
+        if since is None or self.dead:
+            return self.NOT_SERVED
+        started = time.time()
+        deadline, catch_up = started + timeout, started + SHARED_CATCH_UP_SECONDS
+        wake = threading.Event()
+        with self.lock:
+            self.waiters.setdefault(name, set()).add(wake)
+        view = {}
+        try:
+            while True:
+                wake.clear()
+                with self.lock:
+                    if self.dead:
+                        return self.NOT_SERVED
+                    ready = self.synced and self.version >= since
+                    if ready:
+                        view = dict(self.by_name.get(name) or {})
+                if ready:
+                    result = predicate(view)
+                    if result:
+                        return result
+                    catch_up = None
+                elif catch_up is None or time.time() >= catch_up:
+                    return self.NOT_SERVED  # behind what the caller saw (or relisting): the wait's own watch
+                remaining = deadline - time.time()
+                if remaining <= 0:
+                    raise WaitTimeout('timed out after %ss waiting for %s' % (timeout, what), last=view)
+                wake.wait(remaining if catch_up is None else min(remaining, max(0.01, catch_up - time.time())))
+        finally:
+            with self.lock:
+                waiting = self.waiters.get(name)
+                waiting.discard(wake)
+                if not waiting:
+                    del self.waiters[name]
+
+    def run(self):
+        while True:
+            try:
+                objects, version = self.transport._list_for_watch(self.kind, self.namespace, {})
+                self._listed(objects, version)
+                self._follow(version)  # returns when the server wants a new list
+            except KubeError as exc:
+                self._set(synced=False, dead=exc.status in (401, 403, 404))
+                if self.dead:
+                    return
+                time.sleep(SHARED_RETRY_SECONDS)
+            if self.dead:
+                return
+
+    def _listed(self, objects, version):
+        number = resource_version_number(version)
+        by_name = {}
+        for uid, obj in objects.items():
+            by_name.setdefault((obj.get('metadata') or {}).get('name'), {})[uid] = obj
+        with self.lock:
+            self.by_name = by_name
+            if number is None:
+                self.dead = True  # versions that are not numbers cannot be compared
+            else:
+                self.version = max(self.version, number)
+            self.synced = not self.dead
+            wakes = [w for waiting in self.waiters.values() for w in waiting]
+        for wake in wakes:
+            wake.set()
+
+    def _follow(self, version):
+        while not self.dead:
+            deadline = time.time() + SHARED_WATCH_SECONDS
+            resp = self.transport._open_watch(self.kind, self.namespace, version, SHARED_WATCH_SECONDS, {}, deadline)
+            if resp is None:
+                return
+            try:
+                version, unused, relist = self.transport._follow(resp, self.kind, _Discard(), version, lambda objs: None,
+                                                                 deadline, self._event)
+            finally:
+                resp.close()
+                resp.release_conn()
+            if relist:
+                self._set(synced=False)
+                return
+
+    def _event(self, etype, obj):
+        meta = obj.get('metadata') or {}
+        name, uid, number = meta.get('name'), meta.get('uid'), resource_version_number(meta.get('resourceVersion'))
+        with self.lock:
+            named = self.by_name.setdefault(name, {})
+            if etype == 'DELETED':
+                named.pop(uid, None)
+            else:
+                named[uid] = obj
+            if not named:
+                del self.by_name[name]
+            if number is not None:
+                self.version = max(self.version, number)
+            wakes = list(self.waiters.get(name) or ())
+        for wake in wakes:
+            wake.set()
+
+    def _set(self, synced, dead=False):
+        with self.lock:
+            self.synced = synced
+            self.dead = self.dead or dead
+            wakes = [w for waiting in self.waiters.values() for w in waiting]
+        for wake in wakes:
+            wake.set()
+
+
 def _transient(exc, retry_throttled=True):
     """Whether an ApiException says "not now" (retry) rather than "no" (fail)."""
     status = exc.status or 0

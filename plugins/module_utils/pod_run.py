@@ -479,7 +479,8 @@ class PodRun(object):
         try:
             self.kube.watch_until('pods', finished, remaining, namespace=self.namespace,
                                   field_selector='metadata.name=%s' % self.name,
-                                  what='pod %s/%s to finish' % (self.namespace, self.name))
+                                  what='pod %s/%s to finish' % (self.namespace, self.name),
+                                  since=self.pod['metadata'].get('resourceVersion'))
         except kube_api.WaitTimeout:
             verdict['outcome'] = 'timeout'
         return dict(verdict)
