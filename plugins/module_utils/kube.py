@@ -237,11 +237,12 @@ class Kube(KubeTransport):
             if attempt:
                 node = fresh if fresh is not None else self.get_node(name)
                 fresh = None
-            elif node is None:
+            else:
                 # the node as this process last read or wrote it (the steps of one task write a
-                # node one after the other): if anyone wrote it since, the guarded patch is refused
-                # and the node is read again, so a stale copy costs a retry, never a lost change
-                node = self.session.nodes.get(self._node_key(name)) or self.get_node(name)
+                # node one after the other), or the caller's copy if that is newer: if anyone wrote it
+                # since, the guarded patch is refused and the node is read again, so a stale copy
+                # costs a retry, never a lost change
+                node = self._newest(node, self.session.nodes.get(self._node_key(name))) or self.get_node(name)
             raw = self._as_read(node)
             node, copies = self.adopted(node)
             patch = mutate(node)
@@ -269,6 +270,16 @@ class Kube(KubeTransport):
             return self.adopted(after)[0], patch
         raise Conflict('patch node %s: still conflicting after %d attempts (other writers keep changing it)'
                        % (name, attempts), 409)
+
+    @staticmethod
+    def _newest(given, kept):
+        """The newer of the caller's copy of a node and this process's (a package thread of the same node may have
+        written it since the caller read it); the caller's when the versions cannot be compared."""
+        if given is None or kept is None:
+            return given or kept
+        mine = resource_version_number((kept.get('metadata') or {}).get('resourceVersion'))
+        theirs = resource_version_number((given.get('metadata') or {}).get('resourceVersion'))
+        return kept if mine is not None and theirs is not None and mine > theirs else given
 
     def _as_read(self, node):
         """The node as the server has it (the session's copy of the same version), not the generation's view of it."""

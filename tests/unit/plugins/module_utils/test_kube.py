@@ -147,6 +147,20 @@ def test_update_node_by_keys_reads_again_and_retries_when_a_key_changed(server, 
     assert stored.doc['metadata']['annotations'][STATE] == '{"theirs":1,"ours":1}'  # nothing of theirs lost
 
 
+def test_update_node_starts_from_this_processs_copy_when_it_is_newer_than_the_callers(server, kube):
+    # the caller read the node at 1; another package thread of this process wrote it since (2)
+    stored = Stored(node('n1', 1, annotations={STATE: '{}'}))
+    server.reply('GET', NODE_PATH, body=stored.get)
+    server.reply('PATCH', NODE_PATH, body=stored.patch, repeat=True)
+    callers = kube.get_node('n1')
+    kube.update_node('n1', lambda current: {'metadata': {'annotations': {STATE: '{"a":1}'}}}, by_keys=[STATE])
+    kube.update_node('n1', lambda current: {'metadata': {'annotations': {STATE: current['metadata']['annotations'][STATE]
+                                                                         [:-1] + ',"b":1}'}}},
+                     node=callers, by_keys=[STATE])
+    assert [r.method for r in server.requests] == ['GET', 'PATCH', 'PATCH']  # no refusal, no second read
+    assert stored.doc['metadata']['annotations'][STATE] == '{"a":1,"b":1}'
+
+
 def test_update_node_by_keys_raises_a_refusal_that_is_not_about_its_keys(server, kube):
     stored = Stored(node('n1', 1, annotations={STATE: '{}'}))
     server.reply('GET', NODE_PATH, body=stored.get, repeat=True)
