@@ -370,7 +370,7 @@ def test_without_preflight_a_stale_pod_the_create_finds_is_replaced(server, stor
     result = run(server, FakeModule(preflight=False))
 
     assert calls(server)[3:8] == ['POST ' + PODS, 'GET ' + POD_PATH, 'DELETE ' + POD_PATH, 'GET ' + PODS,
-                                   'POST ' + PODS]
+                                  'POST ' + PODS]
     assert result['pod']['adopted'] is False and 'failed in an earlier attempt' in result['pod']['replaced']
     assert node_state_of(stored_node)[0][KEY]['state'] == 'complete'
 
