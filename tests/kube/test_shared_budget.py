@@ -334,3 +334,80 @@ def test_check_mode_takes_no_slot_and_writes_no_lease(cluster, playbooks, fleet,
     assert 'not taken in check mode (nothing is written)' in result.stdout
     assert not _leases(cluster, namespace)
     assert not any(fleet.node(n).spec.unschedulable or fleet.complete(n) for n in fleet.names)
+
+
+class RackWatch:
+    """Samples, every 0.2 s, how many of each rack's nodes are cordoned (unschedulable) at once."""
+
+    def __init__(self, cluster, pool):
+        self.core, self.pool = cluster.core, pool
+        self.most = {}          # rack -> most cordoned at once
+        self.racks_at_once = 0  # most racks with a node cordoned at the same moment
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        while not self.stop.is_set():
+            try:
+                nodes = self.core.list_node(label_selector=f'nodewright.bridge/pool={self.pool.id}', _request_timeout=3).items
+            except Exception:  # pylint: disable=broad-exception-caught
+                time.sleep(0.2)
+                continue
+            cordoned = {}
+            for node in nodes:
+                if node.spec.unschedulable:
+                    rack = node.metadata.labels['rack']
+                    cordoned[rack] = cordoned.get(rack, 0) + 1
+            for rack, count in cordoned.items():
+                self.most[rack] = max(self.most.get(rack, 0), count)
+            self.racks_at_once = max(self.racks_at_once, len(cordoned))
+            time.sleep(0.2)
+
+    def finish(self):
+        self.stop.set()
+        self.thread.join(timeout=10)
+        return self
+
+
+def test_two_runs_over_three_independent_compartments_hold_each_compartments_budget(
+        cluster, playbooks, namespace, tmp_path, pod_recorder):  # noqa: F811  pylint: disable=redefined-outer-name
+    """Issue 29's faults: with compartments that do not wait for each other (apply's default), two concurrent runs
+    of one CR over three compartments (budget 1 each) never disrupt more than a compartment's budget in it, finish
+    every node and run every stage pod once."""
+    pool = Pool(cluster, tmp_path, {'a': 3, 'b': 3, 'c': 3})
+    try:
+        cr, policy = f'three-{pool.id}', f'three-policy-{pool.id}'
+        docs = [{'apiVersion': 'skyhook.nvidia.com/v1alpha1', 'kind': 'Skyhook', 'metadata': {'name': cr},
+                 'spec': {'nodeSelectors': {'matchLabels': {'nodewright.bridge/pool': pool.id}}, 'deploymentPolicy': policy,
+                          'packages': {'tuning': {'version': '1.0.0', 'image': 'registry.local/slow-2s/tuning',
+                                                  'interrupt': {'type': 'service', 'services': ['containerd']}}}}},
+                {'apiVersion': 'skyhook.nvidia.com/v1alpha1', 'kind': 'DeploymentPolicy', 'metadata': {'name': policy},
+                 'spec': {'compartments': [
+                     {'name': f'rack-{rack}', 'selector': {'matchLabels': {'rack': rack}}, 'budget': {'count': 1},
+                      'strategy': {'fixed': {'initialBatch': 1}}} for rack in 'abc'],
+                     'default': {'budget': {'count': 1}, 'strategy': {'fixed': {'initialBatch': 1}}}}}]
+        path = tmp_path / f'{cr}.yaml'
+        path.write_text(yaml.safe_dump_all(docs, sort_keys=False))
+        variables = {'nodewright_cr': str(path), 'nodewright_namespace': namespace, 'nodewright_stage_timeout': 120,
+                     'nodewright_interrupt_timeout': 120, 'nodewright_drain_timeout': 120}
+        recorder = pod_recorder(namespace)
+        watch = RackWatch(cluster, pool)
+        runs = [RunningPlaybook(playbooks, 'nodewright.bridge.apply', extra_vars=variables) for dummy in range(2)]
+        results = [run.finish(timeout=900) for run in runs]
+        watch.finish()
+        recorder.finish()
+        print(f'two runs, three compartments: most cordoned at once per rack {watch.most}, '
+              f'racks cordoned at once {watch.racks_at_once}')
+        for result in results:
+            assert result.rc == 0, result
+        assert watch.most and all(count <= 1 for count in watch.most.values()), watch.most
+        assert watch.racks_at_once >= 2, 'the compartments never had a node in flight at the same time'
+        for name in pool.names:
+            node = pool.node(name)
+            assert (node.metadata.labels or {}).get(STATUS + cr) == 'complete', name
+            assert not node.spec.unschedulable, name
+        pool.cr = cr
+        assert _stages_once(recorder.stage_pods(), pool)
+    finally:
+        pool.close()
