@@ -502,9 +502,14 @@ class Kube(KubeTransport):
         refused (404); the create's 409 says it is there. One seen is read first. Several stages
         (and nodes) share a ConfigMap and may write it at the same time: a create that finds it
         already there, or an update that lost a race (409), reads it again and tries again; in one process
-        (the sequence engine: every node) they take turns, so that they do not race each other.
+        (the sequence engine: every node) the writers of one not seen yet take turns, so that they do not race
+        to create it.
         """
         meta = manifest['metadata']
+        if (os.getpid(), self.host, meta['namespace'], meta['name']) in self.session.configmaps:
+            return self._apply_configmap(manifest, dry_run, attempts, create_only)
+        # not seen yet: the writers that would create it take turns, the first creates it and the others read it;
+        # once seen, they read it at once, side by side (a package's ConfigMap is read by every node of a batch)
         with self.session.writer_lock(self.host, 'configmap', meta['namespace'], meta['name']):
             return self._apply_configmap(manifest, dry_run, attempts, create_only)
 
