@@ -21,7 +21,8 @@ for, so its annotations say complete while the node is still rebooting; the time
 annotations alone is printed too); CPU seconds (operator:
 utime+stime from /proc; ansible-playbook and all its children: wait4's rusage); API requests and
 writes from the audit log by user agent (``manager/`` and ``nodewright.bridge/``); the most
-nodes cordoned at once, and cordoned or rebooting (not Ready, or not yet Ready on the boot ID its fake reboot gave it) at once (a node watch); peak RSS (operator: VmHWM; bridge: the peak of the sum of
+nodes cordoned at once, and cordoned or rebooting (not Ready, or not yet Ready on the boot ID its fake
+reboot gave it) at once (a node watch); peak RSS (operator: VmHWM; bridge: the peak of the sum of
 RSS over the ansible-playbook process tree, sampled every 100 ms). Then bridge/operator ratios.
 
 ``--generation nodewright`` (bridge side only: there is no v0.20 operator here) runs the bridge side on a cluster that
