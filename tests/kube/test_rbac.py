@@ -29,6 +29,8 @@ RARE = {
     # node_update reads a stage's logs only when it fails (collect_logs: on_failure); package_stage
     # and node_interrupt read them always by default, which test_modules_under_the_apply_identity does.
     ('', 'pods/log', 'get'): 'read only when a package pod fails in a rollout',
+    # a stage's pod goes first as a dry run (pod_run.look_by_dry_run): it is read only when that answers 409
+    ('', 'pods', 'get'): "read only when a stage's pod is already there: left by an interrupted run, to adopt or replace",
     # the status of a CR of the announced group; the rollout below rolls a Skyhook (skyhooks/status is used)
     ('nodewright.nvidia.com', 'nodewrights/status', 'patch'): 'written only for nodewright.nvidia.com CRs',
     # cr_finalize (a CR deleted while the operator's finalizer holds it, tests/kube/test_cr_deletion.py) and the
