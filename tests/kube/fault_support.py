@@ -78,17 +78,19 @@ def refused_evictions(audit_log, namespace, pod):
                and (e.get('responseStatus') or {}).get('code') == 429)
 
 
-def watch_opened(audit_log, resource, field_selector, namespace=None, after=None):
+def watch_opened(audit_log, resource, field_selector, namespace=None, after=None, shared=False):
     """The collection has a watch of ``resource`` with ``field_selector`` (e.g. metadata.name=<pod>) open: the API
     server started answering it (stage ResponseStarted); with ``after`` (a predicate, and the name it is about),
-    one that came after an event ``after`` is true of."""
+    one that came after an event ``after`` is true of. ``shared``: or the sequence engine's watch of every
+    ``resource`` in ``namespace`` (no field selector: kube_transport.SharedWatch), which serves the wait then."""
     seen = after is None
     needles = ['"ResponseStarted"'] + ([after.name] if after is not None else [])
     for event in audit_events(audit_log, needles):
         if not seen:
             seen = after(event)
-        elif _is(event, 'watch', resource, namespace, agent=BRIDGE_UA, stage='ResponseStarted',
-                 query='fieldSelector=' + field_selector):
+        elif _is(event, 'watch', resource, namespace, agent=BRIDGE_UA, stage='ResponseStarted') and (
+                _is(event, 'watch', resource, query='fieldSelector=' + field_selector)
+                or (shared and 'fieldSelector=' not in urllib.parse.unquote(event.get('requestURI') or ''))):
             return True
     return False
 

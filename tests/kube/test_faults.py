@@ -340,8 +340,10 @@ def test_watch_cut_silently_while_a_package_pod_runs(fcluster, scene, tmp_path):
         run = launch(through, 'nodewright.bridge.apply', extra_vars=sc.variables(nodewright_stage_timeout=timeout))
         try:
             node, pkg, stage, dummy, name = sc.wait_pod(sc.names[0], 'prep', 'apply')
-            # the run's watch of the pod is open (the API server has begun answering it: the audit log)
-            helpers.wait_for(lambda: fs.watch_opened(fcluster.info.audit_log, 'pods', f'metadata.name={name}', sc.namespace),
+            # the run's watch of the pod is open (the API server has begun answering it: the audit log); in the
+            # sequence engine the stage pods' waits share one watch of the namespace
+            helpers.wait_for(lambda: fs.watch_opened(fcluster.info.audit_log, 'pods', f'metadata.name={name}', sc.namespace,
+                                                     shared=True),
                              60, interval=0.1, what=f'the watch of pod {name} open')
             cut = proxy.cut_existing()
             cut_at = time.monotonic()
