@@ -152,7 +152,12 @@ class PlaybookResult:
         self.report = json.loads(Path(report_path).read_text()) if Path(report_path).exists() else None
 
     def __repr__(self):
-        return f'PlaybookResult(rc={self.rc})\n--- stdout (tail) ---\n{self.stdout[-6000:]}\n--- stderr ---\n{self.stderr[-3000:]}'
+        # why it failed first: pytest shortens a long assertion message from the middle, and the tail is often
+        # only warnings (seen: an interop handoff's rc 2 with nothing but a deprecation warning left to read)
+        why = [line[:2000] for line in self.stdout.splitlines() + self.stderr.splitlines()
+               if line.startswith(('fatal:', 'failed:', 'ERROR!', 'FAILED')) or 'UNREACHABLE' in line][:10]
+        return (f'PlaybookResult(rc={self.rc})\n--- why ---\n' + '\n'.join(why) +
+                f'\n--- stdout (tail) ---\n{self.stdout[-6000:]}\n--- stderr ---\n{self.stderr[-3000:]}')
 
 
 class RunningPlaybook:
