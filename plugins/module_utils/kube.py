@@ -277,9 +277,7 @@ class Kube(KubeTransport):
         written it since the caller read it); the caller's when the versions cannot be compared."""
         if given is None or kept is None:
             return given or kept
-        mine = resource_version_number((kept.get('metadata') or {}).get('resourceVersion'))
-        theirs = resource_version_number((given.get('metadata') or {}).get('resourceVersion'))
-        return kept if mine is not None and theirs is not None and mine > theirs else given
+        return kept if _newer(kept, given, opaque=False) else given
 
     def _as_read(self, node):
         """The node as the server has it (the session's copy of the same version), not the generation's view of it."""
@@ -913,12 +911,13 @@ class _CrWatch(object):
                 self.synced.clear()
 
 
-def _newer(doc, than):
-    """Whether ``doc``'s resourceVersion is after ``than``'s (etcd revisions; opaque ones: take ``doc``)."""
-    mine, theirs = [(d.get('metadata') or {}).get('resourceVersion') or '' for d in (doc, than)]
-    if mine.isdigit() and theirs.isdigit():
-        return int(mine) > int(theirs)
-    return True
+def _newer(doc, than, opaque=True):
+    """Whether ``doc``'s resourceVersion is after ``than``'s (etcd revisions); ``opaque``: the answer when either is
+    not a number."""
+    mine, theirs = [resource_version_number((d.get('metadata') or {}).get('resourceVersion')) for d in (doc, than)]
+    if mine is None or theirs is None:
+        return opaque
+    return mine > theirs
 
 
 def _contains(have, want):

@@ -12,6 +12,7 @@ stops the run with a clear message before any node is touched.
 
 from __future__ import annotations
 
+import collections
 import json
 import os
 import signal
@@ -70,13 +71,16 @@ class Fleet(Pool):
 
 
 class InFlight:
-    """Samples, every 0.2 s, the fleet's cordoned nodes and the slots in the namespace's budget Leases."""
+    """Samples, every 0.2 s, the fleet's cordoned nodes (also by their ``rack`` label, for compartments) and the slots
+    in the namespace's budget Leases."""
 
     def __init__(self, cluster, fleet, namespace):
         self.core = cluster.core
         self.coordination = kclient.CoordinationV1Api(cluster.api)
         self.fleet, self.namespace = fleet, namespace
         self.most_cordoned = self.most_slots = 0
+        self.most_by_rack = {}  # rack -> most of its nodes cordoned at once
+        self.racks_at_once = 0  # most racks with a node cordoned at the same moment
         self.runs_seen = set()
         self.run_hosts = {}  # run -> its host identity in the Lease (boot ID / pid namespace)
         self.example = None
@@ -106,6 +110,11 @@ class InFlight:
                     if len(state['slots']) > 1 and len(state['runs']) > 1 and self.example is None:
                         self.example = (lease.metadata.name, lease.spec.holder_identity, text)  # what the docs show
             self.most_cordoned = max(self.most_cordoned, len(cordoned))
+            racks = collections.Counter((n.metadata.labels or {}).get('rack') for n in cordoned)
+            racks.pop(None, None)
+            for rack, count in racks.items():
+                self.most_by_rack[rack] = max(self.most_by_rack.get(rack, 0), count)
+            self.racks_at_once = max(self.racks_at_once, len(racks))
             self.most_slots = max(self.most_slots, slots)
             self.samples += 1
             time.sleep(0.2)
@@ -336,40 +345,6 @@ def test_check_mode_takes_no_slot_and_writes_no_lease(cluster, playbooks, fleet,
     assert not any(fleet.node(n).spec.unschedulable or fleet.complete(n) for n in fleet.names)
 
 
-class RackWatch:
-    """Samples, every 0.2 s, how many of each rack's nodes are cordoned (unschedulable) at once."""
-
-    def __init__(self, cluster, pool):
-        self.core, self.pool = cluster.core, pool
-        self.most = {}          # rack -> most cordoned at once
-        self.racks_at_once = 0  # most racks with a node cordoned at the same moment
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _run(self):
-        while not self.stop.is_set():
-            try:
-                nodes = self.core.list_node(label_selector=f'nodewright.bridge/pool={self.pool.id}', _request_timeout=3).items
-            except Exception:  # pylint: disable=broad-exception-caught
-                time.sleep(0.2)
-                continue
-            cordoned = {}
-            for node in nodes:
-                if node.spec.unschedulable:
-                    rack = node.metadata.labels['rack']
-                    cordoned[rack] = cordoned.get(rack, 0) + 1
-            for rack, count in cordoned.items():
-                self.most[rack] = max(self.most.get(rack, 0), count)
-            self.racks_at_once = max(self.racks_at_once, len(cordoned))
-            time.sleep(0.2)
-
-    def finish(self):
-        self.stop.set()
-        self.thread.join(timeout=10)
-        return self
-
-
 def test_two_runs_over_three_independent_compartments_hold_each_compartments_budget(
         cluster, playbooks, namespace, tmp_path, pod_recorder):  # noqa: F811  pylint: disable=redefined-outer-name
     """Issue 29's faults: with compartments that do not wait for each other (apply's default), two concurrent runs
@@ -392,16 +367,16 @@ def test_two_runs_over_three_independent_compartments_hold_each_compartments_bud
         variables = {'nodewright_cr': str(path), 'nodewright_namespace': namespace, 'nodewright_stage_timeout': 120,
                      'nodewright_interrupt_timeout': 120, 'nodewright_drain_timeout': 120}
         recorder = pod_recorder(namespace)
-        watch = RackWatch(cluster, pool)
+        watch = InFlight(cluster, pool, namespace)
         runs = [RunningPlaybook(playbooks, 'nodewright.bridge.apply', extra_vars=variables) for dummy in range(2)]
         results = [run.finish(timeout=900) for run in runs]
         watch.finish()
         recorder.finish()
-        print(f'two runs, three compartments: most cordoned at once per rack {watch.most}, '
+        print(f'two runs, three compartments: most cordoned at once per rack {watch.most_by_rack}, '
               f'racks cordoned at once {watch.racks_at_once}')
         for result in results:
             assert result.rc == 0, result
-        assert watch.most and all(count <= 1 for count in watch.most.values()), watch.most
+        assert watch.most_by_rack and all(count <= 1 for count in watch.most_by_rack.values()), watch.most_by_rack
         assert watch.racks_at_once >= 2, 'the compartments never had a node in flight at the same time'
         for name in pool.names:
             node = pool.node(name)
