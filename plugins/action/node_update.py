@@ -16,6 +16,7 @@ from ansible_collections.nodewright.bridge.plugins.module_utils import cluster_m
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import in_process
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import sequence_engine
+from ansible_collections.nodewright.bridge.plugins.plugin_utils import task_threads
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import fork_preload
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.cluster_action import ClusterAction
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.node_sequence import NodeSequence
@@ -50,6 +51,11 @@ class ActionModule(ClusterAction):
             result = sequence_engine.submit(engine, params, connection, check_mode, diff)
             if result is not None:
                 return result
+        if task_threads.in_task_thread():
+            # a thread of ansible-playbook itself: the sequence's client, connections and threads would be
+            # inherited by every worker forked after them; only the engine or a worker of its own runs it
+            return {'failed': True, 'msg': 'node_update of %s: the controller\'s sequence engine did not answer; the node '
+                                           'keeps the state it recorded, a re-run resumes it' % params.get('node')}
         # one environment and one API client for all the steps (and the package threads)
         with self.task_process():
             return dict(sequence_engine.run_sequence(params, connection, check_mode, diff), ran_in='worker')

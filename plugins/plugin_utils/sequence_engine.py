@@ -163,11 +163,12 @@ def enabled():
 
 
 def address():
-    """The engine's socket for this process, or None: only a direct child of the ``ansible-playbook``
-    that started it uses it (a nested run inherits the variable, not the engine)."""
+    """The engine's socket for this process, or None: only the ``ansible-playbook`` that started it (its task
+    threads, plugin_utils/task_threads.py) and its direct children (its workers) use it; a nested run inherits
+    the variable, not the engine."""
     value = os.environ.get(ADDRESS_ENV) or ''
     owner, sep, path = value.partition(':')
-    if not sep or not path or not owner.isdigit() or int(owner) != os.getppid():
+    if not sep or not path or not owner.isdigit() or int(owner) not in (os.getppid(), os.getpid()):
         return None
     return path
 

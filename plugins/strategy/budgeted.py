@@ -179,6 +179,7 @@ from ansible_collections.nodewright.bridge.plugins.plugin_utils import admission
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import fork_preload
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import play_phases
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import sequence_engine
+from ansible_collections.nodewright.bridge.plugins.plugin_utils import task_threads
 
 display = Display()
 
@@ -194,6 +195,7 @@ class _BudgetedMixin(object):
 
     _nw = None  # the play's PlayPhases
     _nw_loop = None  # the free-loop instance a sliding play was handed to (see run)
+    _nw_engine = None  # the play's sequence engine while it runs
 
     # ------------------------------------------------------------------ entry point
 
@@ -220,6 +222,7 @@ class _BudgetedMixin(object):
         gc.freeze()
         # The play's node_update tasks run in one process, not one each (their workers wait on it).
         engine = sequence_engine.start(fork_lock=getattr(display, '_lock', None)) if sequence_engine.enabled() else None
+        self._nw_engine = engine
         result = self._tqm.RUN_OK
         previous_sigterm = signal.signal(signal.SIGTERM, self._nw_on_sigterm)
         if previous_sigterm is None:  # installed outside Python
@@ -234,6 +237,7 @@ class _BudgetedMixin(object):
             if play.engine.budget is not None:  # Ctrl-C, an error: the unfinished nodes go back to the budget
                 play.engine.leave()
             if engine is not None:
+                self._nw_engine = None
                 engine.stop()
             # always give back what was borrowed, even on errors: PlaybookExecutor's
             # restriction, and every host state (TQM reads the failed hosts from them)
@@ -301,7 +305,9 @@ class _BudgetedMixin(object):
     def _queue_task(self, host, task, task_vars, play_context):
         if self._nw is not None:
             self._nw.task_queued(host.name, task, task_vars)
-        return super(_BudgetedMixin, self)._queue_task(host, task, task_vars, play_context)
+        # a node_update task the engine serves waits in a thread of this process, not a forked worker
+        with task_threads.worker_for(task, self._nw_engine is not None):
+            return super(_BudgetedMixin, self)._queue_task(host, task, task_vars, play_context)
 
     def _process_pending_results(self, iterator, one_pass=False, max_passes=None):
         results = super(_BudgetedMixin, self)._process_pending_results(iterator, one_pass=one_pass, max_passes=max_passes)

@@ -11,10 +11,16 @@ the node's annotations are read back from the API.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
+import time
+import uuid
 
 import pytest
 import yaml
+
+import launcher
 
 STATE = 'skyhook.nvidia.com/nodeState_{}'
 STATUS = 'skyhook.nvidia.com/status_{}'
@@ -112,3 +118,54 @@ def test_a_failing_stage_names_the_step_and_keeps_the_cordon(cluster, playbooks,
     after = cluster.core.read_node(node)
     assert after.spec.unschedulable
     assert after.metadata.labels[STATUS.format('bad')] == 'erroring'
+
+
+def _children(pid):
+    """The processes ``pid`` has forked and not reaped (every thread's children, from /proc)."""
+    found = set()
+    try:
+        for tid in os.listdir(f'/proc/{pid}/task'):
+            with open(f'/proc/{pid}/task/{tid}/children', encoding='ascii') as handle:
+                found.update(handle.read().split())
+    except OSError:  # the process or a thread has just ended
+        pass
+    return found
+
+
+@pytest.mark.parametrize('threads', [True, False], ids=['task-threads', 'workers'])
+def test_tasks_the_engine_serves_wait_in_threads_not_forked_workers(cluster, playbooks, namespace, tmp_path, threads):
+    """Three hosts' node_update tasks in flight at once: with task threads, ansible-playbook forks only the engine
+    (plugin_utils/task_threads.py); with NODEWRIGHT_BRIDGE_TASK_THREADS=0 it forks a worker per task as well."""
+    nodes = [f'n-threads-{uuid.uuid4().hex[:5]}-{i}' for i in range(3)]
+    launcher.create_nodes(cluster.api, nodes, labels={'nodewright.bridge/test-node': 'true', 'threads': 'yes'},
+                          start_index=900 if threads else 910)
+    try:
+        launcher.wait_nodes_ready(cluster.api, nodes, timeout=60)
+        cr_doc = _cr('thr' if threads else 'wrk', nodes[0])
+        cr_doc['spec']['nodeSelectors'] = {'matchLabels': {'threads': 'yes'}}
+        (tmp_path / 'cr.yaml').write_text(yaml.safe_dump(cr_doc))
+        inventory = {'all': {'hosts': {n: {'ansible_connection': 'local', 'ansible_python_interpreter': sys.executable}
+                                       for n in nodes}}}
+        (tmp_path / 'hosts.yml').write_text(yaml.safe_dump(inventory))
+        play = [{'hosts': 'all', 'gather_facts': False, 'strategy': 'nodewright.bridge.budgeted',
+                 'vars': {'nodewright_interruption_budget': {'count': 3}},
+                 'tasks': [{'name': 'update', 'nodewright.bridge.node_update': {
+                     'node': '{{ inventory_hostname }}', 'cr': str(tmp_path / 'cr.yaml'), 'namespace': namespace,
+                     'kubeconfig': playbooks.kubeconfig}}]}]
+        (tmp_path / 'play.yml').write_text(yaml.safe_dump(play))
+        cmd, env, dummy, cwd = playbooks.command(str(tmp_path / 'play.yml'), inventory=tmp_path / 'hosts.yml')
+        env['NODEWRIGHT_BRIDGE_TASK_THREADS'] = '1' if threads else '0'
+        most = 0
+        with subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
+            while proc.poll() is None:
+                most = max(most, len(_children(proc.pid)))
+                time.sleep(0.02)
+            output = proc.stdout.read()
+        assert proc.returncode == 0, output[-4000:]
+        for name in nodes:
+            assert cluster.core.read_node(name).metadata.labels[STATUS.format(cr_doc['metadata']['name'])] == 'complete'
+        # the engine, and a worker per node in flight only without the threads (the measure can tell them apart)
+        assert most == 1 if threads else most >= 4, (most, output[-2000:])
+    finally:
+        for name in nodes:
+            cluster.core.delete_node(name)

@@ -15,7 +15,7 @@ __metaclass__ = type
 import json
 import os
 
-from strategy_helpers import hosts, inventory
+from strategy_helpers import core_version, hosts, inventory
 
 CR = {
     'apiVersion': 'skyhook.nvidia.com/v1alpha1', 'kind': 'Skyhook', 'metadata': {'name': 'tuning'},
@@ -145,3 +145,40 @@ def test_the_task_environment_reaches_the_module_in_process(run_playbook):
     run = run_playbook([play], inventory(hosts(1)), files=FILES)
     assert run.rc == 2
     assert 'kubeconfig /nonexistent/kubeconfig-from-task-env does not exist' in run.flat, run
+
+
+def _forks(run):
+    """How many processes ansible-playbook forked (the nw_recorder callback counts them)."""
+    return [event['count'] for event in run.events if event['event'] == 'forks'][-1]
+
+
+def test_node_update_tasks_the_engine_serves_report_as_from_a_worker(run_playbook):
+    """node_update under the budgeted strategy: where the sequence engine serves it (and the core is one
+    plugin_utils/task_threads.py mirrors: 2.19, 2.20), the task waits in a thread of ansible-playbook instead of a
+    forked worker; its result reaches register, ignore_errors and the next task as a worker's does, on every core."""
+    play = {'name': 'update', 'hosts': 'all', 'gather_facts': False, 'strategy': 'nodewright.bridge.budgeted',
+            'vars': {'nodewright_interruption_budget': {'count': 3}}, 'tasks': [
+                {'name': 'update', 'nodewright.bridge.node_update': {
+                    'node': '{{ inventory_hostname }}', 'cr': 'cr.json', 'kubeconfig': 'no-such-kubeconfig'},
+                 'register': 'updated', 'ignore_errors': True},
+                {'name': 'keep', 'ansible.builtin.copy': {'content': '{{ updated | to_nice_json }}',
+                                                          'dest': '{{ playbook_dir }}/result-{{ inventory_hostname }}.json'}},
+            ]}
+    runs = dict((threads, run_playbook([play], inventory(hosts(3)), files=FILES,
+                                       env={'NODEWRIGHT_BRIDGE_TASK_THREADS': threads}))
+                for threads in ('1', '0'))
+    msgs = {}
+    for threads, run in runs.items():
+        assert run.rc == 0, run
+        assert 'ok=2' in run.stdout and 'ignored=1' in run.stdout, run
+        msgs[threads] = []
+        for host in ('n01', 'n02', 'n03'):
+            result = read_result(run, host)
+            assert result['failed'] is True and result['ran_in'] == 'sequence engine', (threads, result)
+            assert result['msg'] == 'the CR on node %s failed at "planning": kubeconfig no-such-kubeconfig does not exist' \
+                % host, (threads, result)
+            msgs[threads].append(result['msg'])
+    assert msgs['1'] == msgs['0']  # the same results whichever way the tasks waited
+    # with workers: the engine, a worker per update task and per keep task; in threads, no worker for an update task
+    assert _forks(runs['0']) == 7, runs['0'].events
+    assert _forks(runs['1']) == (4 if core_version() in ((2, 19), (2, 20)) else 7), runs['1'].events

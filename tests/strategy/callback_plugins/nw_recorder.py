@@ -12,7 +12,8 @@ name: nw_recorder
 type: aggregate
 short_description: Record runner events as JSON lines (tests only)
 description:
-  - Appends one JSON object per task start and result to the file named by C(NW_RECORDER).
+  - Appends one JSON object per task start and result to the file named by C(NW_RECORDER), and at the end of
+    the playbook how many processes ansible-playbook forked (workers, the sequence engine).
 author:
   - nodewright.bridge contributors (@nodewright)
 '''
@@ -42,6 +43,14 @@ class CallbackModule(CallbackBase):
         self._path = os.environ.get('NW_RECORDER')
         self._lock = threading.Lock()
         self._play = None
+        self._pid = os.getpid()
+        self._forks = 0
+        if hasattr(os, 'register_at_fork'):
+            os.register_at_fork(before=self._count_fork)
+
+    def _count_fork(self):
+        if os.getpid() == self._pid:  # ansible-playbook's forks, not a worker's
+            self._forks += 1
 
     def _write(self, event, host, task):
         if not self._path:
@@ -51,6 +60,12 @@ class CallbackModule(CallbackBase):
         with self._lock:
             with open(self._path, 'a') as handle:
                 handle.write(line + '\n')
+
+    def v2_playbook_on_stats(self, stats):
+        if self._path:
+            with self._lock:
+                with open(self._path, 'a') as handle:
+                    handle.write(json.dumps({'event': 'forks', 'count': self._forks, 'time': time.time()}) + '\n')
 
     def v2_playbook_on_play_start(self, play):
         self._play = play.get_name()

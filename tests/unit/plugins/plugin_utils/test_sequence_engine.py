@@ -111,10 +111,10 @@ def test_a_worker_gets_the_result_computed_in_the_engine_process(engine_with):
     assert result['ran_in'] == 'sequence engine'
 
 
-def test_only_a_direct_child_of_the_starter_uses_the_engine(engine_with):
-    engine_with(lambda *a, **k: {})
-    # the starting process itself (ansible-playbook) is not a worker
-    assert sequence_engine.address() is None
+def test_only_the_starter_and_its_direct_children_use_the_engine(engine_with):
+    engine = engine_with(lambda *a, **k: {})
+    # the starting process itself (ansible-playbook: its task threads) and its workers
+    assert sequence_engine.address() == engine.path
     assert _in_worker(sequence_engine.address) is not None
     # a grandchild (a nested run started from a task) inherits the variable, not the engine
     assert _in_worker(lambda: _in_worker(sequence_engine.address)) is None
