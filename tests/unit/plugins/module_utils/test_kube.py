@@ -384,18 +384,32 @@ def test_watch_until_reconnects_from_the_last_version_when_the_stream_is_cut(ser
     assert len(server.of('GET', NODES, watch=False)) == 1  # a cut stream is no reason to list again
 
 
-def test_watch_until_lists_again_when_the_stream_goes_silent(server, kube):
-    # a silently cut watch (no byte for WATCH_IDLE_SECONDS): events may be lost with it, so list again
+def test_watch_until_resumes_from_its_last_version_when_the_stream_goes_silent(server, kube):
+    # a silently cut watch (no byte for WATCH_IDLE_SECONDS): watched again from the last version seen, which
+    # gives every later event again (client-go's reflector); no new list
     server.reply('GET', NODES, body=node_list(10, node('n1', 9, ready=False)))
     server.stream('GET', NODES, [event('MODIFIED', node('n1', 11, ready=False)), socket.timeout('timed out')])
+    server.stream('GET', NODES, [event('MODIFIED', node('n1', 21))])
+
+    assert kube.watch_until('nodes', ready_names, 5) == ['n1']
+
+    assert len(server.of('GET', NODES, watch=False)) == 1
+    assert [r.query['resourceVersion'] for r in watches(server)] == ['10', '11']
+    assert watches(server)[0].timeout.read_timeout == kube_api.WATCH_IDLE_SECONDS
+
+
+def test_watch_until_lists_again_when_the_version_it_resumes_from_is_gone(server, kube):
+    # silent, then the server no longer has version 11 (410): only then a new list
+    server.reply('GET', NODES, body=node_list(10, node('n1', 9, ready=False)))
+    server.stream('GET', NODES, [event('MODIFIED', node('n1', 11, ready=False)), socket.timeout('timed out')])
+    server.stream('GET', NODES, [event('ERROR', status_body(410, 'Expired', 'too old resource version: 11'))])
     server.reply('GET', NODES, body=node_list(20, node('n1', 19, ready=False)))
     server.stream('GET', NODES, [event('MODIFIED', node('n1', 21))])
 
     assert kube.watch_until('nodes', ready_names, 5) == ['n1']
 
     assert len(server.of('GET', NODES, watch=False)) == 2
-    assert [r.query['resourceVersion'] for r in watches(server)] == ['10', '20']
-    assert watches(server)[0].timeout.read_timeout == kube_api.WATCH_IDLE_SECONDS
+    assert [r.query['resourceVersion'] for r in watches(server)] == ['10', '11', '20']
 
 
 def test_watch_until_reconnects_when_the_server_ends_the_watch_and_resumes_at_a_bookmark(server, kube):
