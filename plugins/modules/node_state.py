@@ -44,11 +44,20 @@ extends_documentation_fragment:
 options:
   node:
     description:
-      - The node.
+      - The node. One of O(node) and O(nodes) is required.
       - O(name) is a deprecated alias (removed in 2.0.0).
     type: str
-    required: true
     aliases: [name]
+  nodes:
+    description:
+      - For V(record) only, instead of O(node), several nodes that get the same O(status), written 16 at a time
+        (the apply playbook records every node of a CR this way before its first batch, as the operator's first
+        reconcile does).
+      - Each node's write is its own guarded patch. When some nodes fail (a node deleted meanwhile), the others keep
+        their record, and the task fails with a message that names each node at fault and why (RV(failed_nodes)).
+    type: list
+    elements: str
+    version_added: 0.2.0
   cr_name:
     description:
       - The name of the Skyhook / NodeWright CR whose state to read, reset or complete. Required for V(reset) and V(complete).
@@ -157,6 +166,13 @@ EXAMPLES = r'''
     action: record
     status: blocked
 
+- name: Record the nodes of a resumed CR waiting for their batch (several at once)
+  nodewright.bridge.node_state:
+    nodes: [gpu-node-01, gpu-node-02, gpu-node-03]
+    cr_name: gpu-tuning
+    action: record
+    status: waiting
+
 - name: Keep a node out of every rollout
   nodewright.bridge.node_state:
     node: gpu-node-07
@@ -165,43 +181,56 @@ EXAMPLES = r'''
 
 RETURN = r'''
 node:
-  description: The node's name.
-  returned: always
+  description:
+    - The node's name. The fields from here to RV(reset) are returned for O(node); with O(nodes), each node's are
+      under RV(nodes).
+  returned: with O(node)
   type: str
+nodes:
+  description: With O(nodes), each node's result (RV(node), RV(states), RV(status), ...) by node name; a node whose write
+    failed is not in it.
+  returned: with O(nodes)
+  type: dict
+  sample: {"gpu-node-01": {"node": "gpu-node-01", "changed": true, "status": {"gpu-tuning": "waiting"}}}
+failed_nodes:
+  description: With O(nodes), the nodes that were not recorded (the message says why for each).
+  returned: when some of O(nodes) failed
+  type: list
+  elements: str
 states:
   description:
     - The node state per CR (after the task), keyed by package C(<name>|<version>), decoded from
       C(skyhook.nvidia.com/nodeState_<cr>). Each entry has C(name), C(version), C(image),
       C(containerSHA), C(stage), C(state) and C(restarts).
-  returned: always
+  returned: with O(node)
   type: dict
   sample: {"gpu-tuning": {"tuning|1.2.0": {"name": "tuning", "version": "1.2.0", "image": "ghcr.io/acme/tuning",
            "containerSHA": "", "stage": "config", "state": "complete", "restarts": 0}}}
 status:
   description: The node status per CR (C(skyhook.nvidia.com/status_<cr>)).
-  returned: always
+  returned: with O(node)
   type: dict
   sample: {"gpu-tuning": "complete"}
 versions:
   description: The operator version per CR whose formats the annotations use (C(skyhook.nvidia.com/version_<cr>)).
-  returned: always
+  returned: with O(node)
   type: dict
 cordon_owners:
   description: CRs holding a NodeWright cordon on the node.
-  returned: always
+  returned: with O(node)
   type: list
   elements: str
 unschedulable:
   description: Whether the node is cordoned.
-  returned: always
+  returned: with O(node)
   type: bool
 ignored:
   description: Whether the node carries C(skyhook.nvidia.com/ignore=true).
-  returned: always
+  returned: with O(node)
   type: bool
 taints:
   description: The node's taints after the task, as C(key=value:Effect).
-  returned: always
+  returned: with O(node)
   type: list
   elements: str
 reset:

@@ -126,8 +126,11 @@ class TaskThread(object):
             self._final_q.send_task_result(_RawTaskResult(host=self._host, task=self._task, return_data=result,
                                                           task_fields=self._task.dump_attrs()))
         except Exception as exc:  # pylint: disable=broad-except
-            self._final_q.send_task_result(_RawTaskResult(host=self._host, task=self._task, task_fields={},
-                                                          return_data=_error_utils.result_dict_from_exception(exc)))
+            try:  # what a worker does: the error instead of a result that cannot be sent (its task fields omitted)
+                self._final_q.send_task_result(_RawTaskResult(host=self._host, task=self._task, task_fields={},
+                                                              return_data=_error_utils.result_dict_from_exception(exc)))
+            except Exception:  # pylint: disable=broad-except
+                pass  # the queue is gone: ansible-playbook is ending (Ctrl-C), nobody reads a result any more
 
 
 @contextlib.contextmanager

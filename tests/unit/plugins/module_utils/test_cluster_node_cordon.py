@@ -263,3 +263,72 @@ def test_node_state_in_check_mode_sends_a_dry_run_only(server):
     assert result['changed'] is True and result['ignored'] is False
     assert calls(server) == ['GET ' + NODE_PATH, 'PATCH %s dry-run' % NODE_PATH]
     assert kept.doc['metadata']['labels'] == {IGNORE: 'true'}
+
+
+# --------------------------------------------------------------------------- node_state record on several nodes
+
+STATUS_KEY = 'skyhook.nvidia.com/status_demo'
+
+
+def stored_nodes(server, names, labels=None):
+    kept = {}
+    for name in names:
+        kept[name] = Stored(node(name, 5, labels=labels))
+        path = '/api/v1/nodes/%s' % name
+        server.reply('GET', path, body=kept[name].get, repeat=True)
+        server.reply('PATCH', path, body=kept[name].patch, repeat=True)
+        server.reply('PATCH', path + '/status', body=kept[name].patch_status, repeat=True)
+    return kept
+
+
+def test_node_state_records_a_status_on_several_nodes_each_in_its_own_write(server):
+    names = ['n%d' % i for i in range(1, 41)]
+    kept = stored_nodes(server, names)
+
+    first = state(server, 'record', node=None, nodes=names + ['n1'], cr_name='demo', status='waiting')
+    again = state(server, 'record', node=None, nodes=names, cr_name='demo', status='waiting')
+
+    assert first['changed'] is True and sorted(first['nodes']) == sorted(names)
+    assert first['nodes']['n7']['status'] == {'demo': 'waiting'} and first['nodes']['n7']['changed'] is True
+    for name in names:
+        assert kept[name].doc['metadata']['labels'][STATUS_KEY] == 'waiting'
+        assert kept[name].doc['metadata']['annotations'][STATUS_KEY] == 'waiting'
+    # one guarded patch of each node's metadata, n1 given twice written once; the second task writes nothing
+    patches = [r.path for r in server.of('PATCH') if not r.path.endswith('/status')]
+    assert sorted(patches) == sorted('/api/v1/nodes/%s' % n for n in names)
+    assert again['changed'] is False and not any(r['changed'] for r in again['nodes'].values())
+
+
+def test_node_state_records_the_other_nodes_and_names_each_one_at_fault(server):
+    kept = stored_nodes(server, ['n1', 'n3'])
+    server.reply('GET', '/api/v1/nodes/n2', status=404, body=status_body(404, 'NotFound', 'nodes "n2" not found'),
+                 repeat=True)
+    module = FakeModule(node_state_module, action='record', node=None, nodes=['n1', 'n2', 'n3'], cr_name='demo',
+                        status='paused')
+
+    with pytest.raises(Exception) as failed:
+        node_state_module.run(module, server.kube())
+
+    assert failed.value.msg.startswith('1 of 3 nodes not recorded paused: node n2 does not exist in the cluster at ')
+    assert failed.value.result['failed_nodes'] == ['n2'] and sorted(failed.value.result['nodes']) == ['n1', 'n3']
+    assert [kept[n].doc['metadata']['labels'][STATUS_KEY] for n in ('n1', 'n3')] == ['paused', 'paused']
+
+
+def test_node_state_several_nodes_in_check_mode_send_dry_runs_with_a_diff_each(server):
+    kept = stored_nodes(server, ['n1', 'n2'])
+    result = state(server, 'record', node=None, nodes=['n1', 'n2'], cr_name='demo', status='waiting', check_mode=True,
+                   diff=True)
+    assert result['changed'] is True and len(result['diff']) == 2 and 'diff' not in result['nodes']['n1']
+    assert all(r.query.get('dryRun') for r in server.of('PATCH'))
+    assert STATUS_KEY not in kept['n1'].doc['metadata']['labels']
+
+
+@pytest.mark.parametrize('params,message', [
+    ({'action': 'complete', 'nodes': ['n1', 'n2']}, 'nodes is only used with action=record (got action=complete); give one node'),
+    ({'action': 'record', 'status': 'waiting', 'nodes': ['']}, 'nodes: give at least one node name'),
+])
+def test_node_state_nodes_is_for_record_only_and_touches_no_node(server, monkeypatch, params, message):
+    module = FakeModule(node_state_module, node=None, cr_name='demo', **params)
+    execute(monkeypatch, node_state_module, module, server.kube())
+    assert module.failed['msg'] == message
+    assert calls(server) == []
