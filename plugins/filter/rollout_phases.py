@@ -28,6 +28,16 @@ options:
     description: Give each CR's documents (the CR and its policy) in C(crs[name].documents), for CRs read from a file.
     type: bool
     default: false
+  phase_var:
+    description:
+      - The name of a host variable that each phase sets, through its C(host_vars), on every host it rolls out to.
+        Its value is C({name, docs, identity, rolling}), the CR's name, its documents (C(with_documents)) or an empty
+        string, its C(cr_identity) and the nodes it was rolling when planned. The apply playbook passes C(nw_apply_cr),
+        which the role C(nodewright.bridge.node) reads.
+      - Set by the strategy once per host and phase, the value is plain data; read through C(hostvars) it would be
+        templated again for every host and every task argument that names it.
+    type: str
+    version_added: 0.2.0
 '''
 
 EXAMPLES = r'''
@@ -49,10 +59,17 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.nodewright.bridge.plugins.module_utils.planner import rollout_phases
 
 
-def _rollout_phases(plans, with_documents=False):
+def _rollout_phases(plans, with_documents=False, phase_var=None):
     if not isinstance(plans, list) or not all(isinstance(p, dict) and 'cr' in p for p in plans):
         raise AnsibleFilterError('rollout_phases: expects a list of nodewright.bridge.rollout_plan results')
-    return rollout_phases(plans, with_documents=bool(with_documents))
+    run = rollout_phases(plans, with_documents=bool(with_documents))
+    if phase_var:
+        for phase in run['phases']:
+            decision = run['crs'][phase['name']]
+            phase['host_vars'] = {phase_var: {'name': phase['name'], 'docs': decision.get('documents') or '',
+                                              'identity': decision.get('cr_identity'),
+                                              'rolling': decision.get('rolling') or []}}
+    return run
 
 
 class FilterModule(object):

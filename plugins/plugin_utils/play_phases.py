@@ -138,6 +138,8 @@ class PlayPhases(object):
                 forget_roles(self.iterator._play, host.name)
             if phase.name is not None:
                 self.variable_manager.set_host_variable(host.name, rollout_config.HOSTVAR_PHASE, phase.name)
+            for variable, value in phase.host_vars.items():
+                self.variable_manager.set_host_variable(host.name, variable, value)
         settings = phase.settings
         nodes, pinned = rollout_config.node_inputs(settings, [i for i in inputs if i[0] not in excluded])
         scheduler = rollout_config.build_scheduler(settings, nodes, pinned, batch_states=phase.batch_state, cr_name=phase.name)

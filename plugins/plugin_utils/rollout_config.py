@@ -16,6 +16,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import re
+
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils import rollout_gates
@@ -36,6 +38,8 @@ HOSTVAR_COMPARTMENT = 'nodewright_compartment'
 HOSTVAR_LABELS = 'nodewright_labels'
 # Set by the strategy on every host of a phase when the phase starts (the tasks read it).
 HOSTVAR_PHASE = 'nodewright_phase'
+# what a phase's host_vars may name: an Ansible variable name
+_VARIABLE_NAME = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*$')
 VAR_SHARED = 'nodewright_shared_budget'
 PLAY_VARS = (VAR_POLICY, VAR_BUDGET, VAR_ADMISSION, VAR_WINDOW, VAR_ORDER, VAR_LOCKSTEP, VAR_PHASES,
              VAR_SHARED) + rollout_gates.PLAY_VARS
@@ -291,8 +295,11 @@ class Phase(object):
     """
 
     def __init__(self, name, settings, hosts=None, compartments=None, after_all=(), budget_key=None, selector=None,
-                 batch_state=None, cr_status=False):
+                 batch_state=None, cr_status=False, host_vars=None):
         self.name = name
+        # variables set on each host of the phase when it starts (as nodewright_phase): values the play's tasks would
+        # otherwise template from another host's variables for every host and task
+        self.host_vars = host_vars or {}
         # compartment -> the BatchProcessingState of the CR's status this rollout continues (rollout_plan's
         # batch_state); cr_status: the phase is a CR in the cluster, whose status gets the batch state
         self.batch_state = batch_state or {}
@@ -350,7 +357,7 @@ def _parse_phase(index, entry, seen, play_vars, read_file, errors):
     if name in seen:
         errors.append('%s: the name is used twice' % where)
     unknown = sorted(set(entry) - set(('name', 'policy', 'interruption_budget', 'hosts', 'after_all', 'budget_key',
-                                      'selector', 'batch_state', 'cr_status')))
+                                      'selector', 'batch_state', 'cr_status', 'host_vars')))
     if unknown:
         errors.append('%s: unknown keys %s' % (where, ', '.join(unknown)))
     hosts = entry.get('hosts')
@@ -372,6 +379,10 @@ def _parse_phase(index, entry, seen, play_vars, read_file, errors):
         batch_state = {}
     for comp, state in sorted(batch_state.items()):
         errors.extend(batch_state_errors(state, '%s.batch_state.%s' % (where, comp)))
+    host_vars = entry.get('host_vars') or {}
+    if not isinstance(host_vars, dict) or not all(_VARIABLE_NAME.match(str(k)) for k in host_vars):
+        errors.append('%s.host_vars: must be a mapping of variable names to values, got %r' % (where, host_vars))
+        host_vars = {}
     try:
         settings = parse_settings({VAR_POLICY: entry.get('policy'), VAR_BUDGET: entry.get('interruption_budget'),
                                    VAR_ADMISSION: play_vars.get(VAR_ADMISSION), VAR_WINDOW: play_vars.get(VAR_WINDOW),
@@ -382,7 +393,7 @@ def _parse_phase(index, entry, seen, play_vars, read_file, errors):
         errors.extend('%s: %s' % (where, err) for err in exc.errors)
         return None
     return Phase(name, settings, hosts, compartments, after_all, entry.get('budget_key'), entry.get('selector'),
-                 batch_state, bool(entry.get('cr_status')))
+                 batch_state, bool(entry.get('cr_status')), host_vars)
 
 
 def _labels(host, value, errors):

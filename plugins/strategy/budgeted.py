@@ -87,7 +87,8 @@ options:
   nodewright_phases:
     description: >-
       Phases of the play (the apply playbook's CRs): a list of C({name, hosts, policy or interruption_budget,
-      after_all, batch_state, budget_key, selector, cr_status}), each a rollout of its own, in order.
+      after_all, batch_state, budget_key, selector, cr_status, host_vars}), each a rollout of its own, in order;
+      C(host_vars) are set on each host of the phase when it starts.
     type: list
     elements: dict
     vars: [{name: nodewright_phases}]

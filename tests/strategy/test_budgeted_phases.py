@@ -98,6 +98,8 @@ def test_a_stopped_phase_leaves_its_remaining_hosts_out_of_later_phases(run_play
     ([{'name': 'a', 'interruption_budget': {'count': 1}, 'hosts': {'n01': 'rack-z'}}],
      "nodewright_compartment of n01: 'rack-z' is not a compartment of the policy"),
     ('not a list', 'must be a non-empty list of phases'),
+    ([{'name': 'a', 'interruption_budget': {'count': 1}, 'hosts': ['n01'], 'host_vars': {'not a name': 1}}],
+     'nodewright_phases[0] (a).host_vars: must be a mapping of variable names to values'),
 ])
 def test_a_bad_phase_fails_the_play_before_any_host_runs(run_playbook, phases, problem):
     run = run_playbook([budgeted_play(PHASE_TASKS, nodewright_phases=phases)], inventory(hosts(2)))
@@ -133,3 +135,20 @@ def test_a_role_runs_again_for_a_host_in_a_later_phase(run_playbook):
     assert run.rc == 0, run
     for host in ('n01', 'n02'):
         assert 'role in first on %s' % host in run.stdout and 'role in second on %s' % host in run.stdout
+
+
+def test_a_phase_sets_its_host_vars_on_its_hosts_when_it_starts(run_playbook):
+    """The apply playbook's nw_apply_cr: set once per host and phase, read by every task as plain data."""
+    phases = [
+        {'name': 'first', 'interruption_budget': {'count': 2}, 'hosts': ['n01', 'n02'],
+         'host_vars': {'nw_phase_cr': {'name': 'first', 'rolling': ['n02']}}},
+        {'name': 'second', 'interruption_budget': {'count': 2}, 'hosts': ['n02'],
+         'host_vars': {'nw_phase_cr': {'name': 'second', 'rolling': []}}},
+    ]
+    tasks = [{'name': 'show', 'ansible.builtin.debug': {
+        'msg': "{{ inventory_hostname }} in {{ nw_phase_cr.name }}: rolling {{ inventory_hostname in nw_phase_cr.rolling }}"}}]
+    run = run_playbook([budgeted_play(tasks, nodewright_phases=phases)], inventory(hosts(3)))
+    assert run.rc == 0, run
+    for line in ('n01 in first: rolling False', 'n02 in first: rolling True', 'n02 in second: rolling False'):
+        assert line in run.stdout, run
+    assert 'n03 in' not in run.stdout  # a host of no phase runs nothing and gets nothing

@@ -97,3 +97,15 @@ def test_complete_nodes_are_recorded_only_when_the_record_is_missing_or_a_taint_
     tainted = plan('b', ['n1'], complete=['n1'], runtime=True)
     tainted['nodes']['n1']['recorded'] = True
     assert rollout_phases([tainted])['crs']['b']['complete'] == ['n1']  # the runtime-required taint is checked
+
+
+def test_the_filter_hands_each_phase_its_cr_as_a_host_variable():
+    from ansible_collections.nodewright.bridge.plugins.filter.rollout_phases import FilterModule
+    run_phases = FilterModule().filters()['rollout_phases']
+    plans = [plan('a', ['n1', 'n2'])]
+    plain_run = run_phases(plans)
+    run = run_phases(plans, with_documents=True, phase_var='nw_apply_cr')
+    assert 'host_vars' not in plain_run['phases'][0]
+    value = run['phases'][0]['host_vars']['nw_apply_cr']
+    assert value['name'] == 'a' and value['rolling'] == run['crs']['a']['rolling']
+    assert value['docs'] == run['crs']['a']['documents'] and value['identity'] == run['crs']['a']['cr_identity']
