@@ -93,6 +93,9 @@ class Run(object):
         if os.path.exists(recorder_path):
             with open(recorder_path) as handle:
                 self.events = [json.loads(line) for line in handle if line.strip()]
+        # how many processes ansible-playbook forked (the recorder's last line), apart from the runner events
+        self.forks = [e['count'] for e in self.events if e['event'] == 'forks']
+        self.events = [e for e in self.events if e['event'] != 'forks']
 
     @property
     def output(self):

@@ -149,7 +149,7 @@ def test_the_task_environment_reaches_the_module_in_process(run_playbook):
 
 def _forks(run):
     """How many processes ansible-playbook forked (the nw_recorder callback counts them)."""
-    return [event['count'] for event in run.events if event['event'] == 'forks'][-1]
+    return run.forks[-1]
 
 
 def test_node_update_tasks_the_engine_serves_report_as_from_a_worker(run_playbook):
@@ -180,5 +180,5 @@ def test_node_update_tasks_the_engine_serves_report_as_from_a_worker(run_playboo
             msgs[threads].append(result['msg'])
     assert msgs['1'] == msgs['0']  # the same results whichever way the tasks waited
     # with workers: the engine, a worker per update task and per keep task; in threads, no worker for an update task
-    assert _forks(runs['0']) == 7, runs['0'].events
-    assert _forks(runs['1']) == (4 if core_version() in ((2, 19), (2, 20)) else 7), runs['1'].events
+    assert _forks(runs['0']) == 7, runs['0'].forks
+    assert _forks(runs['1']) == (4 if core_version() in ((2, 19), (2, 20)) else 7), runs['1'].forks
