@@ -116,7 +116,9 @@ class TaskThread(object):
     def _run(self):
         _IN_TASK_THREAD.active = True
         try:
-            with TaskContext(self._task):
+            # TaskContext as 2.19 and 2.20 have it (2.21's has more fields, which its pylint asks for: the file is not
+            # used there, _SHAPE_OK)
+            with TaskContext(self._task):  # pylint: disable=missing-kwoa
                 result = TaskExecutor(self._host, self._task, self._task_vars, self._play_context, self._loader,
                                       self._shared_loader_obj, self._final_q, self._variable_manager).run()
         except BaseException as exc:  # pylint: disable=broad-except
