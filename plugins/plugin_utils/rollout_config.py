@@ -16,7 +16,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import re
+from ansible.utils.vars import isidentifier
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
@@ -38,8 +38,6 @@ HOSTVAR_COMPARTMENT = 'nodewright_compartment'
 HOSTVAR_LABELS = 'nodewright_labels'
 # Set by the strategy on every host of a phase when the phase starts (the tasks read it).
 HOSTVAR_PHASE = 'nodewright_phase'
-# what a phase's host_vars may name: an Ansible variable name
-_VARIABLE_NAME = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*$')
 VAR_SHARED = 'nodewright_shared_budget'
 PLAY_VARS = (VAR_POLICY, VAR_BUDGET, VAR_ADMISSION, VAR_WINDOW, VAR_ORDER, VAR_LOCKSTEP, VAR_PHASES,
              VAR_SHARED) + rollout_gates.PLAY_VARS
@@ -380,7 +378,7 @@ def _parse_phase(index, entry, seen, play_vars, read_file, errors):
     for comp, state in sorted(batch_state.items()):
         errors.extend(batch_state_errors(state, '%s.batch_state.%s' % (where, comp)))
     host_vars = entry.get('host_vars') or {}
-    if not isinstance(host_vars, dict) or not all(_VARIABLE_NAME.match(str(k)) for k in host_vars):
+    if not isinstance(host_vars, dict) or not all(isidentifier(str(k)) for k in host_vars):
         errors.append('%s.host_vars: must be a mapping of variable names to values, got %r' % (where, host_vars))
         host_vars = {}
     try:
