@@ -80,6 +80,14 @@ def decide(cr, package, states, pods_left=()):
                 len(complete), len(states))}
 
 
+def waiting(decisions):
+    """The packages whose edit waits for the rollout under way (``decisions``: package -> :func:`decide`'s result),
+    sorted: the apply playbook decides them again after its rollout. The operator reconciles again whenever a
+    node's package changes, so an edit follows the rollout it waited for at once; a run that decided only before
+    its rollout ended with the package complete and the ConfigMap still old."""
+    return sorted(name for name, decision in decisions.items() if decision['action'] == 'wait')
+
+
 def dropped_by_version_change(cr, states):
     """The packages whose ``status.configUpdates`` the operator drops as it looks at the nodes' versions
     (HandleVersionChange, skyhook_controller.go @71ca22b8: RemoveConfigUpdates), sorted.

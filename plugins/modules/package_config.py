@@ -31,7 +31,9 @@ description:
     C(status.configUpdates) (RV(dropped)), so the new version's config stage runs without the earlier edit's config
     interrupts.
   - For a CR in the cluster only (C(status.configUpdates) is where the keys are kept). The apply playbook runs
-    it before each rollout and plans again when it applied an edit or dropped keys.
+    it before its rollout and plans again when it applied an edit or dropped keys; after the rollout it runs it
+    again for the CRs whose edit waited (RV(waiting)) and rolls out the edits the rollout let through, so one run
+    leaves the new data on the nodes, as the operator's next reconcile does.
 extends_documentation_fragment:
   - nodewright.bridge.k8s_auth
 options:
@@ -98,9 +100,18 @@ dropped:
   sample: [tuning]
 applied:
   description: The packages whose edit was applied (in check mode, would be).
-  returned: when a configMap differs
+  returned: always
   type: list
   elements: str
+waiting:
+  description:
+    - The packages whose edit waits (V(wait)) for the rollout under way to complete the package on every node.
+    - The apply playbook decides these again once its rollout is done, as the operator reconciles again when a
+      node's package completes, so a run that completes the package also rolls the edit out.
+  returned: always
+  type: list
+  elements: str
+  sample: [tuning]
 '''
 
 from ansible.module_utils.basic import AnsibleModule

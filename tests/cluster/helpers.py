@@ -34,8 +34,10 @@ import contextlib
 import json
 import os
 import re
+import tarfile
 import time
 import uuid
+from pathlib import Path
 
 from kubernetes import client as kclient
 from kubernetes import watch as kwatch
@@ -73,6 +75,30 @@ FAKE_LOG_ANNOTATION = kubelet_logs.FAKE_LOG_ANNOTATION
 
 class WaitTimeout(AssertionError):
     """A bounded wait ran out; an AssertionError so pytest reports it as a test failure."""
+
+
+# upstream's agent and e2e snapshot (../shared/upstream, read-only): its chainsaw scenarios are the contract
+UPSTREAM_E2E_TARBALL = 'nodewright-agent-and-e2e-71ca22b.tar.xz'
+UPSTREAM_CHAINSAW = 'nodewright/k8s-tests/chainsaw/'
+
+
+def upstream_snapshot(name=UPSTREAM_E2E_TARBALL):
+    """The path of a tarball of ../shared/upstream (beside the checkout, or /work/shared/upstream); an error
+    naming both places when neither has it."""
+    repo = Path(__file__).resolve().parents[2]
+    for base in (repo.parent / 'shared' / 'upstream', Path('/work/shared/upstream')):
+        if (base / name).is_file():
+            return base / name
+    raise RuntimeError(f'no upstream snapshot: {name} is neither in ../shared/upstream nor /work/shared/upstream')
+
+
+def upstream_scenario_files(scenario):
+    """``{file name: text}``: the files of upstream's chainsaw scenario ``scenario`` (for example
+    skyhook/config-skyhook), read from the snapshot as upstream wrote them."""
+    prefix = f'{UPSTREAM_CHAINSAW}{scenario}/'
+    with tarfile.open(upstream_snapshot()) as tar:
+        return {m.name[len(prefix):]: tar.extractfile(m).read().decode() for m in tar
+                if m.isfile() and m.name.startswith(prefix) and '/' not in m.name[len(prefix):]}
 
 
 def wait_for(predicate, timeout=30.0, interval=0.25, what='condition'):

@@ -10,11 +10,16 @@ ConfigMap takes the new data, and the config stage and the configInterrupt of th
 from __future__ import annotations
 
 import json
+import threading
+import time
 import uuid
 
+import helpers
 import pytest
+import yaml
 from kubernetes import client as kclient
 
+import chainsaw_asserts
 from nodewright_fixtures import GROUP, PLURAL, VERSION, package, skyhook
 
 pytestmark = pytest.mark.cluster
@@ -109,5 +114,111 @@ def test_an_edit_waits_for_the_rollout_under_way_then_reruns_config_and_its_conf
     finally:
         try:
             custom.delete_cluster_custom_object(GROUP, VERSION, PLURAL, name)
+        except kclient.ApiException:
+            pass
+
+
+class GitOpsApply:
+    """Drives nodewright.bridge.apply as a GitOps user does: one run after each change of the CR (its generation),
+    one run at a time (a change made while a run goes on queues one more run). Unlike the scenario harness's always-on
+    reconciler, nothing else starts a run: whatever one run leaves undone stays undone."""
+
+    def __init__(self, playbooks, custom, name, extra_vars):
+        self.playbooks, self.custom, self.name, self.extra_vars = playbooks, custom, name, extra_vars
+        self.runs = []  # (generation the run started after, rc, stdout tail)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True, name='gitops-apply')
+
+    def _generation(self):
+        try:
+            return self.custom.get_cluster_custom_object(GROUP, VERSION, PLURAL, self.name)['metadata']['generation']
+        except kclient.ApiException:
+            return None
+
+    def _loop(self):
+        started_for = None
+        while not self._stop.is_set():
+            generation = self._generation()
+            if generation is None or generation == started_for:
+                self._stop.wait(0.5)
+                continue
+            started_for = generation
+            result = self.playbooks.run('nodewright.bridge.apply', extra_vars=self.extra_vars)
+            self.runs.append((generation, result.rc, result.stdout[-3000:]))
+
+    def idle_after(self, generation, timeout):
+        """Wait until a run that started after ``generation`` has ended and no run goes on."""
+        deadline = time.monotonic() + timeout
+        while not any(g >= generation for g, _, _ in self.runs) or self._generation() != max(g for g, _, _ in self.runs):
+            assert time.monotonic() < deadline, f'no run ended after generation {generation}: {self.runs}'
+            time.sleep(0.5)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join(300)
+
+
+def _chainsaw_apply(custom, doc):
+    """chainsaw's create / apply of a Skyhook: created when absent, else a JSON merge patch of the whole document
+    (chainsaw's apply operation), so map keys the document leaves out stay as they were."""
+    name = doc['metadata']['name']
+    try:
+        custom.get_cluster_custom_object(GROUP, VERSION, PLURAL, name)
+    except kclient.ApiException as exc:
+        if exc.status != 404:
+            raise
+        return custom.create_cluster_custom_object(GROUP, VERSION, PLURAL, doc)['metadata']['generation']
+    return custom.patch_cluster_custom_object(GROUP, VERSION, PLURAL, name, doc)['metadata']['generation']
+
+
+def test_config_skyhook_driven_one_apply_per_change_meets_every_upstream_assert(
+        cluster, playbooks, node, namespace):
+    # upstream's skyhook/config-skyhook as a GitOps user drives the collection: each step's CR change, then one apply
+    # (queued behind the one under way), and every assert of the step as upstream wrote it (observedGeneration
+    # left out: docs/upstream-scenarios.md, difference 7). The last step edits dexter's configMap under a glob
+    # configInterrupt whose pattern also matches the key an earlier edit left in status.configUpdates: the package
+    # owes that interrupt first, so the edit waits for the run's own rollout, and the same run must roll it out.
+    files = helpers.upstream_scenario_files('skyhook/config-skyhook')
+    test = yaml.safe_load(files['chainsaw-test.yaml'])
+    timeout = float(test['spec']['timeouts']['assert'].rstrip('s'))
+    custom = kclient.CustomObjectsApi(cluster.api)
+    cluster.core.patch_node(node, {'metadata': {'labels': {'skyhook.nvidia.com/test-node': 'skyhooke2e'}}})
+    extra_vars = {'nodewright_cr_name': 'config-skyhook', 'nodewright_namespace': namespace,
+                  'nodewright_stage_timeout': 90, 'nodewright_agent_image': 'ghcr.io/nvidia/skyhook/agentless:6.2.0'}
+    checked = []
+    try:
+        with GitOpsApply(playbooks, custom, 'config-skyhook', extra_vars) as gitops:
+            generation = None
+            for step in test['spec']['steps']:
+                for operation in step['try']:
+                    kind = next(iter(operation))
+                    body = operation[kind]
+                    if kind == 'script':  # kubectl skyhook reset of an earlier run: this CR is new on a new node
+                        continue
+                    if kind in ('create', 'apply'):
+                        generation = _chainsaw_apply(custom, chainsaw_asserts.documents(files[body['file']])[0])
+                        continue
+                    assert kind == 'assert', operation
+                    docs = ([body['resource']] if 'resource' in body else
+                            chainsaw_asserts.documents(files[body['file']]))
+                    wait = float(str(body.get('timeout', timeout)).rstrip('s'))
+                    for doc in docs:
+                        chainsaw_asserts.wait_for_assert(cluster.api, chainsaw_asserts.drop_observed_generation(doc),
+                                                         namespace, wait)
+                        checked.append((step['name'], doc['kind']))
+            gitops.idle_after(generation, 300)
+        assert len(checked) == 24, checked  # upstream's 5 steps: CR 5, node 5, ConfigMap 13, pod 1
+        assert [rc for _, rc, _ in gitops.runs] == [0] * len(gitops.runs), gitops.runs
+        # after the glob edit one run, and only one, did it all (the CR did not change again)
+        assert [g for g, _, _ in gitops.runs].count(generation) == 1, gitops.runs
+        state = _state(cluster, node, 'config-skyhook')['dexter|1.2.3']
+        assert (state['stage'], state['state']) == ('post-interrupt', 'complete'), state
+    finally:
+        try:
+            custom.delete_cluster_custom_object(GROUP, VERSION, PLURAL, 'config-skyhook')
         except kclient.ApiException:
             pass

@@ -88,10 +88,7 @@ def build_peers():
 
 
 def snapshot_path():
-    for base in (REPO_ROOT.parent / 'shared' / 'upstream', Path('/work/shared/upstream')):
-        if (base / TARBALL).is_file():
-            return base / TARBALL
-    raise RuntimeError(f'no upstream e2e snapshot: {TARBALL} is neither in ../shared/upstream nor /work/shared/upstream')
+    return helpers.upstream_snapshot(TARBALL)
 
 
 def upstream_tree():
@@ -346,7 +343,7 @@ class BridgeReconciler:
     orders them by priority); each run's output is kept in ``log_dir``.
     """
 
-    def __init__(self, kubeconfig, log_dir, extra_vars=None, interval=1.0):
+    def __init__(self, kubeconfig, log_dir, extra_vars=None, interval=1.0, gitops=False):
         from kubernetes import client as kclient  # pylint: disable=import-outside-toplevel
         self.kubeconfig = str(kubeconfig)
         self.api = launcher.api_client_from_kubeconfig(self.kubeconfig)
@@ -357,6 +354,10 @@ class BridgeReconciler:
         self.root = link_collection(self.log_dir / 'collection')
         self.extra_vars = dict(extra_vars or {})
         self.interval = interval
+        # gitops: a run starts only when a CR or a policy changed (generation, annotations, labels, deletion) since
+        # the last run started, as a GitOps user runs apply once per change: nothing a run leaves undone (nodes it
+        # changed, work left, a failure) starts another
+        self.gitops = gitops
         self.runs = []  # (started, seconds, rc, crs, log path)
         self._stop = threading.Event()
         self._proc = None
@@ -391,10 +392,10 @@ class BridgeReconciler:
     def _fingerprint(self):
         crs = self._list('skyhooks')
         policies = self._list('deploymentpolicies')
-        nodes = json.loads(self.core.list_node(_preload_content=False).data)['items']
+        nodes = [] if self.gitops else json.loads(self.core.list_node(_preload_content=False).data)['items']
         view = {
             'crs': sorted((c['metadata']['name'], c['metadata'].get('generation'), c['metadata'].get('uid'),
-                           json.dumps(c['metadata'].get('annotations') or {}, sort_keys=True),
+                           json.dumps(self._user_annotations(c), sort_keys=True),
                            json.dumps(c['metadata'].get('labels') or {}, sort_keys=True),
                            c['metadata'].get('deletionTimestamp') or '') for c in crs),
             'policies': sorted((p['metadata']['name'], p['metadata'].get('generation'),
@@ -408,6 +409,14 @@ class BridgeReconciler:
         }
         digest = hashlib.sha256(json.dumps(view, sort_keys=True).encode()).hexdigest()
         return digest, crs
+
+    def _user_annotations(self, cr):
+        """The CR's annotations a change of which starts a run: all of them, or in gitops mode the ones a user sets
+        (kubectl skyhook pause / disable), not those a run writes itself (the version stamp)."""
+        annotations = cr['metadata'].get('annotations') or {}
+        if not self.gitops:
+            return annotations
+        return {k: v for k, v in annotations.items() if k in (f'{GROUP}/pause', f'{GROUP}/disable')}
 
     @staticmethod
     def _work_left(cr):
@@ -433,8 +442,9 @@ class BridgeReconciler:
             # a CR marked deleted that the finalizer holds is the run's too: apply uninstalls, then finalizes it
             names = sorted(c['metadata']['name'] for c in crs)
             changed = digest != last
-            pending = any(self._work_left(c) for c in crs)
-            if names and (changed or ((pending or failures) and time.monotonic() >= next_retry)):
+            pending = not self.gitops and any(self._work_left(c) for c in crs)
+            retry = failures and not self.gitops
+            if names and (changed or ((pending or retry) and time.monotonic() >= next_retry)):
                 last = digest
                 rc = self._run(names)
                 if rc == 0:

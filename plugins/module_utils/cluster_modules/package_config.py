@@ -89,7 +89,8 @@ def run(module, kube):
     cr = cr_model.build_cr(doc, stored=True)
     result = dict(cr_name=name, changed=False, packages={})
     if cr.paused or cr.disabled:
-        return dict(result, msg='%s is %s: its configMap edits wait' % (name, 'paused' if cr.paused else 'disabled'))
+        return dict(result, msg='%s is %s: its configMap edits wait' % (name, 'paused' if cr.paused else 'disabled'),
+                    applied=[], waiting=[])
     states = nodes = None
     if cr.config_updates:
         # a version change ends an edit's keys (HandleVersionChange): the new version runs no old config interrupt
@@ -106,7 +107,8 @@ def run(module, kube):
     configmaps = dict((cm['metadata']['name'], cm.get('data') or {}) for cm in listing.get('items') or [])
     found = config_edits.edits(cr, configmaps)
     if not found:
-        return dict(result, msg='%s: no package configMap differs from its ConfigMap%s' % (name, dropped_msg))
+        return dict(result, msg='%s: no package configMap differs from its ConfigMap%s' % (name, dropped_msg),
+                    applied=[], waiting=[])
     if states is None:
         states, nodes = _nodes(kube, cr)
     for package, keys in found:
@@ -122,7 +124,7 @@ def run(module, kube):
     applied = sorted(p for p, r in result['packages'].items() if r['action'] == 'apply')
     return dict(result, msg='%s: configMap edits %s%s' % (name, ', '.join(
         '%s %s (%s)' % (p, r['action'], r['why']) for p, r in sorted(result['packages'].items())), dropped_msg),
-        applied=applied)
+        applied=applied, waiting=config_edits.waiting(result['packages']))
 
 
 def module_args():

@@ -126,3 +126,67 @@ def test_a_version_change_drops_the_packages_config_updates_as_handle_version_ch
     cr.config_updates = {}
     plan = node_plan.plan_node(cr, {})
     assert not plan['interrupts'], plan
+
+
+def _glob_cr(patterns, updates, data=None):
+    """config-skyhook's update-glob.yaml: dexter (its own interrupt a reboot), ``patterns`` as its configInterrupts."""
+    dexter = {'version': '1.2.3', 'image': 'x/agentless', 'interrupt': {'type': 'reboot'},
+              'configInterrupts': patterns, 'configMap': dict(data or {'game.properties': 'changed via glob\n'})}
+    doc = {'apiVersion': 'skyhook.nvidia.com/v1alpha1', 'kind': 'Skyhook', 'metadata': {'name': 'config-skyhook'},
+           'spec': {'nodeSelectors': {'matchLabels': {'pool': 'gpu'}}, 'packages': {'dexter': dexter}},
+           'status': {'configUpdates': updates} if updates else {}}
+    return cr_model.build_cr(doc, stored=True)
+
+
+def test_the_glob_edit_after_an_earlier_edit_waits_for_the_interrupt_the_glob_now_asks_then_follows_it():
+    # upstream's config-skyhook, last step: the earlier edit (ui.properties, no configInterrupt then) left dexter at
+    # config/complete with ui.properties in status.configUpdates; the new CR's glob matches that key, so (as the
+    # operator's IsPackageComplete counts it) the package owes the glob's interrupt first and the edit waits for it
+    rsyslog = {'type': 'service', 'services': ['rsyslog']}
+    cr = _glob_cr({'*.properties': rsyslog}, {'dexter': ['ui.properties']})
+    dexter = cr.packages['dexter']
+    ((package, keys),) = config_edits.edits(cr, {'config-skyhook-dexter-1.2.3': {
+        'game.properties': 'changed\n', 'ui.properties': 'changed\n'}})
+    assert package is dexter and keys == ['game.properties']  # ui.properties removed: no changed key
+    at_config = _state(stage='config', package='dexter', version='1.2.3')
+    assert not node_plan.package_complete(cr, dexter, at_config)
+    decision = config_edits.decide(cr, dexter, {'n1': at_config})
+    assert decision['action'] == 'wait'
+    # the run's rollout runs that interrupt; the apply playbook then decides the waiting edit again
+    assert config_edits.waiting({'dexter': decision}) == ['dexter']
+    plan = node_plan.plan_node(cr, at_config)
+    assert [(s['package'], s['stage']) for s in plan['pending']] == [('dexter', 'interrupt'), ('dexter', 'post-interrupt')]
+    assert (plan['interrupt']['type'], plan['interrupt']['services']) == ('service', ['rsyslog'])
+    done = _state(stage='post-interrupt', package='dexter', version='1.2.3')
+    after = config_edits.decide(cr, dexter, {'n1': done})
+    assert after['action'] == 'apply' and after['all_complete'] and config_edits.waiting({'dexter': after}) == []
+    # applied: the earlier edit's keys replaced by this one's, dexter back in config, and the plan runs the config
+    # stage, then the glob's interrupt for game.properties (not the package's reboot), then post-interrupt
+    cr.config_updates = config_edits.config_updates_after(cr.config_updates, 'dexter', keys, after['all_complete'])
+    assert cr.config_updates == {'dexter': ['game.properties']}
+    restarted = config_edits.restarted_state(done, dexter)[0]
+    plan = node_plan.plan_node(cr, restarted)
+    assert [s['stage'] for s in plan['pending']] == ['config', 'interrupt', 'post-interrupt']
+    assert (plan['interrupt']['type'], plan['interrupt']['services']) == ('service', ['rsyslog'])
+
+
+def test_a_key_two_globs_match_with_different_interrupts_runs_both_merged_as_the_operator():
+    # GetConfigInterrupts adds every matching pattern's interrupt (one per type and services); fudgeInterrupt
+    # keeps the highest priority (a reboot wins) and merges the services of service interrupts
+    services = _glob_cr({'*.properties': {'type': 'service', 'services': ['rsyslog']},
+                         'game.*': {'type': 'service', 'services': ['cron', 'rsyslog']}}, {'dexter': ['game.properties']})
+    assert node_plan.config_interrupts(services, services.config_updates) == {'dexter': [
+        {'type': 'service', 'services': ['rsyslog']}, {'type': 'service', 'services': ['cron', 'rsyslog']}]}
+    restarted = config_edits.restarted_state(_state(stage='post-interrupt', package='dexter', version='1.2.3'),
+                                             services.packages['dexter'])[0]
+    merged = node_plan.plan_node(services, restarted)['interrupt']
+    assert (merged['type'], merged['services']) == ('service', ['cron', 'rsyslog'])
+    reboot = _glob_cr({'*.properties': {'type': 'service', 'services': ['rsyslog']}, 'game.*': {'type': 'reboot'}},
+                      {'dexter': ['game.properties']})
+    assert node_plan.plan_node(reboot, restarted)['interrupt']['type'] == 'reboot'
+    # a key no pattern matches: no interrupt at all (with config updates, not even the package's own reboot)
+    none = _glob_cr({'*.conf': {'type': 'reboot'}}, {'dexter': ['game.properties']},
+                    data={'game.properties': 'x', 'a.conf': 'y'})
+    assert node_plan.config_interrupts(none, none.config_updates) == {}
+    assert [s['stage'] for s in node_plan.plan_node(none, restarted)['pending']] == ['config']
+
