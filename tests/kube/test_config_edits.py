@@ -207,8 +207,12 @@ def test_config_skyhook_driven_one_apply_per_change_meets_every_upstream_assert(
                             chainsaw_asserts.documents(files[body['file']]))
                     wait = float(str(body.get('timeout', timeout)).rstrip('s'))
                     for doc in docs:
-                        chainsaw_asserts.wait_for_assert(cluster.api, chainsaw_asserts.drop_observed_generation(doc),
-                                                         namespace, wait)
+                        try:
+                            chainsaw_asserts.wait_for_assert(cluster.api, chainsaw_asserts.drop_observed_generation(doc),
+                                                             namespace, wait)
+                        except AssertionError as exc:
+                            raise AssertionError(f'step {step["name"]!r}: {exc}\nruns (generation, rc, output tail): '
+                                                 f'{gitops.runs}') from None
                         checked.append((step['name'], doc['kind']))
             gitops.idle_after(generation, 300)
         assert len(checked) == 24, checked  # upstream's 5 steps: CR 5, node 5, ConfigMap 13, pod 1
