@@ -125,7 +125,7 @@ class GitOpsApply:
 
     def __init__(self, playbooks, custom, name, extra_vars):
         self.playbooks, self.custom, self.name, self.extra_vars = playbooks, custom, name, extra_vars
-        self.runs = []  # (generation the run started after, rc, stdout tail)
+        self.runs = []  # (generation the run started for, rc, stdout tail)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True, name='gitops-apply')
 
@@ -149,7 +149,7 @@ class GitOpsApply:
     def idle_after(self, generation, timeout):
         """Wait until a run that started after ``generation`` has ended and no run goes on."""
         deadline = time.monotonic() + timeout
-        while not any(g >= generation for g, _, _ in self.runs) or self._generation() != max(g for g, _, _ in self.runs):
+        while not any(run[0] >= generation for run in self.runs) or self._generation() != max(run[0] for run in self.runs):
             assert time.monotonic() < deadline, f'no run ended after generation {generation}: {self.runs}'
             time.sleep(0.5)
 
@@ -216,9 +216,9 @@ def test_config_skyhook_driven_one_apply_per_change_meets_every_upstream_assert(
                         checked.append((step['name'], doc['kind']))
             gitops.idle_after(generation, 300)
         assert len(checked) == 24, checked  # upstream's 5 steps: CR 5, node 5, ConfigMap 13, pod 1
-        assert [rc for _, rc, _ in gitops.runs] == [0] * len(gitops.runs), gitops.runs
+        assert [run[1] for run in gitops.runs] == [0] * len(gitops.runs), gitops.runs
         # after the glob edit one run, and only one, did it all (the CR did not change again)
-        assert [g for g, _, _ in gitops.runs].count(generation) == 1, gitops.runs
+        assert [run[0] for run in gitops.runs].count(generation) == 1, gitops.runs
         state = _state(cluster, node, 'config-skyhook')['dexter|1.2.3']
         assert (state['stage'], state['state']) == ('post-interrupt', 'complete'), state
     finally:
