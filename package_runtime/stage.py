@@ -1,0 +1,114 @@
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""One agent step of a role package (nodewright.bridge.role_package): ``stage.py <mode>``.
+
+Runs in the package's own Python (runtime/bin/python) on the host, where the agent runs every step: the role's
+task file for the mode (nodewright_role_package.json, written at build time) with ansible-core's local connection,
+so the tasks act on the host's root. The CR's configMap keys (the agent puts them in ${SKYHOOK_DIR}/configmaps)
+are the role's variables, each value read as YAML. A ``-check`` mode runs the role's verify tasks, or the stage's
+tasks in check mode and fails when any task would change. The play's output goes to the step's stdout, so the
+failing task and its message are in the step's log (kubectl skyhook package logs, the collection's messages).
+Exit status: the play's, or 1 when a check finds a change.
+"""
+
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+
+import yaml
+
+VARIABLE = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*$')
+
+
+def _variables(skyhook_dir, mode):
+    """The configMap keys as variables (values parsed as YAML; a key that is no variable name is said and left)."""
+    found = {'nodewright_stage': mode}
+    for name, env in (('nodewright_previous_version', 'PREVIOUS_VERSION'), ('nodewright_current_version', 'CURRENT_VERSION')):
+        if os.environ.get(env):
+            found[name] = os.environ[env]
+    directory = os.path.join(skyhook_dir, 'configmaps')
+    for key in sorted(os.listdir(directory)) if os.path.isdir(directory) else []:
+        path = os.path.join(directory, key)
+        if not os.path.isfile(path):
+            continue
+        if not VARIABLE.match(key):
+            print('nodewright: configMap key %r is not a variable name: not passed to the role' % key)
+            continue
+        with open(path) as handle:
+            text = handle.read()
+        try:
+            found[key] = yaml.safe_load(text)
+        except yaml.YAMLError:
+            found[key] = text
+    return found
+
+
+def _playbook(manifest, stage, package_name, mode, python):
+    return [{'name': 'NodeWright package %s | %s' % (package_name, mode), 'hosts': 'localhost',
+             'connection': 'local', 'gather_facts': manifest['gather_facts'],
+             'vars': {'ansible_python_interpreter': python},
+             'tasks': [{'name': '%s (tasks/%s)' % (manifest['role'], stage['tasks']),
+                        'ansible.builtin.import_role': {'name': manifest['role'], 'tasks_from': stage['tasks'],
+                                                        'handlers_from': manifest['handlers_from']}}]}]
+
+
+def main(argv):
+    if len(argv) != 2:
+        sys.stderr.write('usage: stage.py <mode>\n')
+        return 2
+    mode = argv[1]
+    runtime = os.path.dirname(os.path.abspath(__file__))
+    package_dir = os.path.dirname(runtime)  # skyhook_dir
+    skyhook_dir = os.environ.get('SKYHOOK_DIR') or os.path.dirname(package_dir)
+    with open(os.path.join(package_dir, 'nodewright_role_package.json')) as handle:
+        manifest = json.load(handle)
+    stage = manifest['stages'].get(mode)
+    if stage is None:
+        print('nodewright: this package has no %s stage: nothing to do' % mode)
+        return 0
+    with open(os.path.join(os.path.dirname(package_dir), 'config.json')) as handle:  # /skyhook-package/config.json
+        package_name = json.load(handle).get('package_name', manifest['role'])
+    work = tempfile.mkdtemp(prefix='nodewright-role-')
+    try:
+        playbook = os.path.join(work, 'stage.yml')
+        with open(playbook, 'w') as out:
+            yaml.safe_dump(_playbook(manifest, stage, package_name, mode, os.path.join(runtime, 'bin', 'python')), out)
+        variables = os.path.join(work, 'vars.json')
+        with open(variables, 'w') as out:
+            json.dump(_variables(skyhook_dir, mode), out)
+        result = os.path.join(work, 'result.json')
+        os.environ.update({
+            'ANSIBLE_HOME': os.path.join(work, 'home'), 'ANSIBLE_LOCAL_TEMP': os.path.join(work, 'tmp'),
+            'ANSIBLE_REMOTE_TEMP': os.path.join(work, 'tmp'), 'ANSIBLE_ROLES_PATH': os.path.join(package_dir, 'roles'),
+            'ANSIBLE_COLLECTIONS_PATH': os.path.join(package_dir, 'collections'),
+            'ANSIBLE_CALLBACK_PLUGINS': os.path.join(runtime, 'callback_plugins'),
+            'ANSIBLE_CALLBACKS_ENABLED': 'nodewright_stage', 'NODEWRIGHT_STAGE_RESULT': result,
+            'ANSIBLE_STDOUT_CALLBACK': 'default', 'ANSIBLE_NOCOLOR': '1', 'ANSIBLE_FORCE_COLOR': '0',
+            'ANSIBLE_RETRY_FILES_ENABLED': '0', 'ANSIBLE_LOCALHOST_WARNING': '0',
+            'ANSIBLE_INVENTORY_UNPARSED_WARNING': '0', 'ANSIBLE_COLLECTIONS_SCAN_SYS_PATH': '0',
+            'ANSIBLE_PYTHON_INTERPRETER': os.path.join(runtime, 'bin', 'python')})
+        args = ['ansible-playbook', '-i', 'localhost,', playbook, '-e', '@' + variables]
+        if stage['check_mode']:
+            args += ['--check', '--diff']
+        from ansible.cli.playbook import PlaybookCLI  # pylint: disable=import-outside-toplevel
+        try:
+            rc = PlaybookCLI.cli_executor(args)
+        except SystemExit as exc:
+            rc = exc.code if isinstance(exc.code, int) else 1
+        if rc == 0 and stage['check_mode'] and os.path.isfile(result):
+            with open(result) as handle:
+                changed = json.load(handle)['changed']
+            if changed:
+                print('nodewright: %s failed: in check mode these tasks would change the host: %s'
+                      % (mode, '; '.join(changed)))
+                return 1
+        return rc or 0
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv))

@@ -1,0 +1,194 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""Action plugin for nodewright.bridge.role_package: an Ansible role built as a NodeWright package image, on the
+controller with podman.
+
+What the package is (stages, config.json, interrupts, the CR snippet) is module_utils/role_package.py's; podman is
+plugin_utils/image_build.py's; this reads the role and the collections it needs from the controller's paths, writes
+the build contexts and reports.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+import tempfile
+
+import yaml
+from ansible import constants as C
+from ansible.plugins.action import ActionBase
+from ansible.utils.collection_loader import AnsibleCollectionConfig
+
+from ansible_collections.nodewright.bridge.plugins.module_utils import role_package as rp
+from ansible_collections.nodewright.bridge.plugins.modules.role_package import argument_spec
+from ansible_collections.nodewright.bridge.plugins.plugin_utils import image_build
+
+# the collection's package_runtime/ (plugins/action/role_package.py -> the collection's root)
+RUNTIME_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                           'package_runtime')
+RUNTIME_REPOSITORY = 'localhost/nodewright-bridge-role-runtime'
+CONTEXT_LABEL = 'org.nodewright.bridge.context'
+
+
+def _collection_dirs():
+    paths = list(AnsibleCollectionConfig.collection_paths or []) + list(C.COLLECTIONS_PATHS or [])
+    return [p for p in dict.fromkeys(os.path.expanduser(p) for p in paths) if os.path.isdir(p)]
+
+
+def _find_collection(name):
+    namespace, collection = name.split('.')
+    for base in _collection_dirs():
+        path = os.path.join(base, 'ansible_collections', namespace, collection)
+        if os.path.isdir(path):
+            return path
+    return None
+
+
+def _find_role(role, search):
+    """(path, name) of a role given as a path, a name on the roles path (or next to the playbook) or an FQCN."""
+    if os.path.isdir(os.path.expanduser(role)):
+        path = os.path.abspath(os.path.expanduser(role))
+        return path, os.path.basename(path.rstrip('/'))
+    if role.count('.') == 2:
+        namespace, collection, name = role.split('.')
+        found = _find_collection('%s.%s' % (namespace, collection))
+        path = found and os.path.join(found, 'roles', name)
+        if path and os.path.isdir(path):
+            return path, name
+        raise rp.RolePackageError('role %s: not found in the collections paths %s' % (role, ', '.join(_collection_dirs())))
+    for base in search:
+        path = os.path.join(os.path.expanduser(base), role)
+        if os.path.isdir(path):
+            return path, role
+    raise rp.RolePackageError('role %s: not a directory, and not found in %s' % (role, ', '.join(search)))
+
+
+def _read_tree(root, skip=('.git',)):
+    """path relative to ``root`` -> (bytes, executable), every file (symlinks followed)."""
+    files = {}
+    for directory, dirs, names in os.walk(root, followlinks=True):
+        dirs[:] = sorted(d for d in dirs if d not in skip)
+        for name in sorted(names):
+            path = os.path.join(directory, name)
+            with open(path, 'rb') as handle:
+                files[os.path.relpath(path, root)] = (handle.read(), os.access(path, os.X_OK))
+    return files
+
+
+def _text(files):
+    out = {}
+    for path, (data, dummy) in files.items():
+        try:
+            out[path] = data.decode('utf-8')
+        except UnicodeDecodeError:
+            out[path] = None
+    return out
+
+
+def _dump(value):
+    if isinstance(value, str):
+        return value
+    return yaml.safe_dump(value, default_flow_style=False, sort_keys=True).rstrip('\n').replace('\n...', '')
+
+
+def _runtime_files():
+    files = {}
+    for source, target in sorted(rp.RUNTIME_FILES.items()):
+        with open(os.path.join(RUNTIME_DIR, source), 'rb') as handle:
+            files['files/' + target] = (handle.read(), target.endswith('.sh') or target == 'runtime/bin/python')
+    for name in rp.RUNTIME_BUILD_FILES:
+        with open(os.path.join(RUNTIME_DIR, name), 'rb') as handle:
+            files[name] = (handle.read(), name.endswith('.sh'))
+    return files
+
+
+class ActionModule(ActionBase):
+
+    TRANSFERS_FILES = False
+    _requires_connection = False
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        dummy, params = self.validate_argument_spec(argument_spec=argument_spec())
+        try:
+            result.update(self._package(params, task_vars or {}))
+        except (rp.RolePackageError, image_build.ImageBuildError) as exc:
+            result.update(failed=True, msg=str(exc))
+        return result
+
+    def _describe(self, params, task_vars):
+        """Everything but the build: the role read, its stages, interrupts, collections, the package's files."""
+        search = list(C.DEFAULT_ROLES_PATH or [])
+        basedir = task_vars.get('playbook_dir')
+        if basedir:
+            search = [os.path.join(basedir, 'roles'), basedir] + search
+        path, role_name = _find_role(params['role'], search)
+        raw = _read_tree(path)
+        texts = _text(raw)
+        role = rp.role_from_files(role_name, dict((p, t) for p, t in texts.items() if t is not None))
+        rp.refuse_vaulted(role, allow=params['allow_vault'])
+        stages = rp.stage_map(role, params['stages'])
+        found = rp.interrupts(role, stages, yaml.safe_load)
+        collections = rp.needed_collections(role, texts.get('meta/main.yml'), yaml.safe_load)
+        name = params['name'] or role_name.replace('_', '-').lower()
+        config_map = rp.config_map_skeleton(role, yaml.safe_load, _dump)
+        files = dict(('skyhook-package/skyhook_dir/roles/%s/%s' % (role_name, p), v) for p, v in raw.items())
+        files['skyhook-package/skyhook_dir/roles/%s/handlers/%s' % (role_name, rp.HANDLERS_FILE)] = (
+            yaml.safe_dump(found['handlers'], sort_keys=False).encode('utf-8'), False)
+        for collection in collections:
+            where = _find_collection(collection)
+            if where is None:
+                raise rp.RolePackageError('role %s needs the collection %s: not found in the collections paths %s'
+                                          % (role_name, collection, ', '.join(_collection_dirs())))
+            prefix = 'skyhook-package/skyhook_dir/collections/ansible_collections/%s/' % collection.replace('.', '/')
+            files.update(dict((prefix + p, v) for p, v in _read_tree(where, skip=('.git', 'tests')).items()))
+        files['skyhook-package/config.json'] = (json.dumps(rp.config_json(name, params['version'], stages),
+                                                           indent=1, sort_keys=True).encode('utf-8'), False)
+        files['skyhook-package/skyhook_dir/' + rp.PACKAGE_FILE] = (
+            rp.runtime_manifest(role_name, stages, params['gather_facts']).encode('utf-8'), False)
+        return {'role': role_name, 'role_path': path, 'name': name, 'stages': stages, 'found': found,
+                'collections': collections, 'config_map': config_map, 'files': files}
+
+    def _package(self, params, task_vars):
+        described = self._describe(params, task_vars)
+        tag = params['tag'] or params['version']
+        ref = '%s:%s' % (params['image'], tag)
+        runtime_files = _runtime_files()
+        runtime_containerfile = rp.runtime_containerfile(params['base_image'])
+        runtime_ref = '%s:%s' % (RUNTIME_REPOSITORY, image_build.tree_digest(runtime_files, runtime_containerfile)[:16])
+        context = image_build.tree_digest(described['files'], runtime_ref)
+        found = described['found']
+        out = {'image': ref, 'runtime_image': runtime_ref, 'package_name': described['name'], 'role': described['role'],
+               'stages': described['stages'], 'collections': described['collections'],
+               'unmapped_handlers': found['unmapped'], 'mapped_handlers': found['mapped'],
+               'package': {described['name']: rp.package_spec(params['image'], tag, found, described['config_map'])},
+               'context_digest': context}
+        podman = image_build.Podman(params['podman'])
+        before = podman.inspect(ref)
+        same = before is not None and (before.get('Labels') or {}).get(CONTEXT_LABEL) == context
+        out['changed'] = not same
+        if self._task.check_mode:
+            return out
+        if not same:
+            if podman.inspect(runtime_ref) is None:
+                self._build(podman, runtime_files, runtime_containerfile, runtime_ref)
+            containerfile = rp.package_containerfile(runtime_ref, {CONTEXT_LABEL: context})
+            self._build(podman, described['files'], containerfile, ref)
+        after = podman.inspect(ref)
+        out.update(image_id=after['Id'], size=after.get('Size'))
+        if params['push']:
+            out['digest'] = podman.push(ref, tls_verify=params['tls_verify'])
+        return out
+
+    @staticmethod
+    def _build(podman, files, containerfile, ref):
+        work = tempfile.mkdtemp(prefix='nodewright-package-')
+        try:
+            image_build.write_tree(work, dict(files, Containerfile=containerfile))
+            podman.build(work, ref)
+        finally:
+            import shutil  # pylint: disable=import-outside-toplevel
+            shutil.rmtree(work, ignore_errors=True)
