@@ -1,0 +1,218 @@
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""nodewright.bridge.role_package for real: the migration guide's gpu_tuning role (examples/roles/gpu_tuning) built
+unchanged with podman on the EE's trixie base, pushed to the local registry, and its stages run as the NodeWright
+agent runs them (chrooted into the host's root, SKYHOOK_DIR pointing at the package copied there) on a host root
+with no Python at all and an older glibc (Debian bookworm minbase, 2.36 against the runtime's 2.41).
+
+The real-node rollouts of the same image (nodewright.bridge.apply and the operator) are tests/kube/test_real_nodes.py's.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from base_image import MIRROR, ensure_base_image
+from podman_env import cache_dir, podman_env
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO_ROOT / 'tests'))
+sys.path.insert(0, str(REPO_ROOT / 'tests' / 'cluster'))
+
+# pylint: disable=wrong-import-position
+import images  # noqa: E402
+from collection_path import link  # noqa: E402
+
+ROLE = REPO_ROOT / 'examples' / 'roles' / 'gpu_tuning'
+IMAGE = 'localhost/nodewright-packages/gpu-tuning'
+HOST_SUITE = 'bookworm'
+PACKAGE_DIR = '/var/lib/skyhook/gpu-tuning'  # where the agent's init container copies /skyhook-package
+
+
+@pytest.fixture(scope='module')
+def env(tmp_path_factory):
+    environment = podman_env()
+    environment['ANSIBLE_COLLECTIONS_PATH'] = str(link(tmp_path_factory.mktemp('collections')))
+    environment.update(ANSIBLE_NOCOLOR='1', ANSIBLE_LOCALHOST_WARNING='False', ANSIBLE_INVENTORY_UNPARSED_WARNING='False')
+    return environment
+
+
+@pytest.fixture(scope='module')
+def base(env):
+    return ensure_base_image(env)
+
+
+def _host_template():
+    """A Debian bookworm minbase root (no Python), made once with debootstrap and kept in the cache."""
+    root = cache_dir() / f'role-host-{HOST_SUITE}'
+    with open(cache_dir() / f'.role-host-{HOST_SUITE}.lock', 'w', encoding='utf-8') as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (root / '.complete').is_file():
+            shutil.rmtree(root, ignore_errors=True)
+            out = subprocess.run(['debootstrap', '--variant=minbase', HOST_SUITE, str(root), MIRROR],
+                                 capture_output=True, text=True, check=False)
+            assert out.returncode == 0, f'debootstrap failed:\n{out.stdout[-3000:]}{out.stderr[-3000:]}'
+            (root / '.complete').write_text('ok')
+    return root
+
+
+@pytest.fixture
+def host(tmp_path):
+    """A fresh host root per test: the template copied, a sysctl that records its calls (the host's kernel is not
+    the test's to change), the agent's package directory."""
+    root = tmp_path / 'host'
+    subprocess.run(['cp', '-a', str(_host_template()), str(root)], check=True)
+    assert not list((root / 'usr' / 'bin').glob('python*')), 'the host root must have no Python'
+    shim = root / 'usr' / 'local' / 'sbin' / 'sysctl'
+    shim.write_text('#!/bin/sh\necho "sysctl $*" >> /var/log/sysctl-calls\n')
+    shim.chmod(0o755)
+    return root
+
+
+def _playbook(env, tmp_path, check=False, **args):
+    book = tmp_path / 'build.yml'
+    book.write_text(json.dumps([{'hosts': 'localhost', 'gather_facts': False, 'tasks': [
+        {'name': 'Build', 'nodewright.bridge.role_package': args, 'register': 'built'},
+        {'name': 'Keep', 'ansible.builtin.copy': {'content': '{{ built | to_json }}', 'dest': str(tmp_path / 'out.json')},
+         'check_mode': False}]}]))
+    (tmp_path / 'out.json').unlink(missing_ok=True)
+    cmd = [str(Path(sys.executable).with_name('ansible-playbook')), str(book)] + (['--check'] if check else [])
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False, timeout=1800)
+    out = json.loads((tmp_path / 'out.json').read_text()) if (tmp_path / 'out.json').is_file() else None
+    return proc, out
+
+
+def _podman(env, *args):
+    return subprocess.run(['podman', *args], env=env, capture_output=True, text=True, check=False)
+
+
+def _install(env, ref, host):
+    """The package as the stage pod's init container leaves it on the host: /skyhook-package copied to the host."""
+    container = _podman(env, 'create', ref, '/bin/true').stdout.strip()
+    try:
+        target = host / PACKAGE_DIR.lstrip('/')
+        target.parent.mkdir(parents=True, exist_ok=True)
+        assert _podman(env, 'cp', f'{container}:/skyhook-package', str(target)).returncode == 0
+    finally:
+        _podman(env, 'rm', container)
+    (target / 'configmaps').mkdir(exist_ok=True)
+    return target
+
+
+def _step(host, mode):
+    """One agent step, as the v6 agent runs it: chrooted into the host, the host's PATH, SKYHOOK_DIR set."""
+    config = json.loads((host / PACKAGE_DIR.lstrip('/') / 'config.json').read_text())
+    (step,) = config['modes'][mode]
+    assert step['on_host'] is True
+    cmd = ['chroot', str(host), '/bin/sh', f'{PACKAGE_DIR}/skyhook_dir/{step["path"]}', *step['arguments']]
+    env = {'PATH': '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', 'SKYHOOK_DIR': PACKAGE_DIR}
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, check=False, timeout=600)
+
+
+def _changed(proc):
+    found = re.search(r'localhost\s+: ok=\d+\s+changed=(\d+)', proc.stdout)
+    assert found, proc.stdout[-3000:]
+    return int(found.group(1))
+
+
+def test_the_guide_role_builds_reproducibly_pushes_and_runs_its_stages_on_a_host_without_python(
+        env, base, host, tmp_path):
+    registry = images.ensure_registry()
+    assert registry
+    ref = f'{IMAGE}:1.0.0'
+    _podman(env, 'image', 'rm', ref)
+    args = dict(role=str(ROLE), version='1.0.0', image=IMAGE, base_image=base, tls_verify=False)
+    # check mode: the package described, nothing built
+    proc, checked = _playbook(env, tmp_path, check=True, **args)
+    assert proc.returncode == 0 and checked['changed'] is True, proc.stdout[-3000:]
+    assert _podman(env, 'image', 'exists', ref).returncode == 1
+    proc, built = _playbook(env, tmp_path, **args)
+    assert proc.returncode == 0 and built['changed'] is True, proc.stdout[-3000:]
+    restart = {'type': 'service', 'services': ['containerd']}
+    assert built['package'] == {'gpu-tuning': {
+        'image': IMAGE, 'version': '1.0.0', 'interrupt': restart,
+        'configInterrupts': {'gpu_tuning_default_runtime': restart},
+        'configMap': {'gpu_tuning_default_runtime': 'nvidia', 'gpu_tuning_rmem_max': '134217728',
+                      'gpu_tuning_swappiness': '1'}}}
+    assert built['context_digest'] == checked['context_digest']
+    # the digest the registry serves for the tag is the one returned
+    assert images.manifest(ref)[0] == built['digest'], (images.manifest(ref)[0], built['digest'])
+    # the same role again: not built, the same image; built from scratch again: the same image too
+    proc, again = _playbook(env, tmp_path, **args)
+    assert proc.returncode == 0 and again['changed'] is False and again['image_id'] == built['image_id'], again
+    assert _podman(env, 'image', 'rm', ref).returncode == 0
+    proc, rebuilt = _playbook(env, tmp_path, **args)
+    assert rebuilt['changed'] is True and rebuilt['image_id'] == built['image_id'], (rebuilt, built)
+    assert rebuilt['digest'] == built['digest']
+
+    package = _install(env, ref, host)
+    # a role task that fails fails the step, with the task's name and the module's message in the step's log
+    failed = _step(host, 'apply')
+    assert failed.returncode != 0
+    assert 'TASK [gpu_tuning : Kernel settings for GPU training]' in failed.stdout, failed.stdout[-3000:]
+    assert 'Destination directory /etc/sysctl.d does not exist' in failed.stdout
+    # fixed on the host, the same step resumes the role
+    (host / 'etc' / 'sysctl.d').mkdir()
+    (package / 'configmaps' / 'gpu_tuning_swappiness').write_text('5\n')
+    applied = _step(host, 'apply')
+    assert applied.returncode == 0, applied.stdout[-3000:]
+    assert (host / 'etc/sysctl.d/90-gpu.conf').read_text() == 'vm.swappiness = 5\nnet.core.rmem_max = 134217728\n'
+    assert 'default_runtime_name = "nvidia"' in (host / 'etc/containerd/conf.d/90-nvidia.toml').read_text()
+    # the sysctl handler ran in the stage; the containerd restart is the package's interrupt, left to NodeWright
+    assert (host / 'var/log/sysctl-calls').read_text() == 'sysctl --system\n'
+    assert 'left to NodeWright: the package interrupt (service restart of containerd)' in applied.stdout
+    assert _step(host, 'apply-check').returncode == 0
+    again = _step(host, 'apply')
+    assert again.returncode == 0 and _changed(again) == 0, again.stdout[-3000:]
+    # a configMap edit: config-check finds the change to come, config makes it, config-check passes
+    (package / 'configmaps' / 'gpu_tuning_default_runtime').write_text('nvidia-cdi\n')
+    pending = _step(host, 'config-check')
+    assert pending.returncode == 1
+    assert ('config-check failed: in check mode these tasks would change the host: '
+            'gpu_tuning : containerd uses the NVIDIA runtime by default') in pending.stdout, pending.stdout[-3000:]
+    configured = _step(host, 'config')
+    assert configured.returncode == 0 and _changed(configured) == 1, configured.stdout[-3000:]
+    assert 'default_runtime_name = "nvidia-cdi"' in (host / 'etc/containerd/conf.d/90-nvidia.toml').read_text()
+    assert _step(host, 'config-check').returncode == 0
+    # uninstall reverts; its check passes after it, not before
+    assert _step(host, 'uninstall-check').returncode == 1
+    assert _step(host, 'uninstall').returncode == 0
+    assert not (host / 'etc/sysctl.d/90-gpu.conf').exists() and not (host / 'etc/containerd/conf.d/90-nvidia.toml').exists()
+    assert _step(host, 'uninstall-check').returncode == 0
+    # the runtime left nothing of its Python in the host's environment: a step's tasks see no PYTHONHOME
+    assert not list((host / 'usr' / 'bin').glob('python*'))
+
+
+@pytest.mark.parametrize('case, message', [
+    ('missing role', 'role /nonexistent/gpu_tuning: not a directory, and not found in'),
+    ('missing stage file', 'stages.config: role gpu_tuning has no tasks/reconfigure.yml'),
+    ('vault', 'vault-encrypted file(s) vars/secrets.yml would be baked into the image'),
+    ('missing collection', 'role gpu_tuning needs the collection example.missing: not found in the collections paths'),
+])
+def test_bad_input_fails_naming_the_thing_at_fault_and_builds_nothing(env, base, tmp_path, case, message):
+    role = tmp_path / 'gpu_tuning'
+    shutil.copytree(ROLE, role)
+    args = dict(role=str(role), version='9.9.9', image=f'{IMAGE}-bad', base_image=base, push=False)
+    if case == 'missing role':
+        args['role'] = '/nonexistent/gpu_tuning'
+    elif case == 'missing stage file':
+        args['stages'] = {'config': 'tasks/reconfigure.yml'}
+    elif case == 'vault':
+        (role / 'vars').mkdir()
+        (role / 'vars' / 'secrets.yml').write_text('$ANSIBLE_VAULT;1.1;AES256\n61626364\n')
+    else:
+        with open(role / 'tasks' / 'main.yml', 'a', encoding='utf-8') as tasks:
+            tasks.write('\n- name: Needs a collection\n  example.missing.thing: {}\n')
+    proc, out = _playbook(env, tmp_path, **args)
+    assert proc.returncode != 0 and out is None
+    assert message in proc.stdout, proc.stdout[-3000:]
+    assert _podman(env, 'image', 'exists', f'{IMAGE}-bad:9.9.9').returncode == 1
