@@ -17,7 +17,9 @@ kubelet's HostToContainer mounts need), where it gets its own ``/run/containerd`
 ``/etc/resolv.conf`` (a copy of the machine's), a boot ID
 file bound over ``/proc/sys/kernel/random/boot_id``, the sysctls the kubelet sets bound to files, and
 a shim bound over ``/usr/bin/systemctl`` (``reboot`` is a link to it): the agent's ``reboot`` and
-``systemctl restart`` reach the supervisor, never the machine. Files written elsewhere land on the
+``systemctl restart`` reach the supervisor, never the machine; the same shim over ``/usr/sbin/sysctl`` (a call is
+only logged: the machine's kernel settings are not a test's to change), and ``/etc/sysctl.d`` and ``/etc/containerd``
+of its own (what a package writes there stays the node's). Files written elsewhere land on the
 host's filesystems, as on a real node.
 
 What is shared with the machine (the network namespace): the node IP (a /32 on ``lo``), the CNI bridge
@@ -47,7 +49,7 @@ CGROUP_FS = Path('/sys/fs/cgroup')
 # Host paths a node mounts over in its namespace: created on the host when missing (and removed again).
 # /run/netns too, but it stays: podman's containers (the EE tests, run at the same time) use it as well.
 HOST_MOUNT_POINTS = ('/run/containerd', '/var/log/containers', '/var/lib/skyhook', '/var/log/skyhook',
-                     '/var/lib/nodewright-proof', '/var/lib/kubelet')
+                     '/var/lib/nodewright-proof', '/var/lib/kubelet', '/etc/sysctl.d', '/etc/containerd')
 # The kubelet's root and containerd's socket are at these short paths in the node's namespace: a Unix socket's path
 # has at most 107 bytes, and the kubelet's pod-resources and plugin sockets under a root in a pytest directory
 # (/tmp/pytest-of-root/pytest-N/<cluster>/real-nodes/<node>/...) pass that ("bind: invalid argument").
@@ -344,7 +346,7 @@ def _node_record(info, name, images, labels, taints, index):
 def _write_node_files(info, node):
     node_dir = Path(node['dir'])
     for sub in ('containerd', 'kubelet', 'kubelet/root', 'cni', 'cni-data', 'control/requests', 'logs', 'pod-logs', 'container-logs',
-                'skyhook-lib', 'skyhook-log', 'proof', 'sysctl'):
+                'skyhook-lib', 'skyhook-log', 'proof', 'sysctl', 'etc-sysctl.d', 'etc-containerd'):
         (node_dir / sub).mkdir(parents=True, exist_ok=True)
     (node_dir / 'containerd' / 'config.toml').write_text(
         containerd_config(node_dir, node['images']['pause']), encoding='utf-8')
@@ -496,6 +498,11 @@ def proof_dir(info, name):
     return Path(info.real_nodes[name]['dir']) / 'proof'
 
 
+def etc_dir(info, name, which):
+    """Where the node's own /etc/<which> is on the machine (``sysctl.d`` or ``containerd``)."""
+    return Path(info.real_nodes[name]['dir']) / f'etc-{which}'
+
+
 def remove(info, name, keep_dir=False):
     """Stop the node (supervisor, kubelet, containerd, containers) and remove its traces; raise if one stays."""
     node = (info.real_nodes or {}).get(name)
@@ -598,7 +605,11 @@ class Supervisor:
         for source, target in (('skyhook-lib', '/var/lib/skyhook'), ('skyhook-log', '/var/log/skyhook'),
                                ('proof', '/var/lib/nodewright-proof'), ('container-logs', '/var/log/containers'),
                                ('boot_id', '/proc/sys/kernel/random/boot_id'), ('systemctl', '/usr/bin/systemctl'),
-                               ('resolv.conf', '/etc/resolv.conf'), ('kubelet/root', KUBELET_ROOT)):
+                               ('resolv.conf', '/etc/resolv.conf'), ('kubelet/root', KUBELET_ROOT),
+                               # a package's host configuration lands in the node's own /etc/sysctl.d and
+                               # /etc/containerd (a role package's files), and its sysctl reaches the shim
+                               ('etc-sysctl.d', '/etc/sysctl.d'), ('etc-containerd', '/etc/containerd'),
+                               ('systemctl', '/usr/sbin/sysctl')):
             self.mount('--bind', str(self.dir / source), target)
         for name in KUBELET_SYSCTLS:
             self.mount('--bind', str(self.dir / 'sysctl' / name.replace('/', '.')), f'/proc/sys/{name}')

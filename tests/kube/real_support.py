@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import base64
 import json
+import subprocess
 import sys
 import uuid
 from pathlib import Path
 
 import pytest
+import yaml
 from kubernetes import client as kclient
 
 import launcher
@@ -118,3 +120,24 @@ def start_real_node(cluster):
 def configs(lines):
     """cm.<key> fields of proof lines, decoded: [{key: text}, ...] per line."""
     return [dict((k[3:], base64.b64decode(v).decode()) for k, v in line.items() if k.startswith('cm.')) for line in lines]
+
+
+def build_role_package(role, version, repository, workdir):
+    """A role built and pushed as a package image by ``ansible-playbook nodewright.bridge.package`` (the collection's
+    command line), on the node images' base and registry: the playbook's ``packages`` snippet, read back."""
+    sys.path.insert(0, str(Path(launcher.__file__).resolve().parents[1] / 'ee'))
+    from podman_env import podman_env  # pylint: disable=import-outside-toplevel,import-error
+    from collection_path import link  # pylint: disable=import-outside-toplevel,import-error
+    workdir = Path(workdir)
+    snippet = workdir / 'snippet.yml'
+    env = podman_env()
+    env.update(ANSIBLE_COLLECTIONS_PATH=str(link(workdir / 'collections')), ANSIBLE_NOCOLOR='1',
+               ANSIBLE_LOCALHOST_WARNING='False', ANSIBLE_INVENTORY_UNPARSED_WARNING='False')
+    variables = {'nodewright_package_role': str(role), 'nodewright_package_version': version,
+                 'nodewright_package_image': repository, 'nodewright_package_base_image': images.base_image_name(),
+                 'nodewright_package_tls_verify': False, 'nodewright_package_snippet': str(snippet)}
+    proc = subprocess.run([str(Path(sys.executable).with_name('ansible-playbook')), 'nodewright.bridge.package',
+                           '-e', json.dumps(variables)], env=env, cwd=str(workdir), capture_output=True, text=True,
+                          check=False, timeout=1800)
+    assert proc.returncode == 0, f'nodewright.bridge.package failed:\n{proc.stdout[-4000:]}{proc.stderr[-2000:]}'
+    return yaml.safe_load(snippet.read_text())['packages']

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from kubernetes import client as kclient
 
+import real_support
 from real_support import PREFIX, configs as _configs, real_node, start_real_node
 
 pytestmark = pytest.mark.cluster
@@ -367,4 +368,68 @@ def test_a_kubelet_that_dies_mid_stage_fails_its_node_with_the_nodes_reason_and_
         assert real.state(cr)['stuck|1.0.0']['state'] == 'complete'
     finally:
         real_node.start_kubelet(info, real.name)
+        real.delete_cr(cr)
+
+
+def _stage_events(real, cr):
+    """The stages the node's Events say completed for ``cr``, in order ('stage [apply] complete', ...)."""
+    events = real.cluster.core.list_namespaced_event('default', field_selector=f'involvedObject.name={real.name}').items
+    done = sorted((int(e.metadata.resource_version), e.message) for e in events
+                  if cr in (e.message or '') and 'stage [' in (e.message or '') and '] complete' in (e.message or ''))
+    return [message.split('stage [', 1)[1].split(']', 1)[0] for dummy, message in done]
+
+
+def test_a_role_built_unchanged_as_a_package_rolls_out_configures_and_uninstalls_on_a_real_node(
+        real, playbooks, namespace, tmp_path):
+    # the migration guide's gpu_tuning role (examples/roles/gpu_tuning), built by nodewright.bridge.package and pushed
+    # to the registry the node pulls from; the package brings its own Python and ansible-core
+    role = Path(__file__).resolve().parents[2] / 'examples' / 'roles' / 'gpu_tuning'
+    repository = 'localhost/nodewright-packages/gpu-tuning'
+    packages = real_support.build_role_package(role, '1.0.0', repository, tmp_path)
+    spec = packages['gpu-tuning']
+    assert spec['interrupt'] == {'type': 'service', 'services': ['containerd']}, spec
+    cr = real.create_cr({'gpu-tuning': dict(spec, uninstall={'enabled': True})})
+    info = real.cluster.info
+    sysctl = real_node.etc_dir(info, real.name, 'sysctl.d') / '90-gpu.conf'
+    dropin = real_node.etc_dir(info, real.name, 'containerd') / 'conf.d' / '90-nvidia.toml'
+    try:
+        first = _apply(playbooks, real, cr, namespace)
+        assert first.rc == 0, _failures(first)
+        # the role's files on the node's root, its sysctl handler run in the stage, its containerd restart the
+        # package's interrupt (systemctl through the node's shim: the node's containerd restarted)
+        assert sysctl.read_text() == 'vm.swappiness = 1\nnet.core.rmem_max = 134217728\n'
+        assert 'default_runtime_name = "nvidia"' in dropin.read_text()
+        calls = real_node.calls(info, real.name)
+        assert [c.split()[1:] for c in calls if ' sysctl ' in c] == [['sysctl', '--system']], calls
+        assert [c.split()[3:] for c in calls if ' systemctl restart ' in c] == [['containerd']], calls
+        stages = _stage_events(real, cr)
+        print(f'\nrole package on {real.name}: {stages}')
+        assert stages == ['apply', 'apply-check', 'config', 'config-check', 'post-interrupt',
+                          'post-interrupt-check'], stages
+        state = real.state(cr)['gpu-tuning|1.0.0']
+        assert (state['stage'], state['state']) == ('post-interrupt', 'complete'), state
+
+        # a second rollout runs nothing: the node is complete
+        again = _apply(playbooks, real, cr, namespace)
+        assert again.rc == 0 and _stage_events(real, cr) == stages, 'a complete node ran again'
+
+        # a configMap edit: config runs again with the new variable, then the key's configInterrupt
+        calls_before = len(real_node.calls(info, real.name))
+        real.patch_cr(cr, {'packages': {'gpu-tuning': {'configMap': dict(spec['configMap'],
+                                                                          gpu_tuning_default_runtime='nvidia-cdi')}}})
+        edited = _apply(playbooks, real, cr, namespace)
+        assert edited.rc == 0, _failures(edited)
+        assert 'default_runtime_name = "nvidia-cdi"' in dropin.read_text()
+        new = _stage_events(real, cr)[len(stages):]
+        assert new == ['config', 'config-check', 'post-interrupt', 'post-interrupt-check'], new
+        restarts = [c for c in real_node.calls(info, real.name)[calls_before:] if ' systemctl restart ' in c]
+        assert [c.split()[3:] for c in restarts] == [['containerd']], restarts
+
+        # the uninstall: the role's uninstall tasks revert its files
+        real.patch_cr(cr, {'packages': {'gpu-tuning': {'uninstall': {'enabled': True, 'apply': True}}}})
+        removed = _apply(playbooks, real, cr, namespace)
+        assert removed.rc == 0, _failures(removed)
+        assert not sysctl.exists() and not dropin.exists()
+        assert 'gpu-tuning|1.0.0' not in real.state(cr)
+    finally:
         real.delete_cr(cr)

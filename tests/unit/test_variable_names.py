@@ -47,7 +47,8 @@ def classes():
 
 
 def _task_files():
-    patterns = ('roles/*/tasks/*.yml', 'roles/*/handlers/*.yml', 'playbooks/*.yml', 'playbooks/tasks/*.yml')
+    patterns = ('roles/*/tasks/*.yml', 'roles/*/handlers/*.yml', 'playbooks/*.yml', 'playbooks/tasks/*.yml',
+                'playbooks/plays/*.yml')
     return sorted(p for pattern in patterns for p in glob.glob(_path(pattern)))
 
 
