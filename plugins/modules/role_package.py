@@ -33,7 +33,7 @@ description:
   - The collections the role's tasks name modules of (and its C(meta/main.yml) C(collections)) are copied into the
     package from the controller's collections paths.
   - The same role and options give the same image (C(--timestamp 0), fixed file modes); an image whose content
-    label matches is not built again (RV(changed) is false).
+    label matches is not built again (the task is not changed).
 options:
   role:
     description:

@@ -178,7 +178,7 @@ def test_the_guide_role_builds_reproducibly_pushes_and_runs_its_stages_on_a_host
     pending = _step(host, 'config-check')
     assert pending.returncode == 1
     assert ('config-check failed: in check mode these tasks would change the host: '
-            'gpu_tuning : containerd uses the NVIDIA runtime by default') in pending.stdout, pending.stdout[-3000:]
+            'gpu_tuning : Make containerd use the NVIDIA runtime by default') in pending.stdout, pending.stdout[-3000:]
     configured = _step(host, 'config')
     assert configured.returncode == 0 and _changed(configured) == 1, configured.stdout[-3000:]
     assert 'default_runtime_name = "nvidia-cdi"' in (host / 'etc/containerd/conf.d/90-nvidia.toml').read_text()
