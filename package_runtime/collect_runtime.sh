@@ -11,10 +11,10 @@ version=$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 mkdir -p "$rt/bin" "$rt/lib"
 cp "$python" "$rt/bin/python3"
 cp -a "/usr/lib/python$version" "$rt/lib/python$version"
-for unused in test idlelib tkinter turtledemo ensurepip pydoc_data lib2to3 config-"$version"-* site-packages \
-              dist-packages venv/scripts; do
-    rm -rf "$rt/lib/python$version/"$unused
+for unused in test idlelib tkinter turtledemo ensurepip pydoc_data lib2to3 site-packages dist-packages venv/scripts; do
+    rm -rf "${rt:?}/lib/python$version/$unused"
 done
+rm -rf "$rt/lib/python$version"/config-"$version"-*
 find "$rt/lib/python$version" -name '__pycache__' -prune -exec rm -rf {} +
 mv "$site" "$rt/site"
 find "$rt/site" -name '__pycache__' -prune -exec rm -rf {} +

@@ -73,7 +73,9 @@ def role_from_files(name, files):
     tasks = dict((p[len('tasks/'):], t) for p, t in files.items()
                  if p.startswith('tasks/') and p.endswith(('.yml', '.yaml')) and '/' not in p[len('tasks/'):])
     vaulted = sorted(p for p, t in files.items() if isinstance(t, str) and t.lstrip().startswith(_VAULT))
-    first = lambda *paths: next((files[p] for p in paths if p in files), None)  # noqa: E731
+
+    def first(*paths):
+        return next((files[p] for p in paths if p in files), None)
     return {'name': name, 'tasks': tasks, 'vaulted': vaulted,
             'handlers': first('handlers/main.yml', 'handlers/main.yaml'),
             'defaults': first('defaults/main.yml', 'defaults/main.yaml'),
@@ -196,8 +198,7 @@ def _walk(tasks):
             continue
         yield task
         for key in ('block', 'rescue', 'always'):
-            for inner in _walk(task.get(key)):
-                yield inner
+            yield from _walk(task.get(key))
 
 
 def _names(value):
@@ -230,8 +231,8 @@ def interrupts(role, stages, loader):
             replaced.append(handler)
             continue
         mapped[handler.get('name')] = interrupt
-        for topic in [handler.get('name')] + ([handler['listen']] if isinstance(handler.get('listen'), str)
-                                             else list(handler.get('listen') or [])):
+        listen = handler.get('listen')
+        for topic in [handler.get('name')] + ([listen] if isinstance(listen, str) else list(listen or [])):
             by_topic.setdefault(topic, []).append(interrupt)
         stub = dict((k, handler[k]) for k in ('name', 'listen') if k in handler)
         stub['ansible.builtin.debug'] = {'msg': 'left to NodeWright: the package interrupt (%s)' % _describe(interrupt)}

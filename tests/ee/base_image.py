@@ -139,3 +139,21 @@ def ensure_base_image(env: dict[str, str] | None = None) -> str:
     build_once(name, env, '.base.lock', ARTIFACTS / f'base-{name.rsplit(":", 1)[1]}.log', build, BASE_REPOSITORY)
     smoke(name, env)
     return name
+
+
+def host_root(suite: str = 'bookworm') -> Path:
+    """A Debian ``suite`` minbase root file system (no Python), made once with debootstrap and kept in the cache: a
+    stand-in for a node's host root where a package's steps run chrooted (tests/ee/test_role_package.py, the role
+    package benchmark). Copy it before changing it."""
+    import fcntl  # pylint: disable=import-outside-toplevel
+    root = cache_dir() / f'host-root-{suite}'
+    with open(cache_dir() / f'.host-root-{suite}.lock', 'w', encoding='utf-8') as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (root / '.complete').is_file():
+            shutil.rmtree(root, ignore_errors=True)
+            out = subprocess.run(['debootstrap', '--variant=minbase', suite, str(root), MIRROR],
+                                 capture_output=True, text=True, check=False)
+            if out.returncode != 0:
+                raise PodmanError(f'debootstrap {suite} failed:\n{out.stdout[-3000:]}{out.stderr[-3000:]}\n{DEBOOTSTRAP_HINT}')
+            (root / '.complete').write_text('ok', encoding='utf-8')
+    return root

@@ -10,9 +10,7 @@ The real-node rollouts of the same image (nodewright.bridge.apply and the operat
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -21,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from base_image import MIRROR, ensure_base_image
-from podman_env import cache_dir, podman_env
+from base_image import ensure_base_image, host_root
+from podman_env import podman_env
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO_ROOT / 'tests'))
@@ -51,26 +49,12 @@ def base(env):
     return ensure_base_image(env)
 
 
-def _host_template():
-    """A Debian bookworm minbase root (no Python), made once with debootstrap and kept in the cache."""
-    root = cache_dir() / f'role-host-{HOST_SUITE}'
-    with open(cache_dir() / f'.role-host-{HOST_SUITE}.lock', 'w', encoding='utf-8') as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (root / '.complete').is_file():
-            shutil.rmtree(root, ignore_errors=True)
-            out = subprocess.run(['debootstrap', '--variant=minbase', HOST_SUITE, str(root), MIRROR],
-                                 capture_output=True, text=True, check=False)
-            assert out.returncode == 0, f'debootstrap failed:\n{out.stdout[-3000:]}{out.stderr[-3000:]}'
-            (root / '.complete').write_text('ok')
-    return root
-
-
 @pytest.fixture
 def host(tmp_path):
     """A fresh host root per test: the template copied, a sysctl that records its calls (the host's kernel is not
     the test's to change), the agent's package directory."""
     root = tmp_path / 'host'
-    subprocess.run(['cp', '-a', str(_host_template()), str(root)], check=True)
+    subprocess.run(['cp', '-a', str(host_root(HOST_SUITE)), str(root)], check=True)
     assert not list((root / 'usr' / 'bin').glob('python*')), 'the host root must have no Python'
     shim = root / 'usr' / 'local' / 'sbin' / 'sysctl'
     shim.write_text('#!/bin/sh\necho "sysctl $*" >> /var/log/sysctl-calls\n')
@@ -113,7 +97,7 @@ def _step(host, mode):
     config = json.loads((host / PACKAGE_DIR.lstrip('/') / 'config.json').read_text())
     (step,) = config['modes'][mode]
     assert step['on_host'] is True
-    cmd = ['chroot', str(host), '/bin/sh', f'{PACKAGE_DIR}/skyhook_dir/{step["path"]}', *step['arguments']]
+    cmd = ['chroot', str(host), f'{PACKAGE_DIR}/skyhook_dir/{step["path"]}', *step['arguments']]  # its shebang
     env = {'PATH': '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', 'SKYHOOK_DIR': PACKAGE_DIR}
     return subprocess.run(cmd, env=env, capture_output=True, text=True, check=False, timeout=600)
 

@@ -17,7 +17,8 @@ import pytest
 
 import helpers
 import interop_support as support
-from real_support import PREFIX, start_real_node
+import real_support
+from real_support import PREFIX, real_node, start_real_node
 
 STAGES = ['apply', 'apply-check', 'config', 'config-check', 'post-interrupt', 'post-interrupt-check']
 
@@ -124,3 +125,73 @@ def test_the_operator_rolls_a_real_node_then_the_bridge_runs_nothing_on_it(real,
     finally:
         operators.stop_all()
         real.delete_cr(cr)
+
+
+@pytest.fixture(scope='module')
+def role_package(real, tmp_path_factory):
+    """The migration guide's gpu_tuning role built unchanged as a package (nodewright.bridge.package), pushed to the
+    node's registry: the CR's packages entry."""
+    role = Path(__file__).resolve().parents[2] / 'examples' / 'roles' / 'gpu_tuning'
+    del real  # the node's images (and so the registry and the base) first
+    return real_support.build_role_package(role, '1.0.0', 'localhost/nodewright-packages/gpu-tuning',
+                                           tmp_path_factory.mktemp('role-package'))['gpu-tuning']
+
+
+def _role_host(real):
+    """What the role package left on the node's host: its two files and the shim calls (sysctl, restarts)."""
+    info = real.cluster.info
+    files = {}
+    for which, name in (('sysctl.d', '90-gpu.conf'), ('containerd', 'conf.d/90-nvidia.toml')):
+        path = real_node.etc_dir(info, real.name, which) / name
+        files[name] = path.read_text() if path.exists() else None
+    calls = [' '.join(c.split()[1:]) for c in real_node.calls(info, real.name)
+             if ' sysctl ' in c or ' systemctl restart ' in c]
+    return files, calls
+
+
+def _role_complete(real, cr):
+    node = real.node()
+    entry = real.state(cr).get('gpu-tuning|1.0.0') or {}
+    return ((node.metadata.labels or {}).get(f'{PREFIX}/status_{cr}') == 'complete' and not node.spec.unschedulable
+            and (entry.get('stage'), entry.get('state')) == ('post-interrupt', 'complete'))
+
+
+def test_the_operator_rolls_a_role_package_as_the_bridge_does_and_takes_over_its_node_with_nothing_run_again(
+        real, role_package, playbooks, operators):
+    # the operator, then (the host reverted) the bridge: the same files and the same interrupt on the host; then the
+    # operator takes the bridge's node over and runs nothing
+    results = {}
+    for side in ('operator', 'bridge'):
+        cr = real.create_cr({'gpu-tuning': dict(role_package)})
+        before = len(_role_host(real)[1])
+        try:
+            if side == 'operator':
+                operator = operators.start(AGENT_IMAGE=real.images['agent'])
+                support.wait_until(lambda: _role_complete(real, cr), 300, f'the operator to complete {cr}')
+                operator.stop()
+            else:
+                result = _apply(playbooks, real, cr)
+                assert result.rc == 0, result.stdout[-3000:]
+                assert _role_complete(real, cr)
+            files, calls = _role_host(real)
+            results[side] = (files, calls[before:])
+            if side == 'bridge':
+                recorder = support.PodRecorder(real.cluster, [real.name])
+                started = time.time()
+                operators.start(AGENT_IMAGE=real.images['agent'])
+                helpers.holds_for(lambda: recorder.since(started) == [] and _role_host(real) == (files, calls),
+                                  45, interval=1, what='nothing run again on the real node by the operator')
+                recorder.close()
+                assert _role_complete(real, cr) and recorder.since(started) == []
+        finally:
+            operators.stop_all()
+            real.delete_cr(cr)
+            for which in ('sysctl.d', 'containerd'):  # the host as before the next side's rollout
+                for path in real_node.etc_dir(real.cluster.info, real.name, which).rglob('*'):
+                    if path.is_file():
+                        path.unlink()
+    print(f'\nrole package: operator {results["operator"]}; bridge {results["bridge"]}')
+    assert results['operator'] == results['bridge'], results
+    files, calls = results['operator']
+    assert files['90-gpu.conf'] == 'vm.swappiness = 1\nnet.core.rmem_max = 134217728\n'
+    assert calls == ['sysctl --system', 'systemctl restart containerd'], calls

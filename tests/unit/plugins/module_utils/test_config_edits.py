@@ -189,4 +189,3 @@ def test_a_key_two_globs_match_with_different_interrupts_runs_both_merged_as_the
                     data={'game.properties': 'x', 'a.conf': 'y'})
     assert node_plan.config_interrupts(none, none.config_updates) == {}
     assert [s['stage'] for s in node_plan.plan_node(none, restarted)['pending']] == ['config']
-
