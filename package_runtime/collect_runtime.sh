@@ -14,7 +14,7 @@ cp -a "/usr/lib/python$version" "$rt/lib/python$version"
 for unused in test idlelib tkinter turtledemo ensurepip pydoc_data lib2to3 site-packages dist-packages venv/scripts; do
     rm -rf "${rt:?}/lib/python$version/$unused"
 done
-rm -rf "$rt/lib/python$version"/config-"$version"-*
+rm -rf "$rt/lib/python$version/config-$version-"*
 find "$rt/lib/python$version" -name '__pycache__' -prune -exec rm -rf {} +
 mv "$site" "$rt/site"
 find "$rt/site" -name '__pycache__' -prune -exec rm -rf {} +

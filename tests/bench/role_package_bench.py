@@ -178,8 +178,8 @@ def main(argv=None):
         print(f'stage step on a bookworm host root without Python (median of {args.runs}, seconds):')
         print(f'  {"mode":14} {"role package":>12} {"shellscript":>12}')
         for mode in ('apply', 'apply-check', 'config', 'config-check'):
-            role = statistics.median(_step_seconds(host, 'gpu-tuning', mode) for _ in range(args.runs))
-            bash = statistics.median(_step_seconds(host, 'shellscript', mode) for _ in range(args.runs))
+            role = statistics.median(_step_seconds(host, 'gpu-tuning', mode) for dummy in range(args.runs))
+            bash = statistics.median(_step_seconds(host, 'shellscript', mode) for dummy in range(args.runs))
             print(f'  {mode:14} {role:12.2f} {bash:12.2f}')
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -520,13 +520,52 @@ def package_image(base: str, name: str, version: str) -> _Image:
     return _Image(repository, f'{version}-{_digest(files, containerfile)}', build, prune=f'{repository}:{version}-*')
 
 
+# --------------------------------------------------------------------------- NVIDIA's packages
+
+# NVIDIA's package repository (NVIDIA/nodewright-packages), snapshot in ../shared/upstream: the packages the real node
+# runs as users run them, built from their source on the trixie base (their busybox base cannot be pulled here)
+NVIDIA_PACKAGES_TARBALL = 'nodewright-packages-3f9169b.tar.xz'
+NVIDIA_PACKAGES = ('shellscript', 'tuning')
+
+
+def nvidia_package_files(name: str) -> tuple[list[tuple[str, int, bytes]], str]:
+    """(files under skyhook-package/, the package's version from its config.json) of NVIDIA's package ``name``."""
+    tarball = upstream_tarball().parent / NVIDIA_PACKAGES_TARBALL
+    prefix = f'nodewright-packages/{name}/'
+    files = []
+    with tarfile.open(tarball) as tar:
+        for member in tar.getmembers():
+            inside = member.name[len(prefix):]
+            if member.isfile() and member.name.startswith(prefix) and (
+                    inside == 'config.json' or inside.startswith('skyhook_dir/')):
+                files.append(('skyhook-package/' + inside, member.mode & 0o777, tar.extractfile(member).read()))
+    if not files:
+        raise ImageError(f'NVIDIA package {name}: not in {tarball}')
+    config = json.loads(next(data for path, _mode, data in files if path == 'skyhook-package/config.json'))
+    return files, config['package_version']
+
+
+def nvidia_package_image(base: str, name: str) -> tuple[_Image, str]:
+    files, version = nvidia_package_files(name)
+    containerfile = package_containerfile(base, f'nvidia-{name}', version)
+    repository = f'{PACKAGE_REPOSITORY}/nvidia-{name}'
+
+    def build(ref, env, log_path):
+        with tempfile.TemporaryDirectory(dir=cache_root() / 'node-images', prefix=f'nvidia-{name}-') as tmp:
+            _write_tree(files, Path(tmp))
+            _podman_build(f'build {ref}', ref, Path(tmp), containerfile, env, log_path)
+    return _Image(repository, f'{version}-{_digest(files, containerfile)}', build,
+                  prune=f'{repository}:{version}-*'), version
+
+
 # --------------------------------------------------------------------------- all of them
 
 def ensure_images() -> dict:
     """The node images' references, each built and pushed when the registry does not serve it:
     {'registry': URL, 'agent': ref, 'agent_version': upstream's, 'pause': ref,
      'packages': {name: {'image': repository, 'versions': {version: repository:version},
-                         'builds': {version: repository:version-digest}}}}"""
+                         'builds': {version: repository:version-digest}}},
+     'nvidia': {name: {'image': repository, 'version': its config.json's}}}   (NVIDIA's shellscript and tuning)"""
     url = ensure_registry()
     base = base_image_name()  # its tag only (no podman); built when an image needs building
     state = {}
@@ -545,6 +584,11 @@ def ensure_images() -> dict:
             retag(built, version)
             entry['versions'][version] = f'{entry["image"]}:{version}'
             entry['builds'][version] = built
+    result['nvidia'] = {}
+    for name in NVIDIA_PACKAGES:
+        image, version = nvidia_package_image(base, name)
+        retag(_ensure(image, env_of), version)
+        result['nvidia'][name] = {'image': image.repository, 'version': version}
     return result
 
 

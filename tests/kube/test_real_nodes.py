@@ -433,3 +433,58 @@ def test_a_role_built_unchanged_as_a_package_rolls_out_configures_and_uninstalls
         assert 'gpu-tuning|1.0.0' not in real.state(cr)
     finally:
         real.delete_cr(cr)
+
+
+# the migration guide's role as bash, for NVIDIA's shellscript package (docs/migration.md, step b's alternative)
+TWIN_APPLY = '''#!/bin/bash
+set -e
+printf 'vm.swappiness = 1\\nnet.core.rmem_max = 134217728\\n' > /etc/sysctl.d/90-gpu.conf
+sysctl --system
+mkdir -p /etc/containerd/conf.d
+printf '[plugins."io.containerd.grpc.v1.cri".containerd]\\ndefault_runtime_name = "nvidia"\\n' \\
+  > /etc/containerd/conf.d/90-nvidia.toml
+'''
+TWIN_CHECK = '''#!/bin/bash
+grep -q 'vm.swappiness = 1' /etc/sysctl.d/90-gpu.conf
+grep -q 'default_runtime_name = "nvidia"' /etc/containerd/conf.d/90-nvidia.toml
+'''
+
+
+def test_nvidias_shellscript_and_tuning_packages_run_on_a_real_node_as_users_run_them(real, playbooks, namespace):
+    # NVIDIA's own packages, built from their source (tests/cluster/images.py): shellscript running the guide's role as
+    # bash (the role package's twin: the same files on the node as tests above check), and tuning with a sysctl file
+    nvidia = real.images['nvidia']
+    cr = real.create_cr({
+        'gpu-tuning-sh': {'image': nvidia['shellscript']['image'], 'version': nvidia['shellscript']['version'],
+                          'interrupt': {'type': 'service', 'services': ['containerd']},
+                          'configMap': {'apply.sh': TWIN_APPLY, 'apply_check.sh': TWIN_CHECK}},
+        'tuning': {'image': nvidia['tuning']['image'], 'version': nvidia['tuning']['version'],
+                   'configMap': {'sysctl.conf': 'fs.inotify.max_user_watches=524288\n'}},
+    })
+    info = real.cluster.info
+    etc_sysctl = real_node.etc_dir(info, real.name, 'sysctl.d')
+    dropin = real_node.etc_dir(info, real.name, 'containerd') / 'conf.d' / '90-nvidia.toml'
+    calls_before = len(real_node.calls(info, real.name))
+    try:
+        result = _apply(playbooks, real, cr, namespace)
+        assert result.rc == 0, _failures(result)
+        # the twin left what the role package leaves (test_a_role_built_unchanged_as_a_package_...)
+        assert (etc_sysctl / '90-gpu.conf').read_text() == 'vm.swappiness = 1\nnet.core.rmem_max = 134217728\n'
+        assert dropin.read_text() == '[plugins."io.containerd.grpc.v1.cri".containerd]\ndefault_runtime_name = "nvidia"\n'
+        # tuning's drop-in, named after the package (its update_settings.sh), and its sysctl -p of the configMap file
+        (tuned,) = list(etc_sysctl.glob('999-*-tuning.conf'))
+        assert tuned.read_text() == 'fs.inotify.max_user_watches=524288\n'
+        calls = [' '.join(c.split()[1:]) for c in real_node.calls(info, real.name)[calls_before:]]
+        assert 'sysctl --system' in calls and any(c.startswith('sysctl -p ') for c in calls), calls
+        assert [c for c in calls if c.startswith('systemctl restart')] == ['systemctl restart containerd'], calls
+        stages = _stage_events(real, cr)
+        print(f'\nNVIDIA packages on {real.name}: {stages}')
+        state = real.state(cr)
+        assert {k: (v['stage'], v['state']) for k, v in state.items()} == {
+            f'gpu-tuning-sh|{nvidia["shellscript"]["version"]}': ('post-interrupt', 'complete'),
+            f'tuning|{nvidia["tuning"]["version"]}': ('config', 'complete')}, state
+    finally:
+        real.delete_cr(cr)
+        for path in (etc_sysctl / '90-gpu.conf', dropin, *etc_sysctl.glob('999-*-tuning.conf')):
+            if path.exists():
+                path.unlink()
