@@ -89,6 +89,8 @@ def main(argv):
             'ANSIBLE_STDOUT_CALLBACK': 'default', 'ANSIBLE_NOCOLOR': '1', 'ANSIBLE_FORCE_COLOR': '0',
             'ANSIBLE_RETRY_FILES_ENABLED': '0', 'ANSIBLE_LOCALHOST_WARNING': '0',
             'ANSIBLE_INVENTORY_UNPARSED_WARNING': '0', 'ANSIBLE_COLLECTIONS_SCAN_SYS_PATH': '0',
+            # each module sent through the local connection's stdin: no temporary files and commands per task
+            'ANSIBLE_PIPELINING': '1',
             'ANSIBLE_PYTHON_INTERPRETER': os.path.join(runtime, 'bin', 'python')})
         args = ['ansible-playbook', '-i', 'localhost,', playbook, '-e', '@' + variables]
         if stage['check_mode']:
