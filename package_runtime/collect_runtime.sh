@@ -34,6 +34,7 @@ while read -r lib; do
     cp -L "$lib" "$rt/lib/"
 done < /tmp/libs
 cp -L "$loader" "$rt/lib/ld.so"
+uname -m > "$rt/arch"  # the machine the runtime's binaries are for (the stage script compares the host's)
 # bytecode compiled once, here: the runtime directory is copied to the host for every stage and never written
 # there (PYTHONDONTWRITEBYTECODE), so without it every step compiles ansible-core again (seconds per step).
 # unchecked-hash: no source timestamps in the files, so the same sources give the same layer

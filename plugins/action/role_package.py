@@ -130,7 +130,7 @@ class ActionModule(ActionBase):
         texts = _text(raw)
         role = rp.role_from_files(role_name, dict((p, t) for p, t in texts.items() if t is not None))
         rp.refuse_vaulted(role, allow=params['allow_vault'])
-        stages = rp.stage_map(role, params['stages'])
+        stages = rp.stage_map(role, params['stages'], yaml.safe_load)
         found = rp.interrupts(role, stages, yaml.safe_load)
         collections = rp.needed_collections(role, texts.get('meta/main.yml'), yaml.safe_load)
         name = params['name'] or role_name.replace('_', '-').lower()

@@ -91,9 +91,10 @@ def _task_file(role, value, stage):
     return name
 
 
-def stage_map(role, overrides=None):
+def stage_map(role, overrides=None, loader=None):
     """``{mode: {'tasks': file name, 'check_mode': bool}}`` for every mode the package has, from the defaults
-    and ``overrides`` (mode -> task file, ``check`` or None). Raises RolePackageError naming the stage or file."""
+    and ``overrides`` (mode -> task file, ``check`` or None). Raises RolePackageError naming the stage or file;
+    with ``loader`` (YAML text -> data) also for a task file a stage maps to that has no task."""
     overrides = dict(overrides or {})
     known = set(STAGES) | set(CHECKED.values())
     unknown = sorted(set(overrides) - known)
@@ -123,6 +124,10 @@ def stage_map(role, overrides=None):
         else:
             plan[check] = {'tasks': _task_file(role, VERIFY if value == 'default' else value, check),
                            'check_mode': False}
+    for mode in sorted(plan) if loader else ():
+        name = plan[mode]['tasks']
+        if not _load_yaml(role['tasks'][name], 'role %s tasks/%s' % (role['name'], name), loader):
+            raise RolePackageError('stages.%s: role %s tasks/%s has no task' % (mode, role['name'], name))
     return plan
 
 

@@ -172,8 +172,13 @@ def test_the_guide_role_builds_reproducibly_pushes_and_runs_its_stages_on_a_host
     assert _step(host, 'uninstall').returncode == 0
     assert not (host / 'etc/sysctl.d/90-gpu.conf').exists() and not (host / 'etc/containerd/conf.d/90-nvidia.toml').exists()
     assert _step(host, 'uninstall-check').returncode == 0
-    # the runtime left nothing of its Python in the host's environment: a step's tasks see no PYTHONHOME
     assert not list((host / 'usr' / 'bin').glob('python*'))
+    # a host the runtime is not built for: the step says so, naming both machines, and runs nothing
+    (package / 'skyhook_dir' / 'runtime' / 'arch').write_text('aarch64\n')
+    foreign = _step(host, 'apply')
+    assert foreign.returncode == 1
+    assert "this role package's runtime is built for aarch64; the host is x86_64" in foreign.stderr, foreign.stderr
+    assert not (host / 'etc/sysctl.d/90-gpu.conf').exists()
 
 
 @pytest.mark.parametrize('case, message', [
@@ -181,6 +186,7 @@ def test_the_guide_role_builds_reproducibly_pushes_and_runs_its_stages_on_a_host
     ('missing stage file', 'stages.config: role gpu_tuning has no tasks/reconfigure.yml'),
     ('vault', 'vault-encrypted file(s) vars/secrets.yml would be baked into the image'),
     ('missing collection', 'role gpu_tuning needs the collection example.missing: not found in the collections paths'),
+    ('empty stage file', 'stages.uninstall: role gpu_tuning tasks/uninstall.yml has no task'),
 ])
 def test_bad_input_fails_naming_the_thing_at_fault_and_builds_nothing(env, base, tmp_path, case, message):
     role = tmp_path / 'gpu_tuning'
@@ -193,6 +199,8 @@ def test_bad_input_fails_naming_the_thing_at_fault_and_builds_nothing(env, base,
     elif case == 'vault':
         (role / 'vars').mkdir()
         (role / 'vars' / 'secrets.yml').write_text('$ANSIBLE_VAULT;1.1;AES256\n61626364\n')
+    elif case == 'empty stage file':
+        (role / 'tasks' / 'uninstall.yml').write_text('---\n# to do\n')
     else:
         with open(role / 'tasks' / 'main.yml', 'a', encoding='utf-8') as tasks:
             tasks.write('\n- name: Needs a collection\n  example.missing.thing: {}\n')

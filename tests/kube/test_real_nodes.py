@@ -14,6 +14,7 @@ node is removed and the machine is as it was (real_node.machine_snapshot).
 
 from __future__ import annotations
 
+import shutil
 import time
 import uuid
 from pathlib import Path
@@ -425,12 +426,28 @@ def test_a_role_built_unchanged_as_a_package_rolls_out_configures_and_uninstalls
         restarts = [c for c in real_node.calls(info, real.name)[calls_before:] if ' systemctl restart ' in c]
         assert [c.split()[3:] for c in restarts] == [['containerd']], restarts
 
+        # an upgrade: the role built again as 1.1.0 (a new default), the CR's version bumped; the role has no
+        # tasks/upgrade.yml, so the upgrade stage runs nothing of it and config runs its tasks at the new version
+        upgraded_role = tmp_path / 'gpu_tuning'
+        shutil.copytree(role, upgraded_role)
+        defaults = upgraded_role / 'defaults' / 'main.yml'
+        defaults.write_text(defaults.read_text().replace('gpu_tuning_rmem_max: 134217728', 'gpu_tuning_rmem_max: 268435456'))
+        newer = real_support.build_role_package(upgraded_role, '1.1.0', repository, tmp_path / 'v110')['gpu-tuning']
+        seen = len(_stage_events(real, cr))
+        real.patch_cr(cr, {'packages': {'gpu-tuning': {'version': newer['version'], 'configMap': {
+            'gpu_tuning_rmem_max': None}}}})
+        upgraded = _apply(playbooks, real, cr, namespace)
+        assert upgraded.rc == 0, _failures(upgraded)
+        print(f'role package upgrade: {_stage_events(real, cr)[seen:]}')
+        assert 'net.core.rmem_max = 268435456' in sysctl.read_text()
+        assert list(real.state(cr)) == ['gpu-tuning|1.1.0'] and real.state(cr)['gpu-tuning|1.1.0']['state'] == 'complete'
+
         # the uninstall: the role's uninstall tasks revert its files
         real.patch_cr(cr, {'packages': {'gpu-tuning': {'uninstall': {'enabled': True, 'apply': True}}}})
         removed = _apply(playbooks, real, cr, namespace)
         assert removed.rc == 0, _failures(removed)
         assert not sysctl.exists() and not dropin.exists()
-        assert 'gpu-tuning|1.0.0' not in real.state(cr)
+        assert 'gpu-tuning|1.1.0' not in real.state(cr)
     finally:
         real.delete_cr(cr)
 

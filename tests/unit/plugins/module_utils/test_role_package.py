@@ -138,3 +138,11 @@ def test_argument_specs_defaults_and_keys_that_cannot_be_variables():
     with pytest.raises(rp.RolePackageError, match='meta/argument_specs.yml: not valid YAML'):
         rp.config_map_skeleton(rp.role_from_files('x', {'tasks/main.yml': '[]', 'meta/argument_specs.yml': 'a: [b'}),
                                yaml.safe_load, _dump)
+
+
+def test_a_stage_whose_task_file_has_no_task_is_refused_by_name():
+    role = _role(tasks__uninstall='---\n# nothing yet\n')
+    assert rp.stage_map(role)['uninstall'] == {'tasks': 'uninstall.yml', 'check_mode': False}  # without a loader
+    with pytest.raises(rp.RolePackageError, match=r'stages\.uninstall: role gpu_tuning tasks/uninstall\.yml has no task'):
+        rp.stage_map(role, loader=yaml.safe_load)
+    assert rp.stage_map(_role(), loader=yaml.safe_load) == rp.stage_map(_role())
