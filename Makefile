@@ -26,7 +26,7 @@ help:
 	@echo "make strategy      strategy plugin tests on the default ansible-core; strategy-matrix: 2.16-2.19"
 	@echo "make strategy-matrix-new   the same on ansible-core 2.20, 2.21 and the newest (a CPython 3.13 built from source)"
 	@echo "make cluster-up / cluster-down   a test cluster for manual use (.cluster/kubeconfig)"
-	@echo "make bench         benchmarks under tests/bench (print figures)"
+	@echo "make bench         benchmarks under tests/bench (print figures; a role package against NVIDIA's shellscript with podman)"
 	@echo "make bench-api     API requests of one node through the cluster modules (audit log)"
 	@echo "make bench-fleet   the NodeWright operator vs nodewright.bridge.apply, 24 and 200 nodes (BENCH_FLEET_ARGS=...)"
 	@echo "make ee            the execution environment: ansible-builder on a Debian base built here, podman, its checks"
@@ -112,6 +112,7 @@ bench: venv
 	$(BIN)/python tests/bench/plan_bench.py
 	$(BIN)/python tests/bench/plan_bench.py --unique-states
 	$(BIN)/python tests/bench/strategy_bench.py
+	$(BIN)/python tests/bench/role_package_bench.py
 
 bench-api: venv
 	$(BIN)/python tests/bench/api_requests_bench.py
