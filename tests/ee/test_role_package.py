@@ -208,3 +208,35 @@ def test_bad_input_fails_naming_the_thing_at_fault_and_builds_nothing(env, base,
     assert proc.returncode != 0 and out is None
     assert message in proc.stdout, proc.stdout[-3000:]
     assert _podman(env, 'image', 'exists', f'{IMAGE}-bad:9.9.9').returncode == 1
+
+
+def test_a_collection_role_by_fqcn_brings_the_collections_its_tasks_use(env, base, host, tmp_path):
+    # a role of an installed collection, named by FQCN, whose tasks use a module of another collection: both
+    # collections are found on the controller's collections path and the module runs from the package on the host
+    root = tmp_path / 'collections' / 'ansible_collections'
+    tools = root / 'example' / 'tools'
+    (tools / 'plugins' / 'modules').mkdir(parents=True)
+    (tools / 'galaxy.yml').write_text('namespace: example\nname: tools\nversion: 1.0.0\nreadme: README.md\n'
+                                      'authors: [x]\n')
+    (tools / 'plugins' / 'modules' / 'stamp.py').write_text(
+        '#!/usr/bin/python\nfrom ansible.module_utils.basic import AnsibleModule\n\n\ndef main():\n'
+        '    module = AnsibleModule(argument_spec=dict(path=dict(type="str", required=True)))\n'
+        '    with open(module.params["path"], "w") as out:\n        out.write("stamped\\n")\n'
+        '    module.exit_json(changed=True)\n\n\nmain()\n')
+    role = root / 'example' / 'gpu' / 'roles' / 'stamp'
+    (role / 'tasks').mkdir(parents=True)
+    (root / 'example' / 'gpu' / 'galaxy.yml').write_text('namespace: example\nname: gpu\nversion: 1.0.0\n'
+                                                         'readme: README.md\nauthors: [x]\n')
+    (role / 'tasks' / 'main.yml').write_text('- name: Stamp the host\n  example.tools.stamp:\n    path: /etc/stamped\n')
+    search = dict(env, ANSIBLE_COLLECTIONS_PATH=f'{env["ANSIBLE_COLLECTIONS_PATH"]}:{tmp_path / "collections"}')
+    ref = f'{IMAGE}-fqcn:1.0.0'
+    proc, built = _playbook(search, tmp_path, role='example.gpu.stamp', version='1.0.0', image=f'{IMAGE}-fqcn',
+                            base_image=base, push=False, gather_facts=False)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert built['role'] == 'stamp' and built['collections'] == ['example.tools'], built
+    assert built['package'] == {'stamp': {'image': f'{IMAGE}-fqcn', 'version': '1.0.0'}}
+    _install(env, ref, host)
+    stamped = _step(host, 'apply')
+    assert stamped.returncode == 0, stamped.stdout[-3000:]
+    assert (host / 'etc' / 'stamped').read_text() == 'stamped\n'
+    _podman(env, 'image', 'rm', ref)
