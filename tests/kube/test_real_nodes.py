@@ -505,3 +505,38 @@ def test_nvidias_shellscript_and_tuning_packages_run_on_a_real_node_as_users_run
         for path in (etc_sysctl / '90-gpu.conf', dropin, *etc_sysctl.glob('999-*-tuning.conf')):
             if path.exists():
                 path.unlink()
+
+
+def test_a_failing_role_task_fails_its_node_with_the_tasks_name_and_message_then_a_fix_resumes_it(
+        real, playbooks, namespace, tmp_path):
+    # the guide's role package on a host where one of its tasks cannot succeed (a file where the role makes its
+    # containerd drop-in directory): the node fails with the task's name and Ansible's message; the host fixed,
+    # a rerun resumes the node and completes it
+    role = Path(__file__).resolve().parents[2] / 'examples' / 'roles' / 'gpu_tuning'
+    spec = real_support.build_role_package(role, '1.0.0', 'localhost/nodewright-packages/gpu-tuning', tmp_path)['gpu-tuning']
+    info = real.cluster.info
+    blocker = real_node.etc_dir(info, real.name, 'containerd') / 'conf.d'
+    shutil.rmtree(blocker, ignore_errors=True)  # an earlier rollout's directory
+    blocker.write_text('not a directory\n')
+    cr = real.create_cr({'gpu-tuning': spec})
+    try:
+        failed = _apply(playbooks, real, cr, namespace, nodewright_stage_retries=0)
+        assert failed.rc != 0, failed
+        out = failed.stdout + failed.stderr
+        assert 'Directory for containerd drop-ins' in out and '/etc/containerd/conf.d' in out, _failures(failed)
+        assert real.state(cr)['gpu-tuning|1.0.0']['state'] == 'erroring'
+        assert real.node().metadata.labels.get(f'{PREFIX}/status_{cr}') == 'erroring'
+
+        blocker.unlink()
+        fixed = _apply(playbooks, real, cr, namespace)
+        assert fixed.rc == 0, _failures(fixed)
+        entry = real.state(cr)['gpu-tuning|1.0.0']
+        assert (entry['stage'], entry['state']) == ('post-interrupt', 'complete'), entry
+        assert (blocker / '90-nvidia.toml').is_file() and not real.node().spec.unschedulable
+    finally:
+        real.delete_cr(cr)
+        if blocker.is_file():
+            blocker.unlink()
+        shutil.rmtree(blocker, ignore_errors=True)
+        for path in real_node.etc_dir(info, real.name, 'sysctl.d').glob('90-gpu.conf'):
+            path.unlink()
