@@ -11,8 +11,19 @@ if [ "$have" != "$want" ]; then
     echo "nodewright: this role package's runtime is built for $want; the host is $have" >&2
     exit 1
 fi
-if ! "$here/runtime/lib/ld.so" --version > /dev/null 2>&1; then
+# The loader the package's Python runs under is a copy of runtime/lib/ld.so that this step alone executes. A file
+# being executed cannot be written ("Text file busy"), and the next stage pod's init container copies the package
+# over this directory while a step of the pod it replaces may still run (the agent lets a step finish on SIGTERM):
+# with every step executing the shared ld.so, that copy failed.
+loader="$here/runtime/lib/ld.so.step-$$"
+cp "$here/runtime/lib/ld.so" "$loader"
+chmod 0755 "$loader"
+trap 'rm -f "$loader"' EXIT
+if ! "$loader" --version > /dev/null 2>&1; then
     echo "nodewright: the package's runtime cannot be executed from $here/runtime (a noexec file system?)" >&2
     exit 1
 fi
-exec "$here/runtime/bin/python" "$here/runtime/stage.py" "$@"
+NODEWRIGHT_ROLE_LOADER=$loader
+export NODEWRIGHT_ROLE_LOADER
+# not exec: the trap removes this step's loader when the step ends
+"$here/runtime/bin/python" "$here/runtime/stage.py" "$@"

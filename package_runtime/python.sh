@@ -6,4 +6,5 @@
 rt=$(cd "$(dirname "$0")/.." && pwd)
 PYTHONHOME=$rt PYTHONPATH=$rt/site PYTHONDONTWRITEBYTECODE=1 NODEWRIGHT_ROLE_RUNTIME=$rt
 export PYTHONHOME PYTHONPATH PYTHONDONTWRITEBYTECODE NODEWRIGHT_ROLE_RUNTIME
-exec "$rt/lib/ld.so" --library-path "$rt/lib" "$rt/bin/python3" -s "$@"
+# the step's own copy of the loader (nodewright_role_stage.sh), so that the package's ld.so is never executed
+exec "${NODEWRIGHT_ROLE_LOADER:-$rt/lib/ld.so}" --library-path "$rt/lib" "$rt/bin/python3" -s "$@"

@@ -27,6 +27,7 @@ sys.path.insert(0, str(REPO_ROOT / 'tests'))
 sys.path.insert(0, str(REPO_ROOT / 'tests' / 'cluster'))
 
 # pylint: disable=wrong-import-position
+import helpers  # noqa: E402
 import images  # noqa: E402
 from collection_path import link  # noqa: E402
 
@@ -113,7 +114,7 @@ def test_the_guide_role_builds_reproducibly_pushes_and_runs_its_stages_on_a_host
     registry = images.ensure_registry()
     assert registry
     ref = f'{IMAGE}:1.0.0'
-    _podman(env, 'image', 'rm', ref)
+    _podman(env, 'image', 'rm', '-f', ref)
     args = dict(role=str(ROLE), version='1.0.0', image=IMAGE, base_image=base, tls_verify=False)
     # check mode: the package described, nothing built
     proc, checked = _playbook(env, tmp_path, check=True, **args)
@@ -173,6 +174,26 @@ def test_the_guide_role_builds_reproducibly_pushes_and_runs_its_stages_on_a_host
     assert not (host / 'etc/sysctl.d/90-gpu.conf').exists() and not (host / 'etc/containerd/conf.d/90-nvidia.toml').exists()
     assert _step(host, 'uninstall-check').returncode == 0
     assert not list((host / 'usr' / 'bin').glob('python*'))
+    # the next stage pod's init container copies the package over this directory while a step of the pod it replaces
+    # may still run (the agent lets a step finish on SIGTERM): the copy must succeed (a step executing the
+    # package's own ld.so made it fail with "Text file busy" on a real node)
+    source = _install(env, ref, tmp_path / 'image-copy')  # the image's /skyhook-package, as the new pod has it
+    running = subprocess.Popen(  # pylint: disable=consider-using-with
+        ['chroot', str(host), f'{PACKAGE_DIR}/skyhook_dir/nodewright_role_stage.sh', 'apply'],
+        env={'PATH': '/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin', 'SKYHOOK_DIR': PACKAGE_DIR},
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    helpers.wait_for(lambda: list((package / 'skyhook_dir' / 'runtime' / 'lib').glob('ld.so.step-*')), 30,
+                     what='the step to start its Python')
+    (source / 'configmaps').rmdir()
+    copied = subprocess.run(f'cp -r {source}/* {package}/', shell=True, capture_output=True, text=True, check=False)
+    assert copied.returncode == 0, copied.stderr
+    running.wait(timeout=300)  # the replaced pod's step: its result is no one's (its files changed under it)
+    running.stdout.close()
+    assert not list((package / 'skyhook_dir' / 'runtime' / 'lib').glob('ld.so.step-*'))  # each step's own, removed
+    # the new pod's step runs on the copied package (the role installed again, then uninstalled again)
+    again = _step(host, 'apply')
+    assert again.returncode == 0 and (host / 'etc/sysctl.d/90-gpu.conf').is_file(), again.stdout[-3000:]
+    assert _step(host, 'uninstall').returncode == 0
     # a host the runtime is not built for: the step says so, naming both machines, and runs nothing
     (package / 'skyhook_dir' / 'runtime' / 'arch').write_text('aarch64\n')
     foreign = _step(host, 'apply')
