@@ -15,6 +15,7 @@ __metaclass__ = type
 
 import json
 import os
+import shutil
 import tempfile
 
 import yaml
@@ -190,5 +191,4 @@ class ActionModule(ActionBase):
             image_build.write_tree(work, dict(files, Containerfile=containerfile))
             podman.build(work, ref)
         finally:
-            import shutil  # pylint: disable=import-outside-toplevel
             shutil.rmtree(work, ignore_errors=True)

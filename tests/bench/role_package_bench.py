@@ -21,7 +21,6 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -33,7 +32,7 @@ sys.path.insert(0, str(REPO_ROOT / 'tests' / 'ee'))
 sys.path.insert(0, str(REPO_ROOT / 'tests' / 'cluster'))
 
 # pylint: disable=wrong-import-position
-import helpers  # noqa: E402
+import images  # noqa: E402
 from base_image import ensure_base_image, host_root  # noqa: E402
 from collection_path import link  # noqa: E402
 from podman_env import podman_env  # noqa: E402
@@ -41,22 +40,6 @@ from podman_env import podman_env  # noqa: E402
 ROLE = REPO_ROOT / 'examples' / 'roles' / 'gpu_tuning'
 IMAGE = 'localhost/nodewright-bench/gpu-tuning'
 TWIN = 'localhost/nodewright-bench/shellscript'
-PACKAGES_TARBALL = 'nodewright-packages-3f9169b.tar.xz'
-# the guide's role as bash (docs/migration.md, the shellscript alternative)
-APPLY_SH = '''#!/bin/bash
-set -e
-printf 'vm.swappiness = 1\\nnet.core.rmem_max = 134217728\\n' > /etc/sysctl.d/90-gpu.conf
-sysctl --system
-mkdir -p /etc/containerd/conf.d
-printf '[plugins."io.containerd.grpc.v1.cri".containerd]\\ndefault_runtime_name = "nvidia"\\n' \\
-  > /etc/containerd/conf.d/90-nvidia.toml
-'''
-APPLY_CHECK_SH = '''#!/bin/bash
-grep -q 'vm.swappiness = 1' /etc/sysctl.d/90-gpu.conf
-grep -q 'default_runtime_name = "nvidia"' /etc/containerd/conf.d/90-nvidia.toml
-'''
-
-
 def _podman(env, *args, check=True):
     out = subprocess.run(['podman', *args], env=env, capture_output=True, text=True, check=False)
     if check and out.returncode != 0:
@@ -80,15 +63,11 @@ def _build_role(env, base, work, role=ROLE):
 
 
 def _twin(env, base, work):
-    """NVIDIA's shellscript package from its source, on the same base."""
-    tarball = helpers.upstream_snapshot(PACKAGES_TARBALL)
+    """NVIDIA's shellscript package from its source, on the same base (the node images' recipe)."""
+    files, version = images.nvidia_package_files('shellscript')
     context = work / 'twin'
-    with tarfile.open(tarball) as tar:
-        members = [m for m in tar.getmembers() if m.name.startswith('nodewright-packages/shellscript/')]
-        tar.extractall(work / 'src', members=members, filter='data')
-    shutil.copytree(work / 'src' / 'nodewright-packages' / 'shellscript', context)
-    (context / 'Containerfile').write_text(f'FROM {base}\nCOPY config.json /skyhook-package/config.json\n'
-                                           'COPY skyhook_dir /skyhook-package/skyhook_dir\n')
+    images._write_tree(files, context)  # pylint: disable=protected-access
+    (context / 'Containerfile').write_text(images.package_containerfile(base, 'nvidia-shellscript', version))
     started = time.monotonic()
     _podman(env, 'build', '--timestamp', '0', '-t', f'{TWIN}:1.1.1', str(context))
     return time.monotonic() - started
@@ -173,8 +152,8 @@ def main(argv=None):
         shim.chmod(0o755)
         _install(env, f'{IMAGE}:1.0.0', host, 'gpu-tuning')
         twin = _install(env, f'{TWIN}:1.1.1', host, 'shellscript')
-        (twin / 'configmaps' / 'apply.sh').write_text(APPLY_SH)
-        (twin / 'configmaps' / 'apply_check.sh').write_text(APPLY_CHECK_SH)
+        for key, script in images.SHELLSCRIPT_TWIN_CONFIGMAP.items():
+            (twin / 'configmaps' / key).write_text(script)
         print(f'stage step on a bookworm host root without Python (median of {args.runs}, seconds):')
         print(f'  {"mode":14} {"role package":>12} {"shellscript":>12}')
         for mode in ('apply', 'apply-check', 'config', 'config-check'):

@@ -526,6 +526,22 @@ def package_image(base: str, name: str, version: str) -> _Image:
 # runs as users run them, built from their source on the trixie base (their busybox base cannot be pulled here)
 NVIDIA_PACKAGES_TARBALL = 'nodewright-packages-3f9169b.tar.xz'
 NVIDIA_PACKAGES = ('shellscript', 'tuning')
+# the migration guide's gpu_tuning role as bash for NVIDIA's shellscript package (its configMap): the role
+# package's twin (docs/migration.md step b's alternative), in the real-node tests and the role package benchmark
+SHELLSCRIPT_TWIN_CONFIGMAP = {
+    'apply.sh': '''#!/bin/bash
+set -e
+printf 'vm.swappiness = 1\\nnet.core.rmem_max = 134217728\\n' > /etc/sysctl.d/90-gpu.conf
+sysctl --system
+mkdir -p /etc/containerd/conf.d
+printf '[plugins."io.containerd.grpc.v1.cri".containerd]\\ndefault_runtime_name = "nvidia"\\n' \\
+  > /etc/containerd/conf.d/90-nvidia.toml
+''',
+    'apply_check.sh': '''#!/bin/bash
+grep -q 'vm.swappiness = 1' /etc/sysctl.d/90-gpu.conf
+grep -q 'default_runtime_name = "nvidia"' /etc/containerd/conf.d/90-nvidia.toml
+''',
+}
 
 
 def nvidia_package_files(name: str) -> tuple[list[tuple[str, int, bytes]], str]:

@@ -453,21 +453,6 @@ def test_a_role_built_unchanged_as_a_package_rolls_out_configures_and_uninstalls
         real.delete_cr(cr)
 
 
-# the migration guide's role as bash, for NVIDIA's shellscript package (docs/migration.md, step b's alternative)
-TWIN_APPLY = '''#!/bin/bash
-set -e
-printf 'vm.swappiness = 1\\nnet.core.rmem_max = 134217728\\n' > /etc/sysctl.d/90-gpu.conf
-sysctl --system
-mkdir -p /etc/containerd/conf.d
-printf '[plugins."io.containerd.grpc.v1.cri".containerd]\\ndefault_runtime_name = "nvidia"\\n' \\
-  > /etc/containerd/conf.d/90-nvidia.toml
-'''
-TWIN_CHECK = '''#!/bin/bash
-grep -q 'vm.swappiness = 1' /etc/sysctl.d/90-gpu.conf
-grep -q 'default_runtime_name = "nvidia"' /etc/containerd/conf.d/90-nvidia.toml
-'''
-
-
 def test_nvidias_shellscript_and_tuning_packages_run_on_a_real_node_as_users_run_them(real, playbooks, namespace):
     # NVIDIA's own packages, built from their source (tests/cluster/images.py): shellscript running the guide's role as
     # bash (the role package's twin: the same files on the node as tests above check), and tuning with a sysctl file
@@ -475,7 +460,7 @@ def test_nvidias_shellscript_and_tuning_packages_run_on_a_real_node_as_users_run
     cr = real.create_cr({
         'gpu-tuning-sh': {'image': nvidia['shellscript']['image'], 'version': nvidia['shellscript']['version'],
                           'interrupt': {'type': 'service', 'services': ['containerd']},
-                          'configMap': {'apply.sh': TWIN_APPLY, 'apply_check.sh': TWIN_CHECK}},
+                          'configMap': dict(real_support.images.SHELLSCRIPT_TWIN_CONFIGMAP)},
         'tuning': {'image': nvidia['tuning']['image'], 'version': nvidia['tuning']['version'],
                    'configMap': {'sysctl.conf': 'fs.inotify.max_user_watches=524288\n'}},
     })
