@@ -40,6 +40,8 @@ from podman_env import podman_env  # noqa: E402
 ROLE = REPO_ROOT / 'examples' / 'roles' / 'gpu_tuning'
 IMAGE = 'localhost/nodewright-bench/gpu-tuning'
 TWIN = 'localhost/nodewright-bench/shellscript'
+
+
 def _podman(env, *args, check=True):
     out = subprocess.run(['podman', *args], env=env, capture_output=True, text=True, check=False)
     if check and out.returncode != 0:
