@@ -57,6 +57,7 @@ from ansible_collections.nodewright.bridge.plugins.module_utils import label_sel
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_plan
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
 from ansible_collections.nodewright.bridge.plugins.module_utils import pod_layout
+from ansible_collections.nodewright.bridge.plugins.module_utils import protected_wait
 from ansible_collections.nodewright.bridge.plugins.module_utils.api_generation import SKYHOOK
 from ansible_collections.nodewright.bridge.plugins.module_utils.rollout_scheduler import RolloutScheduler, batch_state_errors
 
@@ -131,6 +132,8 @@ class StatusNode(object):
                 self.drain_blocked = drain_config.decode_blocked(annotations[blocked_key])
             except ValueError:
                 self.drain_blocked = None
+        # the node's wait for its protected pods (protected_wait's record), or None
+        self.protected_wait = protected_wait.read(annotations, cr.name)
         if self.malformed:
             self.complete = False
         elif plans is not None and raw in plans:
@@ -315,9 +318,15 @@ def blocked_conditions(cr, nodes, generation):
                 messages.append('package %s is blocked: dependency %s is being uninstalled' % (name, dep))
             elif dep in done:
                 messages.append('package %s is blocked: dependency %s has been uninstalled' % (name, dep))
-    if not messages:
-        return []
-    return [_condition('Blocked', 'True', 'DependencyUninstalled', '; '.join(sorted(messages)), generation)]
+    if messages:
+        return [_condition('Blocked', 'True', 'DependencyUninstalled', '; '.join(sorted(messages)), generation)]
+    # the operator's barrier report (its later releases): a node not complete that waits for its protected pods;
+    # another Blocked reason (above) comes first, as the operator defers this one while another is active
+    waiting = [n.name for n in nodes if n.protected_wait is not None and not n.complete]
+    if waiting:
+        return [_condition('Blocked', 'True', protected_wait.REASON, protected_wait.condition_message(waiting),
+                           generation)]
+    return []
 
 
 def uninstall_conditions(cr, nodes, generation):

@@ -71,6 +71,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.nodewright.bridge.plugins.module_utils import protected_wait
 from ansible_collections.nodewright.bridge.plugins.module_utils.constants import UNSCHEDULABLE_TAINT
 from ansible_collections.nodewright.bridge.plugins.module_utils.label_selector import (
     matches, normalize_selector, selector_is_empty, selector_matches)
@@ -274,6 +275,8 @@ def classify_pod(pod, rules=None, pod_selector=None, protected_selector=None):
         return SKIP, REASON_TOLERATES_UNSCHEDULABLE
     if protected_selector is not None and not selector_is_empty(protected_selector) and selector_matches(protected_selector, labels):
         return SKIP, REASON_PROTECTED
+    if protected_wait.opted_in(pod):
+        return SKIP, REASON_PROTECTED  # the workload's own opt-in (protected_wait.OPT_IN)
     if is_terminating(pod):
         return EVICT, REASON_TERMINATING
     return EVICT, REASON_EVICTABLE
@@ -387,11 +390,19 @@ def protected_pods_running(pods, selector):
     and nothing is evicted. ``selector`` also takes the string form.
     """
     normalized = normalize_selector(selector, 'podNonInterruptLabels')
-    if normalized is None or selector_is_empty(normalized):
-        return []
+    if normalized is not None and selector_is_empty(normalized):
+        normalized = None
     found = [pod for pod in pods or []
-             if pod_phase(pod) in ACTIVE_PHASES and matches(normalized, pod_labels(pod))]
+             if pod_phase(pod) in ACTIVE_PHASES and is_protected(pod, normalized)]
     return sorted(found, key=lambda pod: (pod_namespace(pod), pod_name(pod), _metadata(pod).get('uid') or ''))
+
+
+def is_protected(pod, normalized_selector):
+    """Whether the pod must never be interrupted: it matches podNonInterruptLabels (normalized, or None), or it
+    opted in with the annotation protected_wait.OPT_IN (the collection's, ahead of the operator)."""
+    if normalized_selector is not None and matches(normalized_selector, pod_labels(pod)):
+        return True
+    return protected_wait.opted_in(pod)
 
 
 # --- retries -------------------------------------------------------------------------------------

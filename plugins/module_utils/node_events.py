@@ -83,6 +83,36 @@ def drain_failed(node, owners, message):
     return NodeEvent(DRAIN, WARNING, 'Drain of node [%s]%s failed: %s' % (node, owners_ref(owners), why(message)))
 
 
+def _pods_text(pods, limit=10):
+    shown = ', '.join(pods[:limit])
+    return shown + (' and %d more' % (len(pods) - limit) if len(pods) > limit else '')
+
+
+def protected_wait_started(node, cr_name, pods, parked):
+    """The drain waits for protected pods (the operator's Warning ``Drain`` when its barrier holds a node)."""
+    return NodeEvent(DRAIN, WARNING, 'Drain of node [%s] for %s blocked by non-interrupt pods %s: waiting, nothing is '
+                     'evicted%s' % (node, cr_ref(cr_name), _pods_text(pods),
+                                    '; its batch slot goes to the next node until they finish' if parked else ''))
+
+
+def protected_wait_long(node, cr_name, pods, waited):
+    """The wait passed the warning threshold (it goes on: a protected pod is never interrupted)."""
+    return NodeEvent(DRAIN, WARNING, 'Drain of node [%s] for %s has waited %s for non-interrupt pods %s; still '
+                     'waiting (nothing is interrupted)' % (node, cr_ref(cr_name), describe_seconds(waited),
+                                                          _pods_text(pods)))
+
+
+def protected_wait_ended(node, cr_name, waited):
+    return NodeEvent(DRAIN, NORMAL, 'Non-interrupt pods on node [%s] finished after %s; the drain for %s goes on'
+                     % (node, describe_seconds(waited), cr_ref(cr_name)))
+
+
+def describe_seconds(seconds):
+    seconds = int(round(seconds))
+    return '%d s' % seconds if seconds < 120 else '%d min' % (seconds // 60) if seconds < 7200 else '%.1f h' % (
+        seconds / 3600.0)
+
+
 def stage_applied(package, version, stage, cr_name, restarts=0):
     return NodeEvent(APPLY, NORMAL, 'Package %s stage [%s] complete on %s%s' % (
         package_ref(package, version), stage, cr_ref(cr_name), ' after %d restart(s)' % restarts if restarts else ''))

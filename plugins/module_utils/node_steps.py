@@ -137,6 +137,8 @@ def _drain_args(src):
         'wait_for': src.protected_pods(),
         'wait_for_timeout': src.setting('wait_for_protected_timeout'),
         'hold_for': src.cr,  # a pause during the wait for the protected pods evicts nothing (and names drainStart_)
+        # the budgeted strategy's mailbox: the node's batch slot goes back while its protected pods run
+        'park': src.setting_if_set('park'),
         'drain_config': src.drain_config(),
         'timeout': src.setting('drain_timeout'),
         'preflight': src.setting('drain_preflight'),

@@ -124,6 +124,15 @@ class CompartmentRollout(object):
         self.stopped = False
         self.stop_reason = None
         self.current = None
+        # the slots the batch in flight opened with: a node that parks gives its slot to the next node of
+        # the queue, so the batch keeps its size (what the record and the growth rules see)
+        self.current_slots = 0
+        # nodes that left their batch to wait for their protected pods, not counted until they take a slot
+        # again (docs/semantics.md 34); the ones of the batch in flight, for its record
+        self.parked = []
+        self.batch_parked = []
+        # parked nodes whose pods finished: at the front of the queue, before any fresh node
+        self.rejoining = []
         # batches an earlier rollout of the CR scored, when this one continues its batch state
         # (the CR's status, see resume): the numbers go on from there
         self.batches_before = 0
@@ -158,7 +167,7 @@ class CompartmentRollout(object):
 
     @property
     def done(self):
-        return self.stopped or (not self.queue and self.current is None)
+        return self.stopped or (not self.queue and self.current is None and not self.parked)
 
     @property
     def in_flight(self):
@@ -210,7 +219,9 @@ class CompartmentRollout(object):
             if self.current is not None:
                 raise ValueError('compartment %s has a batch in flight' % self.name)
             self.current = list(batch)
+            self.current_slots = len(batch)
         self.queue = list(queue)
+        self._taken(batch)
 
     def forget(self, nodes):
         """Take ``nodes`` (finished by other runs of a shared budget) out of the queue."""
@@ -252,7 +263,54 @@ class CompartmentRollout(object):
         if size == 0:
             return []
         self.current, self.queue = self.queue[:size], self.queue[size:]
+        self.current_slots = size
+        self._taken(self.current)
         return list(self.current)
+
+    def _taken(self, names):
+        taken = set(names or ())
+        self.rejoining = [n for n in self.rejoining if n not in taken]
+
+    # -- nodes waiting for their protected pods (docs/semantics.md 34)
+
+    def park(self, node, replace=True):
+        """``node`` of the batch in flight waits for its protected pods: it leaves the batch, not counted, and
+        (``replace``) its slot goes to the next node of the queue. Returns the nodes that took it ([] or one)."""
+        if self.current is None or node not in self.current:
+            raise ValueError('compartment %s: %s is not in the batch in flight' % (self.name, node))
+        self.current.remove(node)
+        self.parked.append(node)
+        self.batch_parked.append(node)
+        taken = self.queue[:1] if replace and not self.stopped else []
+        self.join_batch(taken, self.queue[len(taken):])
+        return taken
+
+    def join_batch(self, names, queue):
+        """``names`` take the slots parked nodes gave back in the batch in flight; ``queue``: the nodes still waiting."""
+        self.current.extend(names)
+        self.queue = list(queue)
+        self._taken(names)
+
+    def rejoin(self, node):
+        """A parked node's pods finished: it goes to the front of the queue (after the nodes that rejoined before it)."""
+        if node not in self.parked:
+            raise ValueError('compartment %s: %s is not parked' % (self.name, node))
+        self.parked.remove(node)
+        self.queue.insert(len(self.rejoining), node)
+        self.rejoining.append(node)
+
+    def settle_parked(self, node, outcome):
+        """A parked node ended before it took a slot again (``ok``, ``failed`` or ``removed``): counted, no batch judged."""
+        for place in (self.parked, self.rejoining, self.queue):
+            if node in place:
+                place.remove(node)
+        if outcome == 'removed':
+            self.removed.append(node)
+            self.nodes = [n for n in self.nodes if n != node]
+        elif outcome == 'ok':
+            self.completed += 1
+        else:
+            self.failed += 1
 
     def record(self, ok, failed, removed=()):
         """Score the batch in flight. Every node of the batch must be in ``ok``, ``failed`` or ``removed``.
@@ -275,6 +333,7 @@ class CompartmentRollout(object):
         removed_nodes = [n for n in batch if n in removed]
         failed_nodes = [n for n in batch if n in failed and n not in removed]
         ok_nodes = [n for n in batch if n in ok and n not in failed and n not in removed]
+        size = max(self.current_slots, len(batch))
         self.removed.extend(removed_nodes)
         self.nodes = [n for n in self.nodes if n not in removed]
         self.completed += len(ok_nodes)
@@ -284,15 +343,17 @@ class CompartmentRollout(object):
         progress = self.progress
         if scored and self.judged:
             self._judge(batch_failed, progress)
-            self.last_batch_size = len(batch)
+            self.last_batch_size = size
             self.last_batch_failed = batch_failed
-        record = {'number': self.next_number, 'size': len(batch), 'hosts': list(batch), 'ok': ok_nodes,
+        record = {'number': self.next_number, 'size': size, 'hosts': list(batch), 'ok': ok_nodes,
                   'failed': failed_nodes, 'failed_batch': batch_failed, 'progress': progress,
                   'stopped': self.stopped}
         if removed_nodes:
             record['removed'] = removed_nodes
+        if self.batch_parked:
+            record['parked'] = list(self.batch_parked)
         self.batches.append(record)
-        self.current = None
+        self.current, self.current_slots, self.batch_parked = None, 0, []
         return record
 
     def _judge(self, batch_failed, progress):
@@ -325,6 +386,7 @@ class CompartmentRollout(object):
             'completed': self.completed,
             'failed': self.failed,
             'removed': list(self.removed),
+            'parked': list(self.parked),
             'progress': self.progress,
             'stopped': self.stopped,
             'stop_reason': self.stop_reason,
@@ -455,7 +517,8 @@ class RolloutScheduler(_CompartmentSet):
         maintenance window that did not open). Compartments already stopped keep their own reason;
         finished ones are left alone. Returns the names of the compartments this call stopped.
         """
-        return [c.name for c in self.compartments if c.queue and c.stop(reason)]
+        # a compartment whose parked nodes wait for their pods has nodes to run too: they take no slot again
+        return [c.name for c in self.compartments if (c.queue or c.parked) and c.stop(reason)]
 
     def summary(self):
         return {'compartments': [c.summary() for c in self.compartments],

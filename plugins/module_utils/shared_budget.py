@@ -82,7 +82,7 @@ def fingerprint(*parts):
 
 def new_state(mode):
     return {'format': FORMAT, 'mode': mode, 'fingerprint': None, 'runs': {}, 'slots': {}, 'done': {},
-            'orphans': [], 'batch': None, 'pending': [], 'counters': _fresh_counters()}
+            'orphans': [], 'parked': {}, 'batch': None, 'pending': [], 'counters': _fresh_counters()}
 
 
 def _fresh_counters():
@@ -136,6 +136,10 @@ def parse_state(text, where):
             _check(outcome is None or outcome in OUTCOMES, '%s.batch.nodes[%s]' % (where, node), 'bad outcome %r' % (outcome,))
     _check(isinstance(state.get('orphans'), list) and all(isinstance(n, str) for n in state['orphans']),
            where + '.orphans', 'must be a list of node names')
+    # nodes waiting for their protected pods, each with the run whose task waits (absent before 0.2.0)
+    state.setdefault('parked', {})
+    _check(isinstance(state['parked'], dict) and all(isinstance(r, str) for r in state['parked'].values()),
+           where + '.parked', 'must be an object of node -> run')
     pending = state.get('pending')
     _check(isinstance(pending, list) and all(isinstance(p, list) and len(p) == 2 and p[1] in OUTCOMES for p in pending),
            where + '.pending', 'must be a list of [node, outcome]')
@@ -189,10 +193,11 @@ def members(state):
 
 
 def untaken(state):
-    """Members not finished, not in flight, not orphaned and not in the open batch."""
+    """Members not finished, not in flight, not orphaned, not parked and not in the open batch."""
     batch = (state.get('batch') or {}).get('nodes') or {}
+    parked = state.get('parked') or {}
     return [n for n in members(state) if n not in state['done'] and n not in state['slots'] and n not in batch
-            and n not in state['orphans']]
+            and n not in state['orphans'] and n not in parked]
 
 
 def _scratch(state, rules):
@@ -258,8 +263,16 @@ def expire(state, now):
         if slot['until'] < now or slot['run'] not in state['runs']:
             freed.append((node, slot['run']))
             _orphan(state, node)
+    _drop_dead_parked(state)
     _drop_unwanted_orphans(state)
     return freed
+
+
+def _drop_dead_parked(state):
+    """A parked node whose run is gone holds nothing: another run may take it (its task parks it again)."""
+    parked = state.setdefault('parked', {})
+    for node in [n for n, run in parked.items() if run not in state['runs']]:
+        del parked[node]
 
 
 def _orphan(state, node):
@@ -353,6 +366,7 @@ def leave(state, run):
     for node, slot in list(state['slots'].items()):
         if slot['run'] == run:
             _orphan(state, node)  # a node the run did not finish (it was stopped): another run may resume it
+    _drop_dead_parked(state)
     _drop_unwanted_orphans(state)
 
 
@@ -368,10 +382,12 @@ def take(state, rules, run, wanted, now, expiry):
         raise BudgetStateError('run %s is no longer registered in the budget: its heartbeat expired (was the '
                                'controller suspended?) and its slots were given up' % run)
     finished = [n for n in wanted if n in state['done']]
-    busy = [n for n in wanted if n not in state['done'] and n in state['slots'] and state['slots'][n]['run'] != run]
+    parked = state.setdefault('parked', {})
+    busy = [n for n in wanted if n not in state['done'] and ((n in state['slots'] and state['slots'][n]['run'] != run)
+                                                             or parked.get(n, run) != run)]
     # an orphan already has its place in the batch or window: taking it needs no room
     orphans = [n for n in wanted if n in state['orphans']]
-    skip = set(finished) | set(state['slots']) | set(state['orphans'])
+    skip = set(finished) | set(state['slots']) | set(state['orphans']) | set(parked)
     batch = state.get('batch') or {'nodes': {}}
     candidates = [n for n in wanted if n not in skip and n not in batch['nodes']]
     room = _room(state, rules)
@@ -415,6 +431,7 @@ def finish(state, rules, run, outcomes):
         if slot is not None and slot['run'] != run:
             continue  # this run's slot expired and another run took the node: the outcome is that run's to give
         state['slots'].pop(node, None)
+        state.setdefault('parked', {}).pop(node, None)
         state['done'][node] = outcome
         if state['mode'] == 'batch':
             batch = state.get('batch')
@@ -423,6 +440,26 @@ def finish(state, rules, run, outcomes):
         else:
             state['pending'].append([node, outcome])
     return settle(state, rules)
+
+
+def park(state, run, node):
+    """``node`` waits for its protected pods (docs/semantics.md 34): its slot and its place in the open batch are
+    given back, so another node may take them; it is not counted until ``rejoin``. False if the run no longer
+    holds it (its slot expired)."""
+    slot = state['slots'].get(node)
+    if slot is None or slot['run'] != run:
+        return False
+    del state['slots'][node]
+    batch = state.get('batch')
+    if batch is not None and node in batch['nodes'] and batch['nodes'][node] is None:
+        del batch['nodes'][node]
+    state.setdefault('parked', {})[node] = run
+    return True
+
+
+def rejoin(state, node):
+    """A parked node's pods finished: it may be taken again (its run asks for it first)."""
+    state.setdefault('parked', {}).pop(node, None)
 
 
 def settle(state, rules):

@@ -22,7 +22,14 @@ description:
   - Waits until the evicted pods are gone, tracked by UID, so a replacement that comes back under
     the same name (a StatefulSet pod) does not count as the evicted pod still being there.
   - With O(wait_for) (the CR's C(podNonInterruptLabels)), first waits until no matching pod is
-    Running or Pending on the node, and never evicts such pods.
+    Running or Pending on the node, and never evicts such pods. A pod annotated
+    C(bridge.nodewright.io/non-interruptible=true) is protected the same way, with or without O(wait_for) (any value
+    other than C(true) or C(false) protects it too, with a warning). The NodeWright operator does not read that
+    annotation.
+  - While it waits, the node carries C(bridge.nodewright.io/protected-wait_<cr>) (JSON - C(since), C(pods), C(parked);
+    C(since) is kept across runs), from which M(nodewright.bridge.cr_status) sets the CR's C(Blocked) condition with
+    reason C(NonInterruptPodsRunning), as the operator does; a Warning Event C(Drain) goes on the node and on the CR when
+    the wait starts, and a Normal one when it ends. The annotation goes when the wait ends.
   - Cordon the node first (M(nodewright.bridge.node_cordon)), or evicted pods may be scheduled
     back onto it; the module warns when the node is schedulable.
   - With O(drain_config) (a NodeWright's C(spec.drainConfig); M(nodewright.bridge.node_update) passes it), drains as
@@ -63,9 +70,26 @@ options:
         Matching pods are never evicted.
     type: raw
   wait_for_timeout:
-    description: Seconds to wait for the O(wait_for) pods to finish.
+    description:
+      - Seconds to wait for the O(wait_for) pods (and pods annotated C(bridge.nodewright.io/non-interruptible=true)) to
+        finish; past it the task fails, nothing evicted, and the node keeps its cordon and its wait record.
     type: int
     default: 3600
+  park:
+    description:
+      - Set by the M(nodewright.bridge.budgeted) strategy (its host variable C(nodewright_park)); not for plays to set.
+        While protected pods run on the node, its batch slot goes back to its compartment through the strategy's
+        mailbox (a directory on the controller), and before the drain goes on it takes a slot again; the node stays
+        cordoned and nothing is evicted meanwhile. Without it (another strategy, a task delegated to another host),
+        the node keeps its slot while it waits.
+      - O(park.warn_after) seconds into the wait, a Warning Event on the node and the CR and a warning say how long it
+        has waited (C(nodewright_protected_wait_warning)); nothing is interrupted.
+    type: dict
+    suboptions:
+      dir: {description: The strategy's mailbox directory., type: path}
+      host: {description: The inventory host the task runs for., type: str}
+      pid: {description: The strategy's process; the wait for a slot ends when it is gone., type: int}
+      warn_after: {description: Seconds of waiting after which the wait is reported (never interrupted)., type: float}
   hold_for:
     description:
       - The name of a NodeWright CR this drain is for. After the wait for the O(wait_for) pods and before the first

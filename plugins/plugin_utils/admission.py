@@ -75,6 +75,12 @@ class Reporter(object):
     def stopped(self, comp, reason):
         """At the end: ``comp`` stopped with ``reason`` (the policy, a gate, a halt or a deferral)."""
 
+    def parked(self, comp, name, pods, replacements):
+        """``name`` waits for its protected ``pods`` and gave its slot back; ``replacements`` took it."""
+
+    def rejoining(self, comp, name, waited):
+        """``name``'s protected pods finished after ``waited`` seconds: it takes the next free slot of ``comp``."""
+
 
 class Admission(object):
     """One rollout's admission state over ``scheduler`` (a RolloutScheduler, or a SlidingWindowScheduler when ``sliding``).
@@ -116,6 +122,11 @@ class Admission(object):
         self.deferred = None  # why the rest waits for a later run (a clean stop, not a failure)
         self.gate_blocked = None  # sliding mode: why windows or gates block while hosts run ('' : they do not)
         self.gate_probed = 0.0
+        # batch mode: nodes whose task waits for their protected pods, their slot given back (docs/semantics.md 34):
+        # name -> {'comp', 'since', 'pods'}; then, once their pods finished, waiting for a slot (rejoining)
+        self.parked = {}
+        self.rejoining = {}
+        self.answers = []  # (name, go, reason): the replies the driver delivers to waiting tasks (slot_mailbox)
 
     # ------------------------------------------------------------------ what is in flight
 
@@ -123,11 +134,11 @@ class Admission(object):
         """The names this run has in flight."""
         if self.sliding:
             return list(self.in_flight)
-        return [n for names in self.active.values() for n in names]
+        return [n for names in self.active.values() for n in names] + list(self.parked) + list(self.rejoining)
 
     @property
     def busy(self):
-        return bool(self.in_flight or self.active)
+        return bool(self.in_flight or self.active or self.parked or self.rejoining)
 
     def fleet_in_flight(self):
         """Nodes the rollout has in flight over every run of a shared budget: the NotReady gate does not count them."""
@@ -382,10 +393,13 @@ class Admission(object):
         what the windows have room for.
         """
         if self.ending():
+            self._deny_waiting('the play is ending')
             return {}
         started = self._admit_sliding() if self.sliding else self._admit_batches()
+        self._deny_waiting()
         for comp in sorted(started, key=self.scheduler.index_of):
             names = started[comp]
+            self._answer_rejoined(names)
             self._pick(names)
             if self.sliding:
                 now = self.clock()
@@ -459,6 +473,98 @@ class Admission(object):
                 return admitted
         return self.scheduler.admit()
 
+    # ------------------------------------------------------------------ nodes waiting for their protected pods
+
+    def park(self, name, pods=(), since=None):
+        """Batch mode: ``name``, of a batch in flight, waits for its protected pods: it leaves the batch and its slot
+        goes to the next node of its compartment's queue. Returns what started in its place, ``{comp: [names]}``
+        as ``admit()`` does (the driver shows them to the loop); ``{}`` when nothing did or ``name`` is not in a batch.
+        """
+        comp = self.scheduler.compartment_of(name)
+        names = self.active.get(comp)
+        if self.sliding or names is None or name not in names:
+            return {}
+        rollout = self.scheduler.compartment(comp)
+        names.remove(name)
+        self.parked[name] = {'comp': comp, 'since': since, 'pods': list(pods), 'at': self.clock()}
+        granted = self._replace(rollout, name)
+        names.extend(granted)
+        self.reporter.parked(comp, name, list(pods), granted)
+        if self.record is not None:
+            rollout_state.node_parked(self.record, comp, name, list(pods), since, granted)
+        started = {comp: granted} if granted else {}
+        for started_names in started.values():
+            self._answer_rejoined(started_names)
+            self._pick(started_names)
+        if not names:
+            self._score_empty(comp)
+        return started
+
+    def _replace(self, rollout, name):
+        """The nodes that take the slot ``name`` gave back (at most one; the shared budget's batch decides there)."""
+        if self.budget is None:
+            return rollout.park(name)
+        rollout.park(name, replace=False)
+        try:
+            self.budget.park(rollout.name, name)
+        except shared_budget.BudgetError as exc:
+            self.budget_failed(exc)
+            return []
+        if rollout.stopped or not rollout.queue:
+            return []
+        taken = self._take(rollout, rollout.queue)
+        if taken is None:
+            return []
+        granted, queue = taken
+        rollout.join_batch(granted, queue)
+        return granted
+
+    def _score_empty(self, comp):
+        """Every node of the batch parked and none took a slot: the batch ends, not judged (no node was scored)."""
+        del self.active[comp]
+        record = self.scheduler.record(comp, [], [], [])
+        self._scored(comp, record)
+
+    def rejoin(self, name):
+        """``name``'s protected pods finished: it takes a slot in its compartment's next batch, before any fresh node."""
+        entry = self.parked.pop(name, None)
+        if entry is None:
+            self.answers.append((name, True, ''))  # it never left its batch (its park came too late): it goes on
+            return
+        comp = entry['comp']
+        self.rejoining[name] = entry
+        rollout = self.scheduler.compartment(comp)
+        rollout.rejoin(name)
+        if self.budget is not None:
+            try:
+                self.budget.rejoin(comp, name)
+            except shared_budget.BudgetError as exc:
+                self.budget_failed(exc)
+        self.reporter.rejoining(comp, name, self.clock() - entry['at'])
+        if self.record is not None:
+            rollout_state.node_rejoining(self.record, comp, name)
+
+    def _answer_rejoined(self, names):
+        for name in names:
+            if self.rejoining.pop(name, None) is not None:
+                self.answers.append((name, True, ''))
+
+    def _deny_waiting(self, reason=None):
+        """A stopped compartment (or an ending play) takes no parked node back: each waiting task is told why, once."""
+        for waiting in (self.parked, self.rejoining):
+            for name, entry in list(waiting.items()):
+                rollout = self.scheduler.compartment(entry['comp']).rollout
+                why = reason or (rollout.stop_reason if rollout.stopped else None)
+                if why and not entry.get('denied'):
+                    entry['denied'] = True
+                    self.answers.append((name, False, 'the rollout of compartment %s stopped (%s) before node %s took a '
+                                                      'batch slot again' % (entry['comp'], why, name)))
+
+    def take_answers(self):
+        """The replies due to waiting tasks, once each: ``[(name, go, reason)]``."""
+        answers, self.answers = self.answers, []
+        return answers
+
     # ------------------------------------------------------------------ the end of nodes
 
     def finish(self, outcomes, unfinished=()):
@@ -472,10 +578,21 @@ class Admission(object):
         if self.budget is not None:
             self._release(dict((n, o) for n, o in outcomes.items() if n not in unfinished))
         ended = dict(outcomes)
+        settled = []
+        for name in [n for n in ended if n in self.parked or n in self.rejoining]:
+            # a parked node whose task ended before it took a slot again (a failure, a pause): counted, no batch
+            entry = self.parked.pop(name, None) or self.rejoining.pop(name)
+            outcome = ended.pop(name)
+            self.scheduler.compartment(entry['comp']).rollout.settle_parked(name, outcome)
+            if self.record is not None:
+                rollout_state.node_settled(self.record, entry['comp'], name, outcome)
+            settled.append((entry['comp'], {'hosts': [name], 'ok': [name] if outcome == OK else [],
+                                            'failed': [name] if outcome == FAILED else [],
+                                            'removed': [name] if outcome == REMOVED else [], 'settled': True}))
         if self.sliding:
             return self._finish_sliding(ended)
         self.finished.update(ended)
-        scored = []
+        scored = settled
         for comp, names in sorted(self.active.items(), key=lambda item: self.scheduler.index_of(item[0])):
             if not all(n in self.finished for n in names):
                 continue

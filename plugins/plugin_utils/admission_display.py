@@ -89,3 +89,12 @@ class Banners(admission.Reporter):
 
     def stopped(self, comp, reason):
         display.banner('NODEWRIGHT ROLLOUT STOPPED [%s]: %s' % (self.play.label(comp), reason), cows=False)
+
+    def parked(self, comp, name, pods, replacements):
+        display.display('NODEWRIGHT PARKED [%s] %s waits for protected pods (%s); its batch slot goes to %s' % (
+            self._where(comp), name, ', '.join(pods) or 'none listed',
+            ', '.join(replacements) or 'the next node (none waiting)'))
+
+    def rejoining(self, comp, name, waited):
+        display.display('NODEWRIGHT REJOIN [%s] %s: its protected pods finished after %.0f s; it takes the next free slot'
+                        % (self._where(comp), name, waited))

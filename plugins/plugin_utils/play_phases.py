@@ -31,6 +31,7 @@ from ansible.template import Templar
 from ansible.utils.display import Display
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils import slot_mailbox
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import admission
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import admission_display
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import play_rollout
@@ -82,6 +83,11 @@ class PlayPhases(object):
         self.connection = {}  # how the strategy reaches the API (shared budget, NotReady gate)
         self.check_mode = False  # --check or a play in check mode: no shared budget, windows and gates only looked at
         self.pid = os.getpid()  # the strategy's process (forked workers inherit its signal handler)
+        # where hosts waiting for their protected pods say so (module_utils/slot_mailbox.py), in a play whose
+        # rollouts give such a host's slot back (batches on the free loop, nodewright_park_protected); else None
+        self.mailbox = None
+        if phases[0][0].settings.parks:
+            self.mailbox = slot_mailbox.Mailbox.create()
 
     @classmethod
     def prepare(cls, iterator, tqm, inventory, variable_manager, loader):
@@ -140,6 +146,10 @@ class PlayPhases(object):
                 self.variable_manager.set_host_variable(host.name, rollout_config.HOSTVAR_PHASE, phase.name)
             for variable, value in phase.host_vars.items():
                 self.variable_manager.set_host_variable(host.name, variable, value)
+            if self.mailbox is not None:
+                self.variable_manager.set_host_variable(host.name, rollout_config.HOSTVAR_PARK, {
+                    'dir': self.mailbox.directory, 'host': host.name, 'pid': self.pid,
+                    'warn_after': phase.settings.wait_warning})
         settings = phase.settings
         nodes, pinned = rollout_config.node_inputs(settings, [i for i in inputs if i[0] not in excluded])
         scheduler = rollout_config.build_scheduler(settings, nodes, pinned, batch_states=phase.batch_state, cr_name=phase.name)
@@ -257,6 +267,33 @@ class PlayPhases(object):
                 # the timeline is a report: a result it cannot read must not break the rollout
                 display.vvv(PREFIX + 'no timeline step for a result: %s' % exc)
         self.engine.renew()
+
+    def slots_given_back(self):
+        """What hosts waiting for their protected pods said since the last pass (slot_mailbox): a host that parks
+        gives its slot to the next host of its compartment; one whose pods are gone takes a slot of its compartment's
+        next batch (admission.py). Returns the hosts that started in parked hosts' places, ``{comp: [names]}``."""
+        started = {}
+        for name, kind, payload in self.mailbox.read() if self.mailbox is not None else ():
+            if kind == slot_mailbox.PARK:
+                for comp, names in self.engine.park(name, payload.get('pods') or (), payload.get('since')).items():
+                    started.setdefault(comp, []).extend(names)
+            else:
+                self.engine.rejoin(name)
+        return started
+
+    def answer_waiting(self):
+        """Tell the waiting tasks what the admission decided (a slot is theirs, or the rollout stopped)."""
+        if self.mailbox is None:
+            return
+        for name, go, reason in self.engine.take_answers():
+            self.mailbox.answer(name, go, reason)
+
+    def give_back(self):
+        """The end of the play: every host state set aside goes back to the iterator (TQM reads the failed hosts from
+        them), and a task still waiting for a batch slot learns that none will come (the mailbox goes)."""
+        self.parking.give_back()
+        if self.mailbox is not None:
+            self.mailbox.close()
 
     def scored(self, comp, names, failed, where, removed=()):
         """Hosts of this run scored (a batch, or a host leaving a sliding window): remember the failed ones.

@@ -19,6 +19,7 @@ __metaclass__ = type
 from ansible.utils.vars import isidentifier
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils import duration
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils import rollout_gates
 from ansible_collections.nodewright.bridge.plugins.module_utils.constants import NODEWRIGHT_API_VERSION
@@ -39,8 +40,13 @@ HOSTVAR_LABELS = 'nodewright_labels'
 # Set by the strategy on every host of a phase when the phase starts (the tasks read it).
 HOSTVAR_PHASE = 'nodewright_phase'
 VAR_SHARED = 'nodewright_shared_budget'
+# a node waiting for its protected pods gives its batch slot back (docs/semantics.md 34); a wait this long is reported
+VAR_PARK = 'nodewright_park_protected'
+VAR_WAIT_WARNING = 'nodewright_protected_wait_warning'
+# set by the strategy on each host of a rollout that parks: where the host's task tells it (slot_mailbox)
+HOSTVAR_PARK = 'nodewright_park'
 PLAY_VARS = (VAR_POLICY, VAR_BUDGET, VAR_ADMISSION, VAR_WINDOW, VAR_ORDER, VAR_LOCKSTEP, VAR_PHASES,
-             VAR_SHARED) + rollout_gates.PLAY_VARS
+             VAR_SHARED, VAR_PARK, VAR_WAIT_WARNING) + rollout_gates.PLAY_VARS
 # nodewright_shared_budget: where the Lease lives, how long a dead run's slots last, how to reach the API
 SHARED_KEYS = ('name', 'namespace', 'slot_expiry')
 HOST_VARS = (HOSTVAR_COMPARTMENT, HOSTVAR_LABELS)
@@ -80,7 +86,7 @@ class Settings(object):
     """What the play asked for: a policy or a plain budget, the admission (batch or sliding) and the node order."""
 
     def __init__(self, policy=None, budget=None, admission='batch', order='inventory', source=None, shared=None,
-                 windows=None, gates=None, deprecations=(), lockstep=True):
+                 windows=None, gates=None, deprecations=(), lockstep=True, park=True, wait_warning=None):
         self.policy = policy  # cr_model.DeploymentPolicy or None
         self.budget = budget  # {'percent': N} / {'count': N} or None
         self.admission = admission
@@ -94,6 +100,8 @@ class Settings(object):
         self.shared = shared  # the shared budget's settings (parse_shared), or None: this run's budget only
         self.windows = windows  # module_utils.rollout_gates.WindowSettings (maintenance windows), or None
         self.gates = gates  # module_utils.rollout_gates.GateSettings (checked before each batch), or None
+        self.park = park  # whether a node waiting for its protected pods gives its slot back (batches on the free loop)
+        self.wait_warning = wait_warning  # seconds of such a wait after which it is reported (never interrupted), or None
 
     @property
     def independent(self):
@@ -104,6 +112,12 @@ class Settings(object):
     def free_loop(self):
         """Whether the play runs on the stock free loop (sliding admission, or batches without lockstep)."""
         return self.admission == 'sliding' or not self.lockstep
+
+    @property
+    def parks(self):
+        """Whether nodes waiting for their protected pods give their slots back: batches on the free loop only (a
+        node that joins a batch mid-way cannot run in lockstep; a sliding window is not a batch)."""
+        return self.park and self.independent
 
     @property
     def has_compartments(self):
@@ -230,6 +244,8 @@ def parse_settings(play_vars, read_file=None, play_level=None):
     admission, admission_var, deprecations = _admission(play_vars, errors)
     order = plain(play_vars.get(VAR_ORDER)) or 'inventory'
     lockstep = _lockstep(play_vars.get(VAR_LOCKSTEP), errors)
+    park = _boolean(play_vars.get(VAR_PARK), VAR_PARK, True, errors)
+    wait_warning = _duration(play_vars.get(VAR_WAIT_WARNING), VAR_WAIT_WARNING, errors)
     if admission not in ADMISSIONS:
         errors.append('%s: must be one of %s, got %r' % (admission_var, ', '.join(ADMISSIONS), admission))
     if order not in ORDERS:
@@ -255,20 +271,53 @@ def parse_settings(play_vars, read_file=None, play_level=None):
     if errors:
         raise RolloutConfigError(errors)
     return Settings(policy=policy, budget=budget, admission=admission, order=order, source=source, shared=shared,
-                    windows=windows, gates=gates, deprecations=deprecations, lockstep=lockstep)
+                    windows=windows, gates=gates, deprecations=deprecations, lockstep=lockstep, park=park,
+                    wait_warning=wait_warning)
 
 
 def _lockstep(value, errors):
     """nodewright_batch_lockstep as a bool (default true); a problem appended to ``errors``."""
+    return _boolean(value, VAR_LOCKSTEP, True, errors)
+
+
+def _boolean(value, name, default, errors):
+    """A boolean play variable (``default`` when unset); a problem appended to ``errors``."""
     value = plain(value)
     if value is None or value == '':
-        return True
+        return default
     if isinstance(value, bool):
         return value
     if isinstance(value, str) and value.lower() in TRUE_WORDS + FALSE_WORDS:
         return value.lower() in TRUE_WORDS
-    errors.append('%s: must be a boolean, got %r' % (VAR_LOCKSTEP, value))
-    return True
+    errors.append('%s: must be a boolean, got %r' % (name, value))
+    return default
+
+
+def _duration(value, name, errors):
+    """Seconds from a duration play variable: a number of seconds or a Go duration (``90s``, ``30m``, ``1h30m``);
+    None when unset; a problem appended to ``errors``."""
+    value = plain(value)
+    if value is None or value == '':
+        return None
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if value < 0:
+            errors.append('%s: must not be negative, got %r' % (name, value))
+            return None
+        return float(value)
+    if isinstance(value, str):
+        try:
+            seconds = duration.parse_go_duration(value.strip()) / float(duration.SECOND)
+        except ValueError as exc:
+            errors.append('%s: %r is not a duration (a number of seconds, or 90s, 30m, 1h30m): %s' % (name, value, exc))
+            return None
+        if seconds < 0:
+            errors.append('%s: must not be negative, got %r' % (name, value))
+            return None
+        return seconds
+    errors.append('%s: must be a duration (a number of seconds, or 90s, 30m, 1h30m), got %r' % (name, value))
+    return None
 
 
 def _admission(play_vars, errors):

@@ -38,7 +38,7 @@ _LOCK = threading.RLock()
 _ROLLOUTS = []
 _LISTENERS = []
 
-EVENTS = ('rollout_start', 'batch_start', 'batch_end', 'rollout_end')
+EVENTS = ('rollout_start', 'batch_start', 'batch_end', 'node_parked', 'node_rejoining', 'rollout_end')
 
 
 def subscribe(listener):
@@ -99,6 +99,7 @@ class Rollout(object):
                 'matched': comp['matched'], 'ceiling': comp['ceiling'], 'strategy': comp['strategy'],
                 'budget': comp['budget'], 'batches': [], 'running': {}, 'stopped': False, 'stop_reason': None,
                 'completed': 0, 'failed': 0, 'removed': [], 'progress': 100 if not comp['matched'] else 0,
+                'parked': [],
             }
 
     def eta(self, name):
@@ -186,6 +187,46 @@ def batch_finished(rollout, compartment, record, started=None):
     _publish('batch_end', payload)
 
 
+def node_parked(rollout, compartment, host, pods, since, replacements):
+    """``host`` waits for its protected ``pods`` (since ``since``, RFC 3339) and gave its slot to ``replacements``."""
+    with _LOCK:
+        entry = _node(rollout, host)
+        entry.update(compartment=compartment, status='parked',
+                     parked={'since': since, 'pods': list(pods), 'at': round(rollout.clock(), 3)})
+        comp = rollout.compartments[compartment]
+        if host not in comp['parked']:
+            comp['parked'].append(host)
+        payload = {'play': rollout.play, 'compartment': compartment, 'host': host, 'pods': list(pods),
+                   'since': since, 'replacements': list(replacements)}
+    _publish('node_parked', payload)
+
+
+def node_rejoining(rollout, compartment, host):
+    """``host``'s protected pods finished: it waits for a slot in ``compartment``'s next batch."""
+    with _LOCK:
+        entry = _node(rollout, host)
+        parked = entry.get('parked') or {}
+        parked['rejoined'] = round(rollout.clock(), 3)
+        entry.update(status='rejoining', parked=parked)
+        comp = rollout.compartments[compartment]
+        comp['parked'] = [h for h in comp['parked'] if h != host]
+        waited = parked['rejoined'] - parked['at'] if parked.get('at') is not None else None
+        payload = {'play': rollout.play, 'compartment': compartment, 'host': host, 'waited': waited}
+    _publish('node_rejoining', payload)
+
+
+def node_settled(rollout, compartment, host, outcome):
+    """A parked ``host`` ended before it took a slot again (``outcome``: ok, failed or removed): counted, no batch."""
+    with _LOCK:
+        _node(rollout, host).update(compartment=compartment, status=outcome)
+        comp = rollout.compartments[compartment]
+        comp['parked'] = [h for h in comp['parked'] if h != host]
+        if outcome == 'ok':
+            comp['completed'] += 1
+        elif outcome == 'failed':
+            comp['failed'] += 1
+
+
 def shared_budget(rollout, info):
     """Record the run's part in a shared budget (a dict: run, leases, writes, max_in_flight, elsewhere)."""
     with _LOCK:
@@ -218,6 +259,7 @@ def finish_rollout(rollout, compartments, not_attempted, ended=None):
             comp['completed'] = summary['completed']
             comp['failed'] = summary['failed']
             comp['removed'] = list(summary.get('removed') or [])
+            comp['parked'] = list(summary.get('parked') or [])
             comp['matched'] = summary.get('matched', comp['matched'])
             comp['progress'] = summary['progress']
             comp['running'] = {}

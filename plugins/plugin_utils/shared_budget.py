@@ -196,6 +196,14 @@ class SharedBudget(object):
             return []
         return self.update(comp, lambda s: rules_mod.finish(s, self.rules[comp], self.run, outcomes))
 
+    def park(self, comp, node):
+        """``node`` waits for its protected pods: its slot and place in the fleet's batch go back (rules' ``park``)."""
+        return self.update(comp, lambda s: rules_mod.park(s, self.run, node))
+
+    def rejoin(self, comp, node):
+        """``node``'s pods finished: it may be taken again."""
+        return self.update(comp, lambda s: rules_mod.rejoin(s, node))
+
     def stopped(self, comp):
         state = self.states.get(comp)
         return state['counters']['stopped'] if state else None

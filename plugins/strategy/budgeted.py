@@ -121,6 +121,24 @@ options:
       Checks before each batch (C(max_not_ready), C(prometheus), C(timeout), C(poll_interval)).
     type: dict
     vars: [{name: nodewright_gates}]
+  nodewright_park_protected:
+    description:
+      - With C(batch) admission on the C(free) loop (C(nodewright_batch_lockstep=false), as the apply playbook runs),
+        whether a node whose M(nodewright.bridge.node_update) waits for the pods of the CR's C(podNonInterruptLabels)
+        gives its batch slot back, so the next node of its compartment takes it, and takes a slot of its
+        compartment's next batch again, before any fresh node, once those pods are gone (and before it is drained).
+        The node stays cordoned meanwhile; nothing is evicted; the wait has no bound of its own.
+      - The strategy sets the host variable C(nodewright_park) for the node role; a task delegated to another host
+        than the controller cannot reach the strategy and keeps its slot, as do C(linear) and C(sliding) plays.
+    type: bool
+    default: true
+    vars: [{name: nodewright_park_protected}]
+  nodewright_protected_wait_warning:
+    description: >-
+      A wait for protected pods this long (seconds, or a Go duration such as C(30m) or C(2h)) is reported: a Warning
+      Event on the node and the CR, a warning in the task's result. It never interrupts anything.
+    type: raw
+    vars: [{name: nodewright_protected_wait_warning}]
   nodewright_kubeconfig:
     description: >-
       The kubeconfig the strategy's own API calls use (shared budget, NotReady gate, CR status).
@@ -242,7 +260,7 @@ class _BudgetedMixin(object):
                 engine.stop()
             # always give back what was borrowed, even on errors: PlaybookExecutor's
             # restriction, and every host state (TQM reads the failed hosts from them)
-            play.parking.give_back()
+            play.give_back()
             self._inventory.restrict_to_hosts(play.play_hosts)
         return self._nw_finish(iterator, result)
 
@@ -281,7 +299,9 @@ class _BudgetedMixin(object):
                     break
             # free indexes this list with a cursor kept across calls: it must never shrink
             return [play.hosts[n] for n in play.admitted]
+        self._nw_started(play.slots_given_back())  # hosts that started in the slots of parked hosts
         self._nw_advance_batches(iterator)
+        play.answer_waiting()
         if play.free_loop:
             return [play.hosts[n] for n in play.admitted]
         unreachable = self._tqm._unreachable_hosts
@@ -363,7 +383,9 @@ class _BudgetedMixin(object):
             if self._nw_host_done(iterator, name):
                 self._nw_retire(iterator, name)
         self._nw.parking.compact()
-        self._nw.scored(comp, names, record['failed'], 'batch %d' % record['number'], removed=record.get('removed', []))
+        self._nw.scored(comp, names, record['failed'], 'batch %s' % record.get('number', '(none: a parked host)'),
+                        removed=record.get('removed', []))
+
 
     def _nw_slide_once(self, iterator):
         """Sliding mode: score the hosts that ended and refill the windows; True if any host was admitted."""
@@ -393,11 +415,16 @@ class _BudgetedMixin(object):
             # a phase is over when it has nothing in flight and nothing to admit: the next one starts
             while not started and not play.engine.busy and play.next_phase():
                 started = play.engine.admit()
+        return self._nw_started(started, restrict=bool(started) or not play.free_loop)
+
+    def _nw_started(self, started, restrict=None):
+        """Show the loop the hosts admission started (``{comp: [names]}``); scope the inventory to those in flight."""
+        play = self._nw
         for comp in sorted(started, key=play.engine.scheduler.index_of):
             # a host of several phases keeps its one place in free's list
             play.admitted.extend(n for n in started[comp] if n not in play.admitted)
             play.parking.unpark(started[comp])
-        if started or not play.free_loop:
+        if restrict if restrict is not None else started:
             self._nw_restrict()
             self._nw_check_forks(len(play.engine.flying()))
         return bool(started)

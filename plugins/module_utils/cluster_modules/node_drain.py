@@ -23,6 +23,7 @@ from ansible_collections.nodewright.bridge.plugins.module_utils import label_sel
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_events
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
 from ansible_collections.nodewright.bridge.plugins.module_utils import pod_run
+from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _protected_wait
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
 
 SKIP_OPTIONS = {
@@ -79,28 +80,12 @@ class Drain(object):
         return [drain_rules.pdb_block_description(p) for p in drain_rules.matching_pdbs(pod, pdbs)]
 
     def wait_for_protected(self, node_name, selector):
-        """Wait (by watch) until no pod matching podNonInterruptLabels runs on the node."""
-        if selector is None or label_selector.selector_is_empty(selector):
-            return 0.0
-        started = time.time()
-        looks = []
-
-        def clear(objects):
-            looks.append(None)
-            return not drain_rules.protected_pods_running(list(objects.values()), selector)
-        try:
-            self.kube.watch_until('pods', clear, self.params['wait_for_timeout'],
-                                  field_selector='spec.nodeName=%s' % node_name,
-                                  what='the protected pods on node %s to finish' % node_name)
-        except kube_api.WaitTimeout as exc:
-            running = drain_rules.protected_pods_running(list((exc.last or {}).values()), selector)
-            raise kube_api.KubeError(
-                'node %s: %d protected pod(s) matching wait_for are still Running or Pending after %ss, nothing was '
-                'evicted: %s' % (node_name, len(running), self.params['wait_for_timeout'],
-                                 ', '.join(_pod_id(p) for p in running)))
-        if len(looks) == 1:
-            return 0.0  # clear at the first look: nothing was waited for (the list's own time is not a wait)
-        return round(time.time() - started, 3)
+        """Wait until no protected pod (podNonInterruptLabels, or opted in) runs on the node: recorded on the node,
+        reported, and without a batch slot when the strategy gave its mailbox (cluster_modules/_protected_wait.py).
+        ``(seconds waited, the node's pods when none was waited for, else None)``."""
+        wait = _protected_wait.ProtectedWait(self, node_name, selector)
+        waited = wait.run()
+        return waited, wait.pods
 
     def preflight(self, pods):
         """Dry-run evictions of every pod; returns the pods a PDB would refuse."""
@@ -148,13 +133,14 @@ class Drain(object):
         name = params['node']
         pod_selector, protected, rules = self.rules(name)
         self.check_node(name)
-        protected_wait = 0.0
+        protected_wait, pods = 0.0, None
         if not self.module.check_mode:
-            protected_wait = self.wait_for_protected(name, protected)
+            protected_wait, pods = self.wait_for_protected(name, protected)
         self.protected_wait = protected_wait
         if params['hold_for'] and not self.module.check_mode:
             self.check_hold(name)
-        pods = self.kube.pods_on_node(name).get('items') or []
+        if pods is None:
+            pods = self.kube.pods_on_node(name).get('items') or []
         entries, targets = self.plan(pods, rules, pod_selector, protected)
         targets = self.split_blockers(targets)
         result = dict(node=name, pods=entries, skipped=len(entries) - len(targets) - len(self.blockers), evicted=0,
@@ -162,7 +148,7 @@ class Drain(object):
         if self.config is not None:
             result['drain_blocked'] = self.blocked_now()
         if params['preflight'] or self.module.check_mode:
-            running_protected = drain_rules.protected_pods_running(pods, protected) if protected else []
+            running_protected = drain_rules.protected_pods_running(pods, protected)
             if self.dry_run(name, targets, running_protected, result):
                 return result
         self.begin(name, targets, result)
@@ -443,6 +429,9 @@ def module_args():
         wait_for=dict(type='raw'),
         wait_for_timeout=dict(type='int', default=3600),
         hold_for=dict(type='str'),
+        # the budgeted strategy's mailbox (slot_mailbox): the node's batch slot goes back while the protected pods run
+        park=dict(type='dict', options=dict(dir=dict(type='path'), host=dict(type='str'), pid=dict(type='int'),
+                                            warn_after=dict(type='float'))),
         cr_name=dict(type='str'),
         drain_config=dict(type='dict'),
         preflight=dict(type='bool', default=False),

@@ -27,6 +27,9 @@ def module_args():
         cr_name=dict(type='str'),
         runtime_required_crs=dict(type='list', elements='str', default=[]),
         wait_for_protected_timeout=dict(type='int', default=3600),
+        # set by the budgeted strategy (its host variable nodewright_park): node_drain's park
+        park=dict(type='dict', options=dict(dir=dict(type='path'), host=dict(type='str'), pid=dict(type='int'),
+                                            warn_after=dict(type='float'))),
         drain_timeout=dict(type='int', default=600),
         drain_preflight=dict(type='bool', default=False),
         drain_skip=dict(type='dict', default={}),

@@ -328,7 +328,8 @@ def test_evicted_pods_that_do_not_leave_fail_the_drain_naming_them(server, clock
 def test_the_drain_waits_for_the_protected_pods_before_it_evicts(server, clock):
     guard = pod('guard-0', labels={'nodewright/protected': 'yes'})
     cordoned_node(server)
-    server.reply('GET', PODS, body=pod_list(40, guard, WEB))
+    server.reply('GET', PODS, body=pod_list(40, guard, WEB))  # the first look: guard-0 runs
+    server.reply('GET', PODS, body=pod_list(40, guard, WEB))  # the watch's list
     server.stream('GET', PODS, [event('MODIFIED', dict(guard, status={'phase': 'Succeeded'}))])
     server.reply('GET', PODS, body=pod_list(42, dict(guard, status={'phase': 'Succeeded'}), WEB))
     server.reply('POST', eviction('web-0'), status=201, body=EVICTED)
@@ -336,9 +337,13 @@ def test_the_drain_waits_for_the_protected_pods_before_it_evicts(server, clock):
 
     result, module = drain(server, wait_for={'matchLabels': {'nodewright/protected': 'yes'}})
 
-    assert calls(server) == ['GET ' + NODE_PATH, 'GET ' + PODS, 'GET %s watch' % PODS, 'GET ' + PODS,
+    assert calls(server) == ['GET ' + NODE_PATH, 'GET ' + PODS, 'GET ' + PODS, 'GET %s watch' % PODS, 'GET ' + PODS,
                              'POST ' + eviction('web-0'), 'GET ' + PODS]
     assert entries(result) == {'guard-0': ('skipped', 'finished'), 'web-0': ('evicted', 'evictable')}
+    # the wait's start (a Warning, as the operator's barrier reports it) and its end; no CR named: no record written
+    reasons = [e[:2] for e in events_of(server)]
+    assert reasons[:2] == [('Drain', 'Warning'), ('Drain', 'Normal')]
+    assert 'blocked by non-interrupt pods ns/guard-0' in events_of(server)[0][2]
 
 
 def test_protected_pods_found_clear_at_the_first_look_are_no_wait_however_long_the_look_took(server, monkeypatch):
@@ -349,8 +354,7 @@ def test_protected_pods_found_clear_at_the_first_look_are_no_wait_however_long_t
             return self.now
     monkeypatch.setattr(node_drain, 'time', Slow())
     cordoned_node(server)
-    server.reply('GET', PODS, body=pod_list(40, WEB))   # the look for protected pods
-    server.reply('GET', PODS, body=pod_list(40, WEB))   # the pods to evict
+    server.reply('GET', PODS, body=pod_list(40, WEB))   # the look for protected pods: the drain plans from it too
     server.reply('POST', eviction('web-0'), status=201, body=EVICTED)
     server.reply('GET', PODS, body=pod_list(43))
 
@@ -369,10 +373,12 @@ def test_protected_pods_still_running_at_wait_for_timeout_fail_the_drain_before_
     module = execute(monkeypatch, node_drain, FakeModule(node_drain, wait_for='role=guard', wait_for_timeout=0.3),
                      server.kube())
 
-    assert module.failed == {'msg': 'node n1: 1 protected pod(s) matching wait_for are still Running or Pending after '
+    assert module.failed == {'msg': 'node n1: 1 protected pod(s) are still Running or Pending after '
                                     '0.3s, nothing was evicted: ns/guard-0', 'node': 'n1', 'status': 0}
     assert server.of('POST') == server.of('POST', EVENTS)   # no eviction
-    assert [e[1] for e in events_of(server)] == ['Warning']
+    # the wait's start, then the failed drain
+    assert [e[:2] for e in events_of(server)] == [('Drain', 'Warning'), ('Drain', 'Warning')]
+    assert 'failed' in events_of(server)[1][2]
 
 
 # --------------------------------------------------------------------------- check mode
