@@ -115,6 +115,16 @@ class CallbackModule(CallbackBase):
             line += ' -- compartment stopped'
         self._display.display(line)
 
+    def _show_node_parked(self, event):
+        self._display.display('nodewright: [%s] %s parked: waits for protected pods %s since %s; its slot went to %s' % (
+            event['compartment'], event['host'], ', '.join(event['pods']) or '(none listed)', event['since'] or 'now',
+            ', '.join(event['replacements']) or 'no node (none waiting)'))
+
+    def _show_node_rejoining(self, event):
+        waited = event.get('waited')
+        self._display.display('nodewright: [%s] %s rejoins after %s: takes the next free slot' % (
+            event['compartment'], event['host'], rollout_state.format_duration(waited) if waited is not None else '?'))
+
     def _show_rollout_end(self, rollout):
         self._write_report()
 

@@ -53,6 +53,8 @@ class Banners(admission.Reporter):
         if record.get('drain'):
             status += ' (hosts in flight when the compartment stopped)'
         removed = ', %d removed (node deleted)' % len(record['removed']) if record.get('removed') else ''
+        if record.get('parked'):
+            removed += ', %d parked (%s)' % (len(record['parked']), ', '.join(record['parked']))
         line = 'NODEWRIGHT %s %d [%s] done: %d ok, %d failed%s, %s; progress %d%%' % (
             self._kind(), record['number'], self._where(comp), len(record['ok']), len(record['failed']), removed, status,
             record['progress'])

@@ -423,3 +423,48 @@ def test_a_host_whose_node_was_deleted_leaves_its_compartment_uncounted(run_play
     assert comp['completed'] == 3 and comp['matched'] == 3
     assert comp['batches'][0]['removed'] == ['n01'] and comp['batches'][0]['failed_batch'] is False
     assert '1 removed (node deleted)' in run.stdout
+
+
+# A node_update that waits for its protected pods, reduced to its talk with the strategy (module_utils/slot_mailbox.py):
+# n01 says it parks, "trains" for nw_train seconds, says it rejoins and waits for the strategy's answer.
+PARKING_TASK = {'name': 'work', 'changed_when': False, 'ansible.builtin.shell': r'''
+set -e
+if [ "{{ inventory_hostname }}" = n01 ]; then
+  d='{{ nodewright_park.dir }}'
+  printf '{"pods": ["ml/train-0"], "since": "2026-12-06T23:00:00Z"}' > "$d/.p" && mv "$d/.p" "$d/n01.park"
+  sleep {{ nw_train }}
+  printf '{}' > "$d/.r" && mv "$d/.r" "$d/n01.rejoin"
+  while [ ! -f "$d/n01.answer" ]; do sleep 0.1; done
+  grep -q '"go": true' "$d/n01.answer"
+fi
+sleep 1
+'''}
+
+
+def test_a_host_waiting_for_its_protected_pods_gives_its_slot_to_the_next_host_and_runs_after_them(run_playbook):
+    play = budgeted_play([PARKING_TASK], nodewright_interruption_budget={'count': 3}, nodewright_batch_lockstep=False,
+                         nw_train=6)
+    run = run_playbook([play], inventory(hosts(7)))
+    assert run.rc == 0, run
+    batches = run.compartment()['batches']
+    # n01 left batch 1 for n04; n05-n07 ran meanwhile; n01 took a slot again once its "pods" were gone
+    assert [b['hosts'] for b in batches] == [['n02', 'n03', 'n04'], ['n05', 'n06', 'n07'], ['n01']], run
+    assert batches[0]['parked'] == ['n01'] and [b['size'] for b in batches] == [3, 3, 1]
+    assert run.first('n04') < run.first('n05') and run.last('n07') < run.last('n01')
+    assert 'NODEWRIGHT PARKED [__default__] n01 waits for protected pods (ml/train-0); its batch slot goes to n04' in run.flat
+    assert 'NODEWRIGHT BATCH 1 [__default__] done: 3 ok, 0 failed, 1 parked (n01), ok' in run.flat
+    assert 'NODEWRIGHT REJOIN [__default__] n01: its protected pods finished after' in run.flat
+    assert 'nodewright: [__default__] n01 parked: waits for protected pods ml/train-0' in run.flat
+    assert run.compartment()['completed'] == 7 and run.compartment()['parked'] == []
+
+
+def test_parking_is_off_when_asked_and_the_warning_threshold_must_be_a_duration(run_playbook):
+    play = budgeted_play([{'name': 'park var', 'ansible.builtin.debug': {'msg': '{{ nodewright_park | default("unset") }}'}}],
+                         nodewright_interruption_budget={'count': 2}, nodewright_batch_lockstep=False,
+                         nodewright_park_protected=False)
+    run = run_playbook([play], inventory(hosts(2)))
+    assert run.rc == 0 and '"msg": "unset"' in run.output, run
+    bad = budgeted_play(nodewright_interruption_budget={'count': 1}, nodewright_protected_wait_warning='2x')
+    run = run_playbook([bad], inventory(hosts(2)))
+    assert run.rc != 0 and "nodewright_protected_wait_warning: '2x' is not a duration" in run.flat, run
+    assert run.hosts_with_events() == set()

@@ -427,3 +427,31 @@ def test_nodewright_drain_blocked_is_derived_from_the_nodes_drain_blocked_annota
     legacy = node('n1', 'in_progress', DONE[:1])
     legacy['annotations']['skyhook.nvidia.com/drainBlocked_failure-skyhook'] = solo
     assert 'DrainBlocked' not in _by_type(wanted([legacy]))
+
+
+def test_nodes_waiting_for_their_protected_pods_set_blocked_with_the_operators_reason_until_they_are_complete():
+    from ansible_collections.nodewright.bridge.plugins.module_utils import protected_wait
+    waiting = node('gpu-b', status='in_progress', states=(('dexter', 'apply', 'complete'),))
+    waiting['annotations'][protected_wait.key('failure-skyhook')] = protected_wait.encode(
+        '2026-12-02T09:00:00Z', ['ml/train-0'], True)
+    other = node('gpu-a', status='in_progress', states=(('dexter', 'apply', 'complete'),))
+    other['annotations'][protected_wait.key('failure-skyhook')] = protected_wait.encode('2026-12-02T09:30:00Z', ['x/y'], False)
+    status = wanted([waiting, other])
+    [blocked] = [c for c in status['conditions'] if c['type'] == 'Blocked']
+    assert (blocked['status'], blocked['reason'], blocked['message']) == (
+        'True', 'NonInterruptPodsRunning', '2 nodes blocked by non-interrupt pods (gpu-a, gpu-b). Waiting.')
+    # Ready stays false while they wait (the operator's: deliberately waiting is not ready)
+    [ready] = [c for c in status['conditions'] if c['type'] == 'Ready']
+    assert ready['status'] == 'False'
+    # a complete node's stale record does not count; with none left the condition goes
+    done = node('gpu-b', status='complete', states=DONE)
+    done['annotations'][protected_wait.key('failure-skyhook')] = waiting['annotations'][protected_wait.key('failure-skyhook')]
+    assert not [c for c in wanted([done])['conditions'] if c['type'] == 'Blocked']
+    # a record this collection did not write is no wait
+    odd = node('gpu-c', status='in_progress', states=(('dexter', 'apply', 'complete'),))
+    odd['annotations'][protected_wait.key('failure-skyhook')] = 'not json'
+    assert not [c for c in wanted([odd])['conditions'] if c['type'] == 'Blocked']
+    many = ['n%02d' % i for i in range(12)]
+    assert protected_wait.condition_message(many) == (
+        '12 nodes blocked by non-interrupt pods (n00, n01, n02, n03, n04, n05, n06, n07, n08, n09 (list truncated; see '
+        'controller logs)). Waiting.')

@@ -331,3 +331,104 @@ def test_a_budget_that_cannot_be_written_stops_the_rollout_with_its_reason():
     assert engine.budget is None and engine.budget_failure.startswith('shared budget: the shared budget (lease skyhook/')
     assert engine.admit() == {} and engine.policy_stopped()
     assert engine.reporter.said('error') == [(engine.budget_failure,)]
+
+
+# --------------------------------------------------------------------------- nodes that wait for their protected pods
+
+def _fixed(count, size, **kwargs):
+    return _batches(count, strategy={'fixed': {'initialBatch': size}}, budget={'count': size}, independent=True, **kwargs)
+
+
+def test_a_parked_node_gives_its_slot_to_the_next_node_and_takes_one_again_before_any_fresh_node():
+    engine = _fixed(7, 3)
+    assert engine.admit() == {DEFAULT: ['n1', 'n2', 'n3']}
+    # n1 waits for its training pod: n4 takes its slot in batch 1 at once
+    assert engine.park('n1', ['ml/train-0'], '2026-12-06T23:00:00Z') == {DEFAULT: ['n4']}
+    assert engine.flying() == ['n2', 'n3', 'n4', 'n1'] and engine.busy
+    assert engine.reporter.said('parked') == [(DEFAULT, 'n1', ['ml/train-0'], ['n4'])]
+    [(dummy, record)] = engine.finish({'n2': OK, 'n3': OK, 'n4': OK})
+    assert record['hosts'] == ['n2', 'n3', 'n4'] and record['parked'] == ['n1'] and record['size'] == 3
+    assert not record['failed_batch']
+    assert engine.admit() == {DEFAULT: ['n5', 'n6', 'n7']}
+    # its pods finished: it waits for the next batch, at its front; its task is told only then
+    engine.rejoin('n1')
+    assert engine.take_answers() == []
+    engine.finish({'n5': OK, 'n6': OK, 'n7': OK})
+    assert engine.admit() == {DEFAULT: ['n1']}
+    assert engine.take_answers() == [('n1', True, '')]
+    [(dummy, record)] = engine.finish({'n1': OK})
+    assert record['hosts'] == ['n1'] and record['number'] == 3
+    summary = engine.summary()['compartments'][0]
+    assert summary['completed'] == 7 and summary['failed'] == 0 and summary['parked'] == []
+    assert not engine.busy
+
+
+def test_a_node_that_rejoins_goes_before_fresh_nodes_and_a_batch_whose_nodes_all_parked_is_not_judged():
+    engine = _fixed(4, 1)
+    assert engine.admit() == {DEFAULT: ['n1']}
+    assert engine.park('n1') == {DEFAULT: ['n2']}
+    assert engine.park('n2') == {DEFAULT: ['n3']}
+    engine.rejoin('n1')
+    [(dummy, record)] = engine.finish({'n3': OK})
+    assert record['parked'] == ['n1', 'n2'] and record['hosts'] == ['n3']
+    assert engine.admit() == {DEFAULT: ['n1']}  # before n4
+    assert engine.take_answers() == [('n1', True, '')]
+    engine.finish({'n1': OK})
+    assert engine.admit() == {DEFAULT: ['n4']}
+    # the last fresh node parks too, and nothing is left to take its slot: the batch ends, not judged
+    assert engine.park('n4') == {}
+    [(dummy, empty)] = engine.reporter.said('scored')[-1:]
+    assert empty['hosts'] == [] and empty['parked'] == ['n4'] and not empty['failed_batch']
+    rollout = engine.scheduler.compartment(DEFAULT)
+    assert rollout.consecutive_failures == 0 and rollout.last_batch_size == 1
+    assert engine.busy and not rollout.done  # two nodes still wait for their pods
+    engine.rejoin('n2')
+    assert engine.admit() == {DEFAULT: ['n2']}
+
+
+def test_a_stopped_rollout_tells_its_waiting_nodes_once_and_a_parked_node_that_fails_is_counted_without_a_batch():
+    engine = _batches(6, strategy={'fixed': {'initialBatch': 2, 'failureThreshold': 1, 'safetyLimit': 100}},
+                      independent=True)
+    engine.admit()
+    assert engine.park('n1') == {DEFAULT: ['n3']}
+    engine.finish({'n2': FAILED, 'n3': FAILED})  # a failed batch: the compartment stops
+    assert engine.admit() == {}
+    [(name, go, reason)] = engine.take_answers()
+    assert name == 'n1' and go is False and 'stopped' in reason and 'before node n1 took a batch slot again' in reason
+    assert engine.admit() == {} and engine.take_answers() == []  # told once
+    [(comp, settled)] = engine.finish({'n1': FAILED})  # its task ends: failed, counted, no batch judged
+    assert comp == DEFAULT and settled == {'hosts': ['n1'], 'ok': [], 'failed': ['n1'], 'removed': [], 'settled': True}
+    assert engine.scheduler.compartment(DEFAULT).failed == 3 and not engine.busy
+
+
+def test_a_park_that_comes_after_its_batch_or_outside_batches_changes_nothing_and_its_rejoin_goes_on():
+    engine = _fixed(3, 2)
+    engine.admit()
+    assert engine.park('n3') == {}  # not in a batch in flight
+    engine.rejoin('n3')
+    assert engine.take_answers() == [('n3', True, '')]
+    sliding = admission.Admission(SlidingWindowScheduler.build(_nodes(2), policy=_policy({'fixed': {'initialBatch': 1}},
+                                                                                          {'count': 1})), sliding=True)
+    sliding.admit()
+    assert sliding.park('n1') == {} and sliding.flying() == ['n1']
+
+
+def test_under_a_shared_budget_a_parked_node_frees_its_fleet_slot_for_any_run_and_takes_one_again():
+    store, clock = LeaseStore(), FakeClock()
+    first = _run(store, 'run-a', clock)
+    assert first.join()
+    assert first.admit() == {DEFAULT: ['n1', 'n2']}
+    assert first.park('n1', ['ml/train-0']) == {DEFAULT: ['n3']}
+    state = first.budget.states[DEFAULT]
+    assert state['parked'] == {'n1': 'run-a'} and sorted(state['slots']) == ['n2', 'n3']
+    assert sorted(state['batch']['nodes']) == ['n2', 'n3']
+    first.finish({'n2': OK, 'n3': OK})
+    assert first.admit() == {DEFAULT: ['n4']}  # n1 still waits: the fleet's next batch takes the fresh node
+    first.rejoin('n1')
+    assert first.budget.states[DEFAULT]['parked'] == {}
+    first.finish({'n4': OK})
+    assert first.admit() == {DEFAULT: ['n1']}
+    assert first.take_answers() == [('n1', True, '')]
+    first.finish({'n1': OK})
+    assert first.leave() == {}
+    assert store.leases  # every write went through the Lease
