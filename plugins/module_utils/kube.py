@@ -637,8 +637,21 @@ class Kube(KubeTransport):
         return doc
 
     def get_policy(self, name):
-        """A DeploymentPolicy by name (skyhook.nvidia.com, then nodewright.nvidia.com)."""
-        return self._get_first('DeploymentPolicy', name, POLICY_PLACES)
+        """A DeploymentPolicy by name: skyhook.nvidia.com, then nodewright.nvidia.com; the other way round once the
+        client speaks ``nodewright`` (the v0.18+ operator reads a NodeWright's policy in its own group, and v0.21 serves
+        no other). No request is spent on choosing: under ``auto`` not chosen yet, the legacy order."""
+        places = POLICY_PLACES
+        if self._chosen_generation() is api_generation.NODEWRIGHT:
+            places = tuple(reversed(POLICY_PLACES))
+        return self._get_first('DeploymentPolicy', name, places)
+
+    def _chosen_generation(self):
+        """``generation`` when it costs no request (an explicit ``nodewright_api``, or ``auto`` already detected),
+        else None."""
+        option = self.params.get('nodewright_api') or api_generation.AUTO
+        if self._generation is None and option == api_generation.AUTO:
+            return None
+        return self.generation
 
     # ------------------------------------------------------------------ API generations (api_generation.choose)
 

@@ -193,16 +193,18 @@ def v020(tmp_path_factory):
     """A cluster of its own that serves the v0.20 CRDs (nodewright.nvidia.com) and the legacy ones beside them, as a
     v0.20 chart installs them: the shipped RBAC applied, the operator namespace ``nodewright`` bound for the apply identity.
 
-    ``v020.cluster`` (helpers.Cluster, admin), ``v020.rbac`` (the identities' kubeconfigs), ``v020.playbooks``
-    (PlaybookRunner as those identities), ``v020.modules`` (ModuleRunner, admin). Started once, by the first test that
-    asks for it (test_nodewright_v020.py, test_nodewright_jobs.py).
+    ``v020.cluster`` (helpers.Cluster, admin; ``v020.cluster.info.audit_log`` its API audit log), ``v020.rbac`` (the
+    identities' kubeconfigs), ``v020.playbooks`` (PlaybookRunner as those identities), ``v020.modules`` (ModuleRunner,
+    admin). Started once, by the first test that asks for it (test_nodewright_v020.py, test_nodewright_jobs.py).
     """
     # pylint: disable-next=import-outside-toplevel
     import rbac_identity
     # pylint: disable-next=import-outside-toplevel
     from module_runner import ModuleRunner, PlaybookRunner
     crds = Path(launcher.crds_dir()) / 'v0.20'
-    with helpers.own_cluster(tmp_path_factory.mktemp('v020'), what='the v0.20 CRD cluster', nodes=2, crds=crds) as handle:
+    # audited: the test of a cluster with only the new group (as v0.21 leaves it) reads what runs asked of the old one
+    with helpers.own_cluster(tmp_path_factory.mktemp('v020'), what='the v0.20 CRD cluster', nodes=2, crds=crds,
+                             audit=True) as handle:
         # a v0.20 chart installs both groups' CRDs (the legacy one served, read-only for migrated objects, until v0.21)
         launcher.install_crds(handle.api, launcher.crds_dir())
         handle.create_namespace('nodewright')

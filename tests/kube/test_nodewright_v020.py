@@ -1,7 +1,8 @@
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
 """The apply playbook on a cluster that serves the v0.20 CRDs (nodewright.nvidia.com, and the legacy group beside them as
-a v0.20 chart installs it), as the shipped identities; ``nodewright_api`` left at auto.
+a v0.20 chart installs it; for the last test only nodewright.nvidia.com, as v0.21's chart leaves it), as the shipped
+identities; ``nodewright_api`` left at auto.
 
 No v0.20 operator can be built here (docs/api-generations.md), so the nodes "as a v0.20 operator leaves them" are
 written from its source: the keys of operator/internal/wrapper/node.go (NVIDIA/nodewright @042b7591: nodeState_,
@@ -15,6 +16,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from pathlib import Path
 
 import pytest
 from kubernetes import client as kclient
@@ -331,3 +333,132 @@ def test_an_erroring_and_a_drain_blocked_node_a_v020_operator_left_run_only_what
         assert {v['state'] for v in json.loads(annotations[f'{NW}/nodeState_{cr}']).values()} == {'complete'}
         assert not node.spec.unschedulable and f'{NW}/cordon_{cr}' not in annotations
         assert f'{NW}/drainBlocked_{cr}' not in annotations and f'{NW}/drainStart_{cr}' not in annotations
+
+
+# ------------------------------------------------------------ a cluster as v0.21 leaves it: only nodewright.nvidia.com
+
+LEGACY_CRDS = (f'skyhooks.{SH}', f'deploymentpolicies.{SH}')
+ONLY_NEW = 'auto: only nodewright.nvidia.com/v1alpha1 nodewrights is served: nodewright'
+
+
+def _serves_legacy(cluster):
+    """Whether discovery still names the legacy group or serves its resources."""
+    if SH in {g.name for g in kclient.ApisApi(cluster.api).get_api_versions().groups}:
+        return True
+    try:
+        return bool(kclient.CustomObjectsApi(cluster.api).get_api_resources(SH, 'v1alpha1').resources)
+    except kclient.ApiException as exc:
+        if exc.status == 404:
+            return False
+        raise
+
+
+@pytest.fixture
+def only_nodewright(v020):
+    """The v0.20 cluster as v0.21's chart leaves it: the legacy CRDs deleted (their objects with them), so only
+    nodewright.nvidia.com (NodeWright, DeploymentPolicy) is served; installed again afterwards for the tests after it
+    (cheaper than a cluster of its own: a second or two each way)."""
+    ext = kclient.ApiextensionsV1Api(v020.cluster.api)
+    try:
+        for name in LEGACY_CRDS:
+            ext.delete_custom_resource_definition(name)
+        helpers.wait_for(lambda: not _serves_legacy(v020.cluster), 60, what='the legacy group to be served no more')
+        names = {c.metadata.name for c in ext.list_custom_resource_definition().items}
+        assert names == {f'nodewrights.{NW}', f'deploymentpolicies.{NW}'}, names
+        yield v020
+    finally:
+        launcher.install_crds(v020.cluster.api, launcher.crds_dir())
+        helpers.wait_for(lambda: _serves_legacy(v020.cluster), 60, what='the legacy group to be served again')
+
+
+def _legacy_traces(node):
+    """Every key, condition and taint under the legacy group on a node (a taint's key is the group itself)."""
+    meta = node.metadata
+    keys = list(meta.annotations or {}) + list(meta.labels or {}) + [c.type for c in node.status.conditions or []]
+    taints = [f'taint {t.key}={t.value}:{t.effect}' for t in node.spec.taints or []
+              if t.key == SH or t.key.startswith(SH + '/')]
+    return sorted(k for k in keys if k.startswith(SH + '/')) + taints
+
+
+def _legacy_requests(audit_log, since):
+    """(verb, path, code) of every request the collection (its User-Agent) sent to the legacy group after ``since``."""
+    seen = []
+    with open(audit_log, encoding='utf-8') as log:
+        log.seek(since)
+        for line in log:
+            if f'/apis/{SH}/' not in line or '"nodewright.bridge/' not in line:
+                continue
+            event = json.loads(line)
+            if event.get('stage') == 'ResponseComplete' and event.get('userAgent', '').startswith('nodewright.bridge/'):
+                seen.append((event['verb'], event['requestURI'].split('?', 1)[0], event['responseStatus'].get('code')))
+    return seen
+
+
+def test_a_cluster_serving_only_the_nodewright_group_as_v021_leaves_it_rolls_out_without_a_legacy_key(
+        only_nodewright, fleet):
+    """issue 45: v0.21's chart drops skyhook.nvidia.com. auto picks nodewright from discovery alone; the run completes 6
+    nodes (a service interrupt each, under a DeploymentPolicy of the new group) and a runtimeRequired CR lifts the new
+    taint (one node tainted beforehand, one by autoTaintNewNodes); nothing under the legacy prefix is written anywhere,
+    the only requests to the legacy group are reads answered 404, and no line of the output names it."""
+    v020 = only_nodewright
+    nodes, rr = fleet('a', 'b', 'c', 'd', 'e', 'f'), fleet('rr', 'new')
+    custom, core = nodes.custom, v020.cluster.core
+    policy = f'{nodes.cr}-policy'
+    custom.create_cluster_custom_object(NW, 'v1alpha1', 'deploymentpolicies', {
+        'apiVersion': f'{NW}/v1alpha1', 'kind': 'DeploymentPolicy', 'metadata': {'name': policy},
+        'spec': {'default': {'budget': {'count': 3}, 'strategy': {'fixed': {'initialBatch': 3}}}}})
+    core.patch_node(rr.nodes[0], {'spec': {'taints': [
+        {'key': NW, 'value': 'runtime-required', 'effect': 'NoSchedule'}]}})
+    specs = ((nodes, {'deploymentPolicy': policy, 'packages': {'tuning': dict(TUNING), 'driver': dict(DRIVER)}}),
+             (rr, {'runtimeRequired': True, 'autoTaintNewNodes': True, 'packages': {'tuning': dict(TUNING)}}))
+    for fleet_, spec in specs:
+        custom.create_cluster_custom_object(NW, 'v1alpha1', 'nodewrights', {
+            'apiVersion': f'{NW}/v1alpha1', 'kind': 'NodeWright', 'metadata': {'name': fleet_.cr},
+            'spec': dict(spec, nodeSelectors={'matchLabels': {'pool': fleet_.cr}})})
+    since = Path(v020.cluster.info.audit_log).stat().st_size
+    try:
+        result = v020.playbooks.run('nodewright.bridge.apply', extra_args=('-v',), extra_vars=dict(
+            SETTINGS, nodewright_api='auto', nodewright_cr_name=[nodes.cr, rr.cr]))
+    finally:
+        custom.delete_cluster_custom_object(NW, 'v1alpha1', 'deploymentpolicies', policy)
+    assert result.rc == 0, result
+    output = result.stdout + result.stderr
+    # the plan's choice (-v shows the plan and the fact the later tasks pass on), from discovery alone
+    assert ONLY_NEW in output and '"nw_api": "nodewright"' in output, output[-4000:]
+    # not a word of the missing group: no warning, error or note names it (ansible's own warnings are not about it:
+    # the third-party strategy's deprecation, GroupTuple in record_nodes.yml, the empty nw_apply_edits group)
+    assert SH not in output, [line for line in output.splitlines() if SH in line][:10]
+    warnings = [line for line in output.splitlines() if 'WARNING' in line]
+    assert not [w for w in warnings if any(word in w.lower() for word in ('skyhook', '404', 'not found', 'served'))], \
+        warnings
+
+    for name in nodes.nodes + rr.nodes:
+        node = nodes.node(name)
+        assert _legacy_traces(node) == [], name
+        assert not node.spec.unschedulable and not [t for t in node.spec.taints or [] if t.key == NW], name
+    for fleet_ in (nodes, rr):
+        for name in fleet_.nodes:
+            annotations, labels = nodes.node(name).metadata.annotations, nodes.node(name).metadata.labels
+            assert annotations[f'{NW}/status_{fleet_.cr}'] == labels[f'{NW}/status_{fleet_.cr}'] == 'complete', name
+            assert annotations[f'{NW}/version_{fleet_.cr}'] == 'v0.20.0'
+        cr = fleet_.get_cr()
+        size = len(fleet_.nodes)
+        assert (cr['status']['status'], cr['status']['completeNodes']) == ('complete', f'{size}/{size}'), cr['status']
+        assert not [t['type'] for t in cr['status']['conditions'] if t['type'].startswith(SH)]
+        assert not [k for k in list(cr['metadata'].get('annotations') or {}) + cr['metadata'].get('finalizers', [])
+                    if k.startswith(SH)]
+    # the new node was tainted for the runtimeRequired CR by the new marker (the taint itself is off again)
+    assert nodes.node(rr.nodes[1]).metadata.annotations[f'{NW}/autoTaint_{NW}'] == 'true'
+    # every stage in a Job in namespace nodewright, none of its keys under the legacy prefix
+    pods = core.list_namespaced_pod('nodewright', label_selector=f'{NW}/name in ({nodes.cr},{rr.cr})').items
+    assert len(pods) == 6 * 6 + 2 * 2, len(pods)
+    for pod in pods:
+        assert not [k for k in list(pod.metadata.labels) + list(pod.metadata.annotations or {}) if k.startswith(SH)]
+    assert not core.list_pod_for_all_namespaces(label_selector=f'{SH}/name').items
+
+    # what the collection asked of the legacy group: its discovery (auto) and the Skyhook of each CR's name (the
+    # same-name comparison), each answered 404; never a write, never its DeploymentPolicy (read in the new group)
+    legacy = _legacy_requests(v020.cluster.info.audit_log, since)
+    asked = {f'/apis/{SH}/v1alpha1'} | {f'/apis/{SH}/v1alpha1/skyhooks/{cr}' for cr in (nodes.cr, rr.cr)}
+    assert legacy and {(verb, code) for verb, dummy, code in legacy} == {('get', 404)}, legacy
+    assert {path for dummy, path, code in legacy} <= asked, legacy

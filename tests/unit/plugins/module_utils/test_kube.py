@@ -988,6 +988,48 @@ def test_auto_with_both_groups_served_and_no_v018_trace_is_the_v015_contract(ser
     assert kube.generation_reason.startswith('auto: both groups are served and no v0.18+ operator is evident')
 
 
+# --------------------------------------------------------------------------- DeploymentPolicy lookup per generation
+
+OLD_POLICY, NEW_POLICY = OLD_API + '/deploymentpolicies/p', NEW_API + '/deploymentpolicies/p'
+POLICY = {'apiVersion': 'nodewright.nvidia.com/v1alpha1', 'kind': 'DeploymentPolicy', 'metadata': {'name': 'p'}}
+
+
+def test_under_nodewright_the_policy_is_read_in_the_new_group_first_and_only_there_when_it_is(server):
+    kube = server.kube(nodewright_api='nodewright')
+    server.reply('GET', NEW_POLICY, body=POLICY)
+    assert kube.get_policy('p') == POLICY
+    # one request: a cluster as v0.21 leaves it (no skyhook.nvidia.com) is not asked for the legacy policy first, and
+    # with both groups served the NodeWright's own group's policy wins over a legacy one of the same name
+    assert [r.path for r in server.requests] == [NEW_POLICY]
+
+
+def test_under_nodewright_a_policy_only_in_the_legacy_group_is_still_found(server):
+    kube = server.kube(nodewright_api='nodewright')
+    server.reply('GET', NEW_POLICY, status=404, body=MISSING)
+    server.reply('GET', OLD_POLICY, body=dict(POLICY, apiVersion='skyhook.nvidia.com/v1alpha1'))
+    assert kube.get_policy('p')['apiVersion'] == 'skyhook.nvidia.com/v1alpha1'
+    assert [r.path for r in server.requests] == [NEW_POLICY, OLD_POLICY]
+
+
+def test_the_policy_is_read_in_the_legacy_group_first_under_skyhook_and_under_auto_not_chosen_yet(server):
+    for params in ({'nodewright_api': 'skyhook'}, {'nodewright_api': 'auto', 'cr_name': 'gpu'}):
+        server.requests[:] = []
+        server.reply('GET', OLD_POLICY, status=404, body=MISSING)
+        server.reply('GET', NEW_POLICY, body=POLICY)
+        assert server.kube(**params).get_policy('p') == POLICY
+        # no discovery spent on choosing the order
+        assert [r.path for r in server.requests] == [OLD_POLICY, NEW_POLICY], params
+
+
+def test_under_auto_once_nodewright_is_detected_the_policy_is_read_in_the_new_group_first(server):
+    serve(server, old=False)
+    kube = server.kube(nodewright_api='auto', cr_name='gpu')
+    assert kube.generation is api_generation.NODEWRIGHT
+    server.reply('GET', NEW_POLICY, body=POLICY)
+    assert kube.get_policy('p') == POLICY
+    assert [r.path for r in server.requests] == [OLD_API, NEW_API, NEW_POLICY]
+
+
 LEGACY_DONE = {'skyhook.nvidia.com/nodeState_gpu': '{}', 'skyhook.nvidia.com/status_gpu': 'complete',
                'skyhook.nvidia.com/version_gpu': 'v0.15.0'}
 
