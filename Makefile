@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 export PATH := $(abspath $(BIN)):$(PATH)
 
 .PHONY: scenarios help venv test lint docs docs-lint changelog-lint browser strategy-matrix-new unit sanity galaxy-smoke galaxy-import
-.PHONY: kube interop bench bench-api bench-fleet demo demo-up demo-run demo-down clean molecule
+.PHONY: kube interop bench bench-api bench-fleet bench-protected demo demo-up demo-run demo-down clean molecule
 
 help:
 	@echo "make demo          24 fake GPU nodes in 3 racks, examples/gpu-node-tuning.yaml applied with progress (make demo-down)"
@@ -29,6 +29,7 @@ help:
 	@echo "make bench         benchmarks under tests/bench (print figures; a role package against NVIDIA's shellscript with podman)"
 	@echo "make bench-api     API requests of one node through the cluster modules (audit log)"
 	@echo "make bench-fleet   the NodeWright operator vs nodewright.bridge.apply, 24 and 200 nodes (BENCH_FLEET_ARGS=...)"
+	@echo "make bench-protected  a training pod that outlives the rollout: parked nodes vs the slot kept vs the operator"
 	@echo "make ee            the execution environment: ansible-builder on a Debian base built here, podman, its checks"
 	@echo "make molecule      molecule test of the node role against a test cluster (own venv; in make kube too)"
 	@echo "make docs-lint     antsibull-docs lint-collection-docs, the plugin and role docs included"
@@ -123,6 +124,11 @@ bench-api: venv
 BENCH_FLEET_ARGS ?=
 bench-fleet: venv
 	$(BIN)/python tests/bench/fleet_bench.py $(BENCH_FLEET_ARGS)
+
+# e.g. make bench-protected BENCH_PROTECTED_ARGS='--cases bridge --training 60'
+BENCH_PROTECTED_ARGS ?=
+bench-protected: venv
+	$(BIN)/python tests/bench/protected_bench.py $(BENCH_PROTECTED_ARGS)
 
 demo: demo-up demo-run
 

@@ -31,6 +31,7 @@ __metaclass__ = type
 import datetime
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
+from ansible_collections.nodewright.bridge.plugins.module_utils import protected_wait
 from ansible_collections.nodewright.bridge.plugins.module_utils.api_generation import SKYHOOK
 
 
@@ -111,7 +112,7 @@ def now_text():
     return datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')
 
 
-def cr_conditions(cr_name, status, state, now, gen=SKYHOOK):
+def cr_conditions(cr_name, status, state, now, gen=SKYHOOK, waiting=False):
     """The two conditions of ``cr_name`` for a node whose status for it is ``status`` and nodeState ``state``.
 
     NotReady is False (reason Complete) while the node is complete for the CR, else True (Incomplete);
@@ -119,13 +120,16 @@ def cr_conditions(cr_name, status, state, now, gen=SKYHOOK):
     unknown, else False (Not Erroring). The operator asks IsComplete() of the nodeState; the collection's
     record of that is the node's status ``complete`` (written when the plan has nothing left, so both
     flip in the same write as the status, as the operator's SetStatus(complete) and UpdateCondition do).
-    Both times are ``now``, as the operator sets them on every change.
+    Both times are ``now``, as the operator sets them on every change. ``waiting``: the node waits for its
+    protected pods (protected_wait's record): NotReady's reason is ``NonInterruptPodsRunning`` (the CR's Blocked
+    reason) instead of ``Incomplete``, so the node says it waits on purpose (the collection's, docs/semantics.md 34).
     """
     complete = status == 'complete'
+    incomplete = protected_wait.REASON if waiting else INCOMPLETE_REASON
     erroring = any((entry or {}).get('state') in ERRORING_STATES for entry in (state or {}).values())
     return [
         {'type': condition_type(cr_name, NOT_READY, gen), 'status': 'False' if complete else 'True',
-         'reason': COMPLETE_REASON if complete else INCOMPLETE_REASON, 'message': ready_message(cr_name, gen),
+         'reason': COMPLETE_REASON if complete else incomplete, 'message': ready_message(cr_name, gen),
          'lastHeartbeatTime': now, 'lastTransitionTime': now},
         {'type': condition_type(cr_name, ERRORING, gen), 'status': 'True' if erroring else 'False',
          'reason': ERRORING_REASON if erroring else NOT_ERRORING_REASON,
@@ -160,7 +164,8 @@ def conditions_patch(node, cr_name, now, gen=SKYHOOK):
     except node_state.NodeStateError:
         return None
     have = dict((c.get('type'), c) for c in (node.get('status') or {}).get('conditions') or [])
-    wanted = cr_conditions(cr_name, annotations.get(node_state.status_key(cr_name, gen)), state, now, gen)
+    waiting = protected_wait.read(annotations, cr_name) is not None
+    wanted = cr_conditions(cr_name, annotations.get(node_state.status_key(cr_name, gen)), state, now, gen, waiting)
     changed = [c for c in wanted if _stale(have.get(c['type']), c, gen)]
     return {'status': {'conditions': changed}} if changed else None
 

@@ -238,6 +238,10 @@ protected_wait:
   description: Seconds spent waiting for the O(wait_for) pods.
   returned: always
   type: float
+parked:
+  description: Whether the node gave its batch slot back while it waited for its protected pods (O(park)).
+  returned: always
+  type: bool
 drain_blocked:
   description:
     - What holds the drain, as the operator records it in C(drainBlocked_<cr>) - C(namespace), C(name), C(reason)

@@ -333,8 +333,10 @@ def _module_steps(name, kind, record, started, finished):
     steps = []
     protected = min(float(record.get('protected_wait') or 0.0), max(0.0, finished - started))
     if protected > 0:
-        steps.append(_interval('wait for protected pods', 'wait', started, started + protected, True, False,
-                               'waited %s for the podNonInterruptLabels pods to finish' % format_duration(protected)))
+        detail = 'waited %s for the protected pods to finish' % format_duration(protected)
+        if record.get('parked'):
+            detail += ', parked: its batch slot went to the next node meanwhile'
+        steps.append(_interval('wait for protected pods', 'wait', started, started + protected, True, False, detail))
     waits = record.get('pdb_waits')
     if waits is None:
         waits = drain_rules.pdb_waits(record.get('pods'), started)

@@ -22,6 +22,7 @@ import time
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import drain_rules
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils import node_conditions
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_events
 from ansible_collections.nodewright.bridge.plugins.module_utils import protected_wait
 from ansible_collections.nodewright.bridge.plugins.module_utils import slot_mailbox
@@ -110,8 +111,12 @@ class ProtectedWait(object):
                 raise kube_api.KubeError(
                     'node %s: %d protected pod(s) are still Running or Pending after %ss, nothing was evicted: %s'
                     % (self.node, len(running), timeout, ', '.join(_pod_id(p) for p in running)))
+            slice_seconds = min(left, SLICE_SECONDS)
+            if self.warn_after is not None and not self.warned:
+                # wake up when the warning is due, not at the next slice
+                slice_seconds = min(slice_seconds, self.warn_after - (self.clock() - self.started))
             try:
-                self.kube.watch_until('pods', clear, max(1, min(left, SLICE_SECONDS)),
+                self.kube.watch_until('pods', clear, max(1, slice_seconds),
                                       field_selector='spec.nodeName=%s' % self.node,
                                       what='the protected pods on node %s to finish' % self.node)
                 return
@@ -171,7 +176,7 @@ class ProtectedWait(object):
             holder['since'] = (protected_wait.read(annotations, self.cr_name) or {}).get('since')
             return {'metadata': {'annotations': change}} if change else None
         with self.drain.lock:
-            after, dummy = self.kube.update_node(self.node, mutate)
+            after, dummy = self.kube.update_node(self.node, mutate, conditions=self.conditions())
         record = protected_wait.read(((after or {}).get('metadata') or {}).get('annotations'), self.cr_name)
         return (record or {}).get('since') or holder.get('since') or protected_wait.now_rfc3339()
 
@@ -183,7 +188,11 @@ class ProtectedWait(object):
             change = protected_wait.cleared((node.get('metadata') or {}).get('annotations'), self.cr_name)
             return {'metadata': {'annotations': change}} if change else None
         with self.drain.lock:
-            self.kube.update_node(self.node, mutate)
+            self.kube.update_node(self.node, mutate, conditions=self.conditions())
+
+    def conditions(self):
+        """The CR's node conditions follow the record: NotReady's reason says the node waits on purpose."""
+        return node_conditions.writer(self.cr_name, gen=self.kube.generation)
 
     def cr_event(self, event, status=False):
         """The same words on the CR (the operator's Warning ``Drain`` on the NodeWright), when it is in the cluster;

@@ -56,6 +56,7 @@ class Drain(object):
         # the CRs whose cordon the node carries (what the drain is for, in its Event); None until the node is read
         self.owners = None
         self.protected_wait = 0.0
+        self.parked = False  # the wait for the protected pods gave the node's batch slot back (slot_mailbox)
         # drain_config (normalized; None: not given), and what it decides with the explicit options (rules)
         self.config = None
         self.delete = bool(self.params['disable_eviction'])
@@ -85,6 +86,7 @@ class Drain(object):
         ``(seconds waited, the node's pods when none was waited for, else None)``."""
         wait = _protected_wait.ProtectedWait(self, node_name, selector)
         waited = wait.run()
+        self.parked = wait.parked
         return waited, wait.pods
 
     def preflight(self, pods):
@@ -144,7 +146,7 @@ class Drain(object):
         entries, targets = self.plan(pods, rules, pod_selector, protected)
         targets = self.split_blockers(targets)
         result = dict(node=name, pods=entries, skipped=len(entries) - len(targets) - len(self.blockers), evicted=0,
-                      protected_wait=protected_wait)
+                      protected_wait=protected_wait, parked=self.parked)
         if self.config is not None:
             result['drain_blocked'] = self.blocked_now()
         if params['preflight'] or self.module.check_mode:

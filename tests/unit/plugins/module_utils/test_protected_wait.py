@@ -83,3 +83,19 @@ def test_a_waiting_task_gives_up_when_ansible_playbook_is_gone(tmp_path):
     slot = slot_mailbox.NodeSlot(str(tmp_path), 'gpu-01', pid=2 ** 22 + 12345)
     with pytest.raises(slot_mailbox.Stopped, match='is gone'):
         slot.wait_answer()
+
+
+def test_the_nodes_notready_condition_says_it_waits_on_purpose_while_the_record_is_there():
+    from ansible_collections.nodewright.bridge.plugins.module_utils import node_conditions, node_state
+    annotations = {node_state.status_key('gpu'): 'in_progress', pw.key('gpu'): pw.encode('2026-12-06T23:00:00Z', [], True)}
+    node = {'metadata': {'name': 'n1', 'annotations': annotations}, 'status': {'conditions': []}}
+    patch = node_conditions.conditions_patch(node, 'gpu', 'now')
+    not_ready = patch['status']['conditions'][0]
+    assert (not_ready['type'], not_ready['status'], not_ready['reason']) == (
+        'skyhook.nvidia.com/gpu/NotReady', 'True', 'NonInterruptPodsRunning')
+    # the wait over: back to the operator's Incomplete, replaced because the reason changed
+    node['status']['conditions'] = patch['status']['conditions']
+    del annotations[pw.key('gpu')]
+    [again] = [c for c in node_conditions.conditions_patch(node, 'gpu', 'later')['status']['conditions']
+               if c['type'].endswith('/NotReady')]
+    assert again['reason'] == 'Incomplete'
