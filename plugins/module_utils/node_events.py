@@ -97,9 +97,8 @@ def protected_wait_started(node, cr_name, pods, parked):
 
 def protected_wait_long(node, cr_name, pods, waited):
     """The wait passed the warning threshold (it goes on: a protected pod is never interrupted)."""
-    return NodeEvent(DRAIN, WARNING, 'Drain of node [%s] for %s has waited %s for non-interrupt pods %s; still '
-                     'waiting (nothing is interrupted)' % (node, cr_ref(cr_name), describe_seconds(waited),
-                                                          _pods_text(pods)))
+    text = 'Drain of node [%s] for %s has waited %s for non-interrupt pods %s; still waiting (nothing is interrupted)'
+    return NodeEvent(DRAIN, WARNING, text % (node, cr_ref(cr_name), describe_seconds(waited), _pods_text(pods)))
 
 
 def protected_wait_ended(node, cr_name, waited):

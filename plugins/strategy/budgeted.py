@@ -386,7 +386,6 @@ class _BudgetedMixin(object):
         self._nw.scored(comp, names, record['failed'], 'batch %s' % record.get('number', '(none: a parked host)'),
                         removed=record.get('removed', []))
 
-
     def _nw_slide_once(self, iterator):
         """Sliding mode: score the hosts that ended and refill the windows; True if any host was admitted."""
         play = self._nw

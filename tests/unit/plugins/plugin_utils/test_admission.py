@@ -407,8 +407,8 @@ def test_a_park_that_comes_after_its_batch_or_outside_batches_changes_nothing_an
     assert engine.park('n3') == {}  # not in a batch in flight
     engine.rejoin('n3')
     assert engine.take_answers() == [('n3', True, '')]
-    sliding = admission.Admission(SlidingWindowScheduler.build(_nodes(2), policy=_policy({'fixed': {'initialBatch': 1}},
-                                                                                          {'count': 1})), sliding=True)
+    windows = SlidingWindowScheduler.build(_nodes(2), policy=_policy({'fixed': {'initialBatch': 1}}, {'count': 1}))
+    sliding = admission.Admission(windows, sliding=True)
     sliding.admit()
     assert sliding.park('n1') == {} and sliding.flying() == ['n1']
 
