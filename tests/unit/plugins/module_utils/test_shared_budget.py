@@ -237,3 +237,31 @@ def test_a_run_known_gone_expires_at_once():
     assert sb.take(state, rule, 'b', ['n02', 'n00', 'n01'], 2, EXPIRY)[0] == ['n00', 'n01']  # long before 61
     assert sorted(state['runs']) == ['b']
     assert sb.parse_state(sb.dump_state(state), 'lease x') == state
+
+
+def test_a_parked_node_frees_its_place_in_the_fleets_batch_and_no_other_run_takes_it_until_it_rejoins():
+    rule = rules(*FIXED_2)
+    state = joined('batch', ['a', 'b'])
+    assert sb.take(state, rule, 'a', ['n00', 'n01'], 1, EXPIRY)[0] == ['n00', 'n01']
+    assert sb.park(state, 'a', 'n00') is True
+    assert state['parked'] == {'n00': 'a'} and 'n00' not in state['slots'] and sorted(state['batch']['nodes']) == ['n01']
+    assert sb.park(state, 'b', 'n01') is False  # not b's to park
+    # b may fill the place n00 gave back; n00 itself is busy (a's task waits for its pods)
+    assert sb.take(state, rule, 'b', ['n00', 'n02'], 2, EXPIRY) == (['n02'], [], ['n00'])
+    records = sb.finish(state, rule, 'a', {'n01': 'ok'}) + sb.finish(state, rule, 'b', {'n02': 'ok'})
+    assert [(r['number'], sorted(r['ok'])) for r in records] == [(1, ['n01', 'n02'])]
+    sb.rejoin(state, 'n00')
+    assert sb.take(state, rule, 'a', ['n00', 'n03'], 3, EXPIRY)[0] == ['n00', 'n03']
+    # a dead run's parked node is free for anyone
+    sb.park(state, 'a', 'n03')
+    sb.leave(state, 'a')
+    assert state['parked'] == {}
+
+
+def test_a_lease_written_before_parked_nodes_existed_still_reads():
+    state = joined('batch', ['a'])
+    del state['parked']
+    again = sb.parse_state(sb.dump_state(state), 'lease x')
+    assert again['parked'] == {}
+    with pytest.raises(sb.BudgetStateError, match='parked'):
+        sb.parse_state(sb.dump_state(dict(state, parked=['n00'])), 'lease x')
