@@ -434,7 +434,8 @@ def _parse_phase(index, entry, seen, play_vars, read_file, errors):
         settings = parse_settings({VAR_POLICY: entry.get('policy'), VAR_BUDGET: entry.get('interruption_budget'),
                                    VAR_ADMISSION: play_vars.get(VAR_ADMISSION), VAR_WINDOW: play_vars.get(VAR_WINDOW),
                                    VAR_ORDER: play_vars.get(VAR_ORDER), VAR_LOCKSTEP: play_vars.get(VAR_LOCKSTEP),
-                                   VAR_SHARED: play_vars.get(VAR_SHARED)},
+                                   VAR_SHARED: play_vars.get(VAR_SHARED), VAR_PARK: play_vars.get(VAR_PARK),
+                                   VAR_WAIT_WARNING: play_vars.get(VAR_WAIT_WARNING)},
                                   read_file, play_vars)
     except RolloutConfigError as exc:
         errors.extend('%s: %s' % (where, err) for err in exc.errors)

@@ -152,3 +152,16 @@ def test_a_phase_sets_its_host_vars_on_its_hosts_when_it_starts(run_playbook):
     for line in ('n01 in first: rolling False', 'n02 in first: rolling True', 'n02 in second: rolling False'):
         assert line in run.stdout, run
     assert 'n03 in' not in run.stdout  # a host of no phase runs nothing and gets nothing
+
+
+def test_the_play_level_parking_settings_reach_every_phase(run_playbook):
+    """nodewright_park_protected and nodewright_protected_wait_warning are the play's, for each of its phases."""
+    task = {'name': 'park var', 'ansible.builtin.debug': {'msg': 'park={{ nodewright_park | default("unset") }}'}}
+    phases = [{'name': 'first', 'interruption_budget': {'count': 1}, 'hosts': ['n01']}]
+    off = budgeted_play([task], nodewright_phases=phases, nodewright_batch_lockstep=False, nodewright_park_protected=False)
+    run = run_playbook([off], inventory(hosts(1)))
+    assert run.rc == 0 and 'park=unset' in run.output, run
+    on = budgeted_play([task], nodewright_phases=phases, nodewright_batch_lockstep=False,
+                       nodewright_protected_wait_warning='90s')
+    run = run_playbook([on], inventory(hosts(1)))
+    assert run.rc == 0 and "'warn_after': 90.0" in run.output, run
