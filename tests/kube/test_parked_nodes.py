@@ -118,7 +118,7 @@ def test_a_node_held_by_its_training_pod_gives_its_slot_back_and_completes_after
     assert batches == ['%s, %s' % (trainee, names[1]), '%s, %s' % (names[3], names[4]), trainee], batches
     assert 'done: 2 ok, 0 failed, 1 parked (%s), ok' % trainee in text
     events = _events(cluster, trainee)
-    reasons = [(r, t) for r, t, m in events if 'non-interrupt' in m]
+    reasons = [(r, t) for r, t, m in events if 'non-interrupt' in m.lower()]
     assert ('Drain', 'Warning') in reasons and ('Drain', 'Normal') in reasons, events
     long_wait = [m for r, t, m in events if 'has waited' in m]
     assert long_wait and 'still waiting (nothing is interrupted)' in long_wait[0]
