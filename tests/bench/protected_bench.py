@@ -221,8 +221,8 @@ def main(argv=None):
     parser.add_argument('--operator', help='the operator binary (default: what ../shared/upstream/build-operator.sh prints)')
     parser.add_argument('--json', default=str(fb.REPO_ROOT / 'build' / 'bench-protected.json'))
     parser.add_argument('--workdir', default=str(fb.REPO_ROOT / 'build' / 'bench-protected'))
+    parser.add_argument('--collection-ref', help='run the collection at this commit (git archive), not the working tree')
     args = parser.parse_args(argv)
-    args.collection_ref = None
     args.workdir = str(Path(args.workdir).resolve())
     cases = [c for c in args.cases.split(',') if c]
     if 'operator' in cases:
