@@ -82,7 +82,7 @@ def fingerprint(*parts):
 
 def new_state(mode):
     return {'format': FORMAT, 'mode': mode, 'fingerprint': None, 'runs': {}, 'slots': {}, 'done': {},
-            'orphans': [], 'parked': {}, 'batch': None, 'pending': [], 'counters': _fresh_counters()}
+            'orphans': [], 'parked': {}, 'rejoining': {}, 'batch': None, 'pending': [], 'counters': _fresh_counters()}
 
 
 def _fresh_counters():
@@ -136,10 +136,12 @@ def parse_state(text, where):
             _check(outcome is None or outcome in OUTCOMES, '%s.batch.nodes[%s]' % (where, node), 'bad outcome %r' % (outcome,))
     _check(isinstance(state.get('orphans'), list) and all(isinstance(n, str) for n in state['orphans']),
            where + '.orphans', 'must be a list of node names')
-    # nodes waiting for their protected pods, each with the run whose task waits (absent before 0.2.0)
-    state.setdefault('parked', {})
-    _check(isinstance(state['parked'], dict) and all(isinstance(r, str) for r in state['parked'].values()),
-           where + '.parked', 'must be an object of node -> run')
+    # nodes waiting for their protected pods, and nodes whose pods finished and that wait for a slot, each with the
+    # run whose task waits (both absent before 0.2.0)
+    for key in ('parked', 'rejoining'):
+        state.setdefault(key, {})
+        _check(isinstance(state[key], dict) and all(isinstance(r, str) for r in state[key].values()),
+               '%s.%s' % (where, key), 'must be an object of node -> run')
     pending = state.get('pending')
     _check(isinstance(pending, list) and all(isinstance(p, list) and len(p) == 2 and p[1] in OUTCOMES for p in pending),
            where + '.pending', 'must be a list of [node, outcome]')
@@ -269,10 +271,12 @@ def expire(state, now):
 
 
 def _drop_dead_parked(state):
-    """A parked node whose run is gone holds nothing: another run may take it (its task parks it again)."""
-    parked = state.setdefault('parked', {})
-    for node in [n for n, run in parked.items() if run not in state['runs']]:
-        del parked[node]
+    """A parked (or rejoining) node whose run is gone holds nothing: another run may take it (its task parks it
+    again if its pods still run)."""
+    for key in ('parked', 'rejoining'):
+        waiting = state.setdefault(key, {})
+        for node in [n for n, run in waiting.items() if run not in state['runs']]:
+            del waiting[node]
 
 
 def _orphan(state, node):
@@ -383,16 +387,19 @@ def take(state, rules, run, wanted, now, expiry):
                                'controller suspended?) and its slots were given up' % run)
     finished = [n for n in wanted if n in state['done']]
     parked = state.setdefault('parked', {})
+    # a node whose protected pods finished is its run's to take (its task waits for that run's slot)
+    rejoining = state.setdefault('rejoining', {})
     busy = [n for n in wanted if n not in state['done'] and ((n in state['slots'] and state['slots'][n]['run'] != run)
-                                                             or parked.get(n, run) != run)]
+                                                             or parked.get(n, run) != run or rejoining.get(n, run) != run)]
     # an orphan already has its place in the batch or window: taking it needs no room
     orphans = [n for n in wanted if n in state['orphans']]
-    skip = set(finished) | set(state['slots']) | set(state['orphans']) | set(parked)
+    skip = set(finished) | set(state['slots']) | set(state['orphans']) | set(parked) | set(busy)
     batch = state.get('batch') or {'nodes': {}}
     candidates = [n for n in wanted if n not in skip and n not in batch['nodes']]
     room = _room(state, rules)
     granted = orphans + candidates[:max(0, room)]
     for node in granted:
+        rejoining.pop(node, None)
         state['slots'][node] = {'run': run, 'until': now + expiry}
         if node in state['orphans']:
             state['orphans'].remove(node)
@@ -432,6 +439,7 @@ def finish(state, rules, run, outcomes):
             continue  # this run's slot expired and another run took the node: the outcome is that run's to give
         state['slots'].pop(node, None)
         state.setdefault('parked', {}).pop(node, None)
+        state.setdefault('rejoining', {}).pop(node, None)
         state['done'][node] = outcome
         if state['mode'] == 'batch':
             batch = state.get('batch')
@@ -457,9 +465,10 @@ def park(state, run, node):
     return True
 
 
-def rejoin(state, node):
-    """A parked node's pods finished: it may be taken again (its run asks for it first)."""
-    state.setdefault('parked', {}).pop(node, None)
+def rejoin(state, run, node):
+    """A parked node's pods finished: it counts for the next batch's size again, and only its run may take it."""
+    if state.setdefault('parked', {}).pop(node, None) is not None:
+        state.setdefault('rejoining', {})[node] = run
 
 
 def settle(state, rules):

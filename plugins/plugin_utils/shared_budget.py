@@ -202,7 +202,7 @@ class SharedBudget(object):
 
     def rejoin(self, comp, node):
         """``node``'s pods finished: it may be taken again."""
-        return self.update(comp, lambda s: rules_mod.rejoin(s, node))
+        return self.update(comp, lambda s: rules_mod.rejoin(s, self.run, node))
 
     def stopped(self, comp):
         state = self.states.get(comp)

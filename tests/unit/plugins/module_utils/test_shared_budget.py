@@ -250,8 +250,12 @@ def test_a_parked_node_frees_its_place_in_the_fleets_batch_and_no_other_run_take
     assert sb.take(state, rule, 'b', ['n00', 'n02'], 2, EXPIRY) == (['n02'], [], ['n00'])
     records = sb.finish(state, rule, 'a', {'n01': 'ok'}) + sb.finish(state, rule, 'b', {'n02': 'ok'})
     assert [(r['number'], sorted(r['ok'])) for r in records] == [(1, ['n01', 'n02'])]
-    sb.rejoin(state, 'n00')
+    sb.rejoin(state, 'a', 'n00')
+    assert state['parked'] == {} and state['rejoining'] == {'n00': 'a'}
+    # another run that has n00 too never takes it: its task waits for run a's slot
+    assert sb.take(state, rule, 'b', ['n00'], 3, EXPIRY) == ([], [], ['n00'])
     assert sb.take(state, rule, 'a', ['n00', 'n03'], 3, EXPIRY)[0] == ['n00', 'n03']
+    assert state['rejoining'] == {}
     # a dead run's parked node is free for anyone
     sb.park(state, 'a', 'n03')
     sb.leave(state, 'a')
