@@ -88,22 +88,27 @@ def _pods_text(pods, limit=10):
     return shown + (' and %d more' % (len(pods) - limit) if len(pods) > limit else '')
 
 
+def _for(cr_name):
+    """`` for [skyhook:CR]``, or nothing for a drain without a CR (the maintenance role's)."""
+    return ' for %s' % cr_ref(cr_name) if cr_name else ''
+
+
 def protected_wait_started(node, cr_name, pods, parked):
     """The drain waits for protected pods (the operator's Warning ``Drain`` when its barrier holds a node)."""
-    return NodeEvent(DRAIN, WARNING, 'Drain of node [%s] for %s blocked by non-interrupt pods %s: waiting, nothing is '
-                     'evicted%s' % (node, cr_ref(cr_name), _pods_text(pods),
+    return NodeEvent(DRAIN, WARNING, 'Drain of node [%s]%s blocked by non-interrupt pods %s: waiting, nothing is '
+                     'evicted%s' % (node, _for(cr_name), _pods_text(pods),
                                     '; its batch slot goes to the next node until they finish' if parked else ''))
 
 
 def protected_wait_long(node, cr_name, pods, waited):
     """The wait passed the warning threshold (it goes on: a protected pod is never interrupted)."""
-    text = 'Drain of node [%s] for %s has waited %s for non-interrupt pods %s; still waiting (nothing is interrupted)'
-    return NodeEvent(DRAIN, WARNING, text % (node, cr_ref(cr_name), describe_seconds(waited), _pods_text(pods)))
+    text = 'Drain of node [%s]%s has waited %s for non-interrupt pods %s; still waiting (nothing is interrupted)'
+    return NodeEvent(DRAIN, WARNING, text % (node, _for(cr_name), describe_seconds(waited), _pods_text(pods)))
 
 
 def protected_wait_ended(node, cr_name, waited):
-    return NodeEvent(DRAIN, NORMAL, 'Non-interrupt pods on node [%s] finished after %s; the drain for %s goes on'
-                     % (node, describe_seconds(waited), cr_ref(cr_name)))
+    return NodeEvent(DRAIN, NORMAL, 'Non-interrupt pods on node [%s] finished after %s; the drain%s goes on'
+                     % (node, describe_seconds(waited), _for(cr_name)))
 
 
 def describe_seconds(seconds):
