@@ -3,7 +3,8 @@
 # Apache License 2.0 (see LICENSE)
 #
 # Builds (or finds in the cache) the peers that make test needs during and after its cluster
-# tests, one after the other: Prometheus (the alert-gate tests, several minutes into the shards),
+# tests, one after the other: Prometheus (the alert-gate tests, several minutes into the shards), the Pushgateway
+# (the metrics tests),
 # the molecule venv (tests/kube/test_molecule.py, in shard 2), the EE (the AWX jobs, make ee), the real nodes' images,
 # the NodeWright operator (interop) and CPython 3.13 (strategy-matrix-new). make test runs it
 # niced in the background while the cluster tests mostly wait on their clusters; each build takes
@@ -11,6 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tests/cluster/build.sh prometheus
+tests/cluster/build.sh pushgateway > /dev/null
 # a failed venv build stops nothing here: the molecule test builds it again and shows why
 tests/molecule_venv.sh || echo 'build-peers: the molecule venv failed to build' >&2
 # the execution environment (tests/ee/ee_build.py: its base from debootstrap, then ansible-builder), for the AWX jobs

@@ -64,7 +64,7 @@ options:
     default: 3600
   park:
     description:
-      - Set by the M(nodewright.bridge.budgeted) strategy (its host variable C(nodewright_park)); not for plays to set.
+      - Set by the P(nodewright.bridge.budgeted#strategy) strategy (its host variable C(nodewright_park)); not for plays to set.
         While protected pods run on the node, its batch slot goes back to its compartment through the strategy's
         mailbox (a directory on the controller), and before the drain goes on it takes a slot again; the node stays
         cordoned and nothing is evicted meanwhile. Without it (another strategy, a task delegated to another host),

@@ -6,9 +6,11 @@
 #   ${CACHE}/k8s-${K8S_VERSION}/k8s    multi-call: etcd, kube-apiserver, kube-controller-manager, kube-scheduler
 #   ${CACHE}/kwok-${KWOK_VERSION}/kwok
 #   ${CACHE}/prometheus-${PROMETHEUS_VERSION}/prometheus   only with the argument `prometheus`
+#   ${CACHE}/pushgateway-${PUSHGATEWAY_VERSION}/pushgateway   only with the argument `pushgateway`
 #   ${CACHE}/k8s-${K8S_VERSION}/kubelet   only with the argument `kubelet`
 # Usage: build.sh             the control plane (k8s, kwok, kwok's stock stages)
 #        build.sh prometheus  Prometheus only (the alert gate tests build it on first use)
+#        build.sh pushgateway The Pushgateway only (the metrics tests build it on first use; under a minute)
 #        build.sh kubelet     the real nodes' kubelet only (tests/cluster/real_node.py)
 # CACHE defaults to ~/.cache/nodewright-bridge (override: NODEWRIGHT_CACHE_DIR).
 # The outputs are keyed by version only: once a binary exists nothing is rebuilt
@@ -21,11 +23,13 @@ K8S_VERSION="$(sed -n 's/^K8S_VERSION=//p' "${here}/versions.env")"
 KWOK_VERSION="$(sed -n 's/^KWOK_VERSION=//p' "${here}/versions.env")"
 : "${K8S_VERSION:?missing in versions.env}" "${KWOK_VERSION:?missing in versions.env}"
 PROMETHEUS_VERSION="$(sed -n 's/^PROMETHEUS_VERSION=//p' "${here}/versions.env")"
+PUSHGATEWAY_VERSION="$(sed -n 's/^PUSHGATEWAY_VERSION=//p' "${here}/versions.env")"
 cache="${NODEWRIGHT_CACHE_DIR:-${HOME}/.cache/nodewright-bridge}"
 k8s_out="${cache}/k8s-${K8S_VERSION}/k8s"
 kubelet_out="${cache}/k8s-${K8S_VERSION}/kubelet"
 kwok_out="${cache}/kwok-${KWOK_VERSION}/kwok"
 prometheus_out="${cache}/prometheus-${PROMETHEUS_VERSION}/prometheus"
+pushgateway_out="${cache}/pushgateway-${PUSHGATEWAY_VERSION}/pushgateway"
 
 # Flags as upstream's hack/lib/golang.sh uses for release binaries: static,
 # no debug info, SELinux support, no test-only code, no grpc tracing.
@@ -140,13 +144,30 @@ build_prometheus() {
   rm -rf "${tmp}"
 }
 
+# The Pushgateway as released (its go.mod has no replace directives either): netgo as its .promu.yml, the version
+# ldflags prometheus/common reads; its web UI's assets are embedded and small, kept (the API is what the tests use).
+build_pushgateway() {
+  : "${PUSHGATEWAY_VERSION:?missing in versions.env}"
+  local ld="-s -w -X github.com/prometheus/common/version.Version=${PUSHGATEWAY_VERSION#v}"
+  ld+=" -X github.com/prometheus/common/version.Revision=unknown -X github.com/prometheus/common/version.Branch=HEAD"
+  local tmp="${pushgateway_out}.tmpdir"
+  rm -rf "${tmp}"
+  mkdir -p "${tmp}"
+  log "building pushgateway ${PUSHGATEWAY_VERSION} -> ${pushgateway_out}"
+  (cd "${tmp}" && GOBIN="${tmp}" go install -trimpath -buildvcs=false -tags netgo \
+    -ldflags "${ld}" "github.com/prometheus/pushgateway@${PUSHGATEWAY_VERSION}")
+  mv -f "${tmp}/pushgateway" "${pushgateway_out}"
+  rm -rf "${tmp}"
+}
+
 # One build at a time per cache and target: callers that start together (make kube's two shards,
 # two test sessions, make test's background build) wait here for the first one's binaries instead
-# of building the same files at once. Prometheus has a lock of its own, so a cluster that only needs
-# the control plane never waits for a Prometheus build.
+# of building the same files at once. Prometheus and the Pushgateway have locks of their own, so a cluster
+# that only needs the control plane never waits for their builds.
 mkdir -p "${cache}"
 case "${1:-}" in
   prometheus) exec 9>"${cache}/.build-prometheus.lock" ;;
+  pushgateway) exec 9>"${cache}/.build-pushgateway.lock" ;;
   kubelet) exec 9>"${cache}/.build-kubelet.lock" ;;
   *) exec 9>"${cache}/.build.lock" ;;
 esac
@@ -157,13 +178,18 @@ if [ "${1:-}" = prometheus ]; then
   echo "${prometheus_out}"
   exit 0
 fi
+if [ "${1:-}" = pushgateway ]; then
+  if [ "${FORCE:-0}" = 1 ] || [ ! -x "${pushgateway_out}" ]; then build_pushgateway; else log "reusing ${pushgateway_out}"; fi
+  echo "${pushgateway_out}"
+  exit 0
+fi
 if [ "${1:-}" = kubelet ]; then
   if [ "${FORCE:-0}" = 1 ] || [ ! -x "${kubelet_out}" ]; then build_kubelet; else log "reusing ${kubelet_out}"; fi
   echo "${kubelet_out}"
   exit 0
 fi
 if [ -n "${1:-}" ]; then
-  log "unknown target ${1} (known: prometheus, kubelet; none for the control plane)"
+  log "unknown target ${1} (known: prometheus, pushgateway, kubelet; none for the control plane)"
   exit 2
 fi
 if [ "${FORCE:-0}" = 1 ] || [ ! -x "${k8s_out}" ]; then build_k8s; else log "reusing ${k8s_out}"; fi

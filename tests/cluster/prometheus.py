@@ -1,13 +1,16 @@
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
-"""A real Prometheus for the alert gate tests, and an HTTPS proxy in front of it that wants a bearer token.
+"""A real Prometheus for the alert gate and metrics tests, a Pushgateway, and an HTTPS proxy that wants a bearer token.
 
 ``Prometheus(workdir)``: started on a free port of 127.0.0.1 with a temporary TSDB,
 ``--web.enable-lifecycle`` and a rule evaluation every second; ``set_alert(name, firing)``
 rewrites its rule file (an alert whose expression is ``vector(1)`` fires at the next
 evaluation; without the rule it resolves) and POSTs ``/-/reload``; ``wait_alert`` waits until
 the query API shows the change. The binary comes from tests/cluster/build.sh (``build.sh
-prometheus``, built once per version into the cache like the cluster binaries).
+prometheus``, built once per version into the cache like the cluster binaries). ``Prometheus(workdir,
+scrape_configs=...)`` also scrapes; ``query`` runs an instant query through its HTTP API.
+
+``Pushgateway(workdir)``: github.com/prometheus/pushgateway (``build.sh pushgateway``) on a free port of 127.0.0.1.
 
 ``BearerProxy(upstream, token, cert, key)``: an HTTPS reverse proxy (http.server + ssl) that
 answers 401 unless ``Authorization: Bearer <token>`` is sent. ``make_tls(dir)`` writes a CA, a
@@ -37,15 +40,15 @@ CLUSTER_DIR = Path(__file__).resolve().parent
 ALERTS_QUERY = 'ALERTS{alertstate="firing"}'
 
 
-def binary():
-    """The cached Prometheus binary, built first (a few minutes, once per version) when missing."""
-    version = launcher.versions()['PROMETHEUS_VERSION']
-    path = launcher.cache_dir() / f'prometheus-{version}' / 'prometheus'
+def binary(target='prometheus'):
+    """The cached binary of ``target`` (prometheus, pushgateway), built first (once per version) when missing."""
+    version = launcher.versions()[f'{target.upper()}_VERSION']
+    path = launcher.cache_dir() / f'{target}-{version}' / target
     if not os.access(path, os.X_OK):
-        res = subprocess.run(['bash', str(CLUSTER_DIR / 'build.sh'), 'prometheus'], stdout=subprocess.DEVNULL,
+        res = subprocess.run(['bash', str(CLUSTER_DIR / 'build.sh'), target], stdout=subprocess.DEVNULL,
                              check=False)
         if res.returncode != 0 or not os.access(path, os.X_OK):
-            raise RuntimeError(f'tests/cluster/build.sh prometheus failed (exit code {res.returncode})')
+            raise RuntimeError(f'tests/cluster/build.sh {target} failed (exit code {res.returncode})')
     return path
 
 
@@ -56,9 +59,10 @@ def _rules(alerts):
 
 
 class Prometheus:
-    """A Prometheus process of its own; ``url`` is its base URL."""
+    """A Prometheus process of its own; ``url`` is its base URL. ``scrape_configs``: its scrape jobs (none: it only
+    evaluates the alert rules), scraped every ``scrape_interval``."""
 
-    def __init__(self, workdir):
+    def __init__(self, workdir, scrape_configs=None, scrape_interval='15s'):
         self.dir = Path(workdir)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.port = launcher.free_port()
@@ -67,8 +71,8 @@ class Prometheus:
         self.rules_file = self.dir / 'rules.yml'
         self.rules_file.write_text(_rules(self.alerts))
         (self.dir / 'prometheus.yml').write_text(json.dumps({
-            'global': {'evaluation_interval': '1s', 'scrape_interval': '15s'},
-            'rule_files': [str(self.rules_file)]}))
+            'global': {'evaluation_interval': '1s', 'scrape_interval': scrape_interval},
+            'rule_files': [str(self.rules_file)], 'scrape_configs': list(scrape_configs or [])}))
         self.log = open(self.dir / 'prometheus.log', 'wb')  # pylint: disable=consider-using-with
         self.proc = subprocess.Popen(  # pylint: disable=consider-using-with
             [str(binary()), f'--config.file={self.dir / "prometheus.yml"}',
@@ -97,6 +101,29 @@ class Prometheus:
                 raise TimeoutError(f'timed out after {timeout}s waiting for {what} (log: {self.dir / "prometheus.log"})')
             time.sleep(0.2)
 
+    def query(self, expr):
+        """The result of the instant query ``expr`` (``GET /api/v1/query``): a list of ``{metric, value}``; raises
+        on an error answer (a query the dashboards send must parse)."""
+        url = self.url + '/api/v1/query?' + urllib.parse.urlencode({'query': expr})
+        try:
+            with urllib.request.urlopen(url, timeout=10) as resp:
+                answer = json.loads(resp.read())
+        except urllib.error.HTTPError as exc:  # a bad query: 400 with the parser's error
+            answer = json.loads(exc.read() or b'{}')
+        if answer.get('status') != 'success':
+            raise AssertionError(f'query {expr!r}: {answer}')
+        return answer['data']['result']
+
+    def wait_query(self, expr, predicate, timeout=60, what=None):
+        """The result of ``expr`` once ``predicate(result)`` holds (the scrapes are seconds apart)."""
+        found = []
+
+        def check():
+            found[:] = [self.query(expr)]
+            return predicate(found[0])
+        self._wait(check, timeout, what or f'{expr} to answer as wanted (last: {found[-1] if found else None})')
+        return found[0]
+
     def firing(self):
         """Names of the firing alerts, as the query API reports them now."""
         answer = self._get('/api/v1/query?' + urllib.parse.urlencode({'query': ALERTS_QUERY})) or {}
@@ -117,6 +144,55 @@ class Prometheus:
 
     def wait_alert(self, name, firing=True, timeout=30):
         self._wait(lambda: (name in self.firing()) == firing, timeout, f'alert {name} firing={firing}')
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+class Pushgateway:
+    """A Pushgateway process of its own (tests/cluster/build.sh pushgateway), in memory; ``url`` its base URL,
+    ``address`` its host:port for a scrape target."""
+
+    def __init__(self, workdir):
+        self.dir = Path(workdir)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.port = launcher.free_port()
+        self.address = f'127.0.0.1:{self.port}'
+        self.url = f'http://{self.address}'
+        self.log = open(self.dir / 'pushgateway.log', 'wb')  # pylint: disable=consider-using-with
+        self.proc = subprocess.Popen(  # pylint: disable=consider-using-with
+            [str(binary('pushgateway')), f'--web.listen-address={self.address}', '--log.level=warn'],
+            stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 30
+        while not self._ready():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f'the Pushgateway did not start; see {self.dir / "pushgateway.log"}')
+            time.sleep(0.1)
+
+    def _ready(self):
+        try:
+            with urllib.request.urlopen(self.url + '/-/ready', timeout=2) as resp:
+                return resp.status == 200
+        except (urllib.error.URLError, OSError):
+            return False
+
+    def metrics(self):
+        """Its own /metrics (what Prometheus scrapes), as text."""
+        with urllib.request.urlopen(self.url + '/metrics', timeout=10) as resp:
+            return resp.read().decode('utf-8')
+
+    def groups(self):
+        """The groups it holds (``GET /api/v1/metrics``): a list of their label sets."""
+        with urllib.request.urlopen(self.url + '/api/v1/metrics', timeout=10) as resp:
+            return [group['labels'] for group in json.loads(resp.read())['data']]
 
     def stop(self):
         if self.proc.poll() is None:

@@ -81,6 +81,7 @@ _ALL = (
     ClusterModule('cr_status'),
     ClusterModule('cr_finalize'),
     ClusterModule('package_config'),
+    ClusterModule('rollout_metrics'),
 )
 
 # By short name (node_drain).
