@@ -115,10 +115,6 @@ class Generation(collections.namedtuple('Generation', _FIELDS)):
         """The CR's CustomResourceDefinition, ``<plural>.<group>``."""
         return '%s.%s' % (self.plural, self.group)
 
-    @property
-    def policy_crd_name(self):
-        return '%s.%s' % (self.policy_plural, self.group)
-
     # ------------------------------------------------------------------ on a CR
 
     @property
@@ -316,13 +312,6 @@ def by_api_version(api_version):
             return generation
     raise GenerationError('unknown NodeWright apiVersion %r (one of: %s)'
                           % (api_version, ', '.join(g.api_version for g in GENERATIONS)))
-
-
-def by_group(group):
-    for generation in GENERATIONS:
-        if group == generation.group:
-            return generation
-    raise GenerationError('unknown NodeWright API group %r (one of: %s)' % (group, ', '.join(g.group for g in GENERATIONS)))
 
 
 # --------------------------------------------------------------------------- the evidence

@@ -30,10 +30,7 @@ from ansible_collections.nodewright.bridge.plugins.module_utils import node_stat
 from ansible_collections.nodewright.bridge.plugins.module_utils import semver
 from ansible_collections.nodewright.bridge.plugins.module_utils.node_plan import changed_config_keys, package_complete
 from ansible_collections.nodewright.bridge.plugins.module_utils.pod_layout import package_configmap_name
-
-# The stages whose erroring pod a config edit replaces (HandleConfigUpdates).
-RESTARTED_STAGES = ('config', 'interrupt', 'post-interrupt')
-_UNINSTALL_STAGES = ('uninstall', 'uninstall-interrupt')
+from ansible_collections.nodewright.bridge.plugins.module_utils.stages import CONFIG_RESTARTED_STAGES, UNINSTALL_STAGES
 
 
 def edits(cr, configmaps):
@@ -62,13 +59,13 @@ def decide(cr, package, states, pods_left=()):
     (the package is still rolling out with its old data) or ``hold`` (it is being uninstalled somewhere).
     """
     uninstalling = sorted(n for n, s in states.items()
-                          if (s.get(package.unique_name) or {}).get('stage') in _UNINSTALL_STAGES)
+                          if (s.get(package.unique_name) or {}).get('stage') in UNINSTALL_STAGES)
     if uninstalling:
         return {'action': 'hold', 'restart': [], 'all_complete': False,
                 'why': 'being uninstalled on %s: config changes wait for it' % ', '.join(uninstalling)}
     complete = [n for n, s in states.items() if n not in pods_left and package_complete(cr, package, s)]
     restart = sorted(n for n, s in states.items()
-                     if (s.get(package.unique_name) or {}).get('stage') in RESTARTED_STAGES
+                     if (s.get(package.unique_name) or {}).get('stage') in CONFIG_RESTARTED_STAGES
                      and s[package.unique_name]['state'] == 'erroring')
     every = len(complete) == len(states)
     if every or restart:
@@ -108,7 +105,7 @@ def dropped_by_version_change(cr, states):
                 dropped.add(name)
                 continue
             current = (state or {}).get(package.unique_name) or {}
-            if current.get('stage') in _UNINSTALL_STAGES or entry['version'] == package.version:
+            if current.get('stage') in UNINSTALL_STAGES or entry['version'] == package.version:
                 continue
             if semver.compare(package.version, entry['version']) == 1 and current.get('stage') != 'upgrade':
                 dropped.add(name)

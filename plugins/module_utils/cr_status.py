@@ -60,6 +60,7 @@ from ansible_collections.nodewright.bridge.plugins.module_utils import pod_layou
 from ansible_collections.nodewright.bridge.plugins.module_utils import protected_wait
 from ansible_collections.nodewright.bridge.plugins.module_utils.api_generation import SKYHOOK
 from ansible_collections.nodewright.bridge.plugins.module_utils.rollout_scheduler import RolloutScheduler, batch_state_errors
+from ansible_collections.nodewright.bridge.plugins.module_utils.stages import UNINSTALL_STAGES
 
 # The status fields this collection keeps (the merge patch touches nothing else).
 OWNED_FIELDS = ('status', 'nodeState', 'nodeStatus', 'completeNodes', 'nodesInProgress', 'packageList',
@@ -93,8 +94,6 @@ def owned_conditions(gen=SKYHOOK):
 # The v0.15 names, for callers that name them; the functions derive them from ``gen``.
 TRANSITION = transition_type(SKYHOOK)
 OWNED_CONDITIONS = owned_conditions(SKYHOOK)
-# The stages of an uninstall cycle in a node's state (NodeState.IsUninstallCycleInProgress).
-UNINSTALL_CYCLE_STAGES = ('uninstall', 'uninstall-interrupt')
 
 # Ready's reason per CR status (skyhookNodes.UpdateCondition).
 READY_REASONS = {'complete': 'NodesConverged', 'in_progress': 'Progressing', 'blocked': 'Blocked',
@@ -305,7 +304,7 @@ def blocked_conditions(cr, nodes, generation):
     readable = len(states) == len(nodes) and states
     in_cycle, done = set(), set()
     for pkg in cr.packages.values():
-        if any((s.get(pkg.unique_name) or {}).get('stage') in UNINSTALL_CYCLE_STAGES for s in states):
+        if any((s.get(pkg.unique_name) or {}).get('stage') in UNINSTALL_STAGES for s in states):
             in_cycle.add(pkg.name)
         elif pkg.is_uninstalling and readable and not any(pkg.unique_name in s for s in states):
             done.add(pkg.name)
@@ -338,7 +337,7 @@ def uninstall_conditions(cr, nodes, generation):
     """
     names = set(p.unique_name for p in cr.packages.values())
     cycles = [entry for n in nodes if n.state for key, entry in n.state.items()
-              if key in names and entry.get('stage') in UNINSTALL_CYCLE_STAGES]
+              if key in names and entry.get('stage') in UNINSTALL_STAGES]
     wanted = []
     if cycles:
         wanted.append(_condition('UninstallInProgress', 'True', 'UninstallInProgress',

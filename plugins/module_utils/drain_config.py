@@ -23,9 +23,9 @@ Read in NVIDIA/nodewright (the v0.19/v0.20 operator; stored in part under its ol
   ``drainStart_`` goes; else a missing ``drainStart_`` is written now, an elapsed timeout ends the drain there without
   evicting and keeps the blockers last recorded; an unmanaged or emptyDir pod is a blocker without detail; an eviction
   refused with 429 whose status has a cause of type ``DisruptionBudget`` is a blocker whose detail is that cause's
-  message, verbatim; any other refusal is an error), ``EnsureNodeIsReadyForInterrupt`` (the blockers of each attempt
-  go in ``drainBlocked_<cr>``; none: the annotation goes, as it goes once the node has drained; kept when the
-  attempt failed before looking at a pod).
+  message, verbatim (``drain_rules.pdb_cause``); any other refusal is an error), ``EnsureNodeIsReadyForInterrupt``
+  (the blockers of each attempt go in ``drainBlocked_<cr>``; none: the annotation goes, as it goes once the node has
+  drained; kept when the attempt failed before looking at a pod).
 * ``operator/internal/controller/skyhook_controller_test.go`` @01cc2f2d: ``drainBlocked_<cr>`` holds
   ``json.Marshal([]drain.BlockedPod)``; ``drainStart_<cr>`` is ``time.RFC3339Nano``.
 * ``operator/internal/controller/cluster_state_v2.go`` @01cc2f2d ``UpdateDrainBlockedCondition``: the CR's
@@ -70,7 +70,6 @@ DECISION_REASONS = {UNMANAGED: 'unmanaged', EMPTY_DIR: 'emptydir'}
 
 # wrapper.ReadyConditionNodeListLimit, drainBlockedDetailLineLimit
 LIST_LIMIT = 10
-DISRUPTION_BUDGET_CAUSE = 'DisruptionBudget'  # policyv1.DisruptionBudgetCause
 
 
 def normalize(value):
@@ -226,15 +225,6 @@ def annotation_changes(annotations, gen, cr_name, start=None, blocked=None, drai
         if blocked is not None:
             wanted[blocked_key] = encode_blocked(blocked) if blocked else None
     return dict((k, v) for k, v in wanted.items() if annotations.get(k) != v)
-
-
-def pdb_cause(status):
-    """The message of a ``DisruptionBudget`` cause in an eviction's 429 Status (``details.causes[].reason``), or None:
-    a 429 without it is not a PDB refusal (classifyEvictionRejection)."""
-    for cause in ((status or {}).get('details') or {}).get('causes') or []:
-        if isinstance(cause, dict) and cause.get('reason') == DISRUPTION_BUDGET_CAUSE:
-            return cause.get('message') or ''
-    return None
 
 
 # --------------------------------------------------------------------------- the CR's DrainBlocked condition

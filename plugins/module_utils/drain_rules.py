@@ -98,6 +98,9 @@ REASON_TERMINATING = 'terminating'
 
 TOLERATION_MATCH_MODES = ('key', 'taint')
 
+# The reason of the cause in an eviction's 429 Status when a PodDisruptionBudget refused it (policyv1.DisruptionBudgetCause).
+DISRUPTION_BUDGET_CAUSE = 'DisruptionBudget'
+
 
 class DrainRules(object):
     """The switches of a drain; the defaults are the operator's ``ShouldEvict`` (see the module doc).
@@ -376,6 +379,21 @@ def pdb_block_description(pdb):
         if generation is not None and observed is not None and observed < generation:
             parts.append('status stale')
     return '%s (%s)' % (pod_key(pdb), ', '.join(parts))
+
+
+def pdb_cause(status):
+    """The PDB's own words in an eviction's 429 Status: the message of its ``DisruptionBudget`` cause
+    (``details.causes[].reason``), e.g. "The disruption budget web needs 2 healthy pods and has 2 currently", as the
+    v0.20 operator quotes it in DrainBlocked (classifyEvictionRejection, NVIDIA/nodewright
+    operator/internal/controller/skyhook_controller.go @01cc2f2d). The first such cause with a message; '' when its
+    causes have none; None when the 429 has no such cause: not a PDB refusal."""
+    found = None
+    for cause in ((status or {}).get('details') or {}).get('causes') or []:
+        if isinstance(cause, dict) and cause.get('reason') == DISRUPTION_BUDGET_CAUSE:
+            if cause.get('message'):
+                return cause['message']
+            found = ''
+    return found
 
 
 # --- podNonInterruptLabels ---------------------------------------------------------------------

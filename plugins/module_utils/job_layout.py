@@ -89,6 +89,7 @@ import json
 from ansible_collections.nodewright.bridge.plugins.module_utils import api_generation
 from ansible_collections.nodewright.bridge.plugins.module_utils import duration
 from ansible_collections.nodewright.bridge.plugins.module_utils import pod_layout
+from ansible_collections.nodewright.bridge.plugins.module_utils.stages import INTERRUPT_STAGES, POD_STAGES
 
 # --------------------------------------------------------------------------- constants
 
@@ -240,13 +241,13 @@ def _identity(cr, cr_uid, cr_generation):
 
 def _is_interrupt(stage, interrupt):
     """Whether the stage runs in an interrupt Job; ValueError for an unknown stage or a contradicting ``interrupt``."""
-    if stage in pod_layout.INTERRUPT_STAGES:
+    if stage in INTERRUPT_STAGES:
         expected = True
-    elif stage in pod_layout.POD_STAGES:
+    elif stage in POD_STAGES:
         expected = False
     else:
         raise ValueError('stage %r runs in no Job (one of %s)'
-                         % (stage, ', '.join(pod_layout.POD_STAGES + pod_layout.INTERRUPT_STAGES)))
+                         % (stage, ', '.join(POD_STAGES + INTERRUPT_STAGES)))
     if interrupt is not None and bool(interrupt) != expected:
         raise ValueError('stage %s runs in %s Job, not %s one' % (
             stage, 'an interrupt' if expected else 'a package', 'an interrupt' if interrupt else 'a package'))

@@ -40,6 +40,7 @@ from ansible_collections.nodewright.bridge.plugins.module_utils import job_layou
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils import pod_layout
 from ansible_collections.nodewright.bridge.plugins.module_utils import pod_run
+from ansible_collections.nodewright.bridge.plugins.module_utils.stages import INTERRUPT_STAGES
 
 # The label the Job controller puts on a Job's pods (every Kubernetes version; 1.27+ also
 # batch.kubernetes.io/job-name). A pod of an earlier Job of the same name may still carry it while
@@ -111,7 +112,7 @@ class JobRun(object):
         self.kube = kube
         self.gen = gen
         self.stage = stage
-        self.interrupt = stage in pod_layout.INTERRUPT_STAGES
+        self.interrupt = stage in INTERRUPT_STAGES
         self.manifest = job_layout.job_manifest(
             pod_manifest, cr, package, stage, pod_manifest['spec']['nodeName'], gen, cr_uid=cr_uid,
             cr_generation=cr_generation, stage_timeout=getattr(package, 'stage_timeout_text', None), backoff_limit=retries)

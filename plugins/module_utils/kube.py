@@ -27,6 +27,7 @@ import time
 import types
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import api_generation
+from ansible_collections.nodewright.bridge.plugins.module_utils import drain_rules
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
 from ansible_collections.nodewright.bridge.plugins.module_utils.constants import NODEWRIGHT_GROUP, SKYHOOK_GROUP, VERSION
 # The transport's public names are kube's too: callers import only kube.
@@ -40,16 +41,6 @@ GROUP_VERSIONS = types.MappingProxyType({SKYHOOK_GROUP: VERSION, NODEWRIGHT_GROU
 # Where the (cluster-scoped) NodeWright resources live, in the order they are looked up.
 CR_PLACES = ((SKYHOOK_GROUP, 'skyhooks'), (NODEWRIGHT_GROUP, 'nodewrights'))
 POLICY_PLACES = ((SKYHOOK_GROUP, 'deploymentpolicies'), (NODEWRIGHT_GROUP, 'deploymentpolicies'))
-
-
-def _refusal_message(status):
-    """Why an eviction was refused (429): the message of its ``DisruptionBudget`` cause (the PDB's own words, e.g. "The
-    disruption budget web needs 2 healthy pods and has 2 currently", as the v0.20 operator quotes it), else the
-    Status message."""
-    for cause in ((status or {}).get('details') or {}).get('causes') or []:
-        if isinstance(cause, dict) and cause.get('reason') == 'DisruptionBudget' and cause.get('message'):
-            return cause['message']
-    return (status or {}).get('message')
 
 
 # how long a container log read is retried (Kube.pod_log): a gone kubelet must not cost an outage's wait
@@ -421,7 +412,8 @@ class Kube(KubeTransport):
             return 'gone', None
         except KubeError as exc:
             if exc.status == 429:
-                return 'blocked', _refusal_message(exc.body) or exc.message
+                # the PDB's own words (its DisruptionBudget cause), else the Status message
+                return 'blocked', drain_rules.pdb_cause(exc.body) or (exc.body or {}).get('message') or exc.message
             raise
         return 'evicted', None
 
@@ -453,14 +445,6 @@ class Kube(KubeTransport):
 
     def get_job(self, namespace, name):
         return self.call(describe('get', 'job', name, namespace), self.batch.read_namespaced_job, name, namespace)
-
-    def list_jobs(self, namespace, label_selector=None, field_selector=None):
-        kwargs = {}
-        if field_selector:
-            kwargs['field_selector'] = field_selector
-        if label_selector:
-            kwargs['label_selector'] = label_selector
-        return self.call(describe('list', 'jobs', namespace=namespace), self.batch.list_namespaced_job, namespace, **kwargs)
 
     def create_job(self, namespace, manifest, dry_run=False):
         kwargs = {'dry_run': 'All'} if dry_run else {}

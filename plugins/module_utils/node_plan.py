@@ -40,10 +40,10 @@ __metaclass__ = type
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import semver
 from ansible_collections.nodewright.bridge.plugins.module_utils.cr_model import glob_match
+from ansible_collections.nodewright.bridge.plugins.module_utils.stages import (
+    FIRST_STAGES, INTERRUPT_STAGES, STAGE_ORDER, UNINSTALL_STAGES, complete_stage, package_stages, uninstall_cycle)
 
 INTERRUPT_PRIORITY = {'reboot': 0, 'restartAllServices': 1, 'service': 2, 'noop': 3}
-_UNINSTALL_STAGES = ('uninstall', 'uninstall-interrupt')
-_INTERRUPT_STAGES = ('interrupt', 'uninstall-interrupt')
 
 
 def changed_config_keys(old_data, new_data):
@@ -117,11 +117,11 @@ class _Graph(object):
 
 
 def _install_sequence(pkg, entry, has_interrupt, first_stage):
-    full = [first_stage, 'config'] + (['interrupt', 'post-interrupt'] if has_interrupt else [])
+    full = package_stages(has_interrupt, first_stage)
     if entry is None:
         return full
     stage, state = entry['stage'], entry['state']
-    if stage in ('apply', 'upgrade'):
+    if stage in FIRST_STAGES:
         index = 0
         full[0] = stage
     elif stage in full:
@@ -196,7 +196,7 @@ def _with_config_changes(cr, state, updates, config_changes):
             continue
         updates[name] = sorted(set(updates.get(name) or []) | set(keys))
         entry = state.get(pkg.unique_name)
-        if entry is not None and entry['stage'] not in _UNINSTALL_STAGES:
+        if entry is not None and entry['stage'] not in UNINSTALL_STAGES:
             entry = dict(entry)
             entry.update(stage='config', state='in_progress', restarts=0)
             state[pkg.unique_name] = entry
@@ -246,7 +246,7 @@ def _uninstall_items(graph, state, pkg_interrupts):
         if entry is None:
             continue
         stage = entry['stage']
-        if stage not in _UNINSTALL_STAGES and not pkg.is_uninstalling:
+        if stage not in UNINSTALL_STAGES and not pkg.is_uninstalling:
             continue  # the common case: an installed package, nothing to uninstall
         stages = _uninstall_stages(pkg, entry, bool(pkg_interrupts[pkg.name]))
         if stages:
@@ -255,7 +255,7 @@ def _uninstall_items(graph, state, pkg_interrupts):
 
 
 def _uninstall_stages(pkg, entry, has_interrupt):
-    cycle = ['uninstall'] + (['uninstall-interrupt'] if pkg.interrupt else [])
+    cycle = uninstall_cycle(pkg.interrupt)
     # Cancelled once the uninstall interrupt fired: the uninstall completes, then the
     # package installs again (docs/uninstall.md, "Cancel Uninstall").
     reinstall = [] if pkg.is_uninstalling else _install_sequence(pkg, None, has_interrupt, 'apply')
@@ -274,7 +274,7 @@ def _is_complete(pkg, state, pkg_interrupts):
     entry = state.get(pkg.unique_name)
     if entry is None or entry['version'] != pkg.version or entry['state'] != 'complete':
         return False
-    return entry['stage'] == ('post-interrupt' if pkg_interrupts[pkg.name] else 'config')
+    return entry['stage'] == complete_stage(pkg_interrupts[pkg.name])
 
 
 def _waves(cr, graph, state, uninstalling, pkg_interrupts):
@@ -324,7 +324,7 @@ def _pending_steps(cr, waves, pkg_interrupts):
     """The steps of every wave in the operator's order, each wave's interrupts merged; and the merged interrupts."""
     pending, interrupts = [], []
     for number, items in enumerate(waves, 1):
-        with_interrupt = [p.name for p, stages in items if 'interrupt' in stages or 'uninstall-interrupt' in stages]
+        with_interrupt = [p.name for p, stages in items if any(stage in INTERRUPT_STAGES for stage in stages)]
         merged, owner = merge_interrupts(with_interrupt, dict((p.name, pkg_interrupts[p.name]) for p, dummy in items))
         if merged is not None:
             interrupts.append(dict(merged, package=owner, wave=number))
@@ -334,9 +334,9 @@ def _pending_steps(cr, waves, pkg_interrupts):
             for phase, stage in enumerate(stages):
                 # a package's own steps keep their order even when a later stage has a lower
                 # phase (apply in flight, then uninstall)
-                rank = max(rank, _phase_rank(stage))
+                rank = max(rank, STAGE_ORDER[stage])
                 step = {'package': pkg.name, 'version': pkg.version, 'stage': stage, 'wave': number}
-                if stage in _INTERRUPT_STAGES:
+                if stage in INTERRUPT_STAGES:
                     if pkg.name == owner:
                         step['interrupt'] = merged
                     else:
@@ -356,7 +356,7 @@ def _order_around_the_drain(cr, pending):
     A package needs the drain when one of its steps is an interrupt (its own or merged into
     another's), or when it depends, directly or not, on a pending package that needs it.
     """
-    needs = set(s['package'] for s in pending if s['stage'] in _INTERRUPT_STAGES)
+    needs = set(s['package'] for s in pending if s['stage'] in INTERRUPT_STAGES)
     if not needs:
         for step in pending:
             step['after'] = None
@@ -392,8 +392,3 @@ def _label(wave_steps):
 
 def _first(item):
     return item[0]
-
-
-def _phase_rank(stage):
-    return {'uninstall': 0, 'uninstall-interrupt': 1, 'upgrade': 2, 'apply': 2, 'config': 3,
-            'interrupt': 4, 'post-interrupt': 5}[stage]

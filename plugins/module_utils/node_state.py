@@ -26,8 +26,8 @@ import json
 
 from ansible_collections.nodewright.bridge.plugins.module_utils.api_generation import SKYHOOK
 from ansible_collections.nodewright.bridge.plugins.module_utils.constants import INHERITED_CORDON_PREFIX, TAINT_EFFECTS
+from ansible_collections.nodewright.bridge.plugins.module_utils.stages import RERUN_STAGES, STAGES
 
-STAGES = ('uninstall', 'uninstall-interrupt', 'upgrade', 'apply', 'interrupt', 'post-interrupt', 'config')
 STATES = ('complete', 'in_progress', 'skipped', 'erroring', 'unknown')
 STATUSES = ('complete', 'blocked', 'waiting', 'disabled', 'paused', 'in_progress', 'erroring', 'unknown')
 
@@ -289,9 +289,6 @@ def states_on_node(annotations, cr_name=None, gen=SKYHOOK):
         if cr_name is None or owner == cr_name:
             found[owner] = decode(annotations[key], where='node annotation %s' % key)
     return found
-
-
-RERUN_STAGES = ('apply', 'config', 'interrupt', 'post-interrupt')
 
 
 def forget_patch(cr_name, annotations, labels, gen=SKYHOOK):

@@ -30,6 +30,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import cluster_modules
+from ansible_collections.nodewright.bridge.plugins.module_utils.stages import INTERRUPT_STAGES
 
 
 class _Omit(object):
@@ -44,8 +45,6 @@ ALWAYS = 'always'
 IF_DRAINED = 'drained'  # an interrupt is due: the node is cordoned and drained for it
 IF_CORDON_HELD = 'cordon held'  # drained now, or cordoned by the CR from an earlier run
 ON_FAILURE_IF_ASKED = 'failure, uncordon_on_failure and cordon held'
-
-INTERRUPT_STAGES = ('interrupt', 'uninstall-interrupt')
 
 
 class ValueSource(object):
@@ -262,40 +261,3 @@ def pending_part(step, pending):
 def reboots(step):
     """Whether the step's interrupt reboots the node (the health gate then wants a new boot ID)."""
     return (step.get('interrupt') or {}).get('type') == 'reboot' and not step.get('skipped')
-
-
-# ---------------------------------------------------------------- for the divergence tests
-
-
-class _Everything(ValueSource):
-    """A source that has every value: the builders then give all the option names they can pass."""
-
-    node = cr = 'x'
-
-    def setting(self, name):
-        return name
-
-    setting_if_set = tuning = setting
-
-    def protected_pods(self):
-        return {}
-
-    def drain_config(self):
-        return {}
-
-    def boot_before_reboot(self):
-        return 'x'
-
-    def runtime_required_crs(self):
-        return []
-
-    def cr_source(self):
-        return {'cr_name': 'x', 'cr': [], 'cr_identity': {'uid': 'x', 'generation': 1}}
-
-    def cordon_take_over(self):
-        return True
-
-
-def option_names(step):
-    """Every option a step may pass to its module, sorted."""
-    return sorted(step.build(_Everything()))

@@ -54,6 +54,7 @@ import math
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
 from ansible_collections.nodewright.bridge.plugins.module_utils.cr_model import DEFAULT_COMPARTMENT
+from ansible_collections.nodewright.bridge.plugins.module_utils.stages import STAGES
 
 CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8'
 # The policy name of a CR without a DeploymentPolicy (metrics.go LegacyPolicyName).
@@ -152,7 +153,7 @@ def _package_values(cr, node_states):
     for package in sorted(cr.packages.values(), key=lambda p: (p.name, p.version)):
         key = (package.name, package.version)
         states.update(((key + (state,)), 0) for state in node_state.STATES)
-        stages.update(((key + (stage,)), 0) for stage in node_state.STAGES)
+        stages.update(((key + (stage,)), 0) for stage in STAGES)
         for state in node_states:
             entry = (state or {}).get(package.unique_name)
             if not isinstance(entry, dict):

@@ -53,6 +53,7 @@ from ansible_collections.nodewright.bridge.plugins.module_utils.api_generation i
 from ansible_collections.nodewright.bridge.plugins.module_utils.constants import INTERRUPT_LABEL_VALUE, UNSCHEDULABLE_TAINT
 from ansible_collections.nodewright.bridge.plugins.module_utils.node_state import parse_taint
 from ansible_collections.nodewright.bridge.plugins.module_utils.quantity import duration_seconds, parse_quantity
+from ansible_collections.nodewright.bridge.plugins.module_utils.stages import INTERRUPT_STAGES, POD_STAGES
 
 # --------------------------------------------------------------------------- constants
 
@@ -72,10 +73,6 @@ DEFAULT_COPY_DIR_ROOT = '/var/lib/skyhook'                               # COPY_
 DEFAULT_PAUSE_IMAGE = 'registry.k8s.io/pause:3.10'                      # PAUSE_IMAGE
 DEFAULT_AGENT_IMAGE = 'ghcr.io/nvidia/skyhook/agent:latest'             # AGENT_IMAGE
 DEFAULT_AGENT_LOG_ROOT = '/var/log/skyhook'                              # AGENT_LOG_ROOT
-
-# Stages run by a stage pod (createPodFromPackage) and by an interrupt pod (createInterruptPodForPackage).
-POD_STAGES = ('apply', 'config', 'upgrade', 'uninstall', 'post-interrupt')
-INTERRUPT_STAGES = ('interrupt', 'uninstall-interrupt')
 
 # Interrupt.ToArgs renames the CR's interrupt types to the agent's.
 AGENT_INTERRUPT_TYPES = {
@@ -583,7 +580,7 @@ def stage_pod(cr, package, stage, node_name, namespace=None, agent_image=None,
               runtime_required_taint=None, node_order=0, cr_uid=None, cr_generation=None, gen=SKYHOOK):
     """The pod that runs one stage of a package on a node (createPodFromPackage + SetPackages).
 
-    ``package`` is a cr_model Package or its key in ``cr.packages``; ``stage`` one of POD_STAGES.
+    ``package`` is a cr_model Package or its key in ``cr.packages``; ``stage`` one of stages.POD_STAGES.
     ``node_order`` is SKYHOOK_NODE_ORDER (:func:`node_order_from_status`); ``cr_uid`` / ``cr_generation``
     those of the CR in the cluster (they name the copy directory and SKYHOOK_RESOURCE_ID; the
     uid also sets the owner reference). The rest is the operator's configuration; ``namespace``,

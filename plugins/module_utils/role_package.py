@@ -33,8 +33,11 @@ __metaclass__ = type
 import json
 import re
 
-# The agent's modes (skyhook_agent.step.Mode), in the order the operator runs them; interrupt is the operator's.
-STAGES = ('apply', 'config', 'upgrade', 'post-interrupt', 'uninstall')
+from ansible_collections.nodewright.bridge.plugins.module_utils.stages import APPLY, CONFIG, POST_INTERRUPT, UNINSTALL, UPGRADE
+
+# The stages a role maps task files to: the agent's modes (skyhook_agent.step.Mode) of a stage pod, stages.POD_STAGES,
+# in the order a role takes them (apply before config, which defaults to apply's tasks); interrupt is the operator's.
+STAGES = (APPLY, CONFIG, UPGRADE, POST_INTERRUPT, UNINSTALL)
 CHECKED = dict((s, s + '-check') for s in STAGES)
 DEFAULT_TASKS = {'apply': 'main.yml', 'config': 'config.yml', 'upgrade': 'upgrade.yml',
                  'post-interrupt': 'post_interrupt.yml', 'uninstall': 'uninstall.yml'}

@@ -6,9 +6,10 @@
 """Base of the collection's action plugins: every cluster module has one.
 
 Which module: the registry (module_utils/cluster_modules) lists the cluster modules, and every
-``plugins/action/<m>.py`` but node_update's is a symlink to one file (as kubernetes.core's are),
-so the task's resolved action says which module it runs; the registry gives its code and its
-file arguments.
+``plugins/action/<m>.py`` but node_update's is a file of one import of node_cordon.py's ``ActionModule``
+(this class as it is; a file, not a symlink, which antsibull-docs would read as an alias of the module
+it points to), so the task's resolved action says which module it runs (``find_module``); the registry
+gives its code and its file arguments.
 
 Two jobs, both on the controller:
 

@@ -31,9 +31,8 @@ from ansible_collections.nodewright.bridge.plugins.module_utils import cr_handof
 from ansible_collections.nodewright.bridge.plugins.module_utils import drain_rules
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_steps
+from ansible_collections.nodewright.bridge.plugins.module_utils.stages import INTERRUPT_STAGES
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import status_keeper
-
-INTERRUPT_STAGES = node_steps.INTERRUPT_STAGES
 
 # The steps whose changes are node transitions the CR's status reports.
 STATUS_MODULES = frozenset(module.name for module in cluster_modules.MODULES.values() if module.changes_node_status)

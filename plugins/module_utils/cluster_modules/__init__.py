@@ -7,7 +7,8 @@
 
 Each has its code here (``cluster_modules/<name>.py``: ``module_args()`` and ``execute(module)``),
 its documentation in ``plugins/modules/<name>.py`` and an action plugin ``plugins/action/<name>.py``
-(a symlink to the shared one, but node_update's, which runs the sequence). What follows this list:
+(a file of one import of the shared one, node_cordon.py's ``ActionModule``, which finds the task's
+module here by its resolved action; node_update's is its own: it runs the sequence). What follows this list:
 
 * the action plugins (``plugin_utils/cluster_action.py``) find a task's code and its file arguments here;
 * the sequence engine (``plugin_utils/sequence_engine.py``) runs the modules that have a ``kind``;

@@ -25,6 +25,7 @@ from ansible_collections.nodewright.bridge.plugins.module_utils import pod_layou
 from ansible_collections.nodewright.bridge.plugins.module_utils import pod_run
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules._runner import ModuleFailed
+from ansible_collections.nodewright.bridge.plugins.module_utils.stages import INTERRUPT_STAGES
 
 
 def wait_for_reboot(kube, node_name, before, timeout):
@@ -183,7 +184,7 @@ def _why(done, timeout, after, before, runner, kube, node_name):
 def module_args():
     """The AnsibleModule keywords: the argument spec and its rules (also used in the controller process)."""
     return pod_run.pod_module_args(
-        stage=dict(type='str', default='interrupt', choices=list(pod_layout.INTERRUPT_STAGES)),
+        stage=dict(type='str', default='interrupt', choices=list(INTERRUPT_STAGES)),
         interrupt=dict(type='dict', options=dict(
             type=dict(type='str', required=True, choices=['reboot', 'service', 'restartAllServices', 'noop']),
             services=dict(type='list', elements='str'),

@@ -24,6 +24,7 @@ from ansible_collections.nodewright.bridge.plugins.module_utils import node_stat
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
 from ansible_collections.nodewright.bridge.plugins.module_utils.api_generation import SKYHOOK
 from ansible_collections.nodewright.bridge.plugins.module_utils.cr_model import cr_name_errors
+from ansible_collections.nodewright.bridge.plugins.module_utils.stages import RERUN_STAGES
 
 
 def _suffixed(annotations, prefix):
@@ -208,7 +209,7 @@ def module_args():
         runtime_required_taint=dict(type='str'),
         package=dict(type='str'),
         version=dict(type='str'),
-        stage=dict(type='str', choices=list(node_state.RERUN_STAGES)),
+        stage=dict(type='str', choices=list(RERUN_STAGES)),
         forget=dict(type='bool', default=False),
     )
     return dict(argument_spec=argument_spec, supports_check_mode=True,

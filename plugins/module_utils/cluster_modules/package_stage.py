@@ -23,6 +23,7 @@ from ansible_collections.nodewright.bridge.plugins.module_utils import pod_layou
 from ansible_collections.nodewright.bridge.plugins.module_utils import pod_run
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules._runner import ModuleFailed
+from ansible_collections.nodewright.bridge.plugins.module_utils.stages import POD_STAGES
 
 
 def _tail(text, lines=20):
@@ -152,7 +153,7 @@ def _fail(result, done, key, stage, node_name, why):
 
 def module_args():
     """The AnsibleModule keywords: the argument spec and its rules (also used in the controller process)."""
-    return pod_run.pod_module_args(stage=dict(type='str', required=True, choices=list(pod_layout.POD_STAGES)))
+    return pod_run.pod_module_args(stage=dict(type='str', required=True, choices=list(POD_STAGES)))
 
 
 def execute(module):

@@ -138,7 +138,6 @@ NODEWRIGHT_DIFFERS = {
     'runtime_required_cordon_stem': 'runtimeRequiredCordon', 'drain_blocked_condition': 'DrainBlocked',
     'mirrored_from_stem': 'mirrored-from', 'mirrored_generation_stem': 'mirrored-generation',
     'api_version': 'nodewright.nvidia.com/v1alpha1', 'crd_name': 'nodewrights.nodewright.nvidia.com',
-    'policy_crd_name': 'deploymentpolicies.nodewright.nvidia.com',
     'pause_annotation': 'nodewright.nvidia.com/pause', 'disable_annotation': 'nodewright.nvidia.com/disable',
     'version_annotation': 'nodewright.nvidia.com/version',
     'mirrored_from_annotation': 'nodewright.nvidia.com/mirrored-from',
@@ -226,18 +225,16 @@ def test_the_auto_taint_marker_of_each_generation(taint_key, old, new):
     assert len(new.split('/', 1)[1]) <= 63
 
 
-def test_lookups_by_name_api_version_and_group():
+def test_lookups_by_name_and_api_version():
     assert ag.by_name('nodewright') is NODEWRIGHT
     assert ag.by_api_version('skyhook.nvidia.com/v1alpha1') is SKYHOOK
     assert ag.by_api_version('nodewright.nvidia.com/v1alpha1') is NODEWRIGHT
-    assert ag.by_group('nodewright.nvidia.com') is NODEWRIGHT
     assert ag.GENERATIONS == (SKYHOOK, NODEWRIGHT)
 
 
 @pytest.mark.parametrize('call, text', [
     (lambda: ag.by_name('Skyhook'), "unknown NodeWright API generation 'Skyhook' (one of: skyhook, nodewright)"),
     (lambda: ag.by_api_version('skyhook.nvidia.com/v1beta1'), "unknown NodeWright apiVersion 'skyhook.nvidia.com/v1beta1'"),
-    (lambda: ag.by_group('example.com'), "unknown NodeWright API group 'example.com'"),
 ])
 def test_unknown_lookups_name_what_is_known(call, text):
     with pytest.raises(ag.GenerationError) as failure:

@@ -11,6 +11,7 @@ from ansible_collections.nodewright.bridge.plugins.module_utils import config_ed
 from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_plan
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
+from ansible_collections.nodewright.bridge.plugins.module_utils import stages
 
 
 def _cr(data=None, updates=None, interrupt=None):
@@ -54,7 +55,7 @@ def test_an_edit_waits_for_every_node_and_no_pod_left():
 def test_an_erroring_config_interrupt_or_post_interrupt_is_restarted_at_once():
     cr = _cr(interrupt={'type': 'reboot'})
     package = cr.packages['tuning']
-    for stage in config_edits.RESTARTED_STAGES:
+    for stage in stages.CONFIG_RESTARTED_STAGES:
         states = {'n1': _state(stage=stage, state='erroring'), 'n2': _state(stage='apply', state='in_progress')}
         decision = config_edits.decide(cr, package, states)
         assert decision['action'] == 'apply' and decision['restart'] == ['n1'] and not decision['all_complete']

@@ -161,17 +161,6 @@ def test_annotation_changes():
     assert dc.annotation_changes({}, SKYHOOK, 'gpu', start=1.0, blocked=solo) == {}
 
 
-def test_pdb_cause_is_the_disruption_budget_cause_only():
-    status = {'kind': 'Status', 'code': 429, 'message': "Cannot evict pod as it would violate the pod's disruption budget.",
-              'details': {'causes': [{'reason': 'DisruptionBudget',
-                                      'message': 'The disruption budget web needs 2 healthy pods and has 2 currently'}]}}
-    assert dc.pdb_cause(status) == 'The disruption budget web needs 2 healthy pods and has 2 currently'
-    # classifyEvictionRejection: a 429 with other causes, none, or no details is not a PDB refusal
-    assert dc.pdb_cause({'details': {'causes': [{'reason': 'UnexpectedServerResponse', 'message': 'x'}]}}) is None
-    assert dc.pdb_cause({'details': {}}) is None
-    assert dc.pdb_cause({}) is None
-
-
 # ---------------------------------------------------------------- DrainBlocked
 
 

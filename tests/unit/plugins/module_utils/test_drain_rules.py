@@ -491,6 +491,17 @@ def test_pdb_block_description_without_status_or_budget():
         'apps/web-pdb (currentHealthy 0, desiredHealthy 0, expectedPods 0, disruptionsAllowed 1)')
 
 
+def test_pdb_cause_is_the_disruption_budget_cause_only():
+    status = {'kind': 'Status', 'code': 429, 'message': "Cannot evict pod as it would violate the pod's disruption budget.",
+              'details': {'causes': [{'reason': 'DisruptionBudget',
+                                      'message': 'The disruption budget web needs 2 healthy pods and has 2 currently'}]}}
+    assert dr.pdb_cause(status) == 'The disruption budget web needs 2 healthy pods and has 2 currently'
+    # classifyEvictionRejection: a 429 with other causes, none, or no details is not a PDB refusal
+    assert dr.pdb_cause({'details': {'causes': [{'reason': 'UnexpectedServerResponse', 'message': 'x'}]}}) is None
+    assert dr.pdb_cause({'details': {}}) is None
+    assert dr.pdb_cause({}) is None
+
+
 # --- protected_pods_running (podNonInterruptLabels) ------------------------------------------------------
 
 def test_protected_pods_running():

@@ -13,6 +13,7 @@ import yaml
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_steps
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.render_playbook import RenderedValues
+from ansible_collections.nodewright.bridge.tests.unit.plugins.module_utils.step_options import option_names
 
 REPO = os.path.realpath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
 MAINTENANCE = os.path.join(REPO, 'roles', 'maintenance', 'tasks', 'main.yml')
@@ -89,7 +90,7 @@ def test_the_drain_passes_a_drain_config_when_the_source_has_one():
             return {'force': False}
     drain = dict((s.key, s) for s in node_steps.STEPS)['drain']
     assert drain.args(NodeWrightSource())['drain_config'] == {'force': False}
-    assert 'drain_config' in node_steps.option_names(drain)
+    assert 'drain_config' in option_names(drain)
 
 
 def test_pending_calls():
@@ -125,9 +126,9 @@ def test_the_maintenance_role_has_the_definitions_cluster_steps():
         tasks = yaml.safe_load(handle)
     found = [(section, module, sorted(task['nodewright.bridge.' + module])) for section, module, task in _cluster_tasks(tasks)]
     # no CR in a maintenance window: the steps about the CR's state on the node are not there
-    expected = [('block', s.module, node_steps.option_names(s)) for s in node_steps.STEPS
+    expected = [('block', s.module, option_names(s)) for s in node_steps.STEPS
                 if s.module and not s.records_state]
-    expected += [('rescue', s.module, node_steps.option_names(s)) for s in node_steps.RESCUE]
+    expected += [('rescue', s.module, option_names(s)) for s in node_steps.RESCUE]
     assert found == expected
 
 

@@ -16,6 +16,7 @@ from ansible_collections.nodewright.bridge.plugins.module_utils import planner
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_steps
 from ansible_collections.nodewright.bridge.plugins.plugin_utils import render_playbook
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.render_playbook import render_data
+from ansible_collections.nodewright.bridge.tests.unit.plugins.module_utils.step_options import option_names
 
 PACKAGES = {
     'kernel-tuning': {
@@ -106,7 +107,7 @@ def test_the_node_tasks_are_the_sequence_definition_with_jinja_values():
     steps = [s for s in node_steps.STEPS if not s.is_pending]
     for task, step in zip(outer, steps):
         args = task['nodewright.bridge.' + step.module]
-        assert set(args) <= set(node_steps.option_names(step)), step
+        assert set(args) <= set(option_names(step)), step
         assert args['node'] == '{{ inventory_hostname }}'
     assert outer[1]['nodewright.bridge.node_drain']['timeout'] == '{{ nodewright_drain_timeout }}'
     assert outer[1]['nodewright.bridge.node_drain']['wait_for'] == {'matchLabels': {'workload': 'training'}}
