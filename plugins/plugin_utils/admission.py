@@ -222,6 +222,15 @@ class Admission(object):
                 'elsewhere_by_compartment': grouped})
         return dict(self.elsewhere)
 
+    def abandon(self):
+        """The run is being stopped (SIGTERM): its unfinished nodes go back to the shared budget at once, as orphans,
+        nothing recorded. True if there was a budget to leave."""
+        budget, self.budget = self.budget, None
+        if budget is None:
+            return False
+        budget.leave(quickly=True)
+        return True
+
     def _sync_stop(self, comp):
         """A fleet compartment stopped (by any run's batch): this run's compartment stops with the same reason."""
         reason = self.budget.stopped(comp) if self.budget is not None else None

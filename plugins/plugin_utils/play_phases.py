@@ -268,6 +268,49 @@ class PlayPhases(object):
                 display.vvv(PREFIX + 'no timeline step for a result: %s' % exc)
         self.engine.renew()
 
+    # ------------------------------------------------------------------ what the strategy asks (it reaches no further)
+
+    def flying(self):
+        """The hosts in flight in the current phase (batches or windows, and parked hosts whose task still runs)."""
+        return self.engine.flying()
+
+    def batches_in_flight(self):
+        """Batch mode: whether a batch of the current phase is in flight (the linear loop's waves wait for none)."""
+        return bool(self.engine.active)
+
+    def window_hosts(self):
+        """Sliding mode: the hosts in the windows now."""
+        return list(self.engine.in_flight)
+
+    def compartment_order(self, comp):
+        """The place of ``comp`` in the policy's order (banners and the loop's list follow it)."""
+        return self.engine.scheduler.index_of(comp)
+
+    def admit(self):
+        """What starts now, ``{comp: [names]}``: the current phase's next batch or window room; a phase with nothing in
+        flight and nothing to admit is over and the next one starts. A fatal failure stops admission first."""
+        if self.fatal_reason:
+            self.engine.halt(self.fatal_reason)
+        started = {}
+        if not self.ending():
+            started = self.engine.admit()
+            while not started and not self.engine.busy and self.next_phase():
+                started = self.engine.admit()
+        return started
+
+    def hosts_finished(self, outcomes, unfinished=()):
+        """Hosts in flight ended (``{name: ok | failed | removed}``; ``unfinished``: given up on): the scored records."""
+        return self.engine.finish(outcomes, unfinished)
+
+    def leave_budget(self):
+        """Ctrl-C or an error ended the loop: this run's unfinished nodes go back to the shared budget (recorded)."""
+        if self.engine is not None and self.engine.budget is not None:
+            self.engine.leave()
+
+    def abandon_budget(self):
+        """SIGTERM, in the strategy's own process: leave the shared budget at once. True if there was one."""
+        return os.getpid() == self.pid and self.engine is not None and self.engine.abandon()
+
     def slots_given_back(self):
         """What hosts waiting for their protected pods said since the last pass (slot_mailbox): a host that parks
         gives its slot to the next host of its compartment; one whose pods are gone takes a slot of its compartment's

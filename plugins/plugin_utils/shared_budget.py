@@ -230,8 +230,11 @@ class SharedBudget(object):
         self.sleep(seconds)
         self.renew_if_due()
 
-    def leave(self):
-        """End this run's part: registrations and any slot still held go (best effort: expiry covers a failure)."""
+    def leave(self, quickly=False):
+        """End this run's part: registrations and any slot still held go (best effort: expiry covers a failure).
+        ``quickly``: a job being stopped (SIGTERM) waits little for an API server that does not answer."""
+        if quickly:
+            self.kube.outage_timeout = min(self.kube.outage_timeout, 5)
         for comp in sorted(self.joined):
             try:
                 self.update(comp, lambda s: rules_mod.leave(s, self.run))

@@ -253,8 +253,7 @@ class _BudgetedMixin(object):
             result = super(_BudgetedMixin, self).run(iterator, play_context)
         finally:
             signal.signal(signal.SIGTERM, previous_sigterm)
-            if play.engine.budget is not None:  # Ctrl-C, an error: the unfinished nodes go back to the budget
-                play.engine.leave()
+            play.leave_budget()  # Ctrl-C, an error: the unfinished nodes go back to the shared budget
             if engine is not None:
                 self._nw_engine = None
                 engine.stop()
@@ -274,12 +273,8 @@ class _BudgetedMixin(object):
 
         Forked workers inherit the handler; only the strategy's own process has a budget to give back.
         """
-        play = self._nw
-        budget = play.engine.budget if play is not None and play.engine is not None else None
-        if os.getpid() == getattr(play, 'pid', None) and budget is not None:
-            budget.kube.outage_timeout = min(budget.kube.outage_timeout, 5)  # a job being stopped waits little
-            play.engine.budget = None
-            budget.leave()
+        if self._nw is not None:
+            self._nw.abandon_budget()
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGTERM)
 
@@ -295,7 +290,7 @@ class _BudgetedMixin(object):
             while self._nw_slide_once(iterator):
                 # newly admitted hosts with nothing to do (a play without tasks) finish at once;
                 # free ends its loop when no host it is shown has work
-                if not any(self._nw_host_done(iterator, n) for n in play.engine.in_flight):
+                if not any(self._nw_host_done(iterator, n) for n in play.window_hosts()):
                     break
             # free indexes this list with a cursor kept across calls: it must never shrink
             return [play.hosts[n] for n in play.admitted]
@@ -305,7 +300,7 @@ class _BudgetedMixin(object):
         if play.free_loop:
             return [play.hosts[n] for n in play.admitted]
         unreachable = self._tqm._unreachable_hosts
-        return [play.hosts[n] for n in play.engine.flying() if n not in unreachable]
+        return [play.hosts[n] for n in play.flying() if n not in unreachable]
 
     def _nw_wait_while_busy(self, iterator):
         """Free loop: while every host in flight that is not done runs a task, wait for a result (at most 0.5 s, 5 ms steps).
@@ -314,7 +309,7 @@ class _BudgetedMixin(object):
         tasks (a node's update) that spin cost most of a core (measured: 50 hosts, 6 s tasks, +45 % CPU against
         linear). Here nothing could start before a result comes (or an admission poll is due), so the pass waits.
         """
-        flying = self._nw.engine.flying()
+        flying = self._nw.flying()
         if self._results or not any(self._blocked_hosts.get(n) for n in flying):
             return
         if any(not self._blocked_hosts.get(n) and not self._nw_host_done(iterator, n) for n in flying):
@@ -360,17 +355,16 @@ class _BudgetedMixin(object):
 
     def _nw_advance_batches(self, iterator):
         play = self._nw
-        engine = play.engine
         while True:
             # every pass: a finished host gives its slot back at once (other runs need not wait for this
             # batch); a batch is scored on its hosts' outcomes when its last host ends
-            ended = dict((n, self._nw_outcome(iterator, n)) for n in engine.flying() if self._nw_host_done(iterator, n))
-            scored = engine.finish(ended) if ended else []
+            ended = dict((n, self._nw_outcome(iterator, n)) for n in play.flying() if self._nw_host_done(iterator, n))
+            scored = play.hosts_finished(ended) if ended else []
             for comp, record in scored:
                 self._nw_batch_scored(iterator, comp, record)
             # linear: the next wave once no batch is in flight; free (no lockstep): the next batch of each
             # compartment whose own batch was scored, whatever the others do
-            if (engine.active and not play.free_loop) or not self._nw_admit_next():
+            if (play.batches_in_flight() and not play.free_loop) or not self._nw_admit_next():
                 if scored:
                     self._nw_restrict()
                 return
@@ -390,14 +384,14 @@ class _BudgetedMixin(object):
         """Sliding mode: score the hosts that ended and refill the windows; True if any host was admitted."""
         play = self._nw
         ended = {}
-        for name in list(play.engine.in_flight):
+        for name in play.window_hosts():
             if self._nw_host_done(iterator, name):
                 ended[name] = self._nw_outcome(iterator, name)
                 self._nw_retire(iterator, name)
         if ended:
             play.parking.compact()
             play.hosts_ended(ended)
-            play.engine.finish(ended)
+            play.hosts_finished(ended)
         admitted = self._nw_admit_next()
         if ended and not admitted:
             self._nw_restrict()
@@ -405,27 +399,19 @@ class _BudgetedMixin(object):
 
     def _nw_admit_next(self):
         """Start the next wave (batch mode) or fill the windows (sliding mode); True if any host was admitted."""
-        play = self._nw
-        if play.fatal_reason:
-            play.engine.halt(play.fatal_reason)
-        started = {}
-        if not play.ending():
-            started = play.engine.admit()
-            # a phase is over when it has nothing in flight and nothing to admit: the next one starts
-            while not started and not play.engine.busy and play.next_phase():
-                started = play.engine.admit()
-        return self._nw_started(started, restrict=bool(started) or not play.free_loop)
+        started = self._nw.admit()
+        return self._nw_started(started, restrict=bool(started) or not self._nw.free_loop)
 
     def _nw_started(self, started, restrict=None):
         """Show the loop the hosts admission started (``{comp: [names]}``); scope the inventory to those in flight."""
         play = self._nw
-        for comp in sorted(started, key=play.engine.scheduler.index_of):
+        for comp in sorted(started, key=play.compartment_order):
             # a host of several phases keeps its one place in free's list
             play.admitted.extend(n for n in started[comp] if n not in play.admitted)
             play.parking.unpark(started[comp])
         if restrict if restrict is not None else started:
             self._nw_restrict()
-            self._nw_check_forks(len(play.engine.flying()))
+            self._nw_check_forks(len(play.flying()))
         return bool(started)
 
     def _nw_restrict(self):
@@ -436,7 +422,7 @@ class _BudgetedMixin(object):
         keeps them inside the batch and away from hosts that have not been admitted.
         """
         play = self._nw
-        flying = set(play.engine.flying())
+        flying = set(play.flying())
         self._inventory.restrict_to_hosts([h for h in play.play_hosts if h.name in flying])
         self._set_hosts_cache(play.iterator._play)
 
@@ -454,14 +440,14 @@ class _BudgetedMixin(object):
         # the loop can stop with hosts still in flight (2.16's any_errors_fatal returns early,
         # end_play, an interrupted run): score them now; a host that did not finish is failed
         outcomes, unfinished = {}, []
-        for name in play.engine.flying():
+        for name in play.flying():
             done = self._nw_host_done(iterator, name)
             outcomes[name] = self._nw_outcome(iterator, name, done)
             if not done:
                 unfinished.append(name)
         if play.sliding:
             play.hosts_ended(outcomes)
-        for comp, record in play.engine.finish(outcomes, unfinished):
+        for comp, record in play.hosts_finished(outcomes, unfinished):
             if not play.sliding:
                 self._nw_batch_scored(iterator, comp, record)
         return play.finish(result)
