@@ -398,6 +398,10 @@ def take(state, rules, run, wanted, now, expiry):
     candidates = [n for n in wanted if n not in skip and n not in batch['nodes']]
     room = _room(state, rules)
     granted = orphans + candidates[:max(0, room)]
+    if granted:
+        # the heartbeat goes on with the slots granted now, so a run's slots never outlive it: a slot granted between
+        # two renewals was otherwise orphaned with its run, before its own expiry (seen in the AWX cancel test)
+        state['runs'][run]['until'] = max(state['runs'][run]['until'], now + expiry)
     for node in granted:
         rejoining.pop(node, None)
         state['slots'][node] = {'run': run, 'until': now + expiry}

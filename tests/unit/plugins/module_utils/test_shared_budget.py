@@ -269,3 +269,16 @@ def test_a_lease_written_before_parked_nodes_existed_still_reads():
     assert again['parked'] == {}
     with pytest.raises(sb.BudgetStateError, match='parked'):
         sb.parse_state(sb.dump_state(dict(state, parked=['n00'])), 'lease x')
+
+
+def test_a_slot_granted_between_two_renewals_never_outlives_its_runs_heartbeat():
+    rule = rules(*FIXED_2)
+    state = joined('batch', ['a'], now=0.0)
+    assert sb.take(state, rule, 'a', ['n00', 'n01'], 15.0, EXPIRY)[0] == ['n00', 'n01']
+    # a's heartbeat goes on with the slots: all end at 75, so they are freed when their run is gone, not before
+    assert state['runs']['a']['until'] == state['slots']['n00']['until'] == 15.0 + EXPIRY
+    # a poll that grants nothing (the batch is full) leaves the heartbeat alone: no Lease write for nothing
+    assert sb.take(state, rule, 'a', ['n02'], 20.0, EXPIRY)[0] == []
+    assert state['runs']['a']['until'] == 15.0 + EXPIRY
+    assert sb.expire(state, 70.0) == [] and 'n00' in state['slots']
+    assert sorted(sb.expire(state, 76.0)) == [('n00', 'a'), ('n01', 'a')]
