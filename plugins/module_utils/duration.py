@@ -158,3 +158,17 @@ def ceil_seconds(nanoseconds):
     """Whole seconds, rounded up as the operator rounds a duration into a pod field (job_builder.go's
     activeDeadlineSeconds, drain.go's GracePeriodSeconds)."""
     return -(-nanoseconds // SECOND)
+
+
+def format_duration(seconds):
+    """``12.3s``, ``4m05s`` or ``1h02m``; ``-`` when unknown (the report's, the progress lines' and the Events' words)."""
+    if seconds is None:
+        return '-'
+    seconds = max(0.0, float(seconds))
+    if seconds < 60:
+        return '%.1fs' % seconds
+    minutes, secs = divmod(int(round(seconds)), 60)
+    if minutes < 60:
+        return '%dm%02ds' % (minutes, secs)
+    hours, minutes = divmod(minutes, 60)
+    return '%dh%02dm' % (hours, minutes)

@@ -18,6 +18,8 @@ __metaclass__ = type
 
 from collections import namedtuple
 
+from ansible_collections.nodewright.bridge.plugins.module_utils import duration
+
 NORMAL = 'Normal'
 WARNING = 'Warning'
 
@@ -103,18 +105,12 @@ def protected_wait_started(node, cr_name, pods, parked):
 def protected_wait_long(node, cr_name, pods, waited):
     """The wait passed the warning threshold (it goes on: a protected pod is never interrupted)."""
     text = 'Drain of node [%s]%s has waited %s for non-interrupt pods %s; still waiting (nothing is interrupted)'
-    return NodeEvent(DRAIN, WARNING, text % (node, _for(cr_name), describe_seconds(waited), _pods_text(pods)))
+    return NodeEvent(DRAIN, WARNING, text % (node, _for(cr_name), duration.format_duration(waited), _pods_text(pods)))
 
 
 def protected_wait_ended(node, cr_name, waited):
     return NodeEvent(DRAIN, NORMAL, 'Non-interrupt pods on node [%s] finished after %s; the drain%s goes on'
-                     % (node, describe_seconds(waited), _for(cr_name)))
-
-
-def describe_seconds(seconds):
-    seconds = int(round(seconds))
-    return '%d s' % seconds if seconds < 120 else '%d min' % (seconds // 60) if seconds < 7200 else '%.1f h' % (
-        seconds / 3600.0)
+                     % (node, duration.format_duration(waited), _for(cr_name)))
 
 
 def stage_applied(package, version, stage, cr_name, restarts=0):

@@ -21,7 +21,6 @@ __metaclass__ = type
 import datetime
 import json
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import node_events
 from ansible_collections.nodewright.bridge.plugins.module_utils.constants import BRIDGE_PREFIX
 
 WAIT_PREFIX = BRIDGE_PREFIX + '/protected-wait_'
@@ -129,7 +128,3 @@ def condition_message(names):
 def waited_seconds(record, now):
     since = parse_time((record or {}).get('since'))
     return max(0.0, now - since) if since is not None else 0.0
-
-
-def describe_wait(seconds):
-    return node_events.describe_seconds(seconds)

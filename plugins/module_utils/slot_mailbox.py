@@ -26,6 +26,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import errno
 import json
 import os
 import shutil
@@ -37,6 +38,9 @@ REJOIN = 'rejoin'
 ANSWER = 'answer'
 KINDS = (PARK, REJOIN)
 POLL_SECONDS = 0.25
+# The ``park`` option of node_drain and node_update (doc fragment nodewright.bridge.park): what the strategy hands a task.
+PARK_ARGUMENT = dict(type='dict', options=dict(dir=dict(type='path'), host=dict(type='str'), pid=dict(type='int'),
+                                               warn_after=dict(type='float')))
 
 
 class Stopped(Exception):
@@ -64,11 +68,12 @@ def _read_and_remove(path):
     return payload if isinstance(payload, dict) else {}
 
 
-def _alive(pid):
+def process_alive(pid):
+    """Whether process ``pid`` of this machine's pid namespace exists (EPERM: it does, it is someone else's)."""
     try:
         os.kill(pid, 0)
     except OSError as exc:
-        return exc.errno != 3  # ESRCH: no such process; EPERM: alive, someone else's
+        return exc.errno != errno.ESRCH
     return True
 
 
@@ -113,7 +118,7 @@ class NodeSlot(object):
                 raise Stopped(answer.get('reason') or 'the rollout stopped')
             if not os.path.isdir(self.directory):
                 raise Stopped('the play ended before a batch slot was free')
-            if self.pid and not _alive(self.pid):
+            if self.pid and not process_alive(self.pid):
                 raise Stopped('ansible-playbook (pid %d) is gone' % self.pid)
             reason = stop() if stop is not None else None
             if reason:

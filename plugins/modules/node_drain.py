@@ -43,6 +43,7 @@ description:
     C(timeout) counts from that drain start, across runs.
 extends_documentation_fragment:
   - nodewright.bridge.k8s_auth
+  - nodewright.bridge.park
 options:
   node:
     description:
@@ -75,21 +76,6 @@ options:
         finish; past it the task fails, nothing evicted, and the node keeps its cordon and its wait record.
     type: int
     default: 3600
-  park:
-    description:
-      - Set by the P(nodewright.bridge.budgeted#strategy) strategy (its host variable C(nodewright_park)); not for plays to set.
-        While protected pods run on the node, its batch slot goes back to its compartment through the strategy's
-        mailbox (a directory on the controller), and before the drain goes on it takes a slot again; the node stays
-        cordoned and nothing is evicted meanwhile. Without it (another strategy, a task delegated to another host),
-        the node keeps its slot while it waits.
-      - O(park.warn_after) seconds into the wait, a Warning Event on the node and the CR and a warning say how long it
-        has waited (C(nodewright_protected_wait_warning)); nothing is interrupted.
-    type: dict
-    suboptions:
-      dir: {description: The strategy's mailbox directory., type: path}
-      host: {description: The inventory host the task runs for., type: str}
-      pid: {description: The strategy's process; the wait for a slot ends when it is gone., type: int}
-      warn_after: {description: Seconds of waiting after which the wait is reported (never interrupted)., type: float}
   hold_for:
     description:
       - The name of a NodeWright CR this drain is for. After the wait for the O(wait_for) pods and before the first

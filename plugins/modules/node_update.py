@@ -38,6 +38,7 @@ description:
     C(gpu-tuning on node gpu-node-07 failed at "gpu-driver apply": stage failed: exit 1 (the node stays cordoned by gpu-tuning)).
 extends_documentation_fragment:
   - nodewright.bridge.k8s_auth
+  - nodewright.bridge.park
   - nodewright.bridge.operator_pods
 options:
   node:
@@ -62,21 +63,6 @@ options:
     description: Seconds to wait for the pods matching the CR's C(podNonInterruptLabels) to finish before the drain.
     type: int
     default: 3600
-  park:
-    description:
-      - Set by the P(nodewright.bridge.budgeted#strategy) strategy (its host variable C(nodewright_park)); not for plays to set.
-        While protected pods run on the node, its batch slot goes back to its compartment through the strategy's
-        mailbox (a directory on the controller), and before the drain goes on it takes a slot again; the node stays
-        cordoned and nothing is evicted meanwhile. Without it (another strategy, a task delegated to another host),
-        the node keeps its slot while it waits.
-      - O(park.warn_after) seconds into the wait, a Warning Event on the node and the CR and a warning say how long it
-        has waited (C(nodewright_protected_wait_warning)); nothing is interrupted.
-    type: dict
-    suboptions:
-      dir: {description: The strategy's mailbox directory., type: path}
-      host: {description: The inventory host the task runs for., type: str}
-      pid: {description: The strategy's process; the wait for a slot ends when it is gone., type: int}
-      warn_after: {description: Seconds of waiting after which the wait is reported (never interrupted)., type: float}
   drain_timeout:
     description: Seconds for the drain (evictions and the evicted pods gone).
     type: int

@@ -32,6 +32,7 @@ import time
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import cluster_modules
 from ansible_collections.nodewright.bridge.plugins.module_utils import drain_rules
+from ansible_collections.nodewright.bridge.plugins.module_utils.duration import format_duration
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_steps
 
 _LOCK = threading.RLock()
@@ -60,20 +61,6 @@ def _publish(event, payload):
         listeners = list(_LISTENERS)
     for listener in listeners:
         listener(event, copy.deepcopy(payload))
-
-
-def format_duration(seconds):
-    """``12.3s``, ``4m05s`` or ``1h02m``; ``-`` when unknown."""
-    if seconds is None:
-        return '-'
-    seconds = max(0.0, float(seconds))
-    if seconds < 60:
-        return '%.1fs' % seconds
-    minutes, secs = divmod(int(round(seconds)), 60)
-    if minutes < 60:
-        return '%dm%02ds' % (minutes, secs)
-    hours, minutes = divmod(minutes, 60)
-    return '%dh%02dm' % (hours, minutes)
 
 
 class Rollout(object):

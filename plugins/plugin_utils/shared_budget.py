@@ -17,7 +17,6 @@ __metaclass__ = type
 
 import binascii
 import datetime
-import errno
 import os
 import socket
 import time
@@ -25,6 +24,7 @@ import time
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils import shared_budget as rules_mod
+from ansible_collections.nodewright.bridge.plugins.module_utils.slot_mailbox import process_alive
 from ansible_collections.nodewright.bridge.plugins.module_utils.shared_budget import BudgetMismatch, BudgetStateError
 
 DEFAULT_EXPIRY = 120
@@ -55,14 +55,6 @@ def host_identity():
         return '%s/%d' % (boot, os.stat('/proc/self/ns/pid').st_ino)
     except (IOError, OSError):
         return None
-
-
-def _alive(pid):
-    try:
-        os.kill(pid, 0)
-    except OSError as exc:
-        return exc.errno != errno.ESRCH
-    return True
 
 
 def _micro_time(epoch):
@@ -145,7 +137,7 @@ class SharedBudget(object):
                     raise BudgetError('the shared budget: %s is used in %s mode by other runs; this run uses %s mode '
                                       '(nodewright_admission must be the same for every run)' % (where, state['mode'], self.mode))
             before = rules_mod.dump_state(state)
-            gone = [r for r, pid in rules_mod.local_runs(state, self.host).items() if r != self.run and not _alive(pid)]
+            gone = [r for r, pid in rules_mod.local_runs(state, self.host).items() if r != self.run and not process_alive(pid)]
             rules_mod.end_runs(state, gone)  # killed on this machine: no need to wait for their expiry
             try:
                 answer = change(state)

@@ -58,6 +58,18 @@ def _rules(alerts):
     return json.dumps({'groups': [{'name': 'gate-tests', 'interval': '1s', 'rules': rules}]}, indent=1)
 
 
+def _stop(proc, log):
+    """A server process of these tests ended: SIGTERM, SIGKILL after 10 s; its log closed."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    log.close()
+
+
 class Prometheus:
     """A Prometheus process of its own; ``url`` is its base URL. ``scrape_configs``: its scrape jobs (none: it only
     evaluates the alert rules), scraped every ``scrape_interval``."""
@@ -146,14 +158,7 @@ class Prometheus:
         self._wait(lambda: (name in self.firing()) == firing, timeout, f'alert {name} firing={firing}')
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.log.close()
+        _stop(self.proc, self.log)
 
 
 class Pushgateway:
@@ -195,14 +200,7 @@ class Pushgateway:
             return [group['labels'] for group in json.loads(resp.read())['data']]
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.log.close()
+        _stop(self.proc, self.log)
 
 
 # ---------------------------------------------------------------------------- TLS and the proxy

@@ -21,6 +21,7 @@ __metaclass__ = type
 import time
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import drain_rules
+from ansible_collections.nodewright.bridge.plugins.module_utils import duration
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_conditions
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_events
@@ -147,7 +148,7 @@ class ProtectedWait(object):
             except slot_mailbox.Stopped as exc:
                 raise _runner.ModuleFailed('node %s: its protected pods finished after %s, but %s; nothing was evicted, '
                                            'the node stays cordoned and the next run resumes it'
-                                           % (self.node, protected_wait.describe_wait(waited), exc), node=self.node,
+                                           % (self.node, duration.format_duration(waited), exc), node=self.node,
                                            changed=False, protected_wait=waited)
         self.clear_record()
         _runner.node_event(self.module, self.kube, self.node, node_events.protected_wait_ended(
@@ -166,29 +167,25 @@ class ProtectedWait(object):
 
     def write_record(self, names):
         """The node's wait record (since kept from an earlier one); returns its ``since``."""
+        after = self._update(lambda annotations: protected_wait.changes(annotations, self.cr_name, names, self.parked))
+        found = protected_wait.read(after, self.cr_name) if self.cr_name else None
+        return (found or {}).get('since') or protected_wait.now_rfc3339()
+
+    def clear_record(self):
+        self._update(lambda annotations: protected_wait.cleared(annotations, self.cr_name))
+
+    def _update(self, change_of):
+        """Apply ``change_of(annotations)`` (an annotation patch or None) to the node, its NotReady condition following;
+        the node's annotations after it (nothing written without a CR, or in check mode)."""
         if not self.cr_name or self.module.check_mode:
-            return protected_wait.now_rfc3339()
-        holder = {}
+            return {}
 
         def mutate(node):
-            annotations = (node.get('metadata') or {}).get('annotations') or {}
-            change = protected_wait.changes(annotations, self.cr_name, names, self.parked)
-            holder['since'] = (protected_wait.read(annotations, self.cr_name) or {}).get('since')
+            change = change_of((node.get('metadata') or {}).get('annotations') or {})
             return {'metadata': {'annotations': change}} if change else None
         with self.drain.lock:
             after, dummy = self.kube.update_node(self.node, mutate, conditions=self.conditions())
-        record = protected_wait.read(((after or {}).get('metadata') or {}).get('annotations'), self.cr_name)
-        return (record or {}).get('since') or holder.get('since') or protected_wait.now_rfc3339()
-
-    def clear_record(self):
-        if not self.cr_name or self.module.check_mode:
-            return
-
-        def mutate(node):
-            change = protected_wait.cleared((node.get('metadata') or {}).get('annotations'), self.cr_name)
-            return {'metadata': {'annotations': change}} if change else None
-        with self.drain.lock:
-            self.kube.update_node(self.node, mutate, conditions=self.conditions())
+        return ((after or {}).get('metadata') or {}).get('annotations') or {}
 
     def conditions(self):
         """The CR's node conditions follow the record: NotReady's reason says the node waits on purpose."""

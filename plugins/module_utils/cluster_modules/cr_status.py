@@ -13,6 +13,7 @@ run's) is a conflict, and the status is computed again from fresh reads.
 
 from __future__ import absolute_import, division, print_function
 
+import collections
 import datetime
 
 __metaclass__ = type
@@ -45,8 +46,12 @@ def _policy(kube, cr):
     return cr_model.build_policy(doc), doc, False
 
 
-def compute(kube, cr_name, batch_states=None, waiting_for=(), picked=(), fresh=False):
-    """``(CR document, wanted status, patch or None)`` from fresh reads of the CR, its policy and its nodes.
+# What one evaluation of a CR read: its document and model, its policy, its nodes as the status sees them, the status.
+Evaluation = collections.namedtuple('Evaluation', 'doc cr policy nodes wanted')
+
+
+def evaluate(kube, cr_name, batch_states=None, waiting_for=(), picked=(), fresh=False):
+    """The CR's wanted status from fresh reads of the CR, its policy and its nodes (one read each), with what was read.
 
     ``batch_states``: compartment -> the BatchProcessingState a running rollout has reached (the strategy's);
     ``waiting_for``: the earlier sequencing-all CRs that hold this one (cr_status.aggregate); ``picked``: the nodes
@@ -65,7 +70,13 @@ def compute(kube, cr_name, batch_states=None, waiting_for=(), picked=(), fresh=F
     wanted = cr_status.wanted_status(cr, doc, nodes, policy=policy, policy_doc=policy_doc, policy_missing=missing,
                                      now=_now(), batch_states=batch_states, waiting_for=waiting_for, picked=picked,
                                      boot_ids=boot_ids, gen=gen)
-    return doc, wanted, cr_status.status_patch(doc.get('status'), wanted)
+    return Evaluation(doc, cr, policy, nodes, wanted)
+
+
+def compute(kube, cr_name, batch_states=None, waiting_for=(), picked=(), fresh=False):
+    """``(CR document, wanted status, patch or None)`` (``evaluate``'s reads)."""
+    found = evaluate(kube, cr_name, batch_states, waiting_for, picked, fresh)
+    return found.doc, found.wanted, cr_status.status_patch(found.doc.get('status'), found.wanted)
 
 
 def sync(kube, cr_name, check_mode=False, batch_states=None, waiting_for=(), picked=()):

@@ -23,6 +23,7 @@ from ansible_collections.nodewright.bridge.plugins.module_utils import label_sel
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_events
 from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
 from ansible_collections.nodewright.bridge.plugins.module_utils import pod_run
+from ansible_collections.nodewright.bridge.plugins.module_utils import slot_mailbox
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _protected_wait
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
 
@@ -432,8 +433,7 @@ def module_args():
         wait_for_timeout=dict(type='int', default=3600),
         hold_for=dict(type='str'),
         # the budgeted strategy's mailbox (slot_mailbox): the node's batch slot goes back while the protected pods run
-        park=dict(type='dict', options=dict(dir=dict(type='path'), host=dict(type='str'), pid=dict(type='int'),
-                                            warn_after=dict(type='float'))),
+        park=slot_mailbox.PARK_ARGUMENT,
         cr_name=dict(type='str'),
         drain_config=dict(type='dict'),
         preflight=dict(type='bool', default=False),

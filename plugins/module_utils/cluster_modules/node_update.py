@@ -15,6 +15,7 @@ __metaclass__ = type
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils import pod_run
+from ansible_collections.nodewright.bridge.plugins.module_utils import slot_mailbox
 
 
 def module_args():
@@ -28,8 +29,7 @@ def module_args():
         runtime_required_crs=dict(type='list', elements='str', default=[]),
         wait_for_protected_timeout=dict(type='int', default=3600),
         # set by the budgeted strategy (its host variable nodewright_park): node_drain's park
-        park=dict(type='dict', options=dict(dir=dict(type='path'), host=dict(type='str'), pid=dict(type='int'),
-                                            warn_after=dict(type='float'))),
+        park=slot_mailbox.PARK_ARGUMENT,
         drain_timeout=dict(type='int', default=600),
         drain_preflight=dict(type='bool', default=False),
         drain_skip=dict(type='dict', default={}),

@@ -20,10 +20,7 @@ __metaclass__ = type
 import re
 import time
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import cr_handoff
-from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
 from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
-from ansible_collections.nodewright.bridge.plugins.module_utils import label_selector
 from ansible_collections.nodewright.bridge.plugins.module_utils import metrics_sink
 from ansible_collections.nodewright.bridge.plugins.module_utils import operator_metrics
 from ansible_collections.nodewright.bridge.plugins.module_utils import protected_wait
@@ -32,16 +29,6 @@ from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules 
 
 ON_ERROR = ('warn', 'fail', 'ignore')
 _LABEL_NAME = re.compile(r'^[a-zA-Z_][a-zA-Z0-9_]*$')
-
-
-def _policy(kube, cr):
-    """The CR's DeploymentPolicy (cr_model) for the compartments' strategy labels; None without one or when gone."""
-    if not cr.deployment_policy:
-        return None
-    try:
-        return cr_model.build_policy(kube.get_policy(cr.deployment_policy))
-    except kube_api.NotFound:
-        return None
 
 
 def grouping_key(params, gen):
@@ -61,23 +48,21 @@ def metrics_of(kube, params, extra_gauges=()):
 
     ``extra_gauges``: more gauges of the CR in the same push (operator_metrics.Gauge; ``node_gauge`` builds a per-node
     one), rendered after the operator's with the generation's prefix, CR-name label and legacy twins."""
-    doc, wanted, dummy = cr_status_module.compute(kube, params['cr_name'], waiting_for=params['waiting_for'])
-    cr = cr_handoff.stored_cr(kube, doc, cr_model.build_cr)
+    found = cr_status_module.evaluate(kube, params['cr_name'], waiting_for=params['waiting_for'])
     gen = kube.generation
-    policy = _policy(kube, cr) if wanted.get('compartmentStatuses') else None
-    gauges = operator_metrics.operator_gauges(cr, wanted, policy, restarts=operator_metrics.naming(gen)['restarts'])
-    gauges.append(operator_metrics.protected_wait_gauge(operator_metrics.naming(gen)['kind'], _protected_waits(kube, cr)))
+    naming = operator_metrics.naming(gen)
+    gauges = operator_metrics.operator_gauges(found.cr, found.wanted, found.policy, restarts=naming['restarts'])
+    gauges.append(operator_metrics.protected_wait_gauge(naming['kind'], _protected_waits(found.nodes)))
     gauges.extend(extra_gauges)
     text = operator_metrics.exposition(params['cr_name'], gauges, gen, legacy=params['legacy_metrics'])
     return text, sum(1 for line in text.splitlines() if line and not line.startswith('#'))
 
 
-def _protected_waits(kube, cr, now=None):
-    """``{node: seconds}`` of the CR's nodes that wait for their protected pods now (their protected_wait record)."""
-    listing = kube.list_nodes(label_selector=label_selector.to_query(cr.node_selector) or None)
+def _protected_waits(nodes, now=None):
+    """``{node: seconds}`` of the CR's nodes (cr_status.StatusNode) that wait for their protected pods now."""
     now = time.time() if now is None else now
-    records = protected_wait.waiting_nodes(listing.get('items') or [], cr.name)
-    return dict((node, round(protected_wait.waited_seconds(record, now), 1)) for node, record in records.items())
+    return dict((n.name, round(protected_wait.waited_seconds(n.protected_wait, now), 1))
+                for n in nodes if n.protected_wait is not None and not n.complete)
 
 
 def _pushgateway(params):

@@ -60,11 +60,15 @@ class FakeKube(object):
         state = node_state.upsert({}, 'tuning', '1.0.0', 'ghcr.io/x/tuning', 'complete', 'config')[0]
         gen = self.generation
 
+        waiting_state = node_state.upsert({}, 'tuning', '1.0.0', 'ghcr.io/x/tuning', 'in_progress', 'apply')[0]
+
         def item(name, status):
             annotations = {node_state.node_state_key('gpu', gen): node_state.encode(state),
                            node_state.status_key('gpu', gen): status}
-            if name in self.waiting:
+            if name in self.waiting:  # a node waiting for its protected pods has work left
                 annotations[protected_wait.key('gpu')] = self.waiting[name]
+                annotations[node_state.node_state_key('gpu', gen)] = node_state.encode(waiting_state)
+                annotations[node_state.status_key('gpu', gen)] = 'in_progress'
             return {'metadata': {'name': name, 'labels': {'pool': 'gpu'}, 'annotations': annotations}}
         return {'items': [item('n1', 'complete'), item('n2', 'complete')]}
 
@@ -102,8 +106,8 @@ def test_the_crs_series_go_to_its_own_group_replaced_whole(gateway):
     assert ('skyhook_rollout_matched_nodes{skyhook_name="gpu",policy_name="racks",compartment_name="__default__",'
             'strategy="linear"} 2\n') in body
     assert result['series'] == sum(1 for line in body.splitlines() if not line.startswith('#'))
-    # the nodes once more for this collection's own series (the nodes waiting for protected pods: none here)
-    assert kube.reads == ['cr gpu', 'policy racks', 'nodes', 'policy racks', 'nodes']
+    # one read each: the status's reads serve the policy's labels and the waits too
+    assert kube.reads == ['cr gpu', 'policy racks', 'nodes']
     assert 'bridge_protected_wait_seconds' not in body
 
 
