@@ -48,6 +48,8 @@ def host_identity():
 
     A run registered with the same identity is a process of this machine whose pid this process can
     check: a run killed there (SIGKILL, a crash) is seen gone at once instead of at its expiry. Linux only.
+    The kernel reuses a pid namespace's inode only once the namespace is gone, so a run whose identity a
+    newer namespace took over is gone too: seeing it gone at once is right.
     """
     try:
         with open('/proc/sys/kernel/random/boot_id') as handle:

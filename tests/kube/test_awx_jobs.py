@@ -208,6 +208,11 @@ def test_a_cancelled_slice_is_taken_over_once_its_slots_expire_and_the_others_fi
     victim_runs = set(watch.runs_seen)
     for job in others:
         job.start()
+    # The others' containers joined before the kill: their pid namespaces exist before the victim's goes. A namespace
+    # created after it may take over its inode (the kernel hands out the lowest free one), hence the victim's host
+    # identity, and that run rightly sees the victim gone at once (seen in CI: freed 5.4 s after the cancel); this
+    # test is about the other path, a run in a namespace that lives on, freed by its expiry
+    helpers.wait_for(lambda: len(watch.runs_seen) == SLICES, 300, interval=0.3, what='the other slices in the budget')
     helpers.wait_for(lambda: _victim_slots(cluster, namespace, victim_runs)[0] > 0, 60, interval=0.3, what="the victim's slots")
     victim.cancel()
     cancelled_at = time.time()
@@ -234,6 +239,8 @@ def test_a_cancelled_slice_is_taken_over_once_its_slots_expire_and_the_others_fi
     assert killed.status != 'successful'
     # another pid namespace: its slots are not freed at once (as a killed run of the same machine is), but by their expiry
     assert 0 < expires <= expiry, expires
+    hosts = [watch.run_hosts.get(run) for run in watch.runs_seen]
+    assert len(set(hosts)) == SLICES, watch.run_hosts
     assert expires - 1 <= freed <= expires + 30, (freed, expires)
     for result in results:
         _check_job(result, fleet_cr)
