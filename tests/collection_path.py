@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-_PROBE = 'ansible_collections.nodewright.bridge.plugins.module_utils.semver'
+_PROBE = 'ansible_collections.nodewright.bridge.plugins.module_utils.model.semver'
 
 
 def link(root):

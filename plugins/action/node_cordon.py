@@ -6,7 +6,7 @@
 The action plugin of every cluster module but node_update (plugins/action/<m>.py) imports this one's class
 (a file of one import: a symlink, as kubernetes.core has, is an alias to antsibull-docs): the module is the task's (its resolved action), found in the registry
 (module_utils/cluster_modules/__init__.py) with its code and the arguments that name files on the controller
-(see plugin_utils/cluster_action.py). This file carries node_cordon's name because ansible-test's
+(see plugin_utils/execution/cluster_action.py). This file carries node_cordon's name because ansible-test's
 action-plugin-docs wants a documented module for every action plugin.
 """
 
@@ -14,8 +14,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.nodewright.bridge.plugins.plugin_utils import fork_preload
-from ansible_collections.nodewright.bridge.plugins.plugin_utils.cluster_action import ClusterAction
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution import fork_preload
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution.cluster_action import ClusterAction
 
 
 # The stock strategies load this class in the parent process, and the workers that run its tasks are

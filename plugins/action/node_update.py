@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
-"""Action plugin for nodewright.bridge.node_update: the per-node sequence (plugin_utils/node_sequence.py)
+"""Action plugin for nodewright.bridge.node_update: the per-node sequence (plugin_utils/execution/node_sequence.py)
 over the collection's cluster modules, each step in the controller process or, delegated elsewhere, as a module.
 
 Its own file, not a symlink to the shared one (node_cordon.py): the sequence runs its steps itself. Its module's
@@ -13,13 +13,13 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import cluster_modules
-from ansible_collections.nodewright.bridge.plugins.module_utils import kube
-from ansible_collections.nodewright.bridge.plugins.plugin_utils import in_process
-from ansible_collections.nodewright.bridge.plugins.plugin_utils import sequence_engine
-from ansible_collections.nodewright.bridge.plugins.plugin_utils import task_threads
-from ansible_collections.nodewright.bridge.plugins.plugin_utils import fork_preload
-from ansible_collections.nodewright.bridge.plugins.plugin_utils.cluster_action import ClusterAction
-from ansible_collections.nodewright.bridge.plugins.plugin_utils.node_sequence import NodeSequence
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution import in_process
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution import sequence_engine
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution import task_threads
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution import fork_preload
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution.cluster_action import ClusterAction
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution.node_sequence import NodeSequence
 
 
 # The stock strategies load this class in the parent process, and the workers that run its tasks are

@@ -4,8 +4,8 @@
 """Action plugin for nodewright.bridge.role_package: an Ansible role built as a NodeWright package image, on the
 controller with podman.
 
-What the package is (stages, config.json, interrupts, the CR snippet) is module_utils/role_package.py's; podman is
-plugin_utils/image_build.py's; this reads the role and the collections it needs from the controller's paths, writes
+What the package is (stages, config.json, interrupts, the CR snippet) is module_utils/contract/role_package.py's; podman is
+plugin_utils/rendering/image_build.py's; this reads the role and the collections it needs from the controller's paths, writes
 the build contexts and reports.
 """
 
@@ -23,9 +23,9 @@ from ansible import constants as C
 from ansible.plugins.action import ActionBase
 from ansible.utils.collection_loader import AnsibleCollectionConfig
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import role_package as rp
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import role_package as rp
 from ansible_collections.nodewright.bridge.plugins.modules.role_package import argument_spec
-from ansible_collections.nodewright.bridge.plugins.plugin_utils import image_build
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.rendering import image_build
 
 # the collection's package_runtime/ (plugins/action/role_package.py -> the collection's root)
 RUNTIME_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),

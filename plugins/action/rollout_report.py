@@ -3,7 +3,7 @@
 # Apache License 2.0 (see LICENSE)
 """Action plugin for nodewright.bridge.rollout_report: the rollout timeline of this run, written on the controller.
 
-The budgeted strategy records its rollouts in ``plugin_utils/rollout_state`` in the controller
+The budgeted strategy records its rollouts in ``plugin_utils/reporting/rollout_state`` in the controller
 process. A worker is forked from that process when its task starts, so it holds every rollout
 recorded until then (the plays before this one): the report is read here, in the worker.
 """
@@ -18,8 +18,8 @@ import os
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.nodewright.bridge.plugins.modules.rollout_report import argument_spec
-from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_state
-from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_timeline
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.reporting import rollout_state
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.reporting import rollout_timeline
 
 
 def _read(path):

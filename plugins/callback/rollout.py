@@ -55,8 +55,8 @@ import os
 
 from ansible.plugins.callback import CallbackBase
 
-from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_state
-from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_timeline
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.reporting import rollout_state
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.reporting import rollout_timeline
 
 
 def _strategy_name(strategy):

@@ -4,8 +4,8 @@
 """Options of the modules that run the operator's package and interrupt pods.
 
 DOCUMENTATION: the operator's own settings for its pods (its environment: NAMESPACE, AGENT_IMAGE,
-...), so that the pods the collection creates are the operator's, byte for byte (module_utils/pod_layout).
-RUN: one recorded pod run (module_utils/pod_run.RUN_OPTIONS): the node, the CR, the package and
+...), so that the pods the collection creates are the operator's, byte for byte (module_utils/contract/pod_layout).
+RUN: one recorded pod run (module_utils/api/pod_run.RUN_OPTIONS): the node, the CR, the package and
 how the pod is waited for and cleaned up. LOGS: its logs and its preflight.
 """
 

@@ -2,7 +2,7 @@
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
 """The ``park`` option of the modules whose drain waits for protected pods (node_drain, node_update): what the
-budgeted strategy hands them (module_utils/slot_mailbox.py; the argument spec is slot_mailbox.PARK_ARGUMENT)."""
+budgeted strategy hands them (module_utils/api/slot_mailbox.py; the argument spec is slot_mailbox.PARK_ARGUMENT)."""
 
 from __future__ import absolute_import, division, print_function
 

@@ -35,7 +35,7 @@ _value:
   elements: str
 '''
 
-from ansible_collections.nodewright.bridge.plugins.module_utils.cr_model import has_cr_kind
+from ansible_collections.nodewright.bridge.plugins.module_utils.model.cr_model import has_cr_kind
 
 
 def cr_names(docs):

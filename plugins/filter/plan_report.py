@@ -46,7 +46,7 @@ _value:
 '''
 
 
-from ansible_collections.nodewright.bridge.plugins.module_utils.planner import budget_text
+from ansible_collections.nodewright.bridge.plugins.module_utils.planning.planner import budget_text
 
 
 def _step_names(pending):

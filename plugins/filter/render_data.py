@@ -43,7 +43,7 @@ _value:
   type: dict
 '''
 
-from ansible_collections.nodewright.bridge.plugins.plugin_utils.render_playbook import render_data
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.rendering.render_playbook import render_data
 
 
 class FilterModule(object):

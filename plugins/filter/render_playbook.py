@@ -36,7 +36,7 @@ _value:
   type: dict
 '''
 
-from ansible_collections.nodewright.bridge.plugins.plugin_utils.render_playbook import playbook_parts
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.rendering.render_playbook import playbook_parts
 
 
 class FilterModule(object):

@@ -14,7 +14,7 @@ author: nodewright.bridge contributors (@nodewright)
 description:
   - Takes the results of M(nodewright.bridge.rollout_plan), one per CR, puts them in run order (priority, then
     name), and applies the operator's rules across CRs - paused and disabled CRs, C(sequencing) C(node) and C(all),
-    runtimeRequired - the way the playbook C(nodewright.bridge.apply) does (module_utils/planner.py holds the rules).
+    runtimeRequired - the way the playbook C(nodewright.bridge.apply) does (module_utils/planning/planner.py holds the rules).
   - Returns the phases for the C(nodewright.bridge.budgeted) strategy's C(nodewright_phases) (one per CR with nodes
     to roll out), and per CR the nodes it runs, the complete ones, the ones blocked by an earlier CR and why a CR is
     skipped.
@@ -56,7 +56,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.nodewright.bridge.plugins.module_utils.planner import rollout_phases
+from ansible_collections.nodewright.bridge.plugins.module_utils.planning.planner import rollout_phases
 
 
 def _rollout_phases(plans, with_documents=False, phase_var=None):

@@ -44,7 +44,7 @@ _value:
   type: str
 '''
 
-from ansible_collections.nodewright.bridge.plugins.plugin_utils.block_yaml import to_block_yaml
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.rendering.block_yaml import to_block_yaml
 
 
 class FilterModule(object):

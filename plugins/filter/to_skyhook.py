@@ -79,7 +79,7 @@ _value:
 from ansible.errors import AnsibleFilterError
 from ansible.utils.display import Display
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import operator_documents
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import operator_documents
 
 
 def to_skyhook(docs, drop_v020_fields=False):

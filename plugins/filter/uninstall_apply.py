@@ -44,7 +44,7 @@ _value:
 
 import copy
 
-from ansible_collections.nodewright.bridge.plugins.module_utils.cr_model import has_cr_kind
+from ansible_collections.nodewright.bridge.plugins.module_utils.model.cr_model import has_cr_kind
 
 
 def uninstall_apply(docs, packages):

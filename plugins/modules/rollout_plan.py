@@ -349,7 +349,7 @@ summary:
   type: dict
 decision:
   description:
-    - What the operator's rules make of the plan for this CR alone (module_utils/planner.py); the
+    - What the operator's rules make of the plan for this CR alone (module_utils/planning/planner.py); the
       C(nodewright.bridge.rollout_phases) filter adds the sequencing of several CRs in one run.
   returned: success
   type: dict

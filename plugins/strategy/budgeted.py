@@ -44,7 +44,7 @@ description:
     that does not open in time defers the rest of the phase (a clean stop); a gate blocked past its
     timeout stops the rollout.
 options:
-  # Play or extra vars, validated together before any host runs (plugin_utils/rollout_config.py, which lists
+  # Play or extra vars, validated together before any host runs (plugin_utils/rollout/rollout_config.py, which lists
   # every problem with its field path); a unit test keeps this list equal to the variables it reads.
   nodewright_policy:
     description: >-
@@ -193,12 +193,12 @@ from ansible.plugins.strategy.free import StrategyModule as FreeStrategyModule
 from ansible.plugins.strategy.linear import StrategyModule as LinearStrategyModule
 from ansible.utils.display import Display
 
-from ansible_collections.nodewright.bridge.plugins.plugin_utils import admission
-from ansible_collections.nodewright.bridge.plugins.plugin_utils import admission_display
-from ansible_collections.nodewright.bridge.plugins.plugin_utils import fork_preload
-from ansible_collections.nodewright.bridge.plugins.plugin_utils import play_phases
-from ansible_collections.nodewright.bridge.plugins.plugin_utils import sequence_engine
-from ansible_collections.nodewright.bridge.plugins.plugin_utils import task_threads
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import admission
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import admission_display
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution import fork_preload
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import play_phases
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution import sequence_engine
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution import task_threads
 
 display = Display()
 
@@ -208,8 +208,8 @@ PREFIX = admission_display.PREFIX
 class _BudgetedMixin(object):
     """The admission gate: ``get_hosts_left`` only ever shows the stock loop the admitted hosts.
 
-    The play's phases and what their ends mean are plugin_utils/play_phases.py's; which hosts may start
-    is plugin_utils/admission.py's. This class only hooks them to the loop.
+    The play's phases and what their ends mean are plugin_utils/rollout/play_phases.py's; which hosts may start
+    is plugin_utils/rollout/admission.py's. This class only hooks them to the loop.
     """
 
     _nw = None  # the play's PlayPhases

@@ -77,7 +77,7 @@ from kubernetes import watch as kwatch  # noqa: E402
 
 CR_NAME = 'fleet-bench'
 POLICY_NAME = 'fleet-bench-policy'
-# The names of the two NodeWright API generations the bench speaks (plugins/module_utils/api_generation.py's SKYHOOK
+# The names of the two NodeWright API generations the bench speaks (plugins/module_utils/model/api_generation.py's SKYHOOK
 # and NODEWRIGHT; the bench imports no collection code). crds: the directory under launcher.crds_dir() that the
 # cluster is started with ('' for the v0.15 files there, 'v0.20' for the files that serve only nodewright.nvidia.com).
 GENERATIONS = {

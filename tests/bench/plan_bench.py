@@ -28,7 +28,7 @@ def _import_collection():
 
 
 def _inputs(count, unique_states=False):
-    from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
+    from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_annotations
     cr = {
         'apiVersion': 'nodewright.nvidia.com/v1alpha1', 'kind': 'NodeWright', 'metadata': {'name': 'gpu-tuning'},
         'spec': {
@@ -56,7 +56,7 @@ def _inputs(count, unique_states=False):
             ],
         },
     }
-    done_state = node_state.encode({
+    done_state = node_annotations.encode({
         'driver|550.1.0': {'name': 'driver', 'version': '550.1.0', 'image': 'ghcr.io/example/driver', 'stage': 'post-interrupt', 'state': 'complete'},
     })
     nodes = []
@@ -68,11 +68,11 @@ def _inputs(count, unique_states=False):
         if unique_states:
             # worst case: every node has a different older driver version on it (an upgrade
             # from a mixed fleet), so no two nodes can share a plan
-            annotations = {node_state.node_state_key('gpu-tuning'): node_state.encode({
+            annotations = {node_annotations.node_state_key('gpu-tuning'): node_annotations.encode({
                 'driver|1.%d.0' % i: {'name': 'driver', 'version': '1.%d.0' % i, 'image': 'ghcr.io/example/driver',
                                       'stage': 'config', 'state': 'complete', 'restarts': i % 3}})}
         else:
-            annotations = {node_state.node_state_key('gpu-tuning'): done_state} if i % 4 == 0 else {}
+            annotations = {node_annotations.node_state_key('gpu-tuning'): done_state} if i % 4 == 0 else {}
         nodes.append({'metadata': {'name': 'gpu-node-%05d' % i, 'labels': labels, 'annotations': annotations}})
     return cr, policy, {'kind': 'NodeList', 'items': nodes}
 
@@ -85,8 +85,8 @@ def main():
                         help='give every node a different nodeState (worst case: no plan can be shared)')
     args = parser.parse_args()
     _import_collection()
-    from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
-    from ansible_collections.nodewright.bridge.plugins.module_utils.planner import normalise_nodes, plan_rollout
+    from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+    from ansible_collections.nodewright.bridge.plugins.module_utils.planning.planner import normalise_nodes, plan_rollout
     cr_doc, policy_doc, node_list = _inputs(args.nodes, args.unique_states)
     timings, cpu_timings, result = [], [], None
     for dummy in range(args.runs):

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import json
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import node_steps
-from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_state
+from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_steps
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.reporting import rollout_state
 
 T0 = 1767225600.0
 STEPS = (('plan', 'rollout_plan', 0.4), ('cordon', 'node_cordon', 0.2), ('drain', 'node_drain', 25),

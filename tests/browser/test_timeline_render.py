@@ -15,7 +15,7 @@ import json
 import synthetic
 import timeline_checks
 
-from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_timeline
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.reporting import rollout_timeline
 
 RENDER_BUDGET_MS = 2000
 

@@ -63,7 +63,7 @@ import uuid
 # Labels, annotations and names shared with helpers.py (which re-exports them).
 INTERRUPT_LABEL = 'skyhook.nvidia.com/interrupt'
 INTERRUPT_LABEL_VALUE = 'True'
-# Every generation's interrupt label (plugins/module_utils/api_generation.py: SKYHOOK, NODEWRIGHT interrupt_label).
+# Every generation's interrupt label (plugins/module_utils/model/api_generation.py: SKYHOOK, NODEWRIGHT interrupt_label).
 INTERRUPT_LABELS = (INTERRUPT_LABEL, 'nodewright.nvidia.com/interrupt')
 INTERRUPT_CONTAINER = 'interrupt'
 REBOOT_TYPE = 'node_restart'

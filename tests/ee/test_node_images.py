@@ -67,7 +67,7 @@ def refs(env):
 def layout():
     importable()
     # pylint: disable=import-outside-toplevel
-    from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model, pod_layout
+    from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model, pod_layout
     return cr_model, pod_layout
 
 

@@ -20,7 +20,7 @@ from kubernetes import watch as kwatch
 
 import helpers
 import launcher
-from ansible_collections.nodewright.bridge.plugins.module_utils import operator_documents
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import operator_documents
 
 NAMESPACE = 'skyhook'  # the operator's NAMESPACE, and the collection's nodewright_namespace default
 GROUP, VERSION = 'skyhook.nvidia.com', 'v1alpha1'

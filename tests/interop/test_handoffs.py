@@ -107,7 +107,7 @@ def test_operator_first_then_the_bridge_creates_no_pod_and_writes_at_most_once_p
     assert writes['pods created'] == 0, writes
     assert max(writes['nodes'].values()) <= 1, writes
     # the operator built from source has no version (version.VERSION empty: SetVersion writes nothing), so the
-    # bridge stamps the CR with its own, once (cr_status.version_annotation_patch); a released operator's stamp stays
+    # bridge stamps the CR with its own, once (status_rollup.version_annotation_patch); a released operator's stamp stays
     assert writes['other'] == ({} if operator_stamped else {'patch skyhooks': 1}), writes
     assert group.all_complete(VERSIONS) and _boots(group) == boots
     assert group.leftover_cordons() == {}

@@ -45,7 +45,7 @@ def audit_pod_creates(audit_log, namespace):
     return counts
 
 
-BRIDGE_UA = 'nodewright.bridge/'  # the collection's User-Agent (module_utils/kube_transport.USER_AGENT), up to its version
+BRIDGE_UA = 'nodewright.bridge/'  # the collection's User-Agent (module_utils/api/kube_transport.USER_AGENT), up to its version
 
 
 def audit_events(audit_log, needles=None):

@@ -210,7 +210,7 @@ def launch(runner, playbook, extra_vars=None, inventory=None, cwd=None):
 
 @contextlib.contextmanager
 def checkout_code(tmp_dir, *modules):
-    """The collection's ``modules`` (e.g. ``'plugins.module_utils.kube'``) imported from this checkout, linked
+    """The collection's ``modules`` (e.g. ``'plugins.module_utils.api.kube'``) imported from this checkout, linked
     under ``tmp_dir`` as ansible_collections/nodewright/bridge; off sys.path again afterwards."""
     root = link_collection(tmp_dir)
     sys.path.insert(0, str(root))

@@ -179,7 +179,7 @@ def _victim_slots(cluster, namespace, victim_runs):
     """(slots the victim's runs hold, when the last of them is freed as the Lease says now).
 
     A slot is freed when its own expiry passes or its run's heartbeat does, whichever comes first
-    (module_utils/shared_budget.expire): a slot taken after the run's last heartbeat outlives it.
+    (module_utils/planning/shared_budget.expire): a slot taken after the run's last heartbeat outlives it.
     """
     held, until = 0, 0.0
     for lease in _leases(cluster, namespace):

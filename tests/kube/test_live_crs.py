@@ -22,8 +22,8 @@ PAUSE = 'skyhook.nvidia.com/pause'
 
 @pytest.fixture(scope='module')
 def kube_module(tmp_path_factory):
-    """module_utils.kube of this checkout."""
-    with checkout_code(tmp_path_factory.mktemp('collection'), 'plugins.module_utils.kube') as code:
+    """module_utils.api.kube of this checkout."""
+    with checkout_code(tmp_path_factory.mktemp('collection'), 'plugins.module_utils.api.kube') as code:
         yield code[0]
 
 

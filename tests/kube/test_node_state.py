@@ -115,10 +115,10 @@ def test_complete_is_refused_while_a_package_is_erroring(cluster, modules, node)
 
 
 def test_the_api_servers_json_patch_takes_a_test_of_null_for_a_missing_key(cluster, node, tmp_path):
-    """What node_state.key_guarded_patch (the nodeState writes' guard) relies on: the key-guarded patch of an
+    """What node_annotations.key_guarded_patch (the nodeState writes' guard) relies on: the key-guarded patch of an
     absent key lands, the same patch once the key is there is refused (422), and a change elsewhere on the node
     (the cordon's taint, written by the node controller) does not refuse a patch computed before it."""
-    with checkout_code(tmp_path, 'plugins.module_utils.node_state') as (node_state,):
+    with checkout_code(tmp_path, 'plugins.module_utils.contract.node_annotations') as (node_state,):
         _check_the_null_test(cluster, node, node_state)
 
 

@@ -135,7 +135,7 @@ def _children(pid):
 @pytest.mark.parametrize('threads', [True, False], ids=['task-threads', 'workers'])
 def test_tasks_the_engine_serves_wait_in_threads_not_forked_workers(cluster, playbooks, namespace, tmp_path, threads):
     """Three hosts' node_update tasks in flight at once: with task threads, ansible-playbook forks only the engine
-    (plugin_utils/task_threads.py); with NODEWRIGHT_BRIDGE_TASK_THREADS=0 it forks a worker per task as well."""
+    (plugin_utils/execution/task_threads.py); with NODEWRIGHT_BRIDGE_TASK_THREADS=0 it forks a worker per task as well."""
     nodes = [f'n-threads-{uuid.uuid4().hex[:5]}-{i}' for i in range(3)]
     launcher.create_nodes(cluster.api, nodes, labels={'nodewright.bridge/test-node': 'true', 'threads': 'yes'},
                           start_index=900 if threads else 910)

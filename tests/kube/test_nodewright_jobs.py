@@ -38,9 +38,9 @@ def v020(v020):  # pylint: disable=redefined-outer-name
 @pytest.fixture(scope='module')
 def layout(tmp_path_factory):
     """job_layout, pod_layout and cr_model of this checkout (the names and labels the Job must have)."""
-    with checkout_code(tmp_path_factory.mktemp('collection'), 'plugins.module_utils.job_layout',
-                       'plugins.module_utils.pod_layout', 'plugins.module_utils.cr_model',
-                       'plugins.module_utils.api_generation') as code:
+    with checkout_code(tmp_path_factory.mktemp('collection'), 'plugins.module_utils.contract.job_layout',
+                       'plugins.module_utils.contract.pod_layout', 'plugins.module_utils.model.cr_model',
+                       'plugins.module_utils.model.api_generation') as code:
         yield dict(zip(('job_layout', 'pod_layout', 'cr_model', 'api_generation'), code))
 
 

@@ -5,7 +5,7 @@
 The alert gate asks a real Prometheus (built from github.com/prometheus/prometheus by
 tests/cluster/build.sh) whose alert the tests switch on and off through its rule file; a bearer
 token and a CA are tested through an HTTPS proxy in front of it. The NotReady gate lists the
-nodes of the test cluster. The code under test is plugin_utils/rollout_gates.py, imported in
+nodes of the test cluster. The code under test is plugin_utils/rollout/gate_checks.py, imported in
 this process from the checkout.
 """
 
@@ -26,9 +26,9 @@ POOL_LABEL = 'nodewright.bridge/pool'
 
 @pytest.fixture(scope='module')
 def gates_code(tmp_path_factory):
-    """(module_utils.rollout_gates, plugin_utils.rollout_gates) of this checkout."""
-    with checkout_code(tmp_path_factory.mktemp('collection'), 'plugins.module_utils.rollout_gates',
-                       'plugins.plugin_utils.rollout_gates') as code:
+    """(module_utils.planning.rollout_gates, plugin_utils.rollout.gate_checks) of this checkout."""
+    with checkout_code(tmp_path_factory.mktemp('collection'), 'plugins.module_utils.planning.rollout_gates',
+                       'plugins.plugin_utils.rollout.gate_checks') as code:
         yield code
 
 
@@ -144,7 +144,7 @@ def test_the_not_ready_gate_on_the_cluster(gates_code, cluster):  # pylint: disa
     launcher.wait_nodes_ready(cluster.api, names + [outside], timeout=60)
     settings = pure.parse_gates({'max_not_ready': 1, 'timeout': 60, 'poll_interval': 1})
     kube_params = {'kubeconfig': cluster.kubeconfig}
-    kube = importlib.import_module('ansible_collections.nodewright.bridge.plugins.module_utils.kube')
+    kube = importlib.import_module('ansible_collections.nodewright.bridge.plugins.module_utils.api.kube')
     batch_gates = io.BatchGates(settings, kube_factory=lambda: kube.Kube(kube_params),
                                 label_selector={'matchLabels': {POOL_LABEL: pool}})
     try:

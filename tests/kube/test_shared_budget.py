@@ -249,7 +249,7 @@ def test_a_suspended_run_frees_its_slots_after_the_expiry_and_the_others_finish(
 def test_a_lease_edited_by_hand_stops_the_run_clearly_and_touches_no_node(cluster, playbooks, fleet, namespace):
     sys.path.insert(0, str(playbooks.root))
     # pylint: disable-next=import-outside-toplevel,import-error
-    from ansible_collections.nodewright.bridge.plugins.module_utils.shared_budget import lease_name
+    from ansible_collections.nodewright.bridge.plugins.module_utils.planning.shared_budget import lease_name
     name = lease_name(fleet.cr, '__default__')
     kclient.CoordinationV1Api(cluster.api).create_namespaced_lease(namespace, {
         'metadata': {'name': name, 'annotations': {ANNOTATION: '{"slots": "all of them"'}}, 'spec': {}})
@@ -310,7 +310,7 @@ def _run_two(cmd, tmp_path, env):
 def test_two_limit_drivers_share_one_budget(cluster, playbooks, namespace, tmp_path):
     """The --limit driver (no strategy plugin) with --shared-budget: two drivers over the same 6 hosts, budget 2."""
     log, env = _local_rollout(tmp_path, playbooks)
-    cmd = [sys.executable, '-m', 'ansible_collections.nodewright.bridge.plugins.plugin_utils.limit_driver',
+    cmd = [sys.executable, '-m', 'ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout.limit_driver',
            '-i', 'inventory.yml', '--budget', 'count=2', '--shared-budget', f'drivers-{namespace}',
            '--budget-namespace', namespace, '--ansible-playbook', str(Path(sys.executable).with_name('ansible-playbook')),
            'site.yml']

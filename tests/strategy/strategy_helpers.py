@@ -28,7 +28,7 @@ DEFAULT = '__default__'
 def import_collection():
     """Make ``ansible_collections.nodewright.bridge`` importable in this process (in-process tests)."""
     try:
-        from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_config  # pylint: disable=unused-import
+        from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import rollout_config  # pylint: disable=unused-import
         return
     except ImportError:
         pass

@@ -425,7 +425,7 @@ def test_a_host_whose_node_was_deleted_leaves_its_compartment_uncounted(run_play
     assert '1 removed (node deleted)' in run.stdout
 
 
-# A node_update that waits for its protected pods, reduced to its talk with the strategy (module_utils/slot_mailbox.py):
+# A node_update that waits for its protected pods, reduced to its talk with the strategy (module_utils/api/slot_mailbox.py):
 # n01 says it parks, "trains" for nw_train seconds, says it rejoins and waits for the strategy's answer.
 PARKING_TASK = {'name': 'work', 'changed_when': False, 'ansible.builtin.shell': r'''
 set -e

@@ -27,7 +27,7 @@ NODES = [{'name': 'gpu-%d' % i, 'labels': {'pool': 'gpu'}} for i in range(3)]
 
 # A test action plugin on the collection's base: its "module" raises on one host.
 EXPLODING_ACTION = '''
-from ansible_collections.nodewright.bridge.plugins.plugin_utils.cluster_action import ClusterAction
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution.cluster_action import ClusterAction
 
 
 class Code(object):
@@ -154,7 +154,7 @@ def _forks(run):
 
 def test_node_update_tasks_the_engine_serves_report_as_from_a_worker(run_playbook):
     """node_update under the budgeted strategy: where the sequence engine serves it (and the core is one
-    plugin_utils/task_threads.py mirrors: 2.19, 2.20), the task waits in a thread of ansible-playbook instead of a
+    plugin_utils/execution/task_threads.py mirrors: 2.19, 2.20), the task waits in a thread of ansible-playbook instead of a
     forked worker; its result reaches register, ignore_errors and the next task as a worker's does, on every core."""
     play = {'name': 'update', 'hosts': 'all', 'gather_facts': False, 'strategy': 'nodewright.bridge.budgeted',
             'vars': {'nodewright_interruption_budget': {'count': 3}}, 'tasks': [

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
-"""The --limit fallback (plugin_utils/limit_driver.py): the same scheduler without a strategy plugin."""
+"""The --limit fallback (plugin_utils/rollout/limit_driver.py): the same scheduler without a strategy plugin."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -16,7 +16,7 @@ import yaml
 
 from strategy_helpers import FAIL_TASKS, ansible_env, hosts, inventory
 
-MODULE = 'ansible_collections.nodewright.bridge.plugins.plugin_utils.limit_driver'
+MODULE = 'ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout.limit_driver'
 
 
 def test_limit_driver_runs_one_playbook_per_batch_and_stops(tmp_path, collections_dir):

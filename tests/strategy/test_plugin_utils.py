@@ -14,11 +14,11 @@ from strategy_helpers import import_collection
 
 import_collection()
 
-from ansible_collections.nodewright.bridge.plugins.module_utils.rollout_scheduler import (  # noqa: E402 pylint: disable=wrong-import-position
+from ansible_collections.nodewright.bridge.plugins.module_utils.planning.rollout_scheduler import (  # noqa: E402 pylint: disable=wrong-import-position
     RolloutScheduler, SlidingWindowScheduler)
-from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_config  # noqa: E402 pylint: disable=wrong-import-position
-from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_state  # noqa: E402 pylint: disable=wrong-import-position
-from ansible_collections.nodewright.bridge.plugins.plugin_utils.limit_driver import drive  # noqa: E402 pylint: disable=wrong-import-position
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import rollout_config  # noqa: E402 pylint: disable=wrong-import-position
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.reporting import rollout_state  # noqa: E402 pylint: disable=wrong-import-position
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout.limit_driver import drive  # noqa: E402 pylint: disable=wrong-import-position
 
 POLICY_DOC = {'apiVersion': 'nodewright.nvidia.com/v1alpha1', 'kind': 'DeploymentPolicy', 'metadata': {'name': 'p'},
               'spec': {'default': {'budget': {'count': 2}, 'strategy': {'fixed': {}}},
@@ -204,8 +204,8 @@ def test_a_phase_carries_the_batch_state_its_cr_continues():
 
 
 def test_the_limit_drivers_budget_namespace_is_the_clusters_generations_unless_given(monkeypatch):
-    from ansible_collections.nodewright.bridge.plugins.module_utils import api_generation  # pylint: disable=import-outside-toplevel
-    from ansible_collections.nodewright.bridge.plugins.plugin_utils import limit_driver  # pylint: disable=import-outside-toplevel
+    from ansible_collections.nodewright.bridge.plugins.module_utils.model import api_generation  # pylint: disable=import-outside-toplevel
+    from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import limit_driver  # pylint: disable=import-outside-toplevel
 
     class FakeKube(object):
         generation = api_generation.NODEWRIGHT

@@ -36,10 +36,10 @@ V020_EXAMPLE = V020 + '/example-nodewright.yaml'
 def _importable():
     """True when the collection imports, and from this checkout (not from some installed copy)."""
     try:
-        module = importlib.import_module('ansible_collections.nodewright.bridge.plugins.module_utils.semver')
+        module = importlib.import_module('ansible_collections.nodewright.bridge.plugins.module_utils.model.semver')
     except ImportError:
         return False
-    return os.path.realpath(module.__file__) == os.path.join(REPO_ROOT, 'plugins', 'module_utils', 'semver.py')
+    return os.path.realpath(module.__file__) == os.path.join(REPO_ROOT, 'plugins', 'module_utils', 'model', 'semver.py')
 
 
 def _forget_ansible_collections():

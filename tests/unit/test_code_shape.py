@@ -18,7 +18,7 @@ import pytest
 
 REPO_ROOT = os.path.realpath(os.path.join(os.path.dirname(__file__), '..', '..'))
 MAX_FUNCTION_LINES = 60
-# the budgeted strategy only hooks the stock loop (plugin_utils/play_phases.py and admission.py hold the rest):
+# the budgeted strategy only hooks the stock loop (plugin_utils/rollout/play_phases.py and admission.py hold the rest):
 # its code, without DOCUMENTATION, stays this short
 MAX_STRATEGY_CODE_LINES = 300
 MAX_JINJA_CHARS = 150
@@ -127,8 +127,10 @@ def test_the_limits_catch_what_they_are_for(tmp_path):
 # The pure modules whose functions take the API generation (``gen``, default SKYHOOK: the v0.15 keys), and the
 # callers that know the cluster's generation and so must say which one (issue 25): a call that leaves ``gen`` out
 # would write skyhook.nvidia.com keys on a v0.18+ cluster.
-GEN_MODULES = ('node_state', 'node_conditions', 'pod_layout', 'pod_run', 'cr_status', 'cr_deletion', 'planner',
-               'operator_guard', 'job_layout', 'inventory_groups', 'job_run', 'drain_config')
+GEN_PACKAGES = {'node_annotations': 'contract', 'node_conditions': 'contract', 'pod_layout': 'contract', 'pod_run': 'api',
+                'status_rollup': 'planning', 'cr_deletion': 'contract', 'planner': 'planning', 'operator_presence': 'contract',
+                'job_layout': 'contract', 'inventory_groups': 'planning', 'job_run': 'api', 'drain_config': 'contract'}
+GEN_MODULES = tuple(GEN_PACKAGES)
 GEN_CALLERS = ('plugins/module_utils/cluster_modules', 'plugins/plugin_utils', 'plugins/strategy', 'plugins/inventory')
 
 
@@ -138,7 +140,7 @@ def _gen_positions():
     import inspect  # pylint: disable=import-outside-toplevel
     found = {}
     for name in GEN_MODULES:
-        module = importlib.import_module('ansible_collections.nodewright.bridge.plugins.module_utils.' + name)
+        module = importlib.import_module('ansible_collections.nodewright.bridge.plugins.module_utils.%s.%s' % (GEN_PACKAGES[name], name))
         for attr, value in vars(module).items():
             if inspect.isfunction(value) and value.__module__ == module.__name__:
                 params = list(inspect.signature(value).parameters)
@@ -151,12 +153,14 @@ def _calls_without_gen(path, positions, aliases=None):
     with open(path) as handle:
         tree = ast.parse(handle.read(), path)
     aliases = dict((name, name) for name in GEN_MODULES) if aliases is None else aliases
-    functions = {}  # a function imported by name: ``from ...module_utils.planner import plan_rollout``
+    functions = {}  # a function imported by name: ``from ...module_utils.planning.planner import plan_rollout``
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.endswith('.module_utils'):
-            aliases.update((a.asname or a.name, a.name) for a in node.names if a.name in GEN_MODULES)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.module.rsplit('.', 1)[-1] in GEN_MODULES:
+        if not isinstance(node, ast.ImportFrom) or not node.module:
+            continue
+        if node.module.rsplit('.', 1)[-1] in GEN_MODULES:
             functions.update((a.asname or a.name, (node.module.rsplit('.', 1)[-1], a.name)) for a in node.names)
+        elif '.module_utils' in node.module:
+            aliases.update((a.asname or a.name, a.name) for a in node.names if a.name in GEN_MODULES)
     missing = []
     for node in ast.walk(tree):
         func = getattr(node, 'func', None)
@@ -175,18 +179,18 @@ def _calls_without_gen(path, positions, aliases=None):
 
 def test_every_caller_that_knows_the_clusters_generation_passes_it():
     positions = _gen_positions()
-    assert ('node_state', 'status_key') in positions and ('pod_layout', 'stage_pod') in positions
+    assert ('node_annotations', 'status_key') in positions and ('pod_layout', 'stage_pod') in positions
     missing = [m for top in GEN_CALLERS for path in _files(top, ('.py',)) for m in _calls_without_gen(path, positions)]
     assert not missing, 'pass gen= (kube.generation, the plan\'s api_generation) in: %s' % missing
 
 
 def test_the_generation_check_finds_a_call_that_leaves_it_out(tmp_path):
     path = tmp_path / 'caller.py'
-    path.write_text('from x.module_utils import node_state\n'
-                    'from x.module_utils.planner import plan_rollout\n'
-                    'a = node_state.status_key("cr")\n'
-                    'b = node_state.status_key("cr", gen)\n'
-                    'c = node_state.cordon_owners(annotations, gen=gen)\n'
+    path.write_text('from x.module_utils.contract import node_annotations\n'
+                    'from x.module_utils.planning.planner import plan_rollout\n'
+                    'a = node_annotations.status_key("cr")\n'
+                    'b = node_annotations.status_key("cr", gen)\n'
+                    'c = node_annotations.cordon_owners(annotations, gen=gen)\n'
                     'd = plan_rollout(cr, nodes, policy=policy)\n')
     assert [m.split(' ', 1)[1] for m in _calls_without_gen(str(path), _gen_positions(), aliases={})] == [
-        'node_state.status_key', 'planner.plan_rollout']
+        'node_annotations.status_key', 'planner.plan_rollout']

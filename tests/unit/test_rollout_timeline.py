@@ -12,9 +12,9 @@ import re
 
 import pytest
 
-from ansible_collections.nodewright.bridge.plugins.plugin_utils import node_sequence
-from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_state
-from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_timeline
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution import node_sequence
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.reporting import rollout_state
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.reporting import rollout_timeline
 
 T0 = 1767225600.0  # 2026-01-01 00:00:00 UTC
 COMPARTMENT = {'name': 'rack-a', 'matched': 3, 'ceiling': 2, 'budget': {'percent': 50},

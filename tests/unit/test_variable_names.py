@@ -18,9 +18,9 @@ import re
 
 import yaml
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import inventory_groups
-from ansible_collections.nodewright.bridge.plugins.plugin_utils import play_phases
-from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_config
+from ansible_collections.nodewright.bridge.plugins.module_utils.planning import inventory_groups
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import play_phases
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import rollout_config
 
 ROOT = os.path.realpath(os.path.join(os.path.dirname(__file__), '..', '..'))
 TABLE_ROW = re.compile(r'^\| `(nodewright_[a-z0-9_]+)` \| ([a-z, ]+) \|')

@@ -10,9 +10,9 @@ its documentation in ``plugins/modules/<name>.py`` and an action plugin ``plugin
 (a file of one import of the shared one, node_cordon.py's ``ActionModule``, which finds the task's
 module here by its resolved action; node_update's is its own: it runs the sequence). What follows this list:
 
-* the action plugins (``plugin_utils/cluster_action.py``) find a task's code and its file arguments here;
-* the sequence engine (``plugin_utils/sequence_engine.py``) runs the modules that have a ``kind``;
-* the rollout timeline (``plugin_utils/rollout_state.py``) colours a module's step by its ``kind``;
+* the action plugins (``plugin_utils/execution/cluster_action.py``) find a task's code and its file arguments here;
+* the sequence engine (``plugin_utils/execution/sequence_engine.py``) runs the modules that have a ``kind``;
+* the rollout timeline (``plugin_utils/reporting/rollout_state.py``) colours a module's step by its ``kind``;
 * ``meta/runtime.yml``'s action group ``cluster`` is static YAML; a unit test keeps it equal to this list.
 
 No import of the code modules at import time: this package's ``__init__`` is loaded with each of

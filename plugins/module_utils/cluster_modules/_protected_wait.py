@@ -10,7 +10,7 @@ finish before the drain evicts anything; none is ever evicted. While they run, t
 wait record (protected_wait.key), a Warning Event goes on the node and on the CR when the wait
 starts and again past the warning threshold, and, when the budgeted strategy gave the task its
 mailbox (``park``), the node's batch slot goes back to its compartment until the pods are gone
-(module_utils/slot_mailbox.py; docs/semantics.md 34). The wait is watched in slices, so a pause of
+(module_utils/api/slot_mailbox.py; docs/semantics.md 34). The wait is watched in slices, so a pause of
 the CR, a stopped rollout and the warning threshold are noticed while it lasts.
 """
 
@@ -20,13 +20,13 @@ __metaclass__ = type
 
 import time
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import drain_rules
-from ansible_collections.nodewright.bridge.plugins.module_utils import duration
-from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
-from ansible_collections.nodewright.bridge.plugins.module_utils import node_conditions
-from ansible_collections.nodewright.bridge.plugins.module_utils import node_events
-from ansible_collections.nodewright.bridge.plugins.module_utils import protected_wait
-from ansible_collections.nodewright.bridge.plugins.module_utils import slot_mailbox
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import drain_rules
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import duration
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_conditions
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_events
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import protected_wait
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import slot_mailbox
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import cr_status
 

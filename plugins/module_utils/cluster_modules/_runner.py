@@ -17,11 +17,11 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
-from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
-from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
-from ansible_collections.nodewright.bridge.plugins.module_utils import operator_guard
-from ansible_collections.nodewright.bridge.plugins.module_utils import pod_run
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_annotations
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import operator_presence
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import pod_run
 
 
 # Options renamed for one name per concept (the node: ``node``, a CR's name: ``cr_name``); the old
@@ -46,7 +46,7 @@ class ModuleFailed(Exception):
 
 
 # Errors of the collection's pure code whose text is the whole message (after the module's ``label``).
-DOMAIN_ERRORS = (node_state.NodeStateError, operator_guard.GuardError)
+DOMAIN_ERRORS = (node_annotations.NodeStateError, operator_presence.GuardError)
 
 
 def failure(exc, context=None, label=''):

@@ -5,7 +5,7 @@
 # Do not use it from other collections or from standalone plugins and modules.
 """The code of the module nodewright.bridge.cr_finalize (its options and everything after AnsibleModule).
 
-The rules are module_utils/cr_deletion.py's; this reads the CR and its nodes, writes the DeletionBlocked
+The rules are module_utils/contract/cr_deletion.py's; this reads the CR and its nodes, writes the DeletionBlocked
 condition and its Warning Event, cleans the nodes up and removes the finalizer.
 """
 
@@ -13,13 +13,13 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import cr_deletion
-from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
-from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
-from ansible_collections.nodewright.bridge.plugins.module_utils import label_selector
-from ansible_collections.nodewright.bridge.plugins.module_utils import node_conditions
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import cr_deletion
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import label_selector
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_conditions
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
-from ansible_collections.nodewright.bridge.plugins.module_utils.planner import normalise_nodes
+from ansible_collections.nodewright.bridge.plugins.module_utils.planning.planner import normalise_nodes
 
 ATTEMPTS = 4
 

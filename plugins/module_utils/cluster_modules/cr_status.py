@@ -6,7 +6,7 @@
 """The code of the module nodewright.bridge.cr_status (its options and everything after AnsibleModule),
 and ``sync``, the one writer of a CR's status, which node_update's runs also call on each node transition.
 
-The status is computed from the nodes (module_utils/cr_status.py) and sent as a JSON merge patch of the
+The status is computed from the nodes (module_utils/status_rollup.py) and sent as a JSON merge patch of the
 status subresource, guarded by the CR's resourceVersion: a write made in between (the operator's, another
 run's) is a conflict, and the status is computed again from fresh reads.
 """
@@ -18,13 +18,13 @@ import datetime
 
 __metaclass__ = type
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import cr_handoff
-from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
-from ansible_collections.nodewright.bridge.plugins.module_utils import cr_status
-from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
-from ansible_collections.nodewright.bridge.plugins.module_utils import label_selector
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import cr_handoff
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.planning import status_rollup
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import label_selector
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
-from ansible_collections.nodewright.bridge.plugins.module_utils.planner import normalise_nodes
+from ansible_collections.nodewright.bridge.plugins.module_utils.planning.planner import normalise_nodes
 
 ATTEMPTS = 4
 # What a refused status write needs (RBAC), named in the warning.
@@ -54,8 +54,8 @@ def evaluate(kube, cr_name, batch_states=None, waiting_for=(), picked=(), fresh=
     """The CR's wanted status from fresh reads of the CR, its policy and its nodes (one read each), with what was read.
 
     ``batch_states``: compartment -> the BatchProcessingState a running rollout has reached (the strategy's);
-    ``waiting_for``: the earlier sequencing-all CRs that hold this one (cr_status.aggregate); ``picked``: the nodes
-    a batch starts now (cr_status.node_priority); ``fresh``: read the CR from the API server even where the
+    ``waiting_for``: the earlier sequencing-all CRs that hold this one (status_rollup.aggregate); ``picked``: the nodes
+    a batch starts now (status_rollup.node_priority); ``fresh``: read the CR from the API server even where the
     process watches it (after a conflict).
     """
     doc = kube.get_cr(cr_name, fresh=fresh)
@@ -64,19 +64,19 @@ def evaluate(kube, cr_name, batch_states=None, waiting_for=(), picked=(), fresh=
     listing = kube.list_nodes(label_selector=label_selector.to_query(cr.node_selector) or None)
     items = listing.get('items') or []
     gen = kube.generation
-    nodes = cr_status.status_nodes(cr, normalise_nodes(items), gen)
+    nodes = status_rollup.status_nodes(cr, normalise_nodes(items), gen)
     boot_ids = dict((item['metadata']['name'], ((item.get('status') or {}).get('nodeInfo') or {}).get('bootID'))
                     for item in items)
-    wanted = cr_status.wanted_status(cr, doc, nodes, policy=policy, policy_doc=policy_doc, policy_missing=missing,
-                                     now=_now(), batch_states=batch_states, waiting_for=waiting_for, picked=picked,
-                                     boot_ids=boot_ids, gen=gen)
+    wanted = status_rollup.wanted_status(cr, doc, nodes, policy=policy, policy_doc=policy_doc, policy_missing=missing,
+                                         now=_now(), batch_states=batch_states, waiting_for=waiting_for, picked=picked,
+                                         boot_ids=boot_ids, gen=gen)
     return Evaluation(doc, cr, policy, nodes, wanted)
 
 
 def compute(kube, cr_name, batch_states=None, waiting_for=(), picked=(), fresh=False):
     """``(CR document, wanted status, patch or None)`` (``evaluate``'s reads)."""
     found = evaluate(kube, cr_name, batch_states, waiting_for, picked, fresh)
-    return found.doc, found.wanted, cr_status.status_patch(found.doc.get('status'), found.wanted)
+    return found.doc, found.wanted, status_rollup.status_patch(found.doc.get('status'), found.wanted)
 
 
 def sync(kube, cr_name, check_mode=False, batch_states=None, waiting_for=(), picked=()):
@@ -102,10 +102,10 @@ def sync(kube, cr_name, check_mode=False, batch_states=None, waiting_for=(), pic
 
 
 def _stamp_version(kube, doc):
-    """The CR's version annotation, as the operator's first reconcile writes it (cr_status.version_annotation_patch):
+    """The CR's version annotation, as the operator's first reconcile writes it (status_rollup.version_annotation_patch):
     once per CR; True when written. A refusal (no ``patch`` on the CR itself, which the status needs not) is let
     be: the plugin then warns that it cannot tell the operator's version, nothing else changes."""
-    patch = cr_status.version_annotation_patch(doc, kube.generation)
+    patch = status_rollup.version_annotation_patch(doc, kube.generation)
     if patch is None:
         return False
     try:
@@ -142,7 +142,7 @@ def run(module, kube):
     result = dict(changed=changed, cr_name=name, written=changed and not module.check_mode,
                   status=dict((k, v) for k, v in wanted.items() if v is not None))
     if module._diff:
-        result['diff'] = {'before': dict((k, before.get(k)) for k in cr_status.OWNED_FIELDS if k in before),
+        result['diff'] = {'before': dict((k, before.get(k)) for k in status_rollup.OWNED_FIELDS if k in before),
                           'after': result['status']}
     return result
 

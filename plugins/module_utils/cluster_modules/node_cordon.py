@@ -6,20 +6,20 @@
 """The code of the module nodewright.bridge.node_cordon (its options and everything after AnsibleModule).
 
 Shared by the module (plugins/modules/node_cordon.py, which adds the documentation) and its action plugin,
-which runs it in the controller's process (plugin_utils/in_process.py).
+which runs it in the controller's process (plugin_utils/execution/in_process.py).
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
-from ansible_collections.nodewright.bridge.plugins.module_utils import node_events
-from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
-from ansible_collections.nodewright.bridge.plugins.module_utils import pod_run
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_events
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_annotations
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import pod_run
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
-from ansible_collections.nodewright.bridge.plugins.module_utils.constants import INHERITED_CORDON_PREFIX
-from ansible_collections.nodewright.bridge.plugins.module_utils.cr_model import cr_name_errors
+from ansible_collections.nodewright.bridge.plugins.module_utils.model.constants import INHERITED_CORDON_PREFIX
+from ansible_collections.nodewright.bridge.plugins.module_utils.model.cr_model import cr_name_errors
 
 
 def _view(node, gen):
@@ -37,9 +37,9 @@ def run(module, kube):
         meta = node.get('metadata') or {}
         unschedulable = bool((node.get('spec') or {}).get('unschedulable'))
         if state == 'cordoned':
-            return node_state.cordon_patch(owner, meta.get('annotations'), unschedulable,
-                                           take_over=module.params['take_over'], gen=gen)
-        return node_state.uncordon_patch(owner, meta.get('annotations'), unschedulable, gen)[0]
+            return node_annotations.cordon_patch(owner, meta.get('annotations'), unschedulable,
+                                                 take_over=module.params['take_over'], gen=gen)
+        return node_annotations.uncordon_patch(owner, meta.get('annotations'), unschedulable, gen)[0]
 
     before_node = kube.get_node(name)  # first: a node that is not there (or no API server) is what the task says
     gen = kube.generation
@@ -53,14 +53,14 @@ def run(module, kube):
     # In check mode the server's dry run answers with the node as it would be.
     after = _view(after_node, gen)
     annotations = after['annotations']
-    owners = node_state.cordon_owners(annotations, gen)
-    inherited = annotations.get(node_state.inherited_cordon_key(owner)) == 'true'
+    owners = node_annotations.cordon_owners(annotations, gen)
+    inherited = annotations.get(node_annotations.inherited_cordon_key(owner)) == 'true'
     held = owner in owners
     if state == 'cordoned':
         message = 'node %s is cordoned by %s%s' % (
             name, owner, ' (inherited: it was already cordoned by someone else)' if inherited else '')
     elif after['unschedulable']:
-        if patch is None and owner not in node_state.cordon_owners(before['annotations'], gen):
+        if patch is None and owner not in node_annotations.cordon_owners(before['annotations'], gen):
             why = 'it is not cordoned by %s' % owner
         elif owners:
             why = 'it is still cordoned by %s' % ', '.join(owners)
@@ -75,7 +75,7 @@ def run(module, kube):
     result = dict(changed=patch is not None, node=name, unschedulable=after['unschedulable'], owners=owners,
                   held=held, inherited=inherited, message=message)
     if module._diff:
-        result['diff'] = node_state.node_diff(name, before, after)
+        result['diff'] = node_annotations.node_diff(name, before, after)
     return result
 
 

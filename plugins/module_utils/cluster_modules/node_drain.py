@@ -6,7 +6,7 @@
 """The code of the module nodewright.bridge.node_drain (its options and everything after AnsibleModule).
 
 Shared by the module (plugins/modules/node_drain.py, which adds the documentation) and its action plugin,
-which runs it in the controller's process (plugin_utils/in_process.py).
+which runs it in the controller's process (plugin_utils/execution/in_process.py).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -16,14 +16,14 @@ __metaclass__ = type
 import threading
 import time
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import drain_config
-from ansible_collections.nodewright.bridge.plugins.module_utils import drain_rules
-from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
-from ansible_collections.nodewright.bridge.plugins.module_utils import label_selector
-from ansible_collections.nodewright.bridge.plugins.module_utils import node_events
-from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
-from ansible_collections.nodewright.bridge.plugins.module_utils import pod_run
-from ansible_collections.nodewright.bridge.plugins.module_utils import slot_mailbox
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import drain_config
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import drain_rules
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import label_selector
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_events
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_annotations
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import pod_run
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import slot_mailbox
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _protected_wait
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
 
@@ -327,7 +327,7 @@ class Drain(object):
         """The node exists; warnings for a schedulable node and for deletions that bypass PDBs."""
         node = self.kube.get_node(name)
         self.node = node
-        self.owners = node_state.cordon_owners((node.get('metadata') or {}).get('annotations'), self.kube.generation)
+        self.owners = node_annotations.cordon_owners((node.get('metadata') or {}).get('annotations'), self.kube.generation)
         if not (node.get('spec') or {}).get('unschedulable'):
             self.module.warn('node %s is schedulable: evicted pods may be scheduled back onto it; cordon it first '
                              '(nodewright.bridge.node_cordon)' % name)

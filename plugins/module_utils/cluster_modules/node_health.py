@@ -6,7 +6,7 @@
 """The code of the module nodewright.bridge.node_health (its options and everything after AnsibleModule).
 
 Shared by the module (plugins/modules/node_health.py, which adds the documentation) and its action plugin,
-which runs it in the controller's process (plugin_utils/in_process.py).
+which runs it in the controller's process (plugin_utils/execution/in_process.py).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -15,12 +15,12 @@ __metaclass__ = type
 
 import time
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import drain_rules
-from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
-from ansible_collections.nodewright.bridge.plugins.module_utils import label_selector
-from ansible_collections.nodewright.bridge.plugins.module_utils import node_conditions
-from ansible_collections.nodewright.bridge.plugins.module_utils import node_events
-from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import drain_rules
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import label_selector
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_conditions
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_events
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_annotations
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules._runner import ModuleFailed
 
@@ -44,7 +44,7 @@ def run(module, kube):
     except ModuleFailed as exc:
         # a health check that passes changes nothing and leaves no Event; one that fails is a Warning,
         # for the CRs whose cordon the node carries
-        owners = node_state.cordon_owners((first.get('metadata') or {}).get('annotations'), kube.generation)
+        owners = node_annotations.cordon_owners((first.get('metadata') or {}).get('annotations'), kube.generation)
         _runner.node_event(module, kube, name, node_events.health_failed(name, owners, exc.msg))
         raise
     result['waited'] = round(time.time() - started, 3)

@@ -6,7 +6,7 @@
 """The code of the module nodewright.bridge.node_interrupt (its options and everything after AnsibleModule).
 
 Shared by the module (plugins/modules/node_interrupt.py, which adds the documentation) and its action plugin,
-which runs it in the controller's process (plugin_utils/in_process.py).
+which runs it in the controller's process (plugin_utils/execution/in_process.py).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -15,17 +15,17 @@ __metaclass__ = type
 
 import time
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import job_run
-from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
-from ansible_collections.nodewright.bridge.plugins.module_utils.constants import BOOT_ID_PREFIX
-from ansible_collections.nodewright.bridge.plugins.module_utils import node_conditions
-from ansible_collections.nodewright.bridge.plugins.module_utils import node_events
-from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
-from ansible_collections.nodewright.bridge.plugins.module_utils import pod_layout
-from ansible_collections.nodewright.bridge.plugins.module_utils import pod_run
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import job_run
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils.model.constants import BOOT_ID_PREFIX
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_conditions
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_events
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_annotations
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import pod_layout
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import pod_run
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules._runner import ModuleFailed
-from ansible_collections.nodewright.bridge.plugins.module_utils.stages import INTERRUPT_STAGES
+from ansible_collections.nodewright.bridge.plugins.module_utils.model.stages import INTERRUPT_STAGES
 
 
 def wait_for_reboot(kube, node_name, before, timeout):
@@ -139,8 +139,8 @@ def _record(node_name, cr_name, package, stage, covered, current, gen):
 
     def succeeded(current_state, restarts):
         del restarts  # an interrupt that succeeded is recorded complete, without a count
-        return node_state.interrupt_succeeded(current_state, package.name, package.version, package.image, stage,
-                                              package.container_sha, covered=[p.name for p in covered])
+        return node_annotations.interrupt_succeeded(current_state, package.name, package.version, package.image, stage,
+                                                    package.container_sha, covered=[p.name for p in covered])
 
     def failed(current_state, restarts):
         return pod_run.set_entry(current_state, package, stage, 'erroring', restarts)

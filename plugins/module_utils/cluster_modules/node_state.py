@@ -5,8 +5,8 @@
 # Do not use it from other collections or from standalone plugins and modules.
 """The code of the module nodewright.bridge.node_state (its options and everything after AnsibleModule).
 
-Shared by the module (plugins/modules/node_state.py, which adds the documentation) and its action plugin,
-which runs it in the controller's process (plugin_utils/in_process.py).
+Shared by the module (plugins/modules/node_annotations.py, which adds the documentation) and its action plugin,
+which runs it in the controller's process (plugin_utils/execution/in_process.py).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -15,16 +15,16 @@ __metaclass__ = type
 
 import threading
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import cr_handoff
-from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
-from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
-from ansible_collections.nodewright.bridge.plugins.module_utils import node_conditions
-from ansible_collections.nodewright.bridge.plugins.module_utils import node_events
-from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import cr_handoff
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_conditions
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_events
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_annotations
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
-from ansible_collections.nodewright.bridge.plugins.module_utils.api_generation import SKYHOOK
-from ansible_collections.nodewright.bridge.plugins.module_utils.cr_model import cr_name_errors
-from ansible_collections.nodewright.bridge.plugins.module_utils.stages import RERUN_STAGES
+from ansible_collections.nodewright.bridge.plugins.module_utils.model.api_generation import SKYHOOK
+from ansible_collections.nodewright.bridge.plugins.module_utils.model.cr_model import cr_name_errors
+from ansible_collections.nodewright.bridge.plugins.module_utils.model.stages import RERUN_STAGES
 
 
 def _suffixed(annotations, prefix):
@@ -41,12 +41,12 @@ def describe_node(node, cr_name=None, gen=SKYHOOK):
         status = dict((k, v) for k, v in status.items() if k == cr_name)
         versions = dict((k, v) for k, v in versions.items() if k == cr_name)
     return {
-        'states': node_state.states_on_node(annotations, cr_name, gen),
+        'states': node_annotations.states_on_node(annotations, cr_name, gen),
         'status': status,
         'versions': versions,
-        'cordon_owners': node_state.cordon_owners(annotations, gen),
+        'cordon_owners': node_annotations.cordon_owners(annotations, gen),
         'unschedulable': bool((node.get('spec') or {}).get('unschedulable')),
-        'ignored': node_state.is_ignored(labels, gen),
+        'ignored': node_annotations.is_ignored(labels, gen),
         'taints': ['%s%s:%s' % (t.get('key'), '=' + t['value'] if t.get('value') else '', t.get('effect'))
                    for t in (node.get('spec') or {}).get('taints') or []],
     }
@@ -56,31 +56,31 @@ def complete_patch(node, cr_name, runtime_required_crs, taint_spec, gen=SKYHOOK,
     """Status complete (+ version) for the CR, and the runtime-required taint off when due; None if all is so.
 
     ``cordon_after()``: whether a runtimeRequired CR of the node sets runtimeRequiredCordonAfter (asked only when
-    the taint comes off): the node is then cordoned in the same write (node_state.persistent_cordon).
+    the taint comes off): the node is then cordoned in the same write (node_annotations.persistent_cordon).
     """
     annotations = (node.get('metadata') or {}).get('annotations') or {}
-    state = node_state.states_on_node(annotations, cr_name, gen).get(cr_name) or {}
+    state = node_annotations.states_on_node(annotations, cr_name, gen).get(cr_name) or {}
     unfinished = sorted(k for k, v in state.items() if v['state'] in ('in_progress', 'erroring'))
     if unfinished:
-        raise node_state.NodeStateError('cannot record %s complete on node %s: %s still in progress or erroring'
-                                        % (cr_name, (node.get('metadata') or {}).get('name'), ', '.join(unfinished)))
+        raise node_annotations.NodeStateError('cannot record %s complete on node %s: %s still in progress or erroring'
+                                              % (cr_name, (node.get('metadata') or {}).get('name'), ', '.join(unfinished)))
     patch = {'metadata': {'annotations': {}, 'labels': {}}}
-    key = node_state.status_key(cr_name, gen)
+    key = node_annotations.status_key(cr_name, gen)
     if annotations.get(key) != 'complete' or ((node.get('metadata') or {}).get('labels') or {}).get(key) != 'complete':
-        patch = node_state.status_patch(cr_name, 'complete', gen)
-    if annotations.get(node_state.version_key(cr_name, gen)) != gen.operator_version:
-        patch['metadata']['annotations'].update(node_state.version_patch(cr_name, gen=gen)['metadata']['annotations'])
+        patch = node_annotations.status_patch(cr_name, 'complete', gen)
+    if annotations.get(node_annotations.version_key(cr_name, gen)) != gen.operator_version:
+        patch['metadata']['annotations'].update(node_annotations.version_patch(cr_name, gen=gen)['metadata']['annotations'])
     if runtime_required_crs:
         # The taint decision sees this CR as complete already (that is what this patch records).
         seen = dict(node, metadata=dict(node.get('metadata') or {}, annotations=dict(
             annotations, **{key: 'complete'})))
-        taint = node_state.runtime_taint_patch(seen, taint_spec, runtime_required_crs, gen)
+        taint = node_annotations.runtime_taint_patch(seen, taint_spec, runtime_required_crs, gen)
         if taint and cordon_after is not None and cordon_after():
-            taint = node_state.persistent_cordon(taint, gen)
+            taint = node_annotations.persistent_cordon(taint, gen)
         if taint:
             patch['spec'] = taint['spec']
             patch['metadata']['annotations'].update((taint.get('metadata') or {}).get('annotations') or {})
-    stale = node_state.stale_persistent_cordon_patch(annotations, (node.get('spec') or {}).get('unschedulable'), gen)
+    stale = node_annotations.stale_persistent_cordon_patch(annotations, (node.get('spec') or {}).get('unschedulable'), gen)
     if stale:
         patch['metadata']['annotations'].update(stale['metadata']['annotations'])
     if not patch['metadata']['annotations'] and not patch['metadata'].get('labels') and 'spec' not in patch:
@@ -128,7 +128,7 @@ def record_on_nodes(module, kube):
                 return
             try:
                 results[name] = run_on_node(module, kube, name)
-            except (kube_api.KubeError, node_state.NodeStateError) as exc:
+            except (kube_api.KubeError, node_annotations.NodeStateError) as exc:
                 errors[name] = getattr(exc, 'message', None) or str(exc)
 
     threads = [threading.Thread(target=work, name='node_state record') for dummy in range(min(RECORD_THREADS, len(names)))]
@@ -166,19 +166,19 @@ def run_on_node(module, kube, name):
             return complete_patch(current, cr_name, params['runtime_required_crs'], taint, gen,
                                   cordon_after=lambda: _cordon_after(kube, params['runtime_required_crs'], gen))
         if action == 'reset' and params['forget'] and not params['package']:
-            state_now = node_state.states_on_node(meta.get('annotations'), cr_name, gen).get(cr_name) or {}
+            state_now = node_annotations.states_on_node(meta.get('annotations'), cr_name, gen).get(cr_name) or {}
             reset[:] = sorted(state_now)
-            return node_state.forget_patch(cr_name, meta.get('annotations'), meta.get('labels'), gen)
+            return node_annotations.forget_patch(cr_name, meta.get('annotations'), meta.get('labels'), gen)
         if action == 'reset':
-            patch, hits = node_state.reset_patch(cr_name, meta.get('annotations'), params['package'],
-                                                 params['version'], params['stage'], gen)
+            patch, hits = node_annotations.reset_patch(cr_name, meta.get('annotations'), params['package'],
+                                                       params['version'], params['stage'], gen)
             reset[:] = hits
-            return node_state.unrecord_complete(patch, cr_name, meta.get('annotations'), meta.get('labels'), gen)
+            return node_annotations.unrecord_complete(patch, cr_name, meta.get('annotations'), meta.get('labels'), gen)
         if action == 'record':
-            return node_state.record_patch(cr_name, params['status'], meta.get('annotations'), meta.get('labels'), gen)
+            return node_annotations.record_patch(cr_name, params['status'], meta.get('annotations'), meta.get('labels'), gen)
         if action == 'auto_taint':
-            return node_state.auto_taint_patch(current, taint, gen)
-        return node_state.ignore_patch(meta.get('labels'), action == 'ignore', gen)
+            return node_annotations.auto_taint_patch(current, taint, gen)
+        return node_annotations.ignore_patch(meta.get('labels'), action == 'ignore', gen)
 
     # the CR's node conditions follow its record on the node (not for ignore / unignore: no record changes)
     conditions = node_conditions.writer(cr_name, gen=gen) if action in ('complete', 'reset', 'record') else None
@@ -190,7 +190,7 @@ def run_on_node(module, kube, name):
     if action == 'reset':
         result['reset'] = list(reset)
     if module._diff:
-        result['diff'] = node_state.node_diff(name, before, after)
+        result['diff'] = node_annotations.node_diff(name, before, after)
     return result
 
 
@@ -203,7 +203,7 @@ def module_args():
         cr_name=dict(type='str', **_runner.renamed('cr')),
         action=dict(type='str', default='read',
                     choices=['read', 'reset', 'ignore', 'unignore', 'complete', 'record', 'auto_taint']),
-        status=dict(type='str', choices=list(node_state.RECORDED_STATUSES)),
+        status=dict(type='str', choices=list(node_annotations.RECORDED_STATUSES)),
         runtime_required_crs=dict(type='list', elements='str', default=[]),
         # default: the generation's RUNTIME_REQUIRED_TAINT (api_generation), known once the client has chosen it
         runtime_required_taint=dict(type='str'),

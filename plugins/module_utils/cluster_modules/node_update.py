@@ -6,16 +6,16 @@
 """The code of the module nodewright.bridge.node_update (its options and everything after AnsibleModule).
 
 Shared by the module (plugins/modules/node_update.py, which adds the documentation) and its action plugin,
-which runs it in the controller's process (plugin_utils/in_process.py).
+which runs it in the controller's process (plugin_utils/execution/in_process.py).
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
-from ansible_collections.nodewright.bridge.plugins.module_utils import pod_run
-from ansible_collections.nodewright.bridge.plugins.module_utils import slot_mailbox
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import pod_run
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import slot_mailbox
 
 
 def module_args():

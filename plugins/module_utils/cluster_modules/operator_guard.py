@@ -6,7 +6,7 @@
 """The code of the module nodewright.bridge.operator_guard (its options and everything after AnsibleModule).
 
 Shared by the module (plugins/modules/operator_guard.py, which adds the documentation) and its action plugin,
-which runs it in the controller's process (plugin_utils/in_process.py).
+which runs it in the controller's process (plugin_utils/execution/in_process.py).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -16,10 +16,10 @@ __metaclass__ = type
 import time
 from email.utils import parsedate_tz, mktime_tz
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
-from ansible_collections.nodewright.bridge.plugins.module_utils import operator_guard as guard
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import operator_presence
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
-from ansible_collections.nodewright.bridge.plugins.module_utils.cr_model import cr_name_errors
+from ansible_collections.nodewright.bridge.plugins.module_utils.model.cr_model import cr_name_errors
 
 
 def _http_date(headers):
@@ -96,8 +96,8 @@ def run(module, kube):
         more.append(((namespace, name), other, other_error))
     local_now = time.time()
     now = server_now if server_now is not None else local_now
-    assessment = guard.assess(cr, lease, now, window=params['window'], lease_ref=(namespace, names[0]),
-                              lease_error=lease_error, managers=params['operator_managers'], gen=gen, more_leases=more)
+    assessment = operator_presence.assess(cr, lease, now, window=params['window'], lease_ref=(namespace, names[0]),
+                                          lease_error=lease_error, managers=params['operator_managers'], gen=gen, more_leases=more)
     evidence = list(assessment['evidence'])
     skew = None if server_now is None else round(local_now - server_now, 3)
     if skew is not None and abs(skew) > 5:
@@ -128,8 +128,8 @@ def module_args():
         # default: the generation's namespace and every lease of its operator (api_generation)
         lease_namespace=dict(type='str'),
         lease_name=dict(type='str'),
-        window=dict(type='int', default=guard.DEFAULT_WINDOW),
-        operator_managers=dict(type='list', elements='str', default=list(guard.OPERATOR_MANAGERS)),
+        window=dict(type='int', default=operator_presence.DEFAULT_WINDOW),
+        operator_managers=dict(type='list', elements='str', default=list(operator_presence.OPERATOR_MANAGERS)),
         force=dict(type='bool', default=False),
     )
     return dict(argument_spec=argument_spec, supports_check_mode=True)
@@ -153,8 +153,8 @@ def guard_module(module, kube):
         module.warn(warning)
     if assessment['active']:
         if not module.params['force']:
-            raise _runner.ModuleFailed(guard.refusal_message(assessment, kube.generation), **result)
-        module.warn(guard.force_warning(assessment))
+            raise _runner.ModuleFailed(operator_presence.refusal_message(assessment, kube.generation), **result)
+        module.warn(operator_presence.force_warning(assessment))
     return result
 
 

@@ -5,7 +5,7 @@
 # Do not use it from other collections or from standalone plugins and modules.
 """The code of the module nodewright.bridge.package_config (its options and everything after AnsibleModule).
 
-The rules are module_utils/config_edits.py's; this reads the CR, its package ConfigMaps, its nodes and
+The rules are module_utils/planning/config_edits.py's; this reads the CR, its package ConfigMaps, its nodes and
 package pods, and writes what an applied edit changes, in the operator's order: the erroring pods go,
 ``status.configUpdates``, the nodes' state and status, then the ConfigMap.
 """
@@ -14,14 +14,14 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import config_edits
-from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
-from ansible_collections.nodewright.bridge.plugins.module_utils import cr_status
-from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
-from ansible_collections.nodewright.bridge.plugins.module_utils import label_selector
-from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
-from ansible_collections.nodewright.bridge.plugins.module_utils import pod_layout
-from ansible_collections.nodewright.bridge.plugins.module_utils import pod_run
+from ansible_collections.nodewright.bridge.plugins.module_utils.planning import config_edits
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.planning import status_rollup
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import label_selector
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_annotations
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import pod_layout
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import pod_run
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
 
 ATTEMPTS = 4
@@ -32,13 +32,13 @@ def _nodes(kube, cr):
     that cannot be read fails the module."""
     listing = kube.list_nodes(label_selector=label_selector.to_query(cr.node_selector) or None)
     states, nodes = {}, {}
-    key = node_state.node_state_key(cr.name, kube.generation)
+    key = node_annotations.node_state_key(cr.name, kube.generation)
     for node in listing.get('items') or []:
         meta = node['metadata']
         if not label_selector.matches(cr.node_selector, meta.get('labels') or {}):
             continue
-        states[meta['name']] = node_state.decode((meta.get('annotations') or {}).get(key),
-                                                 where='node %s annotation %s' % (meta['name'], key))
+        states[meta['name']] = node_annotations.decode((meta.get('annotations') or {}).get(key),
+                                                       where='node %s annotation %s' % (meta['name'], key))
         nodes[meta['name']] = node
     return states, nodes
 
@@ -59,7 +59,7 @@ def _write_updates(kube, name, wanted_of):
         if wanted == current:
             return
         try:
-            kube.patch_cr_status(doc, {'status': {'configUpdates': cr_status.map_patch(current, wanted)}})
+            kube.patch_cr_status(doc, {'status': {'configUpdates': status_rollup.map_patch(current, wanted)}})
             return
         except kube_api.Conflict:
             if attempt == ATTEMPTS - 1:

@@ -6,7 +6,7 @@
 """The code of the module nodewright.bridge.package_stage (its options and everything after AnsibleModule).
 
 Shared by the module (plugins/modules/package_stage.py, which adds the documentation) and its action plugin,
-which runs it in the controller's process (plugin_utils/in_process.py).
+which runs it in the controller's process (plugin_utils/execution/in_process.py).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -15,15 +15,15 @@ __metaclass__ = type
 
 import time
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import job_run
-from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
-from ansible_collections.nodewright.bridge.plugins.module_utils import node_events
-from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
-from ansible_collections.nodewright.bridge.plugins.module_utils import pod_layout
-from ansible_collections.nodewright.bridge.plugins.module_utils import pod_run
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import job_run
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_events
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_annotations
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import pod_layout
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import pod_run
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules._runner import ModuleFailed
-from ansible_collections.nodewright.bridge.plugins.module_utils.stages import POD_STAGES
+from ansible_collections.nodewright.bridge.plugins.module_utils.model.stages import POD_STAGES
 
 
 def _tail(text, lines=20):
@@ -76,7 +76,7 @@ def run(module, kube):
         result.update(configmaps=dict((cm['metadata']['name'], 'planned') for cm in configmaps),
                       pod={'name': manifest['metadata']['name'], 'namespace': namespace})
         if module._diff:
-            result['diff'] = node_state.node_diff(node_name, current, done.planned_state.get(key), key=key)
+            result['diff'] = node_annotations.node_diff(node_name, current, done.planned_state.get(key), key=key)
         return result
     if done.outcome == pod_run.SUPERSEDED:
         raise ModuleFailed('%s stage %s on node %s: the CR changed while the stage ran (%s); its pod was deleted and '
@@ -120,8 +120,8 @@ def _record(node_name, cr_name, package, stage, current, gen):
         return pod_run.set_entry(current_state, package, stage, 'in_progress')
 
     def succeeded(current_state, restarts):
-        return node_state.stage_succeeded(current_state, package.name, package.version, package.image, stage,
-                                          restarts, package.container_sha, has_interrupt=package.interrupt is not None)
+        return node_annotations.stage_succeeded(current_state, package.name, package.version, package.image, stage,
+                                                restarts, package.container_sha, has_interrupt=package.interrupt is not None)
 
     def failed(current_state, restarts):
         return pod_run.set_entry(current_state, package, stage, 'erroring', restarts)

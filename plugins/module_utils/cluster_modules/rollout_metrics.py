@@ -7,8 +7,8 @@
 computed from the cluster and pushed to a Pushgateway (or written as a node-exporter textfile), docs/metrics.md.
 
 The series come from the CR's status as ``cluster_modules/cr_status.compute`` derives it from the nodes (the status
-the run writes, the one the operator would report), rendered by module_utils/operator_metrics.py; the sinks are
-module_utils/metrics_sink.py's. One Pushgateway group per CR (the job, and the generation's CR-name label), replaced
+the run writes, the one the operator would report), rendered by module_utils/contract/operator_metrics.py; the sinks are
+module_utils/api/metrics_sink.py's. One Pushgateway group per CR (the job, and the generation's CR-name label), replaced
 whole by each push, so a failed push leaves the last complete set. A sink that fails is a warning by default
 (``on_error``): the rollout goes on.
 """
@@ -20,10 +20,10 @@ __metaclass__ = type
 import re
 import time
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
-from ansible_collections.nodewright.bridge.plugins.module_utils import metrics_sink
-from ansible_collections.nodewright.bridge.plugins.module_utils import operator_metrics
-from ansible_collections.nodewright.bridge.plugins.module_utils import protected_wait
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import metrics_sink
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import operator_metrics
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import protected_wait
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import cr_status as cr_status_module
 

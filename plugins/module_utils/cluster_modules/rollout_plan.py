@@ -6,7 +6,7 @@
 """The code of the module nodewright.bridge.rollout_plan (its options and everything after AnsibleModule).
 
 Shared by the module (plugins/modules/rollout_plan.py, which adds the documentation) and its action plugin,
-which runs it in the controller's process (plugin_utils/in_process.py).
+which runs it in the controller's process (plugin_utils/execution/in_process.py).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -15,16 +15,16 @@ __metaclass__ = type
 
 from ansible.module_utils.basic import missing_required_lib
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import api_generation
-from ansible_collections.nodewright.bridge.plugins.module_utils import cr_deletion
-from ansible_collections.nodewright.bridge.plugins.module_utils import cr_handoff
-from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
-from ansible_collections.nodewright.bridge.plugins.module_utils import cr_status
-from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
-from ansible_collections.nodewright.bridge.plugins.module_utils import label_selector
-from ansible_collections.nodewright.bridge.plugins.module_utils import operator_documents
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import api_generation
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import cr_deletion
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import cr_handoff
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.planning import status_rollup
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import label_selector
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import operator_documents
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
-from ansible_collections.nodewright.bridge.plugins.module_utils.planner import (
+from ansible_collections.nodewright.bridge.plugins.module_utils.planning.planner import (
     choose_policy, cr_warnings, normalise_nodes, plan_decision, plan_rollout, plan_warnings)
 
 
@@ -64,7 +64,7 @@ def run(params, warn, live_crs=None):
     # a CR in the cluster continues the batch state of its status, as the operator does (a file has none)
     batch_states = {}
     if sources['cr'] == 'cluster':
-        batch_states = cr_status.resumed_batch_states(cr, cr_doc, nodes, policy_doc, gen=gen)
+        batch_states = status_rollup.resumed_batch_states(cr, cr_doc, nodes, policy_doc, gen=gen)
     result = plan_rollout(cr, nodes, policy=policy, order=params['node_order'],
                           cap_to_ceiling=params['cap_batches_at_ceiling'], config_changes=params['config_changes'],
                           batch_states=batch_states, gen=gen)

@@ -95,8 +95,8 @@ def test_modules_carry_all_three(path):
 
 
 def test_the_strategys_documented_variables_are_the_ones_it_reads():
-    from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_config  # pylint: disable=import-outside-toplevel
-    from ansible_collections.nodewright.bridge.plugins.module_utils import rollout_gates  # pylint: disable=import-outside-toplevel
+    from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import rollout_config  # pylint: disable=import-outside-toplevel
+    from ansible_collections.nodewright.bridge.plugins.module_utils.planning import rollout_gates  # pylint: disable=import-outside-toplevel
     doc = yaml.safe_load(_doc_strings(os.path.join(REPO_ROOT, 'plugins', 'strategy', 'budgeted.py'))['DOCUMENTATION'])
     options = doc['options']
     documented = set(v['name'] for option in options.values() for v in option['vars'])

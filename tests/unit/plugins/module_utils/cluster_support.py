@@ -13,8 +13,8 @@ import threading
 
 import pytest
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
-from ansible_collections.nodewright.bridge.plugins.module_utils import kube_transport
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube_transport
 from ansible_collections.nodewright.bridge.tests.unit.plugins.module_utils.fake_api import FakeApiServer
 
 NODE_PATH = '/api/v1/nodes/n1'

@@ -51,7 +51,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import urllib3
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube as kube_api
 
 _HOSTS = itertools.count(1)
 
@@ -130,7 +130,7 @@ def json_patch(target, ops):
 
 def written(body):
     """What a node patch ``body`` writes: ``{'annotations': {...}, 'labels': {...}}`` (None: removed), from a merge patch
-    or a key-guarded JSON patch (node_state.key_guarded_patch)."""
+    or a key-guarded JSON patch (node_annotations.key_guarded_patch)."""
     if not isinstance(body, list):
         meta = dict(body.get('metadata') or {})
         meta.pop('resourceVersion', None)

@@ -2,14 +2,14 @@
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
 """What the divergence tests share (test_node_steps.py, test_render_playbook.py): every option a step of the
-sequence definition (module_utils/node_steps.py) may pass to its module, to compare the maintenance role and the
+sequence definition (module_utils/cluster_modules/node_steps.py) may pass to its module, to compare the maintenance role and the
 render with."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import node_steps
+from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_steps
 
 
 class _Everything(node_steps.ValueSource):

@@ -11,10 +11,15 @@ import json
 
 import pytest
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import api_generation as ag
-from ansible_collections.nodewright.bridge.plugins.module_utils import (
-    constants, cr_deletion, cr_status, node_conditions, node_state, operator_guard, pod_layout)
-from ansible_collections.nodewright.bridge.plugins.module_utils.api_generation import NODEWRIGHT, SKYHOOK
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import api_generation as ag
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import constants
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import cr_deletion
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_annotations
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_conditions
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import operator_presence
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import pod_layout
+from ansible_collections.nodewright.bridge.plugins.module_utils.planning import status_rollup
+from ansible_collections.nodewright.bridge.plugins.module_utils.model.api_generation import NODEWRIGHT, SKYHOOK
 
 OLD, NEW = 'skyhook.nvidia.com', 'nodewright.nvidia.com'
 BOTH = {OLD: True, NEW: True}
@@ -84,21 +89,21 @@ def test_every_operator_constant_is_the_skyhook_generations_value(name):
 def test_the_names_kept_elsewhere_are_the_skyhook_generations_too():
     # not moved yet (the wiring will pass a generation instead): pinned here so they cannot drift apart
     assert cr_deletion.FINALIZER == SKYHOOK.finalizer == 'skyhook.nvidia.com/skyhook'
-    assert node_state.OPERATOR_VERSION == SKYHOOK.operator_version == 'v0.15.0'
-    assert cr_status.CR_VERSION_ANNOTATION == SKYHOOK.version_annotation == 'skyhook.nvidia.com/version'
+    assert node_annotations.OPERATOR_VERSION == SKYHOOK.operator_version == 'v0.15.0'
+    assert status_rollup.CR_VERSION_ANNOTATION == SKYHOOK.version_annotation == 'skyhook.nvidia.com/version'
     assert pod_layout.DEFAULT_NAMESPACE == SKYHOOK.default_namespace == 'skyhook'
     assert pod_layout.DEFAULT_AGENT_IMAGE == SKYHOOK.default_agent_image == 'ghcr.io/nvidia/skyhook/agent:latest'
-    assert (operator_guard.OPERATOR_NAMESPACE, operator_guard.LEASE_NAME) == SKYHOOK.lease_refs()[0]
+    assert (operator_presence.OPERATOR_NAMESPACE, operator_presence.LEASE_NAME) == SKYHOOK.lease_refs()[0]
     assert SKYHOOK.lease_refs() == (('skyhook', '3c22c1ae.nvidia.com'),)
     assert node_conditions.condition_type('gpu', 'NotReady') == SKYHOOK.node_condition_type('gpu', 'NotReady')
-    assert node_state.node_state_key('gpu') == SKYHOOK.node_state_key('gpu')
-    assert node_state.status_key('gpu') == SKYHOOK.status_key('gpu')
-    assert node_state.cordon_key('gpu') == SKYHOOK.cordon_key('gpu')
-    assert node_state.version_key('gpu') == SKYHOOK.version_key('gpu')
+    assert node_annotations.node_state_key('gpu') == SKYHOOK.node_state_key('gpu')
+    assert node_annotations.status_key('gpu') == SKYHOOK.status_key('gpu')
+    assert node_annotations.cordon_key('gpu') == SKYHOOK.cordon_key('gpu')
+    assert node_annotations.version_key('gpu') == SKYHOOK.version_key('gpu')
 
 
 def test_the_kube_layer_looks_in_both_generations_groups():
-    kube = pytest.importorskip('ansible_collections.nodewright.bridge.plugins.module_utils.kube')
+    kube = pytest.importorskip('ansible_collections.nodewright.bridge.plugins.module_utils.api.kube')
     assert kube.CR_PLACES == ((SKYHOOK.group, SKYHOOK.plural), (NODEWRIGHT.group, NODEWRIGHT.plural))
     assert kube.POLICY_PLACES == ((SKYHOOK.group, SKYHOOK.policy_plural), (NODEWRIGHT.group, NODEWRIGHT.policy_plural))
     assert kube.GROUP_VERSIONS == {SKYHOOK.group: SKYHOOK.version, NODEWRIGHT.group: NODEWRIGHT.version}

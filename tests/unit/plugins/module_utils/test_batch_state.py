@@ -13,11 +13,11 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
-from ansible_collections.nodewright.bridge.plugins.module_utils import cr_status
-from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
-from ansible_collections.nodewright.bridge.plugins.module_utils import shared_budget
-from ansible_collections.nodewright.bridge.plugins.module_utils.rollout_scheduler import (
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.planning import status_rollup
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_annotations
+from ansible_collections.nodewright.bridge.plugins.module_utils.planning import shared_budget
+from ansible_collections.nodewright.bridge.plugins.module_utils.planning.rollout_scheduler import (
     RolloutScheduler, batch_state, batch_state_errors)
 
 POLICY_DOC = {'apiVersion': 'skyhook.nvidia.com/v1alpha1', 'kind': 'DeploymentPolicy', 'metadata': {'name': 'p'},
@@ -105,10 +105,10 @@ def test_a_fresh_fleet_rollout_starts_from_the_resumed_counters():
 
 def _node(name, version, status='complete'):
     value = 'complete' if status == 'complete' else 'in_progress'
-    state = node_state.upsert({}, 'quick', version, 'alpine', value, 'config')[0]
+    state = node_annotations.upsert({}, 'quick', version, 'alpine', value, 'config')[0]
     return {'name': name, 'labels': {'tier': '1', 'test': 'x'},
-            'annotations': {node_state.node_state_key('reset-test'): node_state.encode(state),
-                            node_state.status_key('reset-test'): status}}
+            'annotations': {node_annotations.node_state_key('reset-test'): node_annotations.encode(state),
+                            node_annotations.status_key('reset-test'): status}}
 
 
 def _doc(spec_options=None, compartments=None, status='complete'):
@@ -126,23 +126,23 @@ def test_a_run_resumes_the_status_batch_state_unless_a_reset_is_due():
     cr = cr_model.build_cr(doc)
     same, changed = [_node('n0', '3.21.0')], [_node('n0', '3.20.0')]
     # the CR's version equals the nodes': the state carries over
-    assert cr_status.resumed_batch_states(cr, doc, same, POLICY_DOC) == {
+    assert status_rollup.resumed_batch_states(cr, doc, same, POLICY_DOC) == {
         'tier1': {'currentBatch': 3, 'completedNodes': 2, 'lastBatchSize': 1}}
     # a version change with resetBatchStateOnCompletion (the policy's): batch 1 again
-    assert cr_status.resumed_batch_states(cr, doc, changed, POLICY_DOC) == {}
+    assert status_rollup.resumed_batch_states(cr, doc, changed, POLICY_DOC) == {}
     # the CR's override false wins over the policy's true: the state carries over
     doc = _doc({'resetBatchStateOnCompletion': False})
-    assert cr_status.resumed_batch_states(cr_model.build_cr(doc), doc, changed, POLICY_DOC)['tier1']['currentBatch'] == 3
+    assert status_rollup.resumed_batch_states(cr_model.build_cr(doc), doc, changed, POLICY_DOC)['tier1']['currentBatch'] == 3
     # a state someone else broke is not continued
     doc = _doc(compartments={'tier1': {'batchState': {'currentBatch': 'two'}}})
-    assert cr_status.resumed_batch_states(cr, doc, same, POLICY_DOC) == {}
-    assert cr_status.resumed_batch_states(cr, dict(CR_DOC), same, POLICY_DOC) == {}
+    assert status_rollup.resumed_batch_states(cr, doc, same, POLICY_DOC) == {}
+    assert status_rollup.resumed_batch_states(cr, dict(CR_DOC), same, POLICY_DOC) == {}
 
 
 def _wanted(doc, nodes, **kwargs):
     cr = cr_model.build_cr(doc)
-    return cr_status.wanted_status(cr, doc, cr_status.status_nodes(cr, nodes), policy=_policy(), policy_doc=POLICY_DOC,
-                                   now='2026-12-02T10:00:00Z', **kwargs)
+    return status_rollup.wanted_status(cr, doc, status_rollup.status_nodes(cr, nodes), policy=_policy(), policy_doc=POLICY_DOC,
+                                       now='2026-12-02T10:00:00Z', **kwargs)
 
 
 def test_the_running_rollouts_batch_state_is_written_and_reset_once_complete():
@@ -170,7 +170,7 @@ def test_the_status_patch_nulls_what_a_nested_map_lost():
               'observedGeneration': None, 'conditions': [], 'nodeStatus': {}, 'nodePriority': {}, 'nodeOrderOffset': 0,
               'nodeState': {'n0': {'quick|3.21.0': {'name': 'quick'}}},
               'compartmentStatuses': {'tier1': dict(current['compartmentStatuses']['tier1'], batchState={'currentBatch': 1})}}
-    patch = cr_status.status_patch(current, wanted)['status']
+    patch = status_rollup.status_patch(current, wanted)['status']
     assert patch['compartmentStatuses'] == {'tier1': {'batchState': {'currentBatch': 1, 'completedNodes': None,
                                                                      'lastBatchSize': None}}}
     assert patch['nodeState'] == {'n0': {'quick|3.21.0': {'name': 'quick'}, 'quick|3.20.0': None}}

@@ -14,10 +14,10 @@ import pytest
 import yaml
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import cluster_modules
-from ansible_collections.nodewright.bridge.plugins.module_utils import node_steps
-from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_state
-from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_timeline
-from ansible_collections.nodewright.bridge.plugins.plugin_utils import sequence_engine
+from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_steps
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.reporting import rollout_state
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.reporting import rollout_timeline
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution import sequence_engine
 
 REPO_ROOT = os.path.realpath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
 ACTION_DIR = os.path.join(REPO_ROOT, 'plugins', 'action')

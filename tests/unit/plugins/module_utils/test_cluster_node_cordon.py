@@ -14,7 +14,7 @@ import pytest
 
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_cordon
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_state as node_state_module
-from ansible_collections.nodewright.bridge.plugins.module_utils.constants import IGNORE_LABEL, INHERITED_CORDON_PREFIX
+from ansible_collections.nodewright.bridge.plugins.module_utils.model.constants import IGNORE_LABEL, INHERITED_CORDON_PREFIX
 from ansible_collections.nodewright.bridge.tests.unit.plugins.module_utils.cluster_support import (
     NODE_PATH, FakeModule, api_server, calls, events_of, execute, fast_retries)
 from ansible_collections.nodewright.bridge.tests.unit.plugins.module_utils.fake_api import (

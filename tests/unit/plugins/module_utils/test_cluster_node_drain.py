@@ -17,8 +17,8 @@ import json
 
 import pytest
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import api_generation
-from ansible_collections.nodewright.bridge.plugins.module_utils import drain_config
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import api_generation
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import drain_config
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_drain
 from ansible_collections.nodewright.bridge.tests.unit.plugins.module_utils.cluster_support import (
     EVENTS, NODE_PATH, PODS, FakeClock, FakeModule, api_server, calls, dry_run_body, events_of, execute, fast_retries, pod,

@@ -13,12 +13,12 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
-from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
-from ansible_collections.nodewright.bridge.plugins.module_utils import pod_layout
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_annotations
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import pod_layout
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_interrupt
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules._runner import ModuleFailed
-from ansible_collections.nodewright.bridge.plugins.module_utils.constants import BOOT_ID_PREFIX
+from ansible_collections.nodewright.bridge.plugins.module_utils.model.constants import BOOT_ID_PREFIX
 from ansible_collections.nodewright.bridge.tests.unit.plugins.module_utils.cluster_support import (
     EVENTS, NODE_PATH, NODE_STATUS_PATH, NODES, FakeModule, api_server, calls, events_of, execute)
 from ansible_collections.nodewright.bridge.tests.unit.plugins.module_utils.fake_api import (
@@ -40,7 +40,7 @@ POD_PATH = '%s/%s' % (PODS, POD)
 CMS = '/api/v1/namespaces/%s/configmaps' % NS
 CR_PATH = '/apis/skyhook.nvidia.com/v1alpha1/skyhooks/demo'
 BOOT_KEY = BOOT_ID_PREFIX + 'demo'
-STATE_KEY = node_state.node_state_key('demo')
+STATE_KEY = node_annotations.node_state_key('demo')
 NOT_FOUND = status_body(404, 'NotFound', 'not found')
 
 
@@ -106,7 +106,7 @@ def interrupt(server, **params):
 
 
 def state_of(kept):
-    return node_state.decode(kept.doc['metadata']['annotations'][STATE_KEY])[KEY]['state']
+    return node_annotations.decode(kept.doc['metadata']['annotations'][STATE_KEY])[KEY]['state']
 
 
 def test_a_reboot_waits_for_the_node_to_come_back_ready_with_a_new_boot_id(server, stored_node):
@@ -193,7 +193,7 @@ def test_check_mode_plans_the_interrupt_with_dry_runs_only(server, stored_node):
 
 
 def test_an_interrupt_already_complete_is_skipped_without_a_write(server):
-    done_state = node_state.encode({KEY: {'name': 'driver', 'version': '1.0.0', 'image': 'ghcr.io/x/driver',
+    done_state = node_annotations.encode({KEY: {'name': 'driver', 'version': '1.0.0', 'image': 'ghcr.io/x/driver',
                                           'stage': 'interrupt', 'state': 'complete'}})
     server.reply('GET', NODE_PATH, body=booted(10, 'boot-1', annotations={STATE_KEY: done_state}))
 
@@ -213,7 +213,7 @@ def test_a_package_without_an_interrupt_fails_before_any_write(server):
 
 def test_a_resumed_reboot_that_happened_meanwhile_completes_without_a_second_reboot(server):
     # the last run wrote in_progress and the boot ID, the node rebooted, the run was gone before it saw the node back
-    running = node_state.encode({KEY: {'name': 'driver', 'version': '1.0.0', 'image': 'ghcr.io/x/driver',
+    running = node_annotations.encode({KEY: {'name': 'driver', 'version': '1.0.0', 'image': 'ghcr.io/x/driver',
                                        'stage': 'interrupt', 'state': 'in_progress'}})
     kept = Stored(booted(40, 'boot-2', annotations={STATE_KEY: running, BOOT_KEY: 'boot-1'}))
     server.reply('GET', NODE_PATH, body=kept.get, repeat=True)

@@ -14,11 +14,11 @@ import socket
 
 import pytest
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import api_generation
-from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
-from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
-from ansible_collections.nodewright.bridge.plugins.module_utils import operator_metrics
-from ansible_collections.nodewright.bridge.plugins.module_utils import protected_wait
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import api_generation
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_annotations
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import operator_metrics
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import protected_wait
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import rollout_metrics
 from ansible_collections.nodewright.bridge.tests.unit.plugins.module_utils.cluster_support import FakeModule, execute
 from ansible_collections.nodewright.bridge.tests.unit.plugins.module_utils.test_metrics_sink import FakePushgateway
@@ -57,18 +57,18 @@ class FakeKube(object):
 
     def list_nodes(self, label_selector=None):
         self.reads.append('nodes')
-        state = node_state.upsert({}, 'tuning', '1.0.0', 'ghcr.io/x/tuning', 'complete', 'config')[0]
+        state = node_annotations.upsert({}, 'tuning', '1.0.0', 'ghcr.io/x/tuning', 'complete', 'config')[0]
         gen = self.generation
 
-        waiting_state = node_state.upsert({}, 'tuning', '1.0.0', 'ghcr.io/x/tuning', 'in_progress', 'apply')[0]
+        waiting_state = node_annotations.upsert({}, 'tuning', '1.0.0', 'ghcr.io/x/tuning', 'in_progress', 'apply')[0]
 
         def item(name, status):
-            annotations = {node_state.node_state_key('gpu', gen): node_state.encode(state),
-                           node_state.status_key('gpu', gen): status}
+            annotations = {node_annotations.node_state_key('gpu', gen): node_annotations.encode(state),
+                           node_annotations.status_key('gpu', gen): status}
             if name in self.waiting:  # a node waiting for its protected pods has work left
                 annotations[protected_wait.key('gpu')] = self.waiting[name]
-                annotations[node_state.node_state_key('gpu', gen)] = node_state.encode(waiting_state)
-                annotations[node_state.status_key('gpu', gen)] = 'in_progress'
+                annotations[node_annotations.node_state_key('gpu', gen)] = node_annotations.encode(waiting_state)
+                annotations[node_annotations.status_key('gpu', gen)] = 'in_progress'
             return {'metadata': {'name': name, 'labels': {'pool': 'gpu'}, 'annotations': annotations}}
         return {'items': [item('n1', 'complete'), item('n2', 'complete')]}
 

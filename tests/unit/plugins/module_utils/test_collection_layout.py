@@ -13,14 +13,14 @@ import os
 import pytest
 
 REPO_ROOT = os.path.realpath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
-MODULES = ('semver', 'label_selector', 'quantity', 'cr_schema', 'cr_model', 'node_state', 'node_plan',
-           'rollout_scheduler', 'planner')
+MODULES = ('model.semver', 'model.label_selector', 'model.quantity', 'model.cr_schema', 'model.cr_model',
+           'contract.node_annotations', 'planning.node_plan', 'planning.rollout_scheduler', 'planning.planner')
 
 
 @pytest.mark.parametrize('name', MODULES)
 def test_module_imports_from_this_checkout(name):
     module = importlib.import_module('ansible_collections.nodewright.bridge.plugins.module_utils.' + name)
-    expected = os.path.join(REPO_ROOT, 'plugins', 'module_utils', name + '.py')
+    expected = os.path.join(REPO_ROOT, 'plugins', 'module_utils', *name.split('.')) + '.py'
     assert os.path.realpath(module.__file__) == expected
 
 

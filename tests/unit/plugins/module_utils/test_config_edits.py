@@ -7,11 +7,11 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import config_edits
-from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
-from ansible_collections.nodewright.bridge.plugins.module_utils import node_plan
-from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
-from ansible_collections.nodewright.bridge.plugins.module_utils import stages
+from ansible_collections.nodewright.bridge.plugins.module_utils.planning import config_edits
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.planning import node_plan
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_annotations
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import stages
 
 
 def _cr(data=None, updates=None, interrupt=None):
@@ -27,7 +27,7 @@ def _cr(data=None, updates=None, interrupt=None):
 
 
 def _state(stage='config', state='complete', package='tuning', version='1.0.0'):
-    return node_state.upsert({}, package, version, 'x/' + package, state, stage)[0]
+    return node_annotations.upsert({}, package, version, 'x/' + package, state, stage)[0]
 
 
 def test_an_edit_is_the_keys_new_or_changed():

@@ -9,12 +9,12 @@ __metaclass__ = type
 
 import json
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import cr_deletion
-from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
-from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
-from ansible_collections.nodewright.bridge.plugins.module_utils import node_plan
-from ansible_collections.nodewright.bridge.plugins.module_utils import planner
-from ansible_collections.nodewright.bridge.plugins.module_utils.api_generation import NODEWRIGHT
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import cr_deletion
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_annotations
+from ansible_collections.nodewright.bridge.plugins.module_utils.planning import node_plan
+from ansible_collections.nodewright.bridge.plugins.module_utils.planning import planner
+from ansible_collections.nodewright.bridge.plugins.module_utils.model.api_generation import NODEWRIGHT
 
 P = 'skyhook.nvidia.com'
 
@@ -33,9 +33,9 @@ def _doc(annotations=None, deleted=True, finalizers=(cr_deletion.FINALIZER,)):
 def _node(name, packages=(), raw=None):
     state = {}
     for pkg, version in packages:
-        state = node_state.upsert(state, pkg, version, 'x/' + pkg, 'complete', 'config')[0]
-    text = raw if raw is not None else node_state.encode(state)
-    return {'name': name, 'labels': {'pool': 'gpu'}, 'annotations': {node_state.node_state_key('gone'): text}}
+        state = node_annotations.upsert(state, pkg, version, 'x/' + pkg, 'complete', 'config')[0]
+    text = raw if raw is not None else node_annotations.encode(state)
+    return {'name': name, 'labels': {'pool': 'gpu'}, 'annotations': {node_annotations.node_state_key('gone'): text}}
 
 
 def test_a_deleted_cr_uninstalls_its_uninstall_enabled_packages():
@@ -50,7 +50,7 @@ def test_a_deleted_cr_plans_only_its_uninstalls_and_installs_nothing():
     cr = cr_model.build_cr(_doc())
     fresh = node_plan.plan_node(cr, {})
     assert fresh['pending'] == [] and fresh['complete']  # nothing installs on a node the CR never reached
-    state = node_state.upsert({}, 'clean', '2.0.0', 'x/clean', 'complete', 'config')[0]
+    state = node_annotations.upsert({}, 'clean', '2.0.0', 'x/clean', 'complete', 'config')[0]
     stages = [(s['package'], s['stage']) for s in node_plan.plan_node(cr, state)['pending']]
     assert stages == [('clean', 'uninstall')]  # and 'keep', missing on the node, is not installed
     live = node_plan.plan_node(cr_model.build_cr(_doc(deleted=False)), {})
@@ -59,9 +59,9 @@ def test_a_deleted_cr_plans_only_its_uninstalls_and_installs_nothing():
 
 def test_a_deleted_cr_records_nothing_and_runs_only_the_nodes_with_an_uninstall():
     cr = cr_model.build_cr(_doc())
-    failing = node_state.upsert({}, 'keep', '1.0.0', 'x/keep', 'erroring', 'apply')[0]
+    failing = node_annotations.upsert({}, 'keep', '1.0.0', 'x/keep', 'erroring', 'apply')[0]
     nodes = [_node('n1', [('clean', '2.0.0')]), _node('n2', [('keep', '1.0.0')]),
-             {'name': 'n3', 'labels': {'pool': 'gpu'}, 'annotations': {node_state.node_state_key('gone'): node_state.encode(failing)}}]
+             {'name': 'n3', 'labels': {'pool': 'gpu'}, 'annotations': {node_annotations.node_state_key('gone'): node_annotations.encode(failing)}}]
     plan = planner.plan_rollout(cr, nodes)
     assert plan['cr']['deleting']
     decision = planner.cr_decision(plan)
@@ -99,7 +99,7 @@ def test_the_condition_is_set_once_and_cleared():
 
 
 def test_the_cleanup_removes_what_the_cr_wrote_and_only_its_own_cordon():
-    state = node_state.encode(node_state.upsert({}, 'keep', '1.0.0', 'x/keep', 'complete', 'config')[0])
+    state = node_annotations.encode(node_annotations.upsert({}, 'keep', '1.0.0', 'x/keep', 'complete', 'config')[0])
     annotations = {P + '/nodeState_gone': state, P + '/version_gone': 'v0.15.0', P + '/status_gone': 'complete',
                    P + '/cordon_gone': 'true', P + '/status_other': 'complete', 'bridge.nodewright.io/cordon-inherited_x': 'true'}
     labels = {P + '/status_gone': 'complete', P + '/status_other': 'complete', 'pool': 'gpu'}
@@ -146,7 +146,7 @@ def _nw_doc(annotations=None, deleted=True, finalizers=(NODEWRIGHT.finalizer,)):
 
 def _nw_node(name, packages=(), raw=None):
     node = _node(name, packages, raw)
-    node['annotations'] = {node_state.node_state_key('gone', NODEWRIGHT): node['annotations'][node_state.node_state_key('gone')]}
+    node['annotations'] = {node_annotations.node_state_key('gone', NODEWRIGHT): node['annotations'][node_annotations.node_state_key('gone')]}
     return node
 
 

@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
 
 KINDS = [('skyhook.nvidia.com/v1alpha1', 'Skyhook'), ('nodewright.nvidia.com/v1alpha1', 'NodeWright')]
 

@@ -13,7 +13,7 @@ import copy
 
 import pytest
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
 
 NODEWRIGHT = ('nodewright.nvidia.com/v1alpha1', 'NodeWright')
 SKYHOOK = ('skyhook.nvidia.com/v1alpha1', 'Skyhook')

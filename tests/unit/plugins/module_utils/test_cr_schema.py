@@ -11,8 +11,8 @@ import re
 
 import pytest
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
-from ansible_collections.nodewright.bridge.plugins.module_utils import cr_schema
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_schema
 
 SKYHOOKS = 'skyhook.nvidia.com_skyhooks.yaml'
 POLICIES = 'skyhook.nvidia.com_deploymentpolicies.yaml'

@@ -15,12 +15,12 @@ __metaclass__ = type
 import copy
 import json
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
-from ansible_collections.nodewright.bridge.plugins.module_utils import cr_status
-from ansible_collections.nodewright.bridge.plugins.module_utils import drain_config
-from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
-from ansible_collections.nodewright.bridge.plugins.module_utils import pod_layout
-from ansible_collections.nodewright.bridge.plugins.module_utils.api_generation import NODEWRIGHT, SKYHOOK
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.planning import status_rollup
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import drain_config
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_annotations
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import pod_layout
+from ansible_collections.nodewright.bridge.plugins.module_utils.model.api_generation import NODEWRIGHT, SKYHOOK
 
 NOW = '2026-12-02T10:00:00Z'
 DOC = {
@@ -40,13 +40,13 @@ def node(name, status=None, states=(), labels=None, raw_state=None):
     annotations = {}
     state = {}
     for package, stage, value in states:
-        state = node_state.upsert(state, package, '1.2.3', 'ghcr.io/x/' + package, value, stage)[0]
+        state = node_annotations.upsert(state, package, '1.2.3', 'ghcr.io/x/' + package, value, stage)[0]
     if state:
-        annotations[node_state.node_state_key('failure-skyhook')] = node_state.encode(state)
+        annotations[node_annotations.node_state_key('failure-skyhook')] = node_annotations.encode(state)
     if raw_state is not None:
-        annotations[node_state.node_state_key('failure-skyhook')] = raw_state
+        annotations[node_annotations.node_state_key('failure-skyhook')] = raw_state
     if status:
-        annotations[node_state.status_key('failure-skyhook')] = status
+        annotations[node_annotations.status_key('failure-skyhook')] = status
     return {'name': name, 'labels': dict(labels or {'pool': 'gpu'}), 'annotations': annotations}
 
 
@@ -56,7 +56,7 @@ DONE = (('dexter', 'config', 'complete'), ('failure', 'config', 'complete'))
 def wanted(nodes, doc=None, **kwargs):
     doc = DOC if doc is None else doc
     model = cr(doc)
-    return cr_status.wanted_status(model, doc, cr_status.status_nodes(model, nodes), now=NOW, **kwargs)
+    return status_rollup.wanted_status(model, doc, status_rollup.status_nodes(model, nodes), now=NOW, **kwargs)
 
 
 def test_a_failing_package_reads_as_the_operators_failure_scenario():
@@ -110,10 +110,10 @@ def test_an_earlier_sequencing_all_cr_not_complete_holds_the_cr_waiting():
 
 
 def test_the_ready_message_groups_nodes_in_the_operators_order():
-    assert cr_status.ready_message({'n1': 'complete', 'n2': 'in_progress', 'n3': 'waiting'}, 3) == (
+    assert status_rollup.ready_message({'n1': 'complete', 'n2': 'in_progress', 'n3': 'waiting'}, 3) == (
         '1/3 nodes complete (n1), 1 in progress (n2), 1 waiting (n3)')
     many = dict(('n%02d' % i, 'unknown') for i in range(11))
-    assert cr_status.ready_message(many, 11) == '0/11 nodes complete, 11 unknown (list truncated; see controller logs)'
+    assert status_rollup.ready_message(many, 11) == '0/11 nodes complete, 11 unknown (list truncated; see controller logs)'
 
 
 def test_a_malformed_node_state_is_reported_and_left_out():
@@ -146,12 +146,12 @@ def test_the_patch_is_none_when_nothing_changed_and_keeps_transition_times():
     nodes = [node('n1', 'complete', DONE)]
     first = wanted(nodes)
     doc = dict(DOC, status=dict((k, v) for k, v in first.items() if v not in (None, 0)))
-    again = cr_status.wanted_status(cr(doc), doc, cr_status.status_nodes(cr(doc), nodes), now='2026-12-02T11:00:00Z')
-    assert cr_status.status_patch(doc['status'], again) is None  # same status: same lastTransitionTime, no write
+    again = status_rollup.wanted_status(cr(doc), doc, status_rollup.status_nodes(cr(doc), nodes), now='2026-12-02T11:00:00Z')
+    assert status_rollup.status_patch(doc['status'], again) is None  # same status: same lastTransitionTime, no write
     # a node starts: only what changed is sent, a condition's time moves only when its status does
-    moved = cr_status.wanted_status(cr(doc), doc, cr_status.status_nodes(cr(doc), [node('n1', 'in_progress', DONE[:1])]),
-                                    now='2026-12-02T12:00:00Z')
-    patch = cr_status.status_patch(doc['status'], moved)['status']
+    moved = status_rollup.wanted_status(cr(doc), doc, status_rollup.status_nodes(cr(doc), [node('n1', 'in_progress', DONE[:1])]),
+                                        now='2026-12-02T12:00:00Z')
+    patch = status_rollup.status_patch(doc['status'], moved)['status']
     assert patch['status'] == 'in_progress' and patch['nodeStatus'] == {'n1': 'in_progress'}
     assert 'packageList' not in patch
     ready = [c for c in patch['conditions'] if c['type'] == 'Ready'][0]
@@ -162,7 +162,7 @@ def test_the_patch_is_none_when_nothing_changed_and_keeps_transition_times():
 def test_the_operators_other_conditions_stay():
     theirs = {'type': 'DeletionBlocked', 'status': 'True', 'reason': 'PausedWithPendingUninstall', 'message': 'x'}
     doc = dict(DOC, status={'conditions': [theirs]})
-    status = cr_status.wanted_status(cr(doc), doc, cr_status.status_nodes(cr(doc), [node('n1')]), now=NOW)
+    status = status_rollup.wanted_status(cr(doc), doc, status_rollup.status_nodes(cr(doc), [node('n1')]), now=NOW)
     assert status['conditions'][0] == theirs
 
 
@@ -171,22 +171,22 @@ def test_batch_state_is_kept_and_reset_on_completion_when_asked():
     with_policy['spec']['deploymentPolicyOptions'] = {'resetBatchStateOnCompletion': False}
     kept = {'__default__': {'batchState': {'currentBatch': 4, 'completedNodes': 3}}}
     doc = dict(with_policy, status={'status': 'in_progress', 'compartmentStatuses': kept})
-    status = cr_status.wanted_status(cr(doc), doc, cr_status.status_nodes(cr(doc), [node('n1', 'complete', DONE)]), now=NOW)
+    status = status_rollup.wanted_status(cr(doc), doc, status_rollup.status_nodes(cr(doc), [node('n1', 'complete', DONE)]), now=NOW)
     assert status['compartmentStatuses']['__default__']['batchState'] == {'currentBatch': 4, 'completedNodes': 3}
     reset = copy.deepcopy(doc)
     reset['spec']['deploymentPolicyOptions']['resetBatchStateOnCompletion'] = True
-    status = cr_status.wanted_status(cr(reset), reset, cr_status.status_nodes(cr(reset), [node('n1', 'complete', DONE)]),
-                                     now=NOW)
+    status = status_rollup.wanted_status(cr(reset), reset, status_rollup.status_nodes(cr(reset), [node('n1', 'complete', DONE)]),
+                                         now=NOW)
     assert status['compartmentStatuses']['__default__']['batchState'] == {'currentBatch': 1}
     # no options and no policy: the operator never resets
-    assert cr_status.reset_on_completion(DOC, None) is False
-    assert cr_status.reset_on_completion(DOC, {'spec': {}}) is True
+    assert status_rollup.reset_on_completion(DOC, None) is False
+    assert status_rollup.reset_on_completion(DOC, {'spec': {}}) is True
 
 
 def test_removed_nodes_leave_the_maps():
     doc = dict(DOC, status={'nodeStatus': {'gone': 'complete', 'n1': 'complete'}, 'nodeState': {'gone': {}}})
-    status = cr_status.wanted_status(cr(doc), doc, cr_status.status_nodes(cr(doc), [node('n1', 'complete', DONE)]), now=NOW)
-    patch = cr_status.status_patch(doc['status'], status)['status']
+    status = status_rollup.wanted_status(cr(doc), doc, status_rollup.status_nodes(cr(doc), [node('n1', 'complete', DONE)]), now=NOW)
+    patch = status_rollup.status_patch(doc['status'], status)['status']
     assert patch['nodeStatus'] == {'gone': None} and patch['nodeState']['gone'] is None
 
 
@@ -194,13 +194,13 @@ def test_node_priority_lists_the_picked_nodes_until_complete_and_counts_the_ones
     # NodePicker.upsertPick / RemoveNodePriority: a picked node keeps its first pick time, a complete one
     # leaves the list and adds one to the offset (chainsaw skyhook/strict-order: worker2 starts with order 1)
     current = {'nodePriority': {'worker': '2026-12-02T10:00:00Z'}, 'nodeOrderOffset': 0}
-    priority, offset = cr_status.node_priority(current, {'worker': 'complete', 'worker2': 'waiting'}, NOW,
-                                               picked=['worker2'])
+    priority, offset = status_rollup.node_priority(current, {'worker': 'complete', 'worker2': 'waiting'}, NOW,
+                                                   picked=['worker2'])
     assert (priority, offset) == ({'worker2': NOW}, 1)
     assert pod_layout.node_order_from_status({'nodePriority': priority, 'nodeOrderOffset': offset}, 'worker2') == 1
     # already listed: the first time stays; a node rolling that no batch listed (the node role alone) is added
-    priority, offset = cr_status.node_priority({'nodePriority': {'a': '2026-12-02T09:00:00Z'}},
-                                               {'a': 'in_progress', 'b': 'erroring', 'c': 'waiting'}, NOW, picked=['a'])
+    priority, offset = status_rollup.node_priority({'nodePriority': {'a': '2026-12-02T09:00:00Z'}},
+                                                   {'a': 'in_progress', 'b': 'erroring', 'c': 'waiting'}, NOW, picked=['a'])
     assert (priority, offset) == ({'a': '2026-12-02T09:00:00Z', 'b': NOW}, 0)
     # the status carries them; a write that changes nothing else sends only what changed
     status = wanted([node('a', 'in_progress')])
@@ -209,11 +209,11 @@ def test_node_priority_lists_the_picked_nodes_until_complete_and_counts_the_ones
 
 def test_the_cr_is_stamped_with_the_version_once_and_an_operator_stamp_is_kept():
     # Skyhook.SetVersion: kubectl skyhook pause/disable read skyhook.nvidia.com/version to know the operator's version
-    assert cr_status.version_annotation_patch({'metadata': {'name': 'x'}}) == {
-        'metadata': {'annotations': {'skyhook.nvidia.com/version': node_state.OPERATOR_VERSION}}}
-    assert cr_status.version_annotation_patch({'metadata': {'annotations': {'skyhook.nvidia.com/version': ''}}})
+    assert status_rollup.version_annotation_patch({'metadata': {'name': 'x'}}) == {
+        'metadata': {'annotations': {'skyhook.nvidia.com/version': node_annotations.OPERATOR_VERSION}}}
+    assert status_rollup.version_annotation_patch({'metadata': {'annotations': {'skyhook.nvidia.com/version': ''}}})
     operator_stamp = {'metadata': {'annotations': {'skyhook.nvidia.com/version': 'v0.20.1'}}}
-    assert cr_status.version_annotation_patch(operator_stamp) is None
+    assert status_rollup.version_annotation_patch(operator_stamp) is None
 
 
 def _types(status):
@@ -247,7 +247,7 @@ def test_the_legacy_transition_condition_carries_the_status_as_its_reason_and_is
     assert transition == dict(_by_type(first)['Ready'], type='skyhook.nvidia.com/Transition', reason='in_progress')
     # the same status, another message (a node more complete): a new lastTransitionTime, as the operator refreshes it
     doc = dict(DOC, status=dict(first))
-    later = cr_status.wanted_status(cr(doc), doc, cr_status.status_nodes(cr(doc), [
+    later = status_rollup.wanted_status(cr(doc), doc, status_rollup.status_nodes(cr(doc), [
         node('n1', 'in_progress', (('dexter', 'config', 'complete'), ('failure', 'apply', 'in_progress'))),
         node('n2', 'complete', DONE)]), now='2026-12-02T12:00:00Z')
     assert _by_type(later)['skyhook.nvidia.com/Transition']['lastTransitionTime'] == '2026-12-02T12:00:00Z'
@@ -264,12 +264,12 @@ def test_apply_package_names_a_running_package_and_stays_after_the_rollout():
     assert _by_type(running)['skyhook.nvidia.com/ApplyPackage'] == dict(apply, type='skyhook.nvidia.com/ApplyPackage')
     # n1's package ends, n2's still runs: the condition moves to it
     doc = dict(DOC, status=dict(running))
-    moved = cr_status.wanted_status(cr(doc), doc, cr_status.status_nodes(cr(doc), [
+    moved = status_rollup.wanted_status(cr(doc), doc, status_rollup.status_nodes(cr(doc), [
         node('n1', 'complete', DONE), node('n2', 'in_progress', (('dexter', 'apply', 'in_progress'),))]), now=NOW)
     assert _by_type(moved)['ApplyPackage']['message'] == 'Applying package [dexter:1.2.3] to node [n2]'
     # nothing runs any more: the last one stays, as the operator never removes it
     doc = dict(DOC, status=dict(moved))
-    done = cr_status.wanted_status(cr(doc), doc, cr_status.status_nodes(cr(doc), [
+    done = status_rollup.wanted_status(cr(doc), doc, status_rollup.status_nodes(cr(doc), [
         node('n1', 'complete', DONE), node('n2', 'complete', DONE)]), now='2026-12-02T12:00:00Z')
     assert _by_type(done)['ApplyPackage'] == _by_type(moved)['ApplyPackage']
     # before any pod started: none
@@ -298,9 +298,9 @@ def test_node_boot_ids_list_the_crs_nodes_and_drop_the_gone_ones():
     status = wanted([node('n1'), node('n2'), node('other', labels={'pool': 'cpu'})], doc=doc,
                     boot_ids={'n1': 'b-1', 'n2': None, 'other': 'b-3'})
     assert status['nodeBootIds'] == {'n1': 'b-1', 'n2': ''}
-    assert cr_status.status_patch(doc['status'], status)['status']['nodeBootIds'] == {'n1': 'b-1', 'n2': '', 'gone': None}
+    assert status_rollup.status_patch(doc['status'], status)['status']['nodeBootIds'] == {'n1': 'b-1', 'n2': '', 'gone': None}
     # without boot IDs (a caller that did not read the nodes' status) the field is left as it is
-    assert 'nodeBootIds' not in cr_status.status_patch(doc['status'], wanted([node('n1')], doc=doc))['status']
+    assert 'nodeBootIds' not in status_rollup.status_patch(doc['status'], wanted([node('n1')], doc=doc))['status']
 
 
 # --------------------------------------------------------------------------- the v0.18+ generation (gen=NODEWRIGHT)
@@ -319,8 +319,8 @@ def nw_node(name, status=None, states=(), labels=None, taints=None):
 def nw_wanted(nodes, doc=None, **kwargs):
     doc = NW_DOC if doc is None else doc
     model = cr(doc)
-    return cr_status.wanted_status(model, doc, cr_status.status_nodes(model, nodes, gen=NODEWRIGHT), now=NOW,
-                                   gen=NODEWRIGHT, **kwargs)
+    return status_rollup.wanted_status(model, doc, status_rollup.status_nodes(model, nodes, gen=NODEWRIGHT), now=NOW,
+                                       gen=NODEWRIGHT, **kwargs)
 
 
 def test_nodewright_writes_the_prefixed_twins_and_the_transition_under_its_prefix():
@@ -337,7 +337,7 @@ def test_nodewright_writes_the_prefixed_twins_and_the_transition_under_its_prefi
     assert by_type[NW + '/Transition'] == dict(by_type['Ready'], type=NW + '/Transition', reason='in_progress')
     assert status['nodeStatus'] == {'n1': 'complete', 'n2': 'in_progress'} and status['completeNodes'] == '1/2'
     assert 'skyhook.nvidia.com/' not in json.dumps(status)
-    assert cr_status.transition_type(NODEWRIGHT) == NW + '/Transition' and cr_status.TRANSITION == 'skyhook.nvidia.com/Transition'
+    assert status_rollup.transition_type(NODEWRIGHT) == NW + '/Transition' and status_rollup.TRANSITION == 'skyhook.nvidia.com/Transition'
 
 
 def test_nodewright_owns_the_same_conditions_under_its_prefix():
@@ -345,12 +345,12 @@ def test_nodewright_owns_the_same_conditions_under_its_prefix():
     ApplyPackage (skyhook_controller.go @4fa7fe39 ApplyPackage); Blocked, UninstallInProgress, UninstallFailed,
     NodeStateMalformed (cluster_state_v2.go @01cc2f2d), DeletionBlocked and DrainBlocked bare; DeletionBlocked not ours,
     DrainBlocked derived from the nodes' drainBlocked_ (UpdateDrainBlockedCondition, same file)."""
-    assert cr_status.owned_conditions(NODEWRIGHT) == (
+    assert status_rollup.owned_conditions(NODEWRIGHT) == (
         'Ready', NW + '/Ready', 'NodesIgnored', NW + '/NodesIgnored', 'TaintNotTolerable', NW + '/TaintNotTolerable',
         'NodeStateMalformed', 'DeploymentPolicyNotFound', NW + '/DeploymentPolicyNotFound', 'UninstallInProgress',
         'UninstallFailed', 'Blocked', NW + '/Transition', 'ApplyPackage', NW + '/ApplyPackage', 'DrainBlocked')
-    assert cr_status.OWNED_CONDITIONS == cr_status.owned_conditions(SKYHOOK) == cr_status.owned_conditions()
-    assert 'DrainBlocked' not in cr_status.OWNED_CONDITIONS
+    assert status_rollup.OWNED_CONDITIONS == status_rollup.owned_conditions(SKYHOOK) == status_rollup.owned_conditions()
+    assert 'DrainBlocked' not in status_rollup.OWNED_CONDITIONS
     # a stale twin of ours goes, and a DrainBlocked no node records any more; a legacy-prefixed condition stays
     drain = {'type': 'DrainBlocked', 'status': 'True', 'reason': 'PodDisruptionBudget', 'message': 'x'}
     legacy = {'type': 'skyhook.nvidia.com/Ready', 'status': 'False', 'reason': 'Progressing', 'message': 'y'}
@@ -375,7 +375,7 @@ def test_nodewright_reads_its_ignore_label_node_keys_and_runtime_required_taints
     assert _by_type(nw_wanted(both, doc=required))['TaintNotTolerable']['status'] == 'False'
     # v0.15 recognises its one taint: the new one is not tolerated there
     model = cr(required)
-    old = cr_status.wanted_status(model, required, cr_status.status_nodes(model, [dict(node('b'), taints=[new_taint])]), now=NOW)
+    old = status_rollup.wanted_status(model, required, status_rollup.status_nodes(model, [dict(node('b'), taints=[new_taint])]), now=NOW)
     assert _by_type(old)['TaintNotTolerable']['message'] == 'Node [b] has taints that are not tolerable. Skipping.'
     # the node state under the legacy key is not the v0.18+ record
     assert nw_wanted([node('c', 'complete', DONE)])['nodeStatus'] == {'c': 'unknown'}
@@ -388,16 +388,16 @@ def test_nodewright_apply_package_twin_version_stamp_and_batch_reset():
     running = nw_wanted([nw_node('n1', 'in_progress', (('dexter', 'apply', 'in_progress'),))])
     apply = _by_type(running)['ApplyPackage']
     assert _by_type(running)[NW + '/ApplyPackage'] == dict(apply, type=NW + '/ApplyPackage')
-    assert cr_status.version_annotation_patch({'metadata': {'annotations': {'skyhook.nvidia.com/version': 'v0.15.0'}}},
-                                              gen=NODEWRIGHT) == {'metadata': {'annotations': {NW + '/version': 'v0.20.0'}}}
-    assert cr_status.version_annotation_patch({'metadata': {'annotations': {NW + '/version': 'v0.20.1'}}}, NODEWRIGHT) is None
+    assert status_rollup.version_annotation_patch({'metadata': {'annotations': {'skyhook.nvidia.com/version': 'v0.15.0'}}},
+                                                  gen=NODEWRIGHT) == {'metadata': {'annotations': {NW + '/version': 'v0.20.0'}}}
+    assert status_rollup.version_annotation_patch({'metadata': {'annotations': {NW + '/version': 'v0.20.1'}}}, NODEWRIGHT) is None
     doc = copy.deepcopy(NW_DOC)
     doc['spec']['packages']['dexter']['version'] = '1.3.0'
     doc['spec']['deploymentPolicyOptions'] = {'resetBatchStateOnCompletion': True}
     doc['status'] = {'compartmentStatuses': {'__default__': {'batchState': {'currentBatch': 3}}}}
     nodes = [nw_node('n1', 'complete', DONE)]
-    assert cr_status.resumed_batch_states(cr(doc), doc, nodes, gen=NODEWRIGHT) == {}
-    assert cr_status.resumed_batch_states(cr(doc), doc, nodes) == {'__default__': {'currentBatch': 3}}
+    assert status_rollup.resumed_batch_states(cr(doc), doc, nodes, gen=NODEWRIGHT) == {}
+    assert status_rollup.resumed_batch_states(cr(doc), doc, nodes) == {'__default__': {'currentBatch': 3}}
 
 
 def test_nodewright_drain_blocked_is_derived_from_the_nodes_drain_blocked_annotations():
@@ -430,7 +430,7 @@ def test_nodewright_drain_blocked_is_derived_from_the_nodes_drain_blocked_annota
 
 
 def test_nodes_waiting_for_their_protected_pods_set_blocked_with_the_operators_reason_until_they_are_complete():
-    from ansible_collections.nodewright.bridge.plugins.module_utils import protected_wait
+    from ansible_collections.nodewright.bridge.plugins.module_utils.contract import protected_wait
     waiting = node('gpu-b', status='in_progress', states=(('dexter', 'apply', 'complete'),))
     waiting['annotations'][protected_wait.key('failure-skyhook')] = protected_wait.encode(
         '2026-12-02T09:00:00Z', ['ml/train-0'], True)

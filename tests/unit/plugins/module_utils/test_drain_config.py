@@ -18,9 +18,9 @@ import json
 
 import pytest
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import drain_config as dc
-from ansible_collections.nodewright.bridge.plugins.module_utils import drain_rules
-from ansible_collections.nodewright.bridge.plugins.module_utils.api_generation import NODEWRIGHT, SKYHOOK
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import drain_config as dc
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import drain_rules
+from ansible_collections.nodewright.bridge.plugins.module_utils.model.api_generation import NODEWRIGHT, SKYHOOK
 
 DEFAULTS = dc.normalize({})
 

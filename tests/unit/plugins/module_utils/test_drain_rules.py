@@ -9,7 +9,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import drain_rules as dr
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import drain_rules as dr
 
 CORDON_KEY = 'node.kubernetes.io/unschedulable'
 

@@ -10,7 +10,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import duration
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import duration
 
 NS, US, MS, S, M, H = 1, 10 ** 3, 10 ** 6, 10 ** 9, 60 * 10 ** 9, 3600 * 10 ** 9
 

@@ -11,14 +11,14 @@ import re
 
 import pytest
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
-from ansible_collections.nodewright.bridge.plugins.module_utils import inventory_groups as ig
-from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
-from ansible_collections.nodewright.bridge.plugins.module_utils.constants import IGNORE_LABEL
-from ansible_collections.nodewright.bridge.plugins.module_utils import planner
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.planning import inventory_groups as ig
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_annotations
+from ansible_collections.nodewright.bridge.plugins.module_utils.model.constants import IGNORE_LABEL
+from ansible_collections.nodewright.bridge.plugins.module_utils.planning import planner
 
 IMAGE = 'ghcr.io/example/tuning'
-STATE_KEY = node_state.node_state_key('gpu-tuning')
+STATE_KEY = node_annotations.node_state_key('gpu-tuning')
 VALID_GROUP = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*\Z')
 
 
@@ -53,7 +53,7 @@ def api_node(name, labels=None, state=None, annotations=None, ip=None):
     all_annotations = {'kwok.x-k8s.io/node': 'fake', 'node.alpha.kubernetes.io/ttl': '0'}
     all_annotations.update(annotations or {})
     if state is not None:
-        all_annotations[STATE_KEY] = node_state.encode(state)
+        all_annotations[STATE_KEY] = node_annotations.encode(state)
     addresses = [{'type': 'Hostname', 'address': name}]
     if ip:
         addresses.insert(0, {'type': 'InternalIP', 'address': ip})
@@ -215,9 +215,9 @@ def fleet():
         api_node('n-done', labels={'rack': 'a'}, state=done(), ip='10.0.0.1'),
         api_node('n-new', ip='10.0.0.2'),
         api_node('n-failing', state={'tuning|1.2.0': dict(entry('tuning', '1.2.0', 'apply', 'erroring'), restarts=3)},
-                 annotations={node_state.status_key('gpu-tuning'): 'erroring'}),
+                 annotations={node_annotations.status_key('gpu-tuning'): 'erroring'}),
         api_node('n-busy', labels={'rack': 'a'}, state={'driver|2.0.0': entry('driver', '2.0.0', 'apply', 'in_progress')},
-                 annotations={node_state.cordon_key('gpu-tuning'): 'true'}, ip='10.0.0.4'),
+                 annotations={node_annotations.cordon_key('gpu-tuning'): 'true'}, ip='10.0.0.4'),
         api_node('n-ignored', labels={IGNORE_LABEL: 'true'}, ip='10.0.0.5'),
         api_node('n-cpu', labels={'pool': 'cpu'}, ip='10.0.0.6'),
     ]
@@ -242,7 +242,7 @@ def test_build_hosts_groups_and_vars():
                                    'nodewright_state_complete']
     assert done_host['vars'][FACTS]['complete'] is True
     assert done_host['vars'][FACTS]['pending'] == [] and done_host['vars'][FACTS]['needs_drain'] is False
-    assert done_host['vars'][FACTS]['state'] == node_state.decode(node_state.encode(done()))
+    assert done_host['vars'][FACTS]['state'] == node_annotations.decode(node_annotations.encode(done()))
     assert done_host['vars']['ansible_host'] == '10.0.0.1' and done_host['vars']['ansible_connection'] == 'local'
 
     new = found['n-new']['vars']

@@ -20,10 +20,10 @@ import json
 
 import pytest
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
-from ansible_collections.nodewright.bridge.plugins.module_utils import job_layout as jl
-from ansible_collections.nodewright.bridge.plugins.module_utils import pod_layout as pl
-from ansible_collections.nodewright.bridge.plugins.module_utils.api_generation import NODEWRIGHT, SKYHOOK
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import job_layout as jl
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import pod_layout as pl
+from ansible_collections.nodewright.bridge.plugins.module_utils.model.api_generation import NODEWRIGHT, SKYHOOK
 
 UID = '5f0c2a4e-8d1b-4c7e-9a3f-1b2c3d4e5f60'
 NODE = 'worker-7'

@@ -17,14 +17,14 @@ import copy
 
 import pytest
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
-from ansible_collections.nodewright.bridge.plugins.module_utils import job_layout
-from ansible_collections.nodewright.bridge.plugins.module_utils import job_run
-from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
-from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
-from ansible_collections.nodewright.bridge.plugins.module_utils import pod_layout
-from ansible_collections.nodewright.bridge.plugins.module_utils import pod_run
-from ansible_collections.nodewright.bridge.plugins.module_utils.api_generation import NODEWRIGHT, SKYHOOK
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import job_layout
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import job_run
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_annotations
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import pod_layout
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import pod_run
+from ansible_collections.nodewright.bridge.plugins.module_utils.model.api_generation import NODEWRIGHT, SKYHOOK
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_interrupt
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import package_stage
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules._runner import ModuleFailed
@@ -52,8 +52,8 @@ PODS = '/api/v1/namespaces/%s/pods' % NS
 CMS = '/api/v1/namespaces/%s/configmaps' % NS
 NODE_PATH = '/api/v1/nodes/n1'
 NODE_STATUS_PATH = NODE_PATH + '/status'
-STATE_KEY = node_state.node_state_key('demo', NODEWRIGHT)
-STATUS_KEY = node_state.status_key('demo', NODEWRIGHT)
+STATE_KEY = node_annotations.node_state_key('demo', NODEWRIGHT)
+STATUS_KEY = node_annotations.status_key('demo', NODEWRIGHT)
 CONTAINERS = pod_layout.init_container_names('tuning', STAGE)
 NOT_FOUND = status_body(404, 'NotFound', 'not found')
 ALREADY_EXISTS = status_body(409, 'AlreadyExists', 'jobs.batch "%s" already exists' % JOB)
@@ -174,7 +174,7 @@ def calls(server):
 
 def node_state_of(stored):
     annotations = stored.doc['metadata']['annotations']
-    return node_state.decode(annotations[STATE_KEY]), annotations.get(STATUS_KEY)
+    return node_annotations.decode(annotations[STATE_KEY]), annotations.get(STATUS_KEY)
 
 
 def run(server, module, which=package_stage):
@@ -316,8 +316,8 @@ def test_a_job_that_fails_without_a_failed_pod_says_why_the_job_failed(server, s
 
 
 def record_in_progress(stored, state='in_progress'):
-    entry = node_state.upsert({}, PACKAGE.name, PACKAGE.version, PACKAGE.image, state, STAGE)[0]
-    stored.doc['metadata'].setdefault('annotations', {})[STATE_KEY] = node_state.encode(entry)
+    entry = node_annotations.upsert({}, PACKAGE.name, PACKAGE.version, PACKAGE.image, state, STAGE)[0]
+    stored.doc['metadata'].setdefault('annotations', {})[STATE_KEY] = node_annotations.encode(entry)
 
 
 def test_a_job_left_running_by_the_operator_is_adopted_not_created(server, stored_node):

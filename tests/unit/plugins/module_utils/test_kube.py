@@ -17,9 +17,9 @@ import time
 
 import pytest
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import api_generation
-from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
-from ansible_collections.nodewright.bridge.plugins.module_utils import kube_transport
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import api_generation
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube_transport
 from ansible_collections.nodewright.bridge.tests.unit.plugins.module_utils.fake_api import (
     FakeApiServer, Pause, Stored, event, gone_event, guard, node, node_list, status_body)
 

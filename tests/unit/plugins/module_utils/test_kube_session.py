@@ -20,14 +20,14 @@ import sys
 
 import pytest
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
-from ansible_collections.nodewright.bridge.plugins.module_utils import kube_transport
-from ansible_collections.nodewright.bridge.plugins.plugin_utils import sequence_engine
-from ansible_collections.nodewright.bridge.plugins.plugin_utils import status_keeper
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube_transport
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution import sequence_engine
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution import status_keeper
 from ansible_collections.nodewright.bridge.tests.unit.plugins.module_utils.fake_api import FakeApiServer, node
 
 REPO_ROOT = os.path.realpath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
-MODULE_UTILS = os.path.join(REPO_ROOT, 'plugins', 'module_utils')
+MODULE_UTILS = os.path.join(REPO_ROOT, 'plugins', 'module_utils', 'api')
 STATEFUL_FILES = ('kube.py', 'kube_transport.py')
 # What a module-level name may not be bound to: a container that a function could fill.
 MUTABLE_CALLS = ('dict', 'list', 'set', 'OrderedDict', 'defaultdict', 'deque', 'bytearray', 'WeakValueDictionary',
@@ -136,9 +136,9 @@ def _run_python(code):
 def test_importing_the_action_plugins_base_does_not_import_kubernetes_and_preloading_does():
     found = _run_python(
         'import json, sys\n'
-        'from ansible_collections.nodewright.bridge.plugins.plugin_utils import cluster_action\n'
+        'from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution import cluster_action\n'
         'before = sorted(m for m in sys.modules if m.split(".")[0] == "kubernetes")\n'
-        'from ansible_collections.nodewright.bridge.plugins.plugin_utils import fork_preload\n'
+        'from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution import fork_preload\n'
         'fork_preload.before_fork()\n'
         'print(json.dumps([before, "kubernetes.client" in sys.modules]))\n')
     assert found == [[], True]
@@ -189,7 +189,7 @@ def test_no_plugin_sets_a_constant_of_the_kube_modules():
                 tree = ast.parse(handle.read(), path)
             aliases = set()
             for each in ast.walk(tree):
-                if isinstance(each, ast.ImportFrom) and (each.module or '').endswith('module_utils'):
+                if isinstance(each, ast.ImportFrom) and (each.module or '').endswith('module_utils.api'):
                     aliases.update(a.asname or a.name for a in each.names if a.name in ('kube', 'kube_transport'))
             for each in ast.walk(tree):
                 for target in getattr(each, 'targets', []) if isinstance(each, ast.Assign) else []:

@@ -9,7 +9,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import label_selector as ls
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import label_selector as ls
 
 NODE = {'env': 'prod', 'zone': 'a', 'gpu': 'true'}
 

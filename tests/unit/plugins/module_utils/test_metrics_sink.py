@@ -18,7 +18,7 @@ import time
 
 import pytest
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import metrics_sink
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import metrics_sink
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):

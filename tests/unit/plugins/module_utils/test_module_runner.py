@@ -9,10 +9,10 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
-from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
-from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
-from ansible_collections.nodewright.bridge.plugins.module_utils import operator_guard
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_annotations
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import operator_presence
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_drain
 
@@ -63,8 +63,8 @@ def test_the_result_goes_to_exit_json_and_run_gets_the_module():
     (cr_model.CRValidationError('cr', ['spec.packages: required']),
      {'msg': str(cr_model.CRValidationError('cr', ['spec.packages: required'])), 'errors': ['spec.packages: required'],
       'node': 'n1'}),
-    (node_state.NodeStateError('bad annotation'), {'msg': 'node n1: bad annotation', 'node': 'n1'}),
-    (operator_guard.GuardError('not a date'), {'msg': 'node n1: not a date', 'node': 'n1'}),
+    (node_annotations.NodeStateError('bad annotation'), {'msg': 'node n1: bad annotation', 'node': 'n1'}),
+    (operator_presence.GuardError('not a date'), {'msg': 'node n1: not a date', 'node': 'n1'}),
 ])
 def test_each_error_maps_to_its_fields_with_the_context(exc, expected):
     module = _execute(_raises(exc), context={'node': 'n1'}, label='node n1: ')

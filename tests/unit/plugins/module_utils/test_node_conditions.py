@@ -10,9 +10,9 @@ __metaclass__ = type
 
 import json
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import node_conditions as nc
-from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
-from ansible_collections.nodewright.bridge.plugins.module_utils.api_generation import NODEWRIGHT, SKYHOOK
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_conditions as nc
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_annotations
+from ansible_collections.nodewright.bridge.plugins.module_utils.model.api_generation import NODEWRIGHT, SKYHOOK
 
 
 def _node(boot='b1', ready='True'):
@@ -63,10 +63,10 @@ def _recorded(status=None, states=(), conditions=None):
     """A node whose record for CR demo is ``status`` and one entry per package state in ``states``."""
     state = {}
     for index, value in enumerate(states):
-        state = node_state.upsert(state, 'p%d' % index, '1.0', 'img', value, 'apply')[0]
-    annotations = {node_state.node_state_key('demo'): node_state.encode(state)} if state else {}
+        state = node_annotations.upsert(state, 'p%d' % index, '1.0', 'img', value, 'apply')[0]
+    annotations = {node_annotations.node_state_key('demo'): node_annotations.encode(state)} if state else {}
     if status:
-        annotations[node_state.status_key('demo')] = status
+        annotations[node_annotations.status_key('demo')] = status
     return {'metadata': {'name': 'n1', 'annotations': annotations},
             'status': {'conditions': list(conditions if conditions is not None
                                           else [{'type': 'Ready', 'status': 'True'}])}}
@@ -131,7 +131,7 @@ def test_a_reset_node_flips_back_to_incomplete():
 
 def test_an_unreadable_state_writes_nothing():
     node = _recorded('in_progress')
-    node['metadata']['annotations'][node_state.node_state_key('demo')] = '{broken'
+    node['metadata']['annotations'][node_annotations.node_state_key('demo')] = '{broken'
     assert nc.conditions_patch(node, 'demo', NOW) is None
 
 
@@ -151,10 +151,10 @@ def _nw_recorded(status=None, states=(), conditions=()):
     """A node as the v0.18+ operator keys it for CR demo: nodewright.nvidia.com/nodeState_demo and status_demo."""
     state = {}
     for index, value in enumerate(states):
-        state = node_state.upsert(state, 'p%d' % index, '1.0', 'img', value, 'apply')[0]
-    annotations = {node_state.node_state_key('demo', NODEWRIGHT): node_state.encode(state)} if state else {}
+        state = node_annotations.upsert(state, 'p%d' % index, '1.0', 'img', value, 'apply')[0]
+    annotations = {node_annotations.node_state_key('demo', NODEWRIGHT): node_annotations.encode(state)} if state else {}
     if status:
-        annotations[node_state.status_key('demo', NODEWRIGHT)] = status
+        annotations[node_annotations.status_key('demo', NODEWRIGHT)] = status
     return {'metadata': {'name': 'n1', 'annotations': annotations}, 'status': {'conditions': list(conditions)}}
 
 

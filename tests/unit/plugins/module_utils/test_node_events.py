@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
-"""The Events on a node: their wording (module_utils/node_events.py) and how kube.Kube.node_event writes them.
+"""The Events on a node: their wording (module_utils/contract/node_events.py) and how kube.Kube.node_event writes them.
 
 The writes run against the scripted API server (fake_api): the body the API server receives, no
 retry, one warning for the first failure, no more tries after a refusal.
@@ -13,8 +13,8 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
-from ansible_collections.nodewright.bridge.plugins.module_utils import node_events as ev
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_events as ev
 from ansible_collections.nodewright.bridge.tests.unit.plugins.module_utils.fake_api import (
     FakeApiServer, node, status_body)
 

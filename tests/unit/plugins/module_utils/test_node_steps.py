@@ -11,8 +11,8 @@ import os
 
 import yaml
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import node_steps
-from ansible_collections.nodewright.bridge.plugins.plugin_utils.render_playbook import RenderedValues
+from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_steps
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.rendering.render_playbook import RenderedValues
 from ansible_collections.nodewright.bridge.tests.unit.plugins.module_utils.step_options import option_names
 
 REPO = os.path.realpath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))

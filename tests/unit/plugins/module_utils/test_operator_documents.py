@@ -28,10 +28,10 @@ from ansible_collections.nodewright.bridge.plugins.filter import to_nodewright a
 from ansible_collections.nodewright.bridge.plugins.filter import to_skyhook as to_skyhook_plugin
 from ansible_collections.nodewright.bridge.plugins.filter.to_nodewright import to_nodewright as to_nodewright_filter
 from ansible_collections.nodewright.bridge.plugins.filter.to_skyhook import to_skyhook as to_skyhook_filter
-from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
-from ansible_collections.nodewright.bridge.plugins.module_utils import cr_schema
-from ansible_collections.nodewright.bridge.plugins.module_utils import operator_documents
-from ansible_collections.nodewright.bridge.plugins.module_utils.operator_documents import (
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_schema
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import operator_documents
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract.operator_documents import (
     DocumentError, conflict, first_difference, to_nodewright, to_skyhook)
 
 REPO_ROOT = os.path.realpath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))

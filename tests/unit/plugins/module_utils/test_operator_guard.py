@@ -11,8 +11,8 @@ import datetime
 
 import pytest
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import operator_guard as guard
-from ansible_collections.nodewright.bridge.plugins.module_utils.api_generation import NODEWRIGHT
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import operator_presence as guard
+from ansible_collections.nodewright.bridge.plugins.module_utils.model.api_generation import NODEWRIGHT
 
 NOW = '2026-05-01T12:00:00Z'
 NOW_EPOCH = 1777636800.0

@@ -17,11 +17,11 @@ import re
 
 import pytest
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
-from ansible_collections.nodewright.bridge.plugins.module_utils import cr_status
-from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
-from ansible_collections.nodewright.bridge.plugins.module_utils import operator_metrics as om
-from ansible_collections.nodewright.bridge.plugins.module_utils.api_generation import NODEWRIGHT, SKYHOOK
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.planning import status_rollup
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_annotations
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import operator_metrics as om
+from ansible_collections.nodewright.bridge.plugins.module_utils.model.api_generation import NODEWRIGHT, SKYHOOK
 
 NOW = '2026-12-02T10:00:00Z'
 DOC = {
@@ -45,19 +45,19 @@ def node(name, status, states=(), labels=None, gen=SKYHOOK, restarts=0):
     """A node of the CR (planner.normalise_nodes' shape): its status annotation and one state entry per package."""
     state = {}
     for package, version, stage, value in states:
-        state = node_state.upsert(state, package, version, 'ghcr.io/x/' + package, value, stage, restarts)[0]
+        state = node_annotations.upsert(state, package, version, 'ghcr.io/x/' + package, value, stage, restarts)[0]
     annotations = {}
     if state:
-        annotations[node_state.node_state_key('gpu-tuning', gen)] = node_state.encode(state)
+        annotations[node_annotations.node_state_key('gpu-tuning', gen)] = node_annotations.encode(state)
     if status:
-        annotations[node_state.status_key('gpu-tuning', gen)] = status
+        annotations[node_annotations.status_key('gpu-tuning', gen)] = status
     return {'name': name, 'labels': dict(labels or {'pool': 'gpu'}), 'annotations': annotations}
 
 
 def status_of(doc, nodes, gen=SKYHOOK, policy=None):
     model = cr_model.build_cr(doc)
-    wanted = cr_status.wanted_status(model, doc, cr_status.status_nodes(model, nodes, gen), policy=policy, now=NOW,
-                                     gen=gen)
+    wanted = status_rollup.wanted_status(model, doc, status_rollup.status_nodes(model, nodes, gen), policy=policy, now=NOW,
+                                         gen=gen)
     return model, wanted
 
 
@@ -217,7 +217,7 @@ def test_a_missing_policy_has_no_rollout_series_and_a_paused_cr_says_paused():
     del doc['spec']['interruptionBudget']
     doc['spec']['deploymentPolicy'] = 'gone'
     model = cr_model.build_cr(doc)
-    wanted = cr_status.wanted_status(model, doc, cr_status.status_nodes(model, TWO_NODES), policy_missing=True, now=NOW)
+    wanted = status_rollup.wanted_status(model, doc, status_rollup.status_nodes(model, TWO_NODES), policy_missing=True, now=NOW)
     samples, dummy, types = parse(om.exposition('gpu-tuning', om.operator_gauges(model, wanted), SKYHOOK))
     assert not [name for name in types if name.startswith('skyhook_rollout_')]
     assert value(samples, 'skyhook_status', skyhook_name='gpu-tuning', status='blocked') == 1
@@ -231,8 +231,8 @@ def test_a_missing_policy_has_no_rollout_series_and_a_paused_cr_says_paused():
 
 def test_only_entries_of_the_specs_package_versions_count_and_a_malformed_state_counts_as_a_node_only():
     nodes = [node('n1', 'in_progress', [('dexter', '1.0.0', 'config', 'complete'), ('other', '9.9.9', 'apply', 'complete')]),
-             dict(node('n2', 'erroring'), annotations={node_state.node_state_key('gpu-tuning'): '{not json',
-                                                       node_state.status_key('gpu-tuning'): 'erroring'})]
+             dict(node('n2', 'erroring'), annotations={node_annotations.node_state_key('gpu-tuning'): '{not json',
+                                                       node_annotations.status_key('gpu-tuning'): 'erroring'})]
     model, wanted = status_of(DOC, nodes)
     samples = parse(om.exposition('gpu-tuning', om.operator_gauges(model, wanted), SKYHOOK))[0]
     states = of(samples, 'skyhook_package_state_count')

@@ -12,14 +12,14 @@ import json
 import pytest
 import yaml
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
-from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
-from ansible_collections.nodewright.bridge.plugins.module_utils import planner
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_annotations
+from ansible_collections.nodewright.bridge.plugins.module_utils.planning import planner
 
 DEFAULT = cr_model.DEFAULT_COMPARTMENT
-STATE_KEY = node_state.node_state_key('demo')
-COMPLETE = node_state.encode({'tuning|1.0.0': {'name': 'tuning', 'version': '1.0.0', 'image': 'ghcr.io/example/tuning',
-                                               'stage': 'post-interrupt', 'state': 'complete'}})
+STATE_KEY = node_annotations.node_state_key('demo')
+COMPLETE = node_annotations.encode({'tuning|1.0.0': {'name': 'tuning', 'version': '1.0.0', 'image': 'ghcr.io/example/tuning',
+                                                     'stage': 'post-interrupt', 'state': 'complete'}})
 
 
 def make_cr(spec_extra=None, name='demo'):
@@ -121,11 +121,11 @@ def test_fixture_rollouts(fixture_text):
 def test_plan_rollout_node_classification():
     nodes = [
         node('n1'),
-        node('n2', annotations={STATE_KEY: COMPLETE, node_state.status_key('demo'): 'complete'}),
+        node('n2', annotations={STATE_KEY: COMPLETE, node_annotations.status_key('demo'): 'complete'}),
         node('n3', labels={'skyhook.nvidia.com/ignore': 'true'}),
         {'name': 'cpu', 'labels': {'pool': 'cpu', 'skyhook.nvidia.com/ignore': 'true'}, 'annotations': {}},
         {'name': 'bare', 'labels': {}, 'annotations': {}},
-        node('n4', annotations={node_state.cordon_key('demo'): 'true', node_state.cordon_key('other'): 'true'}),
+        node('n4', annotations={node_annotations.cordon_key('demo'): 'true', node_annotations.cordon_key('other'): 'true'}),
     ]
     result = planner.plan_rollout(make_cr({'interruptionBudget': {'count': 1}}), nodes)
     assert result['unmatched'] == ['bare', 'cpu']       # the selector is checked before the ignore label
@@ -235,12 +235,12 @@ def test_nodes_sharing_a_state_get_equal_plans():
 
 
 def test_a_complete_node_is_recorded_only_with_the_operators_whole_record():
-    status = node_state.status_patch('demo', 'complete')['metadata']
-    whole = dict(status['annotations'], **{STATE_KEY: COMPLETE, node_state.version_key('demo'): node_state.OPERATOR_VERSION})
+    status = node_annotations.status_patch('demo', 'complete')['metadata']
+    whole = dict(status['annotations'], **{STATE_KEY: COMPLETE, node_annotations.version_key('demo'): node_annotations.OPERATOR_VERSION})
     nodes = [
         node('whole', annotations=whole, labels=dict(status.get('labels', {}))),
         node('no-label', annotations=whole),
-        node('old-version', annotations=dict(whole, **{node_state.version_key('demo'): 'v0.1.0'}),
+        node('old-version', annotations=dict(whole, **{node_annotations.version_key('demo'): 'v0.1.0'}),
              labels=dict(status.get('labels', {}))),
         node('pending', annotations=dict(status['annotations']), labels=dict(status.get('labels', {}))),
     ]
@@ -250,7 +250,7 @@ def test_a_complete_node_is_recorded_only_with_the_operators_whole_record():
 
 
 def test_an_ignored_node_with_work_left_is_to_be_recorded_blocked():
-    key = node_state.status_key('demo')
+    key = node_annotations.status_key('demo')
     ignore = {'skyhook.nvidia.com/ignore': 'true'}
     nodes = [node('fresh', labels=ignore), node('done', labels=ignore, annotations={STATE_KEY: COMPLETE}),
              node('blocked', labels=dict(ignore, **{key: 'blocked'}), annotations={key: 'blocked'}),
@@ -264,7 +264,7 @@ def test_an_ignored_node_with_work_left_is_to_be_recorded_blocked():
 
 
 def test_a_node_not_complete_that_says_nothing_or_complete_is_to_be_recorded_waiting():
-    key = node_state.status_key('demo')
+    key = node_annotations.status_key('demo')
     record = {key: 'complete'}
     nodes = [node('reset', labels=record, annotations=dict(record)),                 # kubectl skyhook node reset
              node('label-only', labels=record),
@@ -315,7 +315,7 @@ def test_a_node_with_a_taint_the_cr_does_not_tolerate_is_left_out_and_blocked():
     ({'key': 'a', 'operator': 'Gt', 'value': '1'}, {'key': 'a', 'value': '2', 'effect': 'NoSchedule'}, False),
 ])
 def test_tolerates_is_kubernetes_rule(toleration, taint, expected):
-    assert node_state.tolerates(toleration, taint) is expected
+    assert node_annotations.tolerates(toleration, taint) is expected
 
 
 def test_nodes_left_out_and_not_complete_keep_a_sequencing_all_cr_from_completing_everywhere():
@@ -323,7 +323,7 @@ def test_nodes_left_out_and_not_complete_keep_a_sequencing_all_cr_from_completin
     # after it wait on every node, as the operator's IsComplete counts every node the CR selects
     taint = {'key': 'test-block', 'value': 'true', 'effect': 'NoSchedule'}
     nodes = [node('worker'), dict(node('worker2'), taints=[taint]), node('ignored', labels={'skyhook.nvidia.com/ignore': 'true'}),
-             dict(node('done', annotations={node_state.node_state_key('gate'): COMPLETE}), taints=[taint])]
+             dict(node('done', annotations={node_annotations.node_state_key('gate'): COMPLETE}), taints=[taint])]
     gate = planner.plan_rollout(make_cr({'priority': 2, 'sequencing': 'all'}, name='gate'), nodes)
     assert gate['left_out'] == ['ignored', 'worker2']  # done is complete: it holds nothing
     later = planner.plan_rollout(make_cr({'priority': 3}, name='aa'), nodes)
@@ -335,7 +335,7 @@ def test_nodes_left_out_and_not_complete_keep_a_sequencing_all_cr_from_completin
     assert {'node': 'worker2', 'status': 'blocked'} in run['crs']['gate']['record']
     assert run['crs']['aa']['record'] == [{'node': n, 'status': 'waiting'} for n in ('done', 'ignored', 'worker', 'worker2')]
     # a status the node already records other than unknown / paused / disabled is kept (nothing written)
-    erroring = [dict(n, annotations={node_state.status_key('aa'): 'erroring'}) if n['name'] == 'worker2' else n
+    erroring = [dict(n, annotations={node_annotations.status_key('aa'): 'erroring'}) if n['name'] == 'worker2' else n
                 for n in nodes]
     run = planner.rollout_phases([gate, planner.plan_rollout(make_cr({'priority': 3}, name='aa'), erroring)])
     assert [r['node'] for r in run['crs']['aa']['record']] == ['done', 'ignored', 'worker']

@@ -10,8 +10,8 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
-from ansible_collections.nodewright.bridge.plugins.module_utils import planner
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.planning import planner
 
 POLICY_DOC = {'apiVersion': 'skyhook.nvidia.com/v1alpha1', 'kind': 'DeploymentPolicy', 'metadata': {'name': 'linear-4'},
               'spec': {'default': {'budget': {'count': 4}, 'strategy': {'linear': {}}}}}

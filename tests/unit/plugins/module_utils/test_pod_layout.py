@@ -21,10 +21,10 @@ import json
 
 import pytest
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import constants as C
-from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
-from ansible_collections.nodewright.bridge.plugins.module_utils import pod_layout as pl
-from ansible_collections.nodewright.bridge.plugins.module_utils.api_generation import NODEWRIGHT
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import constants as C
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import pod_layout as pl
+from ansible_collections.nodewright.bridge.plugins.module_utils.model.api_generation import NODEWRIGHT
 
 UID = '5f0c2a4e-8d1b-4c7e-9a3f-1b2c3d4e5f60'
 NODE = 'Node.Upper.EXAMPLE.com'   # dots and capitals exercise safe_name (real node names are lowercase)

@@ -15,13 +15,13 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import constants as C
-from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
-from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
-from ansible_collections.nodewright.bridge.plugins.module_utils import node_state
-from ansible_collections.nodewright.bridge.plugins.module_utils import pod_layout
-from ansible_collections.nodewright.bridge.plugins.module_utils import pod_run
-from ansible_collections.nodewright.bridge.plugins.module_utils.api_generation import NODEWRIGHT, SKYHOOK
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import constants as C
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_annotations
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import pod_layout
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import pod_run
+from ansible_collections.nodewright.bridge.plugins.module_utils.model.api_generation import NODEWRIGHT, SKYHOOK
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import package_stage
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules._runner import ModuleFailed
 from ansible_collections.nodewright.bridge.tests.unit.plugins.module_utils.fake_api import (
@@ -46,8 +46,8 @@ PACKAGE_CM = pod_layout.package_configmap_name('demo', PACKAGE)
 META_CM = pod_layout.node_metadata_configmap_name('demo', 'n1')
 NODE_PATH = '/api/v1/nodes/n1'
 NODE_STATUS_PATH = NODE_PATH + '/status'
-STATE_KEY = node_state.node_state_key('demo')
-STATUS_KEY = node_state.status_key('demo')
+STATE_KEY = node_annotations.node_state_key('demo')
+STATUS_KEY = node_annotations.status_key('demo')
 CONTAINERS = pod_layout.init_container_names('tuning', STAGE)
 NOT_FOUND = status_body(404, 'NotFound', 'not found')
 ALREADY_EXISTS = status_body(409, 'AlreadyExists', 'pods "%s" already exists' % POD)
@@ -144,7 +144,7 @@ def events_of(server):
 
 def node_state_of(stored):
     annotations = stored.doc['metadata']['annotations']
-    return node_state.decode(annotations[STATE_KEY]), annotations.get(STATUS_KEY)
+    return node_annotations.decode(annotations[STATE_KEY]), annotations.get(STATUS_KEY)
 
 
 def script_a_run_that_succeeds(server, stored_node):
@@ -188,12 +188,12 @@ def test_a_stage_that_succeeds_is_written_in_the_operators_order_and_recorded_co
         ('skyhook.nvidia.com/demo/NotReady', 'True', 'Incomplete'),
         ('skyhook.nvidia.com/demo/Erroring', 'False', 'Not Erroring')]
     patches = server.of('PATCH', NODE_PATH)
-    in_progress = node_state.decode(written(patches[1].body)['annotations'][STATE_KEY])
+    in_progress = node_annotations.decode(written(patches[1].body)['annotations'][STATE_KEY])
     assert in_progress[KEY]['state'] == 'in_progress' and in_progress[KEY]['stage'] == STAGE
     assert written(patches[1].body)['annotations'][STATUS_KEY] == 'in_progress'
     # guarded by the keys it writes, as read (absent: null), not by the node's resourceVersion
     assert guard(patches[1].body) == ('keys', {'annotations/' + STATE_KEY: None, 'annotations/' + STATUS_KEY: None,
-                                               'annotations/' + node_state.version_key('demo'): None,
+                                               'annotations/' + node_annotations.version_key('demo'): None,
                                                'labels/' + STATUS_KEY: None})
     # the created pod is the operator's, and the watch follows that pod only
     assert server.of('POST', PODS)[1].body['metadata']['name'] == POD
@@ -273,8 +273,8 @@ def test_a_failed_in_progress_write_deletes_the_pod_it_created_and_raises(server
 
 def record_in_progress(stored, stage=STAGE, state='in_progress', package=PACKAGE):
     """The node as an interrupted run left it: the package's entry at ``stage`` in ``state``."""
-    entry = node_state.upsert({}, package.name, package.version, package.image, state, stage)[0]
-    stored.doc['metadata'].setdefault('annotations', {})[STATE_KEY] = node_state.encode(entry)
+    entry = node_annotations.upsert({}, package.name, package.version, package.image, state, stage)[0]
+    stored.doc['metadata'].setdefault('annotations', {})[STATE_KEY] = node_annotations.encode(entry)
 
 
 def test_a_pod_left_by_an_interrupted_run_is_adopted_not_created(server, stored_node):
@@ -583,7 +583,7 @@ def test_a_nodewright_run_is_recorded_under_the_new_keys(server, stored_node):
     assert sorted(meta['annotations']) == ['nodewright.nvidia.com/nodeState_demo', 'nodewright.nvidia.com/status_demo',
                                            'nodewright.nvidia.com/version_demo']
     assert meta['annotations']['nodewright.nvidia.com/version_demo'] == 'v0.20.0'
-    assert node_state.decode(meta['annotations']['nodewright.nvidia.com/nodeState_demo']) == done.final_state
+    assert node_annotations.decode(meta['annotations']['nodewright.nvidia.com/nodeState_demo']) == done.final_state
     assert pod_run.read_entry(kube, 'n1', 'demo', KEY, gen=NODEWRIGHT)[2] == done.final_state[KEY]
     assert pod_run.read_entry(kube, 'n1', 'demo', KEY)[2] is None   # no skyhook.nvidia.com/nodeState_demo
 

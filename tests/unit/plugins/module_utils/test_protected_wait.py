@@ -12,9 +12,9 @@ import threading
 
 import pytest
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import drain_rules
-from ansible_collections.nodewright.bridge.plugins.module_utils import protected_wait as pw
-from ansible_collections.nodewright.bridge.plugins.module_utils import slot_mailbox
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import drain_rules
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import protected_wait as pw
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import slot_mailbox
 
 
 def _pod(name, labels=None, annotations=None, phase='Running'):
@@ -86,8 +86,8 @@ def test_a_waiting_task_gives_up_when_ansible_playbook_is_gone(tmp_path):
 
 
 def test_the_nodes_notready_condition_says_it_waits_on_purpose_while_the_record_is_there():
-    from ansible_collections.nodewright.bridge.plugins.module_utils import node_conditions, node_state
-    annotations = {node_state.status_key('gpu'): 'in_progress', pw.key('gpu'): pw.encode('2026-12-06T23:00:00Z', [], True)}
+    from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_conditions, node_annotations
+    annotations = {node_annotations.status_key('gpu'): 'in_progress', pw.key('gpu'): pw.encode('2026-12-06T23:00:00Z', [], True)}
     node = {'metadata': {'name': 'n1', 'annotations': annotations}, 'status': {'conditions': []}}
     patch = node_conditions.conditions_patch(node, 'gpu', 'now')
     not_ready = patch['status']['conditions'][0]

@@ -11,7 +11,7 @@ from decimal import Decimal
 
 import pytest
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import quantity
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import quantity
 
 
 @pytest.mark.parametrize('text,expected', [

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import role_package as rp
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import role_package as rp
 
 GPU_TUNING = Path(__file__).resolve().parents[4] / 'examples' / 'roles' / 'gpu_tuning'
 

@@ -11,7 +11,7 @@ import datetime
 
 import pytest
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import rollout_gates as rg
+from ansible_collections.nodewright.bridge.plugins.module_utils.planning import rollout_gates as rg
 
 UTC = datetime.timezone.utc
 

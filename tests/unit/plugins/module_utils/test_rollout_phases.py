@@ -7,7 +7,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.nodewright.bridge.plugins.module_utils.planner import rollout_phases
+from ansible_collections.nodewright.bridge.plugins.module_utils.planning.planner import rollout_phases
 
 
 def plan(name, nodes, complete=(), sequencing='node', policy=False, paused=False, disabled=False, runtime=False,

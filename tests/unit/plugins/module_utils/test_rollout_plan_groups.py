@@ -16,7 +16,7 @@ import copy
 
 import pytest
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import rollout_plan
 from ansible_collections.nodewright.bridge.tests.unit.plugins.module_utils.fake_api import (

@@ -9,8 +9,8 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
-from ansible_collections.nodewright.bridge.plugins.module_utils.rollout_scheduler import (
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.planning.rollout_scheduler import (
     CompartmentRollout, RolloutScheduler, assign_compartment, ceiling)
 
 DEFAULT = cr_model.DEFAULT_COMPARTMENT

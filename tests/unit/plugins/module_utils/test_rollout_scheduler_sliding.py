@@ -11,8 +11,8 @@ import random
 
 import pytest
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
-from ansible_collections.nodewright.bridge.plugins.module_utils.rollout_scheduler import (
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.planning.rollout_scheduler import (
     RolloutScheduler, SlidingWindowScheduler)
 
 DEFAULT = cr_model.DEFAULT_COMPARTMENT

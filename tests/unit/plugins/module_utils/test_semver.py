@@ -11,7 +11,7 @@ import itertools
 
 import pytest
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import semver
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import semver
 
 
 @pytest.mark.parametrize('version', [

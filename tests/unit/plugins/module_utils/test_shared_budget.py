@@ -12,9 +12,9 @@ import random
 
 import pytest
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
-from ansible_collections.nodewright.bridge.plugins.module_utils import shared_budget as sb
-from ansible_collections.nodewright.bridge.plugins.module_utils.rollout_scheduler import RolloutScheduler
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.planning import shared_budget as sb
+from ansible_collections.nodewright.bridge.plugins.module_utils.planning.rollout_scheduler import RolloutScheduler
 
 DEFAULT = cr_model.DEFAULT_COMPARTMENT
 NODES = ['n%02d' % i for i in range(12)]

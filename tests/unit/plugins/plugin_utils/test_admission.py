@@ -1,11 +1,11 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
-"""plugin_utils.admission: the one admission engine of the strategy and the --limit driver, on fakes.
+"""plugin_utils.rollout.admission: the one admission engine of the strategy and the --limit driver, on fakes.
 
 Batches and sliding windows, the stop rules, maintenance windows and gates on a fake clock, check
 mode, and two runs sharing one budget over an in-memory Lease store (the guarded writes of
-plugin_utils/shared_budget.py run as they do against a cluster).
+plugin_utils/budget_lease.py run as they do against a cluster).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -14,15 +14,15 @@ __metaclass__ = type
 
 import copy
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
-from ansible_collections.nodewright.bridge.plugins.module_utils import rollout_gates as gate_rules
-from ansible_collections.nodewright.bridge.plugins.module_utils import shared_budget as budget_rules
-from ansible_collections.nodewright.bridge.plugins.module_utils.rollout_scheduler import (
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils.planning import rollout_gates
+from ansible_collections.nodewright.bridge.plugins.module_utils.planning import shared_budget as budget_rules
+from ansible_collections.nodewright.bridge.plugins.module_utils.planning.rollout_scheduler import (
     RolloutScheduler, SlidingWindowScheduler)
-from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
-from ansible_collections.nodewright.bridge.plugins.plugin_utils import admission
-from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_gates
-from ansible_collections.nodewright.bridge.plugins.plugin_utils import shared_budget
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import admission
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import gate_checks
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import budget_lease
 from ansible_collections.nodewright.bridge.tests.unit.plugins.plugin_utils.fake_clock import MONDAY_5PM, FakeClock
 
 DEFAULT = cr_model.DEFAULT_COMPARTMENT
@@ -115,8 +115,8 @@ def test_halting_stops_what_waits_and_keeps_the_first_reason():
 
 
 def _windows(action='wait', timeout=3600, start='18:00', end='20:00'):
-    return gate_rules.parse_window_settings({gate_rules.VAR_WINDOWS: [{'start': start, 'end': end}],
-                                             gate_rules.VAR_WINDOW_ACTION: action, gate_rules.VAR_WINDOW_TIMEOUT: timeout})
+    return rollout_gates.parse_window_settings({rollout_gates.VAR_WINDOWS: [{'start': start, 'end': end}],
+                                                rollout_gates.VAR_WINDOW_ACTION: action, rollout_gates.VAR_WINDOW_TIMEOUT: timeout})
 
 
 def test_outside_the_windows_for_good_the_rest_is_deferred_not_stopped():
@@ -144,8 +144,8 @@ class BlockingGates(object):
     def __init__(self, clock, not_ready=('x1', 'x2')):
         kube = _ListingKube([{'metadata': {'name': n}, 'status': {'conditions': [{'type': 'Ready', 'status': 'False'}]}}
                              for n in not_ready])
-        self.gates = rollout_gates.BatchGates(gate_rules.parse_gates({'max_not_ready': 0, 'timeout': 60, 'poll_interval': 20}),
-                                              kube_factory=lambda: kube)
+        self.gates = gate_checks.BatchGates(rollout_gates.parse_gates({'max_not_ready': 0, 'timeout': 60, 'poll_interval': 20}),
+                                            kube_factory=lambda: kube)
 
 
 class _ListingKube(object):
@@ -264,8 +264,8 @@ class LeaseStore(object):
 def _run(store, run, clock, ending=lambda: False):
     scheduler = RolloutScheduler.build(_nodes(4), policy=_policy({'fixed': {'initialBatch': 2}}, {'count': 2}))
     rules = dict((r.name, budget_rules.Rules.of(r)) for r in scheduler.rollouts)
-    budget = shared_budget.SharedBudget(store, 'skyhook', 'gpu', 'batch', rules, key='gpu', run=run, clock=clock,
-                                        sleep=clock.sleep)
+    budget = budget_lease.SharedBudget(store, 'skyhook', 'gpu', 'batch', rules, key='gpu', run=run, clock=clock,
+                                       sleep=clock.sleep)
     return admission.Admission(scheduler, reporter=Heard(), budget=budget, clock=clock, sleep=clock.sleep, ending=ending)
 
 
@@ -297,8 +297,8 @@ def test_two_runs_with_independent_compartments_share_each_compartments_batch():
     for run in ('run-a', 'run-b'):
         scheduler = _two_compartment_scheduler()
         rules = dict((r.name, budget_rules.Rules.of(r)) for r in scheduler.rollouts)
-        budget = shared_budget.SharedBudget(store, 'skyhook', 'gpu', 'batch', rules, key='gpu', run=run, clock=clock,
-                                            sleep=clock.sleep)
+        budget = budget_lease.SharedBudget(store, 'skyhook', 'gpu', 'batch', rules, key='gpu', run=run, clock=clock,
+                                           sleep=clock.sleep)
         runs.append(admission.Admission(scheduler, reporter=Heard(), budget=budget, clock=clock, sleep=clock.sleep,
                                         independent=True, ending=lambda: bool(clock.sleeps)))
     first, second = runs
@@ -314,7 +314,7 @@ def test_two_runs_with_independent_compartments_share_each_compartments_batch():
     assert first.admit() == {} and clock.sleeps == []
     second.finish({'n2': OK})
     first.finish({'m1': OK})
-    clock.now += shared_budget.POLL_SECONDS
+    clock.now += budget_lease.POLL_SECONDS
     assert first.admit() == {'a': ['n3'], 'b': ['m2']}
     # never more than one node of a compartment in flight over both runs
     for comp in ('a', 'b'):

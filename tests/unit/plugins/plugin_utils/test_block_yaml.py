@@ -10,7 +10,7 @@ __metaclass__ = type
 import pytest
 import yaml
 
-from ansible_collections.nodewright.bridge.plugins.plugin_utils.block_yaml import Expression, flow, to_block_yaml
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.rendering.block_yaml import Expression, flow, to_block_yaml
 
 
 class _Loader(yaml.SafeLoader):  # pylint: disable=too-many-ancestors

@@ -10,7 +10,7 @@ __metaclass__ = type
 import pytest
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import cluster_modules
-from ansible_collections.nodewright.bridge.plugins.plugin_utils import cluster_action
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution import cluster_action
 
 
 class Task(object):

@@ -21,7 +21,7 @@ from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules 
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_drain
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_state
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import rollout_plan
-from ansible_collections.nodewright.bridge.plugins.plugin_utils import in_process
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution import in_process
 
 
 def _real_module_result(module_code, args):

@@ -10,8 +10,8 @@ __metaclass__ = type
 import pytest
 
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_update
-from ansible_collections.nodewright.bridge.plugins.plugin_utils import in_process
-from ansible_collections.nodewright.bridge.plugins.plugin_utils.node_sequence import NodeSequence
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution import in_process
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution.node_sequence import NodeSequence
 
 
 def _params(**overrides):
@@ -353,10 +353,10 @@ def test_a_failed_first_stage_does_not_count_as_a_passed_preflight():
 
 # ---------------------------------------------------------------- the CR planned with, handed down (cr_handoff)
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import api_generation  # noqa: E402
-from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model  # noqa: E402
-from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api  # noqa: E402
-from ansible_collections.nodewright.bridge.plugins.module_utils import pod_run  # noqa: E402
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import api_generation  # noqa: E402
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model  # noqa: E402
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube as kube_api  # noqa: E402
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import pod_run  # noqa: E402
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import rollout_plan  # noqa: E402
 
 

@@ -11,11 +11,11 @@ import copy
 
 import yaml
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import cr_model
-from ansible_collections.nodewright.bridge.plugins.module_utils import planner
-from ansible_collections.nodewright.bridge.plugins.module_utils import node_steps
-from ansible_collections.nodewright.bridge.plugins.plugin_utils import render_playbook
-from ansible_collections.nodewright.bridge.plugins.plugin_utils.render_playbook import render_data
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.planning import planner
+from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_steps
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.rendering import render_playbook
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.rendering.render_playbook import render_data
 from ansible_collections.nodewright.bridge.tests.unit.plugins.module_utils.step_options import option_names
 
 PACKAGES = {

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
-"""plugin_utils.rollout_gates: the waits for a window and for the gates, on a fake clock; the HTTP error mapping."""
+"""plugin_utils.rollout.gate_checks: the waits for a window and for the gates, on a fake clock; the HTTP error mapping."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -13,16 +13,16 @@ from urllib.error import HTTPError, URLError
 
 import pytest
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import rollout_gates as rg
-from ansible_collections.nodewright.bridge.plugins.module_utils.kube import KubeError
-from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_gates as gates
+from ansible_collections.nodewright.bridge.plugins.module_utils.planning import rollout_gates
+from ansible_collections.nodewright.bridge.plugins.module_utils.api.kube import KubeError
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import gate_checks as gates
 from ansible_collections.nodewright.bridge.tests.unit.plugins.plugin_utils.fake_clock import MONDAY_5PM, FakeClock
 
 
 def _windows(action='wait', timeout=86400, **window):
     window = dict({'start': '18:00', 'end': '20:00'}, **window)
-    return rg.parse_window_settings({rg.VAR_WINDOWS: [window], rg.VAR_WINDOW_ACTION: action,
-                                     rg.VAR_WINDOW_TIMEOUT: timeout})
+    return rollout_gates.parse_window_settings({rollout_gates.VAR_WINDOWS: [window], rollout_gates.VAR_WINDOW_ACTION: action,
+                                                rollout_gates.VAR_WINDOW_TIMEOUT: timeout})
 
 
 # ---------------------------------------------------------------------------- windows
@@ -61,7 +61,7 @@ def test_a_window_beyond_the_timeout_stops_without_waiting():
 
 def test_no_windows_never_wait():
     clock = FakeClock()
-    assert gates.wait_for_window(rg.WindowSettings(), clock, clock.sleep) is None
+    assert gates.wait_for_window(rollout_gates.WindowSettings(), clock, clock.sleep) is None
 
 
 # ---------------------------------------------------------------------------- gates
@@ -90,7 +90,7 @@ def _firing(*names):
 
 def _gates(query=None, kube=None, **settings):
     spec = dict({'timeout': 60, 'poll_interval': 10}, **settings)
-    return gates.BatchGates(rg.parse_gates(spec), kube_factory=(lambda: kube), label_selector={'matchLabels': {
+    return gates.BatchGates(rollout_gates.parse_gates(spec), kube_factory=(lambda: kube), label_selector={'matchLabels': {
         'pool': 'gpu'}}, query=query)
 
 
@@ -141,7 +141,7 @@ def test_both_gates_blocked_name_both_reasons():
 
 def test_an_unreachable_prometheus_blocks_and_a_refused_token_stops_at_once():
     def down(prom):
-        raise rg.GateQueryError('the Prometheus gate: cannot query http://prom:9090/api/v1/query: connection refused')
+        raise rollout_gates.GateQueryError('the Prometheus gate: cannot query http://prom:9090/api/v1/query: connection refused')
 
     clock = FakeClock()
     stop = _gates(query=down, timeout=20, prometheus={'url': 'http://prom:9090', 'alert_regex': '.*'}).wait(
@@ -150,7 +150,7 @@ def test_an_unreachable_prometheus_blocks_and_a_refused_token_stops_at_once():
                     'connection refused (waited 20 s)')
 
     def refused(prom):
-        raise rg.GateQueryError('the Prometheus gate: cannot query ...: HTTP 401 Unauthorized', permanent=True)
+        raise rollout_gates.GateQueryError('the Prometheus gate: cannot query ...: HTTP 401 Unauthorized', permanent=True)
     clock = FakeClock()
     stop = _gates(query=refused, prometheus={'url': 'http://prom:9090', 'alert_regex': '.*'}).wait(clock, clock.sleep)
     assert stop.endswith('HTTP 401 Unauthorized (not waited for: this does not pass by itself)')
@@ -194,7 +194,7 @@ class FakeOpener(object):
 
 
 def _prom(**extra):
-    return rg.parse_gates({'prometheus': dict({'url': 'https://prom:9090', 'alert_regex': '.*'}, **extra)}).prometheus
+    return rollout_gates.parse_gates({'prometheus': dict({'url': 'https://prom:9090', 'alert_regex': '.*'}, **extra)}).prometheus
 
 
 def test_the_query_sends_the_alerts_query_and_the_token():
@@ -216,7 +216,7 @@ def test_the_query_sends_the_alerts_query_and_the_token():
     (URLError(ssl.SSLCertVerificationError(1, 'certificate verify failed')), 'TLS certificate verification failed', True),
 ])
 def test_http_errors_are_named(error, text, permanent):
-    with pytest.raises(rg.GateQueryError) as info:
+    with pytest.raises(rollout_gates.GateQueryError) as info:
         gates.query_firing_alerts(_prom(), FakeOpener(error))
     assert str(info.value).startswith('the Prometheus gate: cannot query https://prom:9090/api/v1/query: ')
     assert text in str(info.value)
@@ -224,10 +224,10 @@ def test_http_errors_are_named(error, text, permanent):
 
 
 def test_an_answer_that_is_not_json_is_named():
-    with pytest.raises(rg.GateQueryError, match=r'the answer is not JSON \(is the URL Prometheus\?\)'):
+    with pytest.raises(rollout_gates.GateQueryError, match=r'the answer is not JSON \(is the URL Prometheus\?\)'):
         gates.query_firing_alerts(_prom(), FakeOpener(body=b'<html>'))
 
 
 def test_a_missing_ca_file_is_a_clear_error(tmp_path):
-    with pytest.raises(rg.GateQueryError, match='cannot read the CA file .*missing.pem'):
+    with pytest.raises(rollout_gates.GateQueryError, match='cannot read the CA file .*missing.pem'):
         gates.query_firing_alerts(_prom(ca_path=str(tmp_path / 'missing.pem')))

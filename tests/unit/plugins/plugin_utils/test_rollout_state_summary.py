@@ -6,7 +6,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.nodewright.bridge.plugins.plugin_utils import rollout_state
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.reporting import rollout_state
 
 
 def _rollout(completed, failed, matched=12, stopped=False, elsewhere=None, ended=None):

@@ -21,8 +21,8 @@ import time
 
 import pytest
 
-from ansible_collections.nodewright.bridge.plugins.plugin_utils import node_sequence
-from ansible_collections.nodewright.bridge.plugins.plugin_utils import sequence_engine
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution import node_sequence
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution import sequence_engine
 
 
 def _wait_for(predicate, timeout=10.0, what='condition'):

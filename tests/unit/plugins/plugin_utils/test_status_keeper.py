@@ -12,10 +12,10 @@ __metaclass__ = type
 
 import copy
 
-from ansible_collections.nodewright.bridge.plugins.module_utils import api_generation
-from ansible_collections.nodewright.bridge.plugins.module_utils import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import api_generation
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import cr_status as cr_status_module
-from ansible_collections.nodewright.bridge.plugins.plugin_utils import status_keeper
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution import status_keeper
 
 CR = {'apiVersion': 'skyhook.nvidia.com/v1alpha1', 'kind': 'Skyhook',
       'metadata': {'name': 'gpu', 'generation': 1, 'resourceVersion': '10',

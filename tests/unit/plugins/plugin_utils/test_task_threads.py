@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
-"""plugin_utils/task_threads.py: which tasks may wait in a thread, and what a TaskThread sends when its task ends.
+"""plugin_utils/execution/task_threads.py: which tasks may wait in a thread, and what a TaskThread sends when its task ends.
 
 A whole play through the thread is in tests/strategy/test_in_process_runs.py (every core of the matrix) and
 tests/kube/test_node_update.py (ansible-playbook's children counted while three nodes update).
@@ -18,7 +18,7 @@ import pytest
 from ansible.inventory.host import Host
 from ansible.playbook.task import Task
 
-from ansible_collections.nodewright.bridge.plugins.plugin_utils import task_threads
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution import task_threads
 
 pytestmark = pytest.mark.skipif(not task_threads.supported(), reason='an ansible-core task_threads does not mirror')
 
