@@ -3,8 +3,8 @@
 # Apache License 2.0 (see LICENSE)
 """Action plugin for nodewright.bridge.rollout_report: the rollout timeline of this run, written on the controller.
 
-The budgeted strategy records its rollouts in ``plugin_utils/reporting/rollout_state`` in the controller
-process. A worker is forked from that process when its task starts, so it holds every rollout
+The budgeted strategy records its rollouts on the run's bus (``plugin_utils/reporting/rollout_state.BUS``) in the
+controller process. A worker is forked from that process when its task starts, so it holds every rollout
 recorded until then (the plays before this one): the report is read here, in the worker.
 """
 
@@ -39,7 +39,7 @@ class ActionModule(ActionBase):
         result = super(ActionModule, self).run(tmp, task_vars)
         validation, params = self.validate_argument_spec(argument_spec=argument_spec())
         del validation
-        report = params['report'] if params.get('report') is not None else rollout_state.report()
+        report = params['report'] if params.get('report') is not None else rollout_state.BUS.report()
         page = rollout_timeline.render(report, title=params['title'])
         path = os.path.abspath(os.path.expanduser(params['path']))
         changed = _read(path) != page

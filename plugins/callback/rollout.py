@@ -79,8 +79,10 @@ class CallbackModule(CallbackBase):
     CALLBACK_NEEDS_ENABLED = True
 
     def __init__(self, *args, **kwargs):
+        # the run's rollout bus, where the budgeted strategy records (rollout_state.BUS); a test may hand its own
+        self.bus = kwargs.pop('bus', None) or rollout_state.BUS
         super(CallbackModule, self).__init__(*args, **kwargs)
-        rollout_state.subscribe(self._on_rollout_event)
+        self.bus.subscribe(self._on_rollout_event)
 
     def _option(self, name, env):
         try:
@@ -131,7 +133,7 @@ class CallbackModule(CallbackBase):
     # ------------------------------------------------------------------ standard events
 
     def v2_playbook_on_stats(self, stats):
-        all_rollouts = rollout_state.rollouts()
+        all_rollouts = self.bus.rollouts()
         if not all_rollouts:
             return
         rows = [('play', 'compartment', 'hosts', 'batches', 'ok', 'failed', 'progress', 'elapsed', 'result')]
@@ -160,7 +162,7 @@ class CallbackModule(CallbackBase):
         html = self._option('report_html', 'NODEWRIGHT_REPORT_HTML')
         if not path and not html:
             return None
-        report = rollout_state.report()
+        report = self.bus.report()
         if path:
             path = rollout_state.write_atomically(path, json.dumps(report, indent=2, sort_keys=True) + '\n')
         if html:

@@ -223,6 +223,7 @@ from ansible.utils.unsafe_proxy import wrap_var
 
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import api_generation
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_validation
 from ansible_collections.nodewright.bridge.plugins.module_utils.planning import inventory_groups
 from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import label_selector
@@ -351,7 +352,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
         else:
             raise AnsibleParserError('%s: set cr (a file with the CR) or cr_name (a CR in the cluster) in %s' % (self.NAME, path))
         try:
-            cr = cr_model.build_cr(cr_doc, stored=not self.get_option('cr'))
+            cr = cr_validation.build_cr(cr_doc, stored=not self.get_option('cr'))
         except cr_model.CRValidationError as exc:
             raise cr_model.CRValidationError('%s (from %s)' % (exc.what, source), exc.errors)
         given = where = None

@@ -183,7 +183,6 @@ seealso:
     link: https://github.com/NVIDIA/nodewright/blob/main/docs/deployment_policy.md
 '''
 
-import gc
 import os
 import signal
 import time
@@ -195,10 +194,8 @@ from ansible.utils.display import Display
 
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import admission
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import admission_display
-from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution import fork_preload
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import play_phases
-from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution import sequence_engine
-from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution import task_threads
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution import venue
 
 display = Display()
 
@@ -214,7 +211,7 @@ class _BudgetedMixin(object):
 
     _nw = None  # the play's PlayPhases
     _nw_loop = None  # the free-loop instance a sliding play was handed to (see run)
-    _nw_engine = None  # the play's sequence engine while it runs
+    _nw_venue = venue.PlayVenue()  # where the play's cluster tasks run (execution/venue.py); no engine until run
 
     # ------------------------------------------------------------------ entry point
 
@@ -230,18 +227,8 @@ class _BudgetedMixin(object):
             self._nw_loop._nw = play
             return self._nw_loop.run(iterator, play_context)
         self._nw = play
-        # What every worker (and the sequence engine) would load for itself after its fork, loaded
-        # once here: the kubernetes client classes and the templating plugins (docs/in-process.md).
-        fork_preload.before_fork()
-        # Every worker is a fork of this process and lives as long as its host's task (a node's
-        # whole update). Python's collector walks every object a process holds and so writes to
-        # (copies) the pages they are on: freezing what exists now keeps them shared with the
-        # workers (the collector of a worker skips them). Measured: the workers' private memory
-        # drops to a fraction (docs/benchmarks.md).
-        gc.freeze()
-        # The play's node_update tasks run in one process, not one each (their workers wait on it).
-        engine = sequence_engine.start(fork_lock=getattr(display, '_lock', None)) if sequence_engine.enabled() else None
-        self._nw_engine = engine
+        # what the workers share, loaded before they fork, and the play's sequence engine (docs/in-process.md)
+        self._nw_venue = venue.PlayVenue.start(fork_lock=getattr(display, '_lock', None))
         result = self._tqm.RUN_OK
         previous_sigterm = signal.signal(signal.SIGTERM, self._nw_on_sigterm)
         if previous_sigterm is None:  # installed outside Python
@@ -254,9 +241,7 @@ class _BudgetedMixin(object):
         finally:
             signal.signal(signal.SIGTERM, previous_sigterm)
             play.leave_budget()  # Ctrl-C, an error: the unfinished nodes go back to the shared budget
-            if engine is not None:
-                self._nw_engine = None
-                engine.stop()
+            self._nw_venue.stop()
             # always give back what was borrowed, even on errors: PlaybookExecutor's
             # restriction, and every host state (TQM reads the failed hosts from them)
             play.give_back()
@@ -322,7 +307,7 @@ class _BudgetedMixin(object):
         if self._nw is not None:
             self._nw.task_queued(host.name, task, task_vars)
         # a node_update task the engine serves waits in a thread of this process, not a forked worker
-        with task_threads.worker_for(task, self._nw_engine is not None):
+        with self._nw_venue.queueing(task):
             return super(_BudgetedMixin, self)._queue_task(host, task, task_vars, play_context)
 
     def _process_pending_results(self, iterator, one_pass=False, max_passes=None):

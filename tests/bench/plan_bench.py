@@ -85,14 +85,14 @@ def main():
                         help='give every node a different nodeState (worst case: no plan can be shared)')
     args = parser.parse_args()
     _import_collection()
-    from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+    from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_validation
     from ansible_collections.nodewright.bridge.plugins.module_utils.planning.planner import normalise_nodes, plan_rollout
     cr_doc, policy_doc, node_list = _inputs(args.nodes, args.unique_states)
     timings, cpu_timings, result = [], [], None
     for dummy in range(args.runs):
         start, cpu_start = time.perf_counter(), time.process_time()
-        cr = cr_model.build_cr(cr_doc)
-        policy = cr_model.build_policy(policy_doc)
+        cr = cr_validation.build_cr(cr_doc)
+        policy = cr_validation.build_policy(policy_doc)
         result = plan_rollout(cr, normalise_nodes(node_list), policy=policy)
         timings.append(time.perf_counter() - start)
         cpu_timings.append(time.process_time() - cpu_start)

@@ -35,9 +35,10 @@ TASKS = [{'name': 'cheap', 'ansible.builtin.debug': {'msg': '{{ inventory_hostna
 def planned_sizes(collections, count):
     sys.path.insert(0, collections)
     from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+    from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_validation
     from ansible_collections.nodewright.bridge.plugins.module_utils.planning.rollout_scheduler import RolloutScheduler
     nodes = [('h%04d' % i, {}) for i in range(count)]
-    plan = RolloutScheduler.build(nodes, policy=cr_model.build_policy(POLICY), order='inventory').plan()
+    plan = RolloutScheduler.build(nodes, policy=cr_validation.build_policy(POLICY), order='inventory').plan()
     return [c for c in plan if c['name'] == cr_model.DEFAULT_COMPARTMENT][0]['batch_sizes']
 
 

@@ -44,12 +44,12 @@ def _node_update(index, start, fail):
 
 def report(nodes=200, compartments=4):
     """One rollout of ``nodes`` nodes in ``compartments`` linear compartments; the last one fails its first batch."""
-    rollout_state.reset()
+    bus = rollout_state.RolloutBus()
     per = nodes // compartments
     comps = [{'name': 'rack-%s' % chr(97 + c), 'matched': per, 'ceiling': max(1, per // 4), 'budget': {'percent': 25},
               'strategy': {'linear': {'initialBatch': 2, 'delta': 2, 'failureThreshold': 1}}} for c in range(compartments)]
     now = [T0]
-    rollout = rollout_state.start_rollout('NodeWright apply | roll the CRs out: gpu-node-tuning', 'batch', comps)
+    rollout = bus.start_rollout('NodeWright apply | roll the CRs out: gpu-node-tuning', 'batch', comps)
     rollout.clock = lambda: now[0]
     rollout.started = T0
     ends = []
@@ -83,6 +83,4 @@ def report(nodes=200, compartments=4):
         {'name': comp['name'], 'stopped': bool(left), 'completed': per - len(left), 'failed': 1 if left else 0, 'progress': 100,
          'stop_reason': '1 consecutive failed batch (failureThreshold 1) at 4% progress, below safetyLimit 50%' if left else None}
         for comp, left, unused in ends], [h for unused, left, unused2 in ends for h in left])
-    data = json.loads(json.dumps(rollout_state.report()))
-    rollout_state.reset()
-    return data
+    return json.loads(json.dumps(bus.report()))

@@ -67,8 +67,9 @@ def refs(env):
 def layout():
     importable()
     # pylint: disable=import-outside-toplevel
-    from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model, pod_layout
-    return cr_model, pod_layout
+    from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_validation
+    from ansible_collections.nodewright.bridge.plugins.module_utils.contract import pod_layout
+    return cr_validation, pod_layout
 
 
 def test_registry_serves_every_manifest(refs):
@@ -199,13 +200,13 @@ class Node:
 def _cr(layout, name, package, version, generation=1, image=None, **fields):  # pylint: disable=too-many-arguments
     """A Skyhook CR of one package (named ``package``, of the test package image ``image``, default the same), with
     the uid and generation the API server would give it (the copy directory and SKYHOOK_RESOURCE_ID carry them)."""
-    cr_model = layout[0]
+    cr_validation = layout[0]
     doc = {'apiVersion': 'skyhook.nvidia.com/v1alpha1', 'kind': 'Skyhook',
            'metadata': {'name': name, 'uid': f'00000000-0000-0000-0000-{generation:012d}', 'generation': generation},
            'spec': {'nodeSelectors': {'matchLabels': {'nodewright.bridge/images': 'true'}},
                     'packages': {package: dict({'version': version, 'image': f'{images.PACKAGE_REPOSITORY}/{image or package}'},
                                                **fields)}}}
-    cr = cr_model.build_cr(doc, stored=True)
+    cr = cr_validation.build_cr(doc, stored=True)
     cr.identity = {'cr_uid': doc['metadata']['uid'], 'cr_generation': generation}
     return cr
 

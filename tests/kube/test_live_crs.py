@@ -31,12 +31,12 @@ def kube_module(tmp_path_factory):
 def lists(kube_module, monkeypatch):
     """The lists the watches send (kind, field selector), recorded."""
     sent = []
-    original = kube_module.Kube._list_for_watch
+    original = kube_module.KubeTransport._list_for_watch
 
     def recording(self, kind, namespace, selectors):
         sent.append((kind, selectors.get('field_selector')))
         return original(self, kind, namespace, selectors)
-    monkeypatch.setattr(kube_module.Kube, '_list_for_watch', recording)
+    monkeypatch.setattr(kube_module.KubeTransport, '_list_for_watch', recording)
     return sent
 
 

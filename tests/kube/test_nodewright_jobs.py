@@ -37,11 +37,11 @@ def v020(v020):  # pylint: disable=redefined-outer-name
 
 @pytest.fixture(scope='module')
 def layout(tmp_path_factory):
-    """job_layout, pod_layout and cr_model of this checkout (the names and labels the Job must have)."""
+    """job_layout, pod_layout and cr_validation of this checkout (the names and labels the Job must have)."""
     with checkout_code(tmp_path_factory.mktemp('collection'), 'plugins.module_utils.contract.job_layout',
-                       'plugins.module_utils.contract.pod_layout', 'plugins.module_utils.model.cr_model',
+                       'plugins.module_utils.contract.pod_layout', 'plugins.module_utils.model.cr_validation',
                        'plugins.module_utils.model.api_generation') as code:
-        yield dict(zip(('job_layout', 'pod_layout', 'cr_model', 'api_generation'), code))
+        yield dict(zip(('job_layout', 'pod_layout', 'cr_validation', 'api_generation'), code))
 
 
 def _nodewright(cluster, image, **extra):
@@ -80,7 +80,7 @@ def test_a_stage_runs_in_the_operators_job_and_is_recorded_under_the_new_keys(v0
 
     assert result['rc'] == 0, result
     assert result['outcome'] == 'succeeded' and result['changed'] is True
-    package = layout['cr_model'].build_cr(cr, stored=True).packages['tuning']
+    package = layout['cr_validation'].build_cr(cr, stored=True).packages['tuning']
     job_name = layout['pod_layout'].stage_pod_name(name, package, 'apply', node)
     assert result['pod']['kind'] == 'Job' and result['pod']['name'] == job_name and result['pod']['namespace'] == NAMESPACE
     job = v020.batch.read_namespaced_job(job_name, NAMESPACE)

@@ -127,29 +127,29 @@ def test_plain_values_lose_their_subclasses():
 
 
 def test_store_publishes_batches_and_builds_the_report():
-    rollout_state.reset()
+    bus = rollout_state.RolloutBus()
     events = []
-    rollout_state.subscribe(lambda event, payload: events.append((event, payload)))
+    bus.subscribe(lambda event, payload: events.append((event, payload)))
     scheduler = RolloutScheduler.build([('a', {}), ('b', {}), ('c', {})], legacy_cr=None)
-    first = rollout_state.start_rollout('play one', 'batch', rollout_config.compartment_summaries(scheduler))
+    first = bus.start_rollout('play one', 'batch', rollout_config.compartment_summaries(scheduler))
     summary = drive(scheduler, lambda hosts: {'b'}, record=first)
     assert summary['stopped'] is False
     empty = {'name': 'x', 'matched': 0, 'ceiling': 0, 'strategy': None, 'budget': {}}
-    second = rollout_state.start_rollout('play two', 'batch', [empty])
+    second = bus.start_rollout('play two', 'batch', [empty])
     rollout_state.finish_rollout(second, [], [], ended='end_play')
     assert [e for e, dummy in events] == ['rollout_start', 'batch_start', 'batch_end', 'rollout_end',
                                           'rollout_start', 'rollout_end']
     batch_end = events[2][1]
     assert (batch_end['compartment'], batch_end['ok'], batch_end['failed'], batch_end['eta']) == (
         '__default__', ['a', 'c'], ['b'], 0.0)
-    report = rollout_state.report()
+    report = bus.report()
     assert report['play'] == 'play two' and report['ended'] == 'end_play'
     assert [r['play'] for r in report['rollouts']] == ['play one', 'play two']
     comp = report['rollouts'][0]['compartments']['__default__']
     assert [(b['number'], b['hosts'], b['ok'], b['failed']) for b in comp['batches']] == [(1, ['a', 'b', 'c'], ['a', 'c'], ['b'])]
     assert comp['stopped'] is False and comp['stop_reason'] is None and comp['progress'] == 100
-    rollout_state.reset()
-    assert rollout_state.report() == {'compartments': {}, 'not_attempted': [], 'stopped': False, 'rollouts': []}
+    bus.reset()
+    assert bus.report() == {'compartments': {}, 'not_attempted': [], 'stopped': False, 'rollouts': []}
 
 
 def test_durations_are_readable():
@@ -210,7 +210,7 @@ def test_the_limit_drivers_budget_namespace_is_the_clusters_generations_unless_g
     class FakeKube(object):
         generation = api_generation.NODEWRIGHT
 
-        def __init__(self, params):
+        def __init__(self, params, session=None):
             self.params = params
 
     monkeypatch.setattr(limit_driver.kube_api, 'Kube', FakeKube)

@@ -129,7 +129,8 @@ def test_the_limits_catch_what_they_are_for(tmp_path):
 # would write skyhook.nvidia.com keys on a v0.18+ cluster.
 GEN_PACKAGES = {'node_annotations': 'contract', 'node_conditions': 'contract', 'pod_layout': 'contract', 'pod_run': 'api',
                 'status_rollup': 'planning', 'cr_deletion': 'contract', 'planner': 'planning', 'operator_presence': 'contract',
-                'job_layout': 'contract', 'inventory_groups': 'planning', 'job_run': 'api', 'drain_config': 'contract'}
+                'job_layout': 'contract', 'inventory_groups': 'planning', 'job_run': 'api', 'drain_config': 'contract',
+                'stale_pods': 'contract'}
 GEN_MODULES = tuple(GEN_PACKAGES)
 GEN_CALLERS = ('plugins/module_utils/cluster_modules', 'plugins/plugin_utils', 'plugins/strategy', 'plugins/inventory')
 

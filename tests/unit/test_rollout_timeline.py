@@ -47,11 +47,11 @@ def _update_result(failed_stage=False):
 
 
 @pytest.fixture
-def report():
-    """One rollout of 3 nodes: n1 updated, n2 failed (the compartment stopped), n3 never admitted."""
-    rollout_state.reset()
+def bus():
+    """One rollout of 3 nodes: n1 updated, n2 failed (the compartment stopped), n3 never admitted, on a bus of its own."""
+    bus = rollout_state.RolloutBus()
     clock = iter(T0 + i for i in range(0, 1000, 20))
-    rollout = rollout_state.start_rollout('roll <out>', 'batch', [COMPARTMENT])
+    rollout = bus.start_rollout('roll <out>', 'batch', [COMPARTMENT])
     rollout.clock = lambda: next(clock)
     rollout.started = T0
     rollout_state.batch_started(rollout, 'rack-a', 1, ['n1'])
@@ -68,9 +68,13 @@ def report():
                                                      'failed_batch': True, 'progress': 66, 'stopped': True})
     rollout_state.finish_rollout(rollout, [{'name': 'rack-a', 'stopped': True, 'completed': 1, 'failed': 1, 'progress': 66,
                                             'stop_reason': '1 consecutive failed batch (failureThreshold 1) <b>'}], ['n3'])
+    return bus
+
+
+@pytest.fixture
+def report(bus):
     # through JSON, as the callback writes it and the browser test reads it
-    yield json.loads(json.dumps(rollout_state.report()))
-    rollout_state.reset()
+    return json.loads(json.dumps(bus.report()))
 
 
 def _bars(page):
@@ -98,11 +102,11 @@ def test_node_update_is_recorded_as_its_steps_the_drain_split_at_the_protected_w
     assert report['rollouts'][0]['compartments']['rack-a']['batches'][0]['started'] == T0
 
 
-def test_the_custom_stats_report_leaves_the_timeline_out_and_the_store_keeps_it(report):
-    lean = json.loads(json.dumps(rollout_state.report(nodes=False)))
+def test_the_custom_stats_report_leaves_the_timeline_out_and_the_store_keeps_it(report, bus):
+    lean = json.loads(json.dumps(bus.report(nodes=False)))
     assert 'nodes' not in lean and all('nodes' not in r for r in lean['rollouts'])
     assert lean['rollouts'][0]['compartments'] == report['rollouts'][0]['compartments']
-    assert set(rollout_state.report()['rollouts'][0]['nodes']) == {'n1', 'n2'}
+    assert set(bus.report()['rollouts'][0]['nodes']) == {'n1', 'n2'}
 
 
 def test_a_modules_own_task_gets_its_kind_and_pdb_waits():
@@ -163,8 +167,7 @@ def test_the_axis_has_round_ticks_over_the_rollout():
 
 
 def test_an_empty_report_and_a_rollout_without_nodes_render():
-    rollout_state.reset()
-    page = rollout_timeline.render(rollout_state.report())
+    page = rollout_timeline.render(rollout_state.RolloutBus().report())
     assert 'No budgeted rollout was recorded.' in page and page.startswith('<!DOCTYPE html>')
     comp = dict(COMPARTMENT, batches=[], completed=0, failed=0, progress=100)
     empty = {'rollouts': [{'play': 'p', 'mode': 'sliding', 'compartments': {'c': comp}, 'nodes': {}, 'not_attempted': [],

@@ -20,7 +20,7 @@ A JobRun, in the operator's order (job_layout holds every decision; this file on
   CR's or a recorded failure is deleted (with its pods) and replaced;
 * the verdict: a package Job by a watch of the Job (job_layout.job_outcome: Complete, Failed), with its pods read
   once at the end for a failure's evidence (a genuine BackoffLimitExceeded) and the logs; an interrupt Job by a
-  watch of its pod (pod_layout.pod_outcome, ``retries`` restarts), as the operator's pod watch judges it;
+  watch of its pod (pod_verdicts.pod_outcome, ``retries`` restarts), as the operator's pod watch judges it;
 * after the verdict is recorded on the node: job_layout.processed_patch on the Job (``<prefix>/state-recorded``
   and its TTL, as markJobProcessed), then ``delete_pod`` applied to the Job (propagation Background: its pods go
   with it).
@@ -38,8 +38,9 @@ import time
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import api_generation
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import job_layout
 from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube as kube_api
-from ansible_collections.nodewright.bridge.plugins.module_utils.contract import pod_layout
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import pod_verdicts
 from ansible_collections.nodewright.bridge.plugins.module_utils.api import pod_run
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import stale_pods
 from ansible_collections.nodewright.bridge.plugins.module_utils.model.stages import INTERRUPT_STAGES
 
 # The label the Job controller puts on a Job's pods (every Kubernetes version; 1.27+ also
@@ -145,7 +146,7 @@ class JobRun(object):
     def stale_reason(self, job, by_state=True):
         """Why ``job`` (found under the name) must be replaced rather than adopted, or None to adopt it.
 
-        As pod_layout.stale_pod_reason for a pod: no longer the CR's (label_difference), or (``by_state``) not what
+        As stale_pods.stale_pod_reason for a pod: no longer the CR's (label_difference), or (``by_state``) not what
         the node's state asks for; and, as JobReconcile, a Job whose package annotation says invalid."""
         outcome = job_layout.job_outcome(job)
         if outcome['outcome'] == job_layout.MISSING:
@@ -210,7 +211,7 @@ class JobRun(object):
     # ------------------------------------------------------------------ the verdict
 
     def wait(self):
-        """The verdict (pod_layout.pod_outcome's keys; a package Job's also job_layout.job_outcome's ``message``,
+        """The verdict (pod_verdicts.pod_outcome's keys; a package Job's also job_layout.job_outcome's ``message``,
         ``job_reason``, ``genuine``) once the Job (an interrupt Job: its pod) succeeded, failed or vanished; SUPERSEDED
         when ``recheck`` found that the CR no longer asks for the Job, which is then deleted with its pods."""
         self.verdict = pod_run.wait_rechecked(self)
@@ -251,7 +252,7 @@ class JobRun(object):
             pod = (genuine or pods or [None])[-1]
             self.job_pod = pod
         if pod is not None:
-            verdict = pod_layout.pod_outcome(pod)
+            verdict = pod_verdicts.pod_outcome(pod)
         else:
             verdict = {'container': None, 'exit_code': None, 'reason': outcome['reason']}
         verdict.update(outcome=outcome['outcome'], restarts=int(outcome['restarts'] or 0), state=outcome['state'],
@@ -272,10 +273,10 @@ class JobRun(object):
                 self.job_pod = pods[-1]
             elif not seen:
                 return False   # the Job controller has not made it yet
-            outcome = pod_layout.pod_outcome(pods[-1] if pods else None, retries=self.retries)
+            outcome = pod_verdicts.pod_outcome(pods[-1] if pods else None, retries=self.retries)
             verdict.clear()
             verdict.update(outcome)
-            return outcome['outcome'] != pod_layout.RUNNING
+            return outcome['outcome'] != pod_verdicts.RUNNING
 
         self.kube.watch_until('pods', finished, remaining, namespace=self.namespace,
                               label_selector='%s=%s' % (JOB_NAME_LABEL, self.name),
@@ -300,7 +301,7 @@ class JobRun(object):
         if not self.adopted:
             have['spec']['initContainers'] = (_template(self.job).get('spec') or {}).get('initContainers') or []
             want['spec']['initContainers'] = (wanted.get('spec') or {}).get('initContainers') or []
-        return pod_layout.stale_pod_reason(have, want, None, self.stage, by_state=False, gen=self.gen)
+        return stale_pods.stale_pod_reason(have, want, None, self.stage, by_state=False, gen=self.gen)
 
     def remove(self):
         """Delete the running Job with its pods and wait until it is gone (the CR no longer asks for it)."""
@@ -322,12 +323,12 @@ class JobRun(object):
                                       self.log_lines)
 
     def progress(self):
-        """Where the Job's last pod stood when the wait ended (pod_layout.pod_progress), or that it had none."""
+        """Where the Job's last pod stood when the wait ended (pod_verdicts.pod_progress), or that it had none."""
         pod = self.job_pod
         if pod is None and self.job is not None:
             pods = self.read_pods()
             pod = self.job_pod = pods[-1] if pods else None
-        return pod_layout.pod_progress(pod) or '%s had no pod' % self._what()
+        return pod_verdicts.pod_progress(pod) or '%s had no pod' % self._what()
 
     def mark_processed(self):
         """job_layout.processed_patch on the finished Job (its outcome recorded, its TTL), as markJobProcessed; an

@@ -10,15 +10,18 @@ keys), so that the pure module_utils (node_state, pod_layout, drain_rules, ...) 
 this layer only transports. Every failure becomes a ``KubeError`` whose message names the
 request, the object and what the server said, so modules can ``fail_json`` with it as is.
 
-How requests travel (the client, retries, errors, watches, the process's ``KubeSession``) is
-``kube_transport``; its public names are this module's too, so callers import only ``kube``.
-Waiting is done with list-then-watch (``watch_until``), never with polling loops.
+How requests travel (the client, retries, errors, watches) is ``kube_transport``: a ``Kube`` holds a
+``KubeTransport`` (``transport``) and speaks through it; the transport's public names are this module's
+too, so callers import only ``kube``. What a client's owner keeps between requests (clients, node copies,
+locks, refusals, validated CRs) is a ``KubeSession``, handed to every ``Kube`` it builds: no module global
+holds one. Waiting is done with list-then-watch (``watch_until``), never with polling loops.
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import collections
 import copy
 import os
 import socket
@@ -27,14 +30,15 @@ import time
 import types
 
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import api_generation
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import cr_handoff
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import drain_rules
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_annotations
 from ansible_collections.nodewright.bridge.plugins.module_utils.model.constants import NODEWRIGHT_GROUP, SKYHOOK_GROUP, VERSION
 # The transport's public names are kube's too: callers import only kube.
 from ansible_collections.nodewright.bridge.plugins.module_utils.api.kube_transport import (  # noqa: F401 # pylint: disable=unused-import
-    AUTH_ARG_SPEC, CLIENT_CLASSES, NODE_CACHE_SIZE, POOL_SIZE, RETRIED_STATUSES, USER_AGENT, WATCH_IDLE_SECONDS,
-    Conflict, KubeError, KubeSession, KubeTransport, RecentCache, NodeGone, NotFound, SharedWatch, Unauthorized,
-    Unavailable, WaitTimeout, auth_argument_spec, client_library, connection_params, default_session, describe,
+    AUTH_ARG_SPEC, CLIENT_CLASSES, POOL_SIZE, RETRIED_STATUSES, USER_AGENT, WATCH_IDLE_SECONDS,
+    Clients, Conflict, KubeError, KubeTransport, NodeGone, NotFound, SharedWatch, Unauthorized,
+    Unavailable, WaitTimeout, auth_argument_spec, client_library, connection_params, describe,
     has_kubernetes, own_temp_files, preload, resource_version_number, unchecked)
 
 GROUP_VERSIONS = types.MappingProxyType({SKYHOOK_GROUP: VERSION, NODEWRIGHT_GROUP: VERSION})
@@ -57,23 +61,165 @@ EVENT_COMPONENT = 'nodewright.bridge'
 EVENT_TIMEOUT = 5
 
 
-class Kube(KubeTransport):
+# How many nodes a session keeps as last read or written (RecentCache). The copy serves the steps of
+# a node's sequence in flight (the starting point of the next read-modify-write, the uid of an
+# Event, the raw keys behind an adopted view), so the bound must stay above the nodes one process
+# has in flight at once: Ansible's forks (one node per worker), whose ceiling the sequence engine's
+# connection pool (1024) is sized for. Beyond it the least recently used nodes go: a long-lived
+# engine then holds what is in flight, not every node of a large fleet (a node object is tens of
+# KiB). An evicted node is read again when next needed, as one never read is.
+NODE_CACHE_SIZE = 1024
+
+
+# How many ConfigMaps a session remembers as there (Kube.apply_configmap): one node-metadata ConfigMap per node in
+# flight and one per package; the same bound as the nodes.
+CONFIGMAP_CACHE_SIZE = NODE_CACHE_SIZE
+
+
+class RecentCache(object):
+    """Values by key (the nodes: by process id, API server and name), the least recently used dropped beyond ``size``.
+
+    Without a lock, as the dict it replaces: each OrderedDict operation is one step under the
+    GIL, and every step that races another (a key gone in between) is taken as "not there".
+    """
+
+    def __init__(self, size=NODE_CACHE_SIZE):
+        self.size = size
+        self._nodes = collections.OrderedDict()
+
+    def __len__(self):
+        return len(self._nodes)
+
+    def __contains__(self, key):
+        return key in self._nodes
+
+    def get(self, key):
+        node = self._nodes.get(key)
+        if node is not None:
+            try:
+                self._nodes.move_to_end(key)
+            except KeyError:
+                pass  # dropped by another thread meanwhile: the caller still has the copy it read
+        return node
+
+    def put(self, key, node):
+        self._nodes[key] = node
+        try:
+            self._nodes.move_to_end(key)
+        except KeyError:
+            pass
+        while len(self._nodes) > self.size:
+            try:
+                self._nodes.popitem(last=False)
+            except KeyError:
+                break
+
+    def pop(self, key):
+        return self._nodes.pop(key, None)
+
+
+class KubeSession(object):
+    """What the ``Kube`` clients of one owner keep between their requests; the owner makes it and hands it to each.
+
+    Who owns one (no module global does): a module run (cluster_modules/_runner.py: one per run, unless its caller
+    hands one down), the steps and package threads of one node's sequence, the sequence engine (every node it runs),
+    a play of the budgeted strategy (its shared budget, NotReady gate and batch-state writes). A ``Kube`` made
+    without one (and without ``live_crs``) makes its own: it shares nothing with another client.
+
+    * ``clients``: the API clients by connection options (kube_transport.Clients, with ``pool_size``
+      connections each), so that the steps of one task (and, in the sequence engine, all its nodes)
+      share one connection pool and parsed kubeconfig;
+    * ``nodes``: the nodes as this session last read or wrote them (never dry-run answers), the
+      starting point of a read-modify-write when the caller has no fresher copy (RecentCache);
+    * ``configmaps``: the ConfigMaps this session saw exist (created, read or written), by process id, API
+      server, namespace and name: one known there is read before it is written, one not known is created first
+      (Kube.apply_configmap), so that neither asks the server for what it does not have (a 404);
+    * ``validated_crs``: the CR models built from the documents this session read (cr_handoff.ValidatedCRs), by
+      uid and resourceVersion: the plan and the steps of every node validate one version of a CR once;
+    * writer locks: the writers of one node (Kube.update_node), of one ConfigMap (Kube.apply_configmap) with this
+      session take turns;
+    * ``event_failures`` / ``status_failures``: the first failure to write an Event / a node's status
+      conditions, by process id and API server: warned once, and after a refusal (401, 403: no RBAC)
+      not tried again.
+
+    Every key starts with the process id, so that a forked worker that inherits a session never
+    uses a client (and its sockets), a node or a lock of its parent. Nothing is created here but
+    empty tables: no client, socket or thread, which would not survive a fork.
+    """
+
+    def __init__(self, pool_size=POOL_SIZE, node_cache_size=NODE_CACHE_SIZE):
+        self.pool_size = pool_size
+        self.clients = Clients(pool_size)
+        self.nodes = RecentCache(node_cache_size)
+        self.configmaps = RecentCache(CONFIGMAP_CACHE_SIZE)
+        # the CR versions validated with this session (cr_handoff): one validation per version, not per step
+        self.validated_crs = cr_handoff.ValidatedCRs()
+        self.event_failures = {}
+        self.status_failures = {}
+        self._writer_locks = {}
+        self._writer_locks_guard = threading.Lock()
+
+    def writer_lock(self, host, *name):
+        """The lock the writers of one object at ``host`` (``name``: its kind, and namespace and name) take turns
+        with in this process."""
+        with self._writer_locks_guard:
+            return self._writer_locks.setdefault((os.getpid(), host) + name, threading.Lock())
+
+    def node_lock(self, host, name):
+        """The lock the writers of node ``name`` at ``host`` take turns with in this process."""
+        return self.writer_lock(host, 'node', name)
+
+
+class Kube(object):
     """A thin client over the typed APIs that speaks plain dicts and raises KubeError.
 
-    ``session``: the process's KubeSession (clients, node cache, node locks, refusals remembered);
-    without one, that of ``live_crs`` (the sequence engine's), else the process's default session.
+    ``session``: the KubeSession its builder shares with its other clients (clients, node cache, node locks,
+    refusals remembered); without one, that of ``live_crs`` (the sequence engine's), else a new one of its own.
+    Its requests go through ``transport`` (a KubeTransport over the session's client for ``params``).
     """
 
     def __init__(self, params, live_crs=None, session=None):
-        if session is None and live_crs is not None:
+        if session is None:
             session = getattr(live_crs, 'session', None)
-        KubeTransport.__init__(self, params, session)
+        if session is None:
+            session = KubeSession()
+        self.session = session
+        self.params = params
+        self.transport = transport_for(params, session)
+        # the typed APIs of the session's client (kube_transport: CoreV1Api, CustomObjectsApi...)
+        self.configuration, self.api_client = self.transport.configuration, self.transport.api_client
+        self.core, self.policy, self.custom = self.transport.core, self.transport.policy, self.transport.custom
+        self.coordination, self.batch = self.transport.coordination, self.transport.batch
         # LiveCRs of a long-lived process (the sequence engine): get_cr answers from its watches
         self.live_crs = live_crs
         # warnings for the module's result that no request failed on (a best-effort write refused)
         self.warnings = []
         self._generation = None
         self.generation_reason = None  # why ``generation`` is what it is, once known
+
+    # ------------------------------------------------------------------ the transport's part (kube_transport)
+
+    @property
+    def host(self):
+        """The API server's URL."""
+        return self.transport.host
+
+    @property
+    def request_timeout(self):
+        return self.transport.request_timeout
+
+    @property
+    def outage_timeout(self):
+        """Seconds a request rides out an API server that does not answer (KubeTransport.retrying); settable."""
+        return self.transport.outage_timeout
+
+    @outage_timeout.setter
+    def outage_timeout(self, seconds):
+        self.transport.outage_timeout = seconds
+
+    def call(self, what, func, *args, **kwargs):
+        """One request and its JSON body (KubeTransport.call: retries, deadlines, KubeError)."""
+        return self.transport.call(what, func, *args, **kwargs)
 
     @property
     def generation(self):
@@ -714,7 +860,7 @@ class Kube(KubeTransport):
 
     def watch_until(self, kind, predicate, timeout, namespace=None, field_selector=None, label_selector=None,
                     what=None, on_event=None, since=None):
-        """KubeTransport.watch_until; with ``since`` (the resourceVersion the caller knows of the one object a
+        """``transport.watch_until``; with ``since`` (the resourceVersion the caller knows of the one object a
         ``metadata.name=`` field selector names, in ``namespace``), served by the long-lived process's shared
         watch of that kind and namespace (LiveCRs.shared_watch) when there is one that can serve it."""
         shared = None
@@ -729,25 +875,33 @@ class Kube(KubeTransport):
             if result is not SharedWatch.NOT_SERVED:
                 return result
             timeout = max(1, timeout - (time.time() - started))
-        return KubeTransport.watch_until(self, kind, predicate, timeout, namespace=namespace,
-                                         field_selector=field_selector, label_selector=label_selector, what=what,
-                                         on_event=on_event)
+        return self.transport.watch_until(kind, predicate, timeout, namespace=namespace, field_selector=field_selector,
+                                          label_selector=label_selector, what=what, on_event=on_event)
 
-    def _list_func(self, kind, namespace):
-        if kind in _CR_KINDS:
-            group, plural = _CR_KINDS[kind]
-            return self.custom.list_cluster_custom_object, (group, GROUP_VERSIONS[group], plural)
-        if kind == 'pods':
-            if namespace:
-                return self.core.list_namespaced_pod, (namespace,)
-            return self.core.list_pod_for_all_namespaces, ()
-        if kind == 'nodes':
-            return self.core.list_node, ()
-        if kind == 'jobs':
-            if namespace:
-                return self.batch.list_namespaced_job, (namespace,)
-            return self.batch.list_job_for_all_namespaces, ()
-        raise ValueError('watch_until cannot watch %r' % kind)
+
+def list_method(apis, kind, namespace):
+    """``(list method, its positional arguments)`` of ``kind`` in ``namespace`` over ``apis`` (a KubeTransport's typed
+    APIs): what a watch of ``kind`` lists and follows (the transport's ``lister``)."""
+    if kind in _CR_KINDS:
+        group, plural = _CR_KINDS[kind]
+        return apis.custom.list_cluster_custom_object, (group, GROUP_VERSIONS[group], plural)
+    if kind == 'pods':
+        if namespace:
+            return apis.core.list_namespaced_pod, (namespace,)
+        return apis.core.list_pod_for_all_namespaces, ()
+    if kind == 'nodes':
+        return apis.core.list_node, ()
+    if kind == 'jobs':
+        if namespace:
+            return apis.batch.list_namespaced_job, (namespace,)
+        return apis.batch.list_job_for_all_namespaces, ()
+    raise ValueError('watch_until cannot watch %r' % kind)
+
+
+def transport_for(params, session):
+    """The KubeTransport of ``session``'s client for the connection options in ``params``, whose watches know the
+    resources' lists (``list_method``)."""
+    return KubeTransport(params, session.clients, lister=list_method)
 
 
 # The kinds a long-lived process watches once per namespace for all its waits by name (LiveCRs.shared_watch).
@@ -788,8 +942,8 @@ class LiveCRs(object):
 
     def __init__(self, params, session=None):
         self.params = connection_params(params)
-        # the session of the process's clients (the sequence engine's): its steps' Kube use it too
-        self.session = session if session is not None else default_session()
+        # the session of the process's clients (the sequence engine's): its steps' Kube use it too; else one of its own
+        self.session = session if session is not None else KubeSession()
         self.lock = threading.Lock()
         self.watches = {}
         # (host, CR name) -> (Generation, reason): what nodewright_api=auto chose there (Kube.generation), so
@@ -803,7 +957,7 @@ class LiveCRs(object):
         with self.lock:
             key = (host, kind, namespace)
             if key not in self.shared:
-                self.shared[key] = SharedWatch(Kube(self.params, session=self.session), kind, namespace)
+                self.shared[key] = SharedWatch(transport_for(self.params, self.session), kind, namespace)
             return self.shared[key]
 
     def lookup(self, name, places, host):
@@ -814,12 +968,13 @@ class LiveCRs(object):
                 watch = self.watches.get(key)
                 new = watch is None
                 if new:
-                    watch = self.watches[key] = _CrWatch(Kube(self.params, session=self.session), '%s.%s' % (plural, group), name)
+                    watch = self.watches[key] = _CrWatch(transport_for(self.params, self.session), '%s.%s' % (plural, group),
+                                                         name)
             if not watch.settled.is_set():
                 # every lookup waits for the watch's first list (one request, as the GET it replaces), not only
                 # the first: the steps of a batch start together, and a list answered late (a 429 at the start
                 # of a run, retried) would otherwise send each of them to GET the CR, twice for a CR as a file
-                watch.settled.wait(watch.kube.request_timeout)
+                watch.settled.wait(watch.transport.request_timeout)
             found, doc = watch.current()
             if not found:
                 return None
@@ -837,10 +992,10 @@ class LiveCRs(object):
 
 
 class _CrWatch(object):
-    """One CR by name, in one API group: a daemon thread lists it, then follows its watch."""
+    """One CR by name, in one API group: a daemon thread lists it, then follows its watch (through ``transport``)."""
 
-    def __init__(self, kube, kind, name):
-        self.kube = kube
+    def __init__(self, transport, kind, name):
+        self.transport = transport
         self.kind = kind
         self.name = name
         self.lock = threading.Lock()
@@ -866,7 +1021,7 @@ class _CrWatch(object):
         selectors = {'field_selector': 'metadata.name=%s' % self.name}
         while True:
             try:
-                objects, rv = self.kube._list_for_watch(self.kind, None, selectors)
+                objects, rv = self.transport._list_for_watch(self.kind, None, selectors)
                 self._set(objects, True)
                 self.follow(objects, rv, selectors)  # returns when the server wants a new list
             except NotFound:
@@ -886,11 +1041,12 @@ class _CrWatch(object):
             self._set(objects, True)
         while True:
             deadline = time.time() + CR_WATCH_SECONDS
-            resp = self.kube._open_watch(self.kind, None, rv, CR_WATCH_SECONDS, selectors, deadline)
+            resp = self.transport._open_watch(self.kind, None, rv, CR_WATCH_SECONDS, selectors, deadline)
             if resp is None:
                 return
             try:
-                rv, unused, relist = self.kube._follow(resp, self.kind, objects, rv, lambda objs: None, deadline, on_event)
+                rv, unused, relist = self.transport._follow(resp, self.kind, objects, rv, lambda objs: None, deadline,
+                                                            on_event)
             finally:
                 resp.close()
                 resp.release_conn()

@@ -5,10 +5,12 @@
 # Do not use it from other collections or from standalone plugins and modules.
 """How the collection's requests reach the Kubernetes API (and the only import of ``kubernetes``).
 
-The transport half of ``kube`` (``kube.py`` holds the resources: nodes, pods, Jobs, ConfigMaps,
-Leases, Events, the NodeWright CRs): the connection options and the client built from them,
-``call`` with its retries, deadlines and errors, the list-then-watch loop, and ``KubeSession``,
-what one process keeps between requests (its clients, its node locks, the nodes it last read).
+The transport that ``kube.Kube`` holds (``kube.py`` holds the resources: nodes, pods, Jobs, ConfigMaps,
+Leases, Events, the NodeWright CRs, and ``KubeSession``, what their owner keeps between requests): the
+connection options and the client built from them (``Clients``, one per connection and session),
+``call`` with its retries, deadlines and errors, and the list-then-watch loop. It knows no resource
+and no rule of the operator: it imports nothing of ``contract`` or ``planning``, and keeps nothing in
+module globals (who builds a ``Kube`` hands it its session).
 
 ``kubernetes`` is imported on first use, not when this file is imported: a process that never
 talks to the cluster (``ansible-doc``, an action plugin's import in ``ansible-playbook``) does not
@@ -33,7 +35,6 @@ from ansible.module_utils.basic import env_fallback, missing_required_lib
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import api_generation
-from ansible_collections.nodewright.bridge.plugins.module_utils.contract import cr_handoff
 
 # The parts of the kubernetes client this layer uses (client_library).
 KubernetesLibrary = collections.namedtuple(
@@ -340,152 +341,54 @@ WATCH_IDLE_SECONDS = 30
 # with a bigger pool.
 POOL_SIZE = 16
 
-# How many nodes a session keeps as last read or written (RecentCache). The copy serves the steps of
-# a node's sequence in flight (the starting point of the next read-modify-write, the uid of an
-# Event, the raw keys behind an adopted view), so the bound must stay above the nodes one process
-# has in flight at once: Ansible's forks (one node per worker), whose ceiling the sequence engine's
-# connection pool (1024) is sized for. Beyond it the least recently used nodes go: a long-lived
-# engine then holds what is in flight, not every node of a large fleet (a node object is tens of
-# KiB). An evicted node is read again when next needed, as one never read is.
-NODE_CACHE_SIZE = 1024
 
+class Clients(object):
+    """The API clients of one ``KubeSession`` by connection options, each with ``pool_size`` connections: the requests
+    of every ``Kube`` made with that session (the steps of one task; in the sequence engine, all its nodes) share one
+    connection pool and one parsed kubeconfig per connection.
 
-# How many ConfigMaps a session remembers as there (Kube.apply_configmap): one node-metadata ConfigMap per node in
-# flight and one per package; the same bound as the nodes.
-CONFIGMAP_CACHE_SIZE = NODE_CACHE_SIZE
-
-
-class RecentCache(object):
-    """Values by key (the nodes: by process id, API server and name), the least recently used dropped beyond ``size``.
-
-    Without a lock, as the dict it replaces: each OrderedDict operation is one step under the
-    GIL, and every step that races another (a key gone in between) is taken as "not there".
+    Every key starts with the process id, so that a forked worker that inherits them never uses a client (and its
+    sockets) of its parent. Made empty: no client, socket or thread, which would not survive a fork.
     """
 
-    def __init__(self, size=NODE_CACHE_SIZE):
-        self.size = size
-        self._nodes = collections.OrderedDict()
-
-    def __len__(self):
-        return len(self._nodes)
-
-    def __contains__(self, key):
-        return key in self._nodes
-
-    def get(self, key):
-        node = self._nodes.get(key)
-        if node is not None:
-            try:
-                self._nodes.move_to_end(key)
-            except KeyError:
-                pass  # dropped by another thread meanwhile: the caller still has the copy it read
-        return node
-
-    def put(self, key, node):
-        self._nodes[key] = node
-        try:
-            self._nodes.move_to_end(key)
-        except KeyError:
-            pass
-        while len(self._nodes) > self.size:
-            try:
-                self._nodes.popitem(last=False)
-            except KeyError:
-                break
-
-    def pop(self, key):
-        return self._nodes.pop(key, None)
-
-
-class KubeSession(object):
-    """What one process keeps between its requests; one per process, handed to every ``Kube`` it makes.
-
-    * ``clients``: the API clients by connection options, so that the steps of one task (and, in the
-      sequence engine, all its nodes) share one connection pool and parsed kubeconfig;
-    * ``nodes``: the nodes as this process last read or wrote them (never dry-run answers), the
-      starting point of a read-modify-write when the caller has no fresher copy (RecentCache);
-    * ``configmaps``: the ConfigMaps this process saw exist (created, read or written), by process id, API
-      server, namespace and name: one known there is read before it is written, one not known is created first
-      (Kube.apply_configmap), so that neither asks the server for what it does not have (a 404);
-    * ``validated_crs``: the CR models built from the documents this process read (cr_handoff.ValidatedCRs), by
-      uid and resourceVersion: the plan and the steps of every node validate one version of a CR once;
-    * writer locks: the writers of one node (Kube.update_node), of one ConfigMap (Kube.apply_configmap) in this
-      process take turns;
-    * ``event_failures`` / ``status_failures``: the first failure to write an Event / a node's status
-      conditions, by process id and API server: warned once, and after a refusal (401, 403: no RBAC)
-      not tried again.
-
-    Every key starts with the process id, so that a forked worker that inherits a session never
-    uses a client (and its sockets), a node or a lock of its parent. Nothing is created here but
-    empty tables: no client, socket or thread, which would not survive a fork.
-    """
-
-    def __init__(self, pool_size=POOL_SIZE, node_cache_size=NODE_CACHE_SIZE):
+    def __init__(self, pool_size=POOL_SIZE):
         self.pool_size = pool_size
-        self.clients = {}
-        self.nodes = RecentCache(node_cache_size)
-        self.configmaps = RecentCache(CONFIGMAP_CACHE_SIZE)
-        # the CR versions validated in this process (cr_handoff): one validation per version, not per step
-        self.validated_crs = cr_handoff.ValidatedCRs()
-        self.event_failures = {}
-        self.status_failures = {}
-        self._writer_locks = {}
-        self._writer_locks_guard = threading.Lock()
+        self._by_key = {}
 
     def client(self, params):
         """``(Configuration, ApiClient)`` for the connection options in ``params``, made on first use."""
         key = json.dumps([os.getpid(), os.environ.get('KUBECONFIG'), os.environ.get('KUBERNETES_SERVICE_HOST')]
                          + [params.get(k) for k in CONNECTION_KEYS], sort_keys=True, default=str)
-        if key not in self.clients:
+        if key not in self._by_key:
             lib = client_library()
             configuration = _build_configuration(params, lib)
             configuration.connection_pool_maxsize = self.pool_size
             api_client = lib.client.ApiClient(configuration)
             api_client.user_agent = USER_AGENT
-            self.clients[key] = (configuration, api_client)
-        return self.clients[key]
-
-    def writer_lock(self, host, *name):
-        """The lock the writers of one object at ``host`` (``name``: its kind, and namespace and name) take turns
-        with in this process."""
-        with self._writer_locks_guard:
-            return self._writer_locks.setdefault((os.getpid(), host) + name, threading.Lock())
-
-    def node_lock(self, host, name):
-        """The lock the writers of node ``name`` at ``host`` take turns with in this process."""
-        return self.writer_lock(host, 'node', name)
-
-
-# The session of a Kube made without one (a module, an action plugin, the strategy): one per process
-# (a forked worker's keys are its own, see KubeSession). Only empty tables: making it at import
-# creates no client, and makes it before any thread could race to make two.
-_PROCESS_SESSION = KubeSession()
-
-
-def default_session():
-    """The process's session for a ``Kube`` made without one."""
-    return _PROCESS_SESSION
+            self._by_key[key] = (configuration, api_client)
+        return self._by_key[key]
 
 
 class KubeTransport(object):
     """One connection's requests: ``call`` (retries, deadlines, KubeError) and list-then-watch (``watch_until``).
 
-    The typed APIs (``core``, ``policy``, ``custom``, ``coordination``, ``batch``) share the
-    session's client for the connection options in ``params``. The resources (kube.Kube) say which
-    list a watch follows (``_list_func``).
+    The typed APIs (``core``, ``policy``, ``custom``, ``coordination``, ``batch``) share the client that
+    ``clients`` (a ``Clients``: the caller's session's) has for the connection options in ``params``.
+    ``lister(transport, kind, namespace)`` returns the list method a watch of ``kind`` follows and its
+    positional arguments: which lists there are is the resources' knowledge (kube.py), not the transport's.
     """
 
-    def __init__(self, params, session=None):
+    def __init__(self, params, clients, lister=None):
         try:
             lib = client_library()
         except ImportError as exc:
             raise KubeError(missing_required_lib('kubernetes') + ' (%s)' % exc)
         self.params = params
-        self.session = session if session is not None else default_session()
+        self.lister = lister
         self.request_timeout = params.get('request_timeout') or 30
         outage = params.get('api_outage_timeout')
         self.outage_timeout = 60 if outage is None else max(0, outage)
-        self.configuration, self.api_client = self.session.client(params)
+        self.configuration, self.api_client = clients.client(params)
         self.core = lib.client.CoreV1Api(self.api_client)
         self.policy = lib.client.PolicyV1Api(self.api_client)
         self.custom = lib.client.CustomObjectsApi(self.api_client)
@@ -671,8 +574,10 @@ class KubeTransport(object):
         return objects, (listing.get('metadata') or {}).get('resourceVersion')
 
     def _list_func(self, kind, namespace):
-        """``(list method, its positional arguments)`` of ``kind`` in ``namespace``: the resources' part (kube.Kube)."""
-        raise NotImplementedError('%s cannot list %r' % (type(self).__name__, kind))
+        """``(list method, its positional arguments)`` of ``kind`` in ``namespace``: the ``lister``'s answer."""
+        if self.lister is None:
+            raise ValueError('watch_until cannot watch %r: this transport was made without a lister' % kind)
+        return self.lister(self, kind, namespace)
 
 
 # A wait served by a SharedWatch starts once the watch has seen the version its caller knows; a watch this

@@ -6,8 +6,9 @@
 """Running one NodeWright pod (a package stage or an interrupt) to its end, through ``kube.Kube``.
 
 Shared by package_stage and node_interrupt: ``run_recorded`` is their whole pod run. The decisions
-are pure (pod_layout builds the pod and judges its status, node_state encodes the annotations);
-this file only sequences the requests, in the operator's order:
+are pure (pod_layout builds the pod, pod_verdicts judges its status, stale_pods says whether a pod found
+under its name is still the CR's, node_state encodes the annotations); this file only sequences the
+requests, in the operator's order:
 
     node-metadata ConfigMap -> pod -> nodeState in_progress -> (watch) -> nodeState result -> delete pod
 
@@ -31,10 +32,13 @@ import time
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import api_generation
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import cr_handoff
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_validation
 from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_conditions
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_annotations
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import pod_layout
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import pod_verdicts
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import stale_pods
 from ansible_collections.nodewright.bridge.plugins.module_utils.model.api_generation import SKYHOOK
 
 DELETE_POLICIES = ('always', 'on_success', 'never')
@@ -106,13 +110,13 @@ def load_cr(kube, cr_arg, cr_name):
     if not all(isinstance(d, dict) for d in docs):
         raise cr_model.CRValidationError('cr', ['must be a CR document, a list of documents or a file path'])
     doc = cr_model.select_cr(docs, cr_name, 'cr')[0]
-    return cr_model.build_cr(doc), doc
+    return cr_validation.build_cr(doc), doc
 
 
 def stored_cr(kube, doc):
     """The NodeWrightCR of ``doc``, a CR as the cluster returned it: validated once per version in this process
     (cr_handoff.stored_cr), shared with every step that reads that version. Read it, never change it."""
-    return cr_handoff.stored_cr(kube, doc, cr_model.build_cr)
+    return cr_handoff.stored_cr(kube, doc, cr_validation.build_cr)
 
 
 def planned_change(params, doc):
@@ -406,7 +410,7 @@ class PodRun(object):
     def existing(self, replace=True, by_state=True):
         """The pod by that name when it is ours to adopt (same node, not being deleted, still the CR's pod).
 
-        A pod that no longer matches the CR or the node's state (pod_layout.stale_pod_reason) is deleted
+        A pod that no longer matches the CR or the node's state (stale_pods.stale_pod_reason) is deleted
         and waited for, and None returned, so a new one is created; ``replace=False`` (a dry run) only
         notes why (``replaced``) and deletes nothing. ``by_state=False``: judged on the CR alone (a pod
         another run created a moment ago, after the node's state this run read).
@@ -424,7 +428,7 @@ class PodRun(object):
                                      % (self.namespace, self.name, (pod.get('spec') or {}).get('nodeName'),
                                         self.manifest['spec']['nodeName']))
         if self.stage is not None:
-            why = pod_layout.stale_pod_reason(pod, self.manifest, self.entry, self.stage, retries=self.retries,
+            why = stale_pods.stale_pod_reason(pod, self.manifest, self.entry, self.stage, retries=self.retries,
                                               failed_is_stale=self.failed_is_stale, by_state=by_state, gen=self.gen)
             if why:
                 self.replaced = 'pod %s/%s was replaced: %s' % (self.namespace, self.name, why)
@@ -449,13 +453,13 @@ class PodRun(object):
         return self.pod
 
     def wait(self):
-        """The pod_layout verdict once the pod succeeded, failed (after ``retries``) or vanished; SUPERSEDED
+        """The verdict (pod_verdicts.pod_outcome) once the pod succeeded, failed (after ``retries``) or vanished; SUPERSEDED
         (with ``reason``) when ``recheck`` found that the CR no longer asks for the pod, which is then deleted."""
         return wait_rechecked(self)
 
     def differs(self, wanted):
         """Why the running pod is not the pod ``wanted`` (a pod manifest of the CR as it is now), or None."""
-        return pod_layout.stale_pod_reason(self.pod, wanted, None, self.stage, by_state=False, gen=self.gen)
+        return stale_pods.stale_pod_reason(self.pod, wanted, None, self.stage, by_state=False, gen=self.gen)
 
     def remove(self):
         """Delete the running pod at once and wait until it is gone (the CR no longer asks for it)."""
@@ -469,12 +473,12 @@ class PodRun(object):
 
         def finished(objects):
             pod = objects.get(uid)
-            outcome = pod_layout.pod_outcome(pod, retries=self.retries)
+            outcome = pod_verdicts.pod_outcome(pod, retries=self.retries)
             verdict.clear()
             verdict.update(outcome)
             if pod is not None:
                 self.pod = pod
-            return outcome['outcome'] != pod_layout.RUNNING
+            return outcome['outcome'] != pod_verdicts.RUNNING
 
         try:
             self.kube.watch_until('pods', finished, remaining, namespace=self.namespace,
@@ -490,8 +494,8 @@ class PodRun(object):
         return container_logs(self.kube, self.namespace, self.name, self.pod, self.log_containers, self.log_lines)
 
     def progress(self):
-        """Where the pod stood when the wait ended (pod_layout.pod_progress of the last pod the watch saw)."""
-        return pod_layout.pod_progress(self.pod)
+        """Where the pod stood when the wait ended (pod_verdicts.pod_progress of the last pod the watch saw)."""
+        return pod_verdicts.pod_progress(self.pod)
 
     def describe(self, deleted):
         """The ``pod`` of the module's result."""
@@ -553,7 +557,7 @@ class RecordedRun(object):
         self.adopted = None         # the pod the preflight found to adopt, or None
         self.planned_state = {}     # the nodeState the in_progress dry run answered with (when sent)
         self.configmaps = {}        # ConfigMap name -> created / updated / unchanged
-        self.verdict = {}           # PodRun.wait(): pod_layout.pod_outcome, or outcome 'timeout'
+        self.verdict = {}           # PodRun.wait(): pod_verdicts.pod_outcome, or outcome 'timeout'
         self.outcome = None         # the verdict's outcome, or what ``settle`` made of it
         self.succeeded = False
         self.restarts = 0
@@ -632,7 +636,7 @@ def run_recorded(module, kube, runner, record, result, started, configmaps=(), n
                       pod={'name': runner.name, 'namespace': runner.namespace, 'deleted': True})
         return done
     done.outcome = settle(done.verdict) if settle is not None else done.verdict.get('outcome')
-    done.succeeded = done.outcome == pod_layout.SUCCEEDED
+    done.succeeded = done.outcome == pod_verdicts.SUCCEEDED
     if not done.succeeded or params['collect_logs'] == 'always':
         done.logs, done.unavailable = runner.logs()
     done.restarts = int(done.verdict.get('restarts') or 0)

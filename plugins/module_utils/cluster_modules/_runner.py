@@ -93,12 +93,22 @@ def node_event(module, kube, node, event):
         module.warn(warning)
 
 
+def module_session(module):
+    """The kube.KubeSession of a module run: the one its caller hands down (in_process.ControllerModule's
+    ``kube_session``: the steps of one node share it), else that of its live CRs (the sequence engine's), else a
+    new one for this run (an AnsiballZ module, a task's module in a worker)."""
+    session = getattr(module, 'kube_session', None)
+    if session is None:
+        session = getattr(getattr(module, 'live_crs', None), 'session', None)
+    return session if session is not None else kube_api.KubeSession()
+
+
 def execute(module, run, context=None, label='', check=None, build_kube=True):
     """Everything after AnsibleModule for a cluster module.
 
     ``check(params)``: validation before any client is built (raises ``ModuleFailed``);
     ``run(module, kube)`` returns the result (``kube`` is None without ``build_kube``: the
-    module builds its client itself, when it needs one). The result goes to ``exit_json``;
+    module builds its client itself, when it needs one, with ``module_session``). The result goes to ``exit_json``;
     a ``ModuleFailed`` or an error of the collection to ``fail_json`` (see ``failure``).
     Any other exception is a bug and is left to show its traceback.
     """
@@ -106,7 +116,8 @@ def execute(module, run, context=None, label='', check=None, build_kube=True):
     try:
         if check is not None:
             check(module.params)
-        kube = kube_api.Kube(module.params, live_crs=getattr(module, 'live_crs', None)) if build_kube else None
+        if build_kube:
+            kube = kube_api.Kube(module.params, live_crs=getattr(module, 'live_crs', None), session=module_session(module))
         result = run(module, kube)
     except (ModuleFailed, cr_model.CRValidationError, kube_api.KubeError) + DOMAIN_ERRORS as exc:
         msg, fields = failure(exc, context, label)

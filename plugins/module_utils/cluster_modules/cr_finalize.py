@@ -14,7 +14,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import cr_deletion
-from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_validation
 from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import label_selector
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_conditions
@@ -92,7 +92,7 @@ def run(module, kube):
             return _add_finalizer(module, kube, name, doc)
         return dict(changed=False, cr_name=name, action='none', msg='%s is not being deleted (or carries no %s finalizer)'
                     % (name, gen.finalizer))
-    cr = cr_model.build_cr(doc, stored=True)
+    cr = cr_validation.build_cr(doc, stored=True)
     raw_nodes = _nodes(kube, cr)
     pending, malformed = cr_deletion.pending_uninstall(cr, normalise_nodes(raw_nodes), gen)
     decision = cr_deletion.decide(cr, pending, malformed, gen)

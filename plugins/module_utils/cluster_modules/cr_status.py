@@ -19,7 +19,7 @@ import datetime
 __metaclass__ = type
 
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import cr_handoff
-from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_validation
 from ansible_collections.nodewright.bridge.plugins.module_utils.planning import status_rollup
 from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import label_selector
@@ -43,7 +43,7 @@ def _policy(kube, cr):
         doc = kube.get_policy(cr.deployment_policy)
     except kube_api.NotFound:
         return None, None, True
-    return cr_model.build_policy(doc), doc, False
+    return cr_validation.build_policy(doc), doc, False
 
 
 # What one evaluation of a CR read: its document and model, its policy, its nodes as the status sees them, the status.
@@ -59,7 +59,7 @@ def evaluate(kube, cr_name, batch_states=None, waiting_for=(), picked=(), fresh=
     process watches it (after a conflict).
     """
     doc = kube.get_cr(cr_name, fresh=fresh)
-    cr = cr_handoff.stored_cr(kube, doc, cr_model.build_cr)
+    cr = cr_handoff.stored_cr(kube, doc, cr_validation.build_cr)
     policy, policy_doc, missing = _policy(kube, cr)
     listing = kube.list_nodes(label_selector=label_selector.to_query(cr.node_selector) or None)
     items = listing.get('items') or []

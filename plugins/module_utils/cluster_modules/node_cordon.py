@@ -19,7 +19,7 @@ from ansible_collections.nodewright.bridge.plugins.module_utils.contract import 
 from ansible_collections.nodewright.bridge.plugins.module_utils.api import pod_run
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
 from ansible_collections.nodewright.bridge.plugins.module_utils.model.constants import INHERITED_CORDON_PREFIX
-from ansible_collections.nodewright.bridge.plugins.module_utils.model.cr_model import cr_name_errors
+from ansible_collections.nodewright.bridge.plugins.module_utils.model.cr_validation import cr_name_errors
 
 
 def _view(node, gen):

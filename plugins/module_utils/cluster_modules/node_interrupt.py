@@ -22,6 +22,7 @@ from ansible_collections.nodewright.bridge.plugins.module_utils.contract import 
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_events
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_annotations
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import pod_layout
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import pod_verdicts
 from ansible_collections.nodewright.bridge.plugins.module_utils.api import pod_run
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules._runner import ModuleFailed
@@ -153,11 +154,11 @@ def _reboot_wait(kube, node_name, before, timeout, started, back):
         outcome = verdict.get('outcome')
         # A rebooting node may take its pod down with it (deleted, or killed by the shutdown); what counts is
         # that the node comes back with a new boot ID. Any other failure is the interrupt's own.
-        if outcome not in (pod_layout.SUCCEEDED, pod_layout.MISSING) and not pod_layout.killed_by_shutdown(verdict):
+        if outcome not in (pod_verdicts.SUCCEEDED, pod_verdicts.MISSING) and not pod_verdicts.killed_by_shutdown(verdict):
             return outcome
         try:
             back['node'] = wait_for_reboot(kube, node_name, before, max(1, timeout - (time.time() - started)))
-            return pod_layout.SUCCEEDED
+            return pod_verdicts.SUCCEEDED
         except kube_api.WaitTimeout as exc:
             last = list((exc.last or {}).values())
             back['node'] = last[0] if last else None
@@ -175,7 +176,7 @@ def _why(done, timeout, after, before, runner, kube, node_name):
                                node_conditions.boot_id(after) if after else 'unknown', before))
     if done.outcome == 'timeout':
         return 'the interrupt pod did not finish within %ss; %s' % (timeout, pod_run.timed_out_detail(runner, kube, node_name))
-    if done.outcome == pod_layout.MISSING:
+    if done.outcome == pod_verdicts.MISSING:
         return 'the interrupt pod was deleted before it finished'
     return 'container %s failed (exit code %s, reason %s)' % (
         verdict.get('container'), verdict.get('exit_code'), verdict.get('reason'))

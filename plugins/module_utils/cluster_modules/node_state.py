@@ -16,14 +16,14 @@ __metaclass__ = type
 import threading
 
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import cr_handoff
-from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_validation
 from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_conditions
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_events
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_annotations
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
 from ansible_collections.nodewright.bridge.plugins.module_utils.model.api_generation import SKYHOOK
-from ansible_collections.nodewright.bridge.plugins.module_utils.model.cr_model import cr_name_errors
+from ansible_collections.nodewright.bridge.plugins.module_utils.model.cr_validation import cr_name_errors
 from ansible_collections.nodewright.bridge.plugins.module_utils.model.stages import RERUN_STAGES
 
 
@@ -94,7 +94,7 @@ def _cordon_after(kube, cr_names, gen):
     if gen.runtime_required_cordon_annotation is None:
         return False
     for name in cr_names:
-        cr = cr_handoff.stored_cr(kube, kube.get_cr(name, gen.api_version), cr_model.build_cr)
+        cr = cr_handoff.stored_cr(kube, kube.get_cr(name, gen.api_version), cr_validation.build_cr)
         if cr.runtime_required and cr.runtime_required_cordon_after:
             return True
     return False

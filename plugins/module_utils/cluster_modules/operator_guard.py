@@ -19,7 +19,7 @@ from email.utils import parsedate_tz, mktime_tz
 from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import operator_presence
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
-from ansible_collections.nodewright.bridge.plugins.module_utils.model.cr_model import cr_name_errors
+from ansible_collections.nodewright.bridge.plugins.module_utils.model.cr_validation import cr_name_errors
 
 
 def _http_date(headers):

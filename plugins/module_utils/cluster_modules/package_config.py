@@ -15,7 +15,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.nodewright.bridge.plugins.module_utils.planning import config_edits
-from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_validation
 from ansible_collections.nodewright.bridge.plugins.module_utils.planning import status_rollup
 from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import label_selector
@@ -86,7 +86,7 @@ def run(module, kube):
     params = pod_run.with_defaults(module.params, kube.generation)
     name = params['cr_name']
     doc = kube.get_cr(name)
-    cr = cr_model.build_cr(doc, stored=True)
+    cr = cr_validation.build_cr(doc, stored=True)
     result = dict(cr_name=name, changed=False, packages={})
     if cr.paused or cr.disabled:
         return dict(result, msg='%s is %s: its configMap edits wait' % (name, 'paused' if cr.paused else 'disabled'),

@@ -20,6 +20,7 @@ from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube 
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_events
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_annotations
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import pod_layout
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import pod_verdicts
 from ansible_collections.nodewright.bridge.plugins.module_utils.api import pod_run
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules._runner import ModuleFailed
@@ -134,7 +135,7 @@ def _why(done, timeout, runner, kube, node_name):
     verdict = done.verdict
     if verdict.get('outcome') == 'timeout':
         return 'did not finish within %ss; %s' % (timeout, pod_run.timed_out_detail(runner, kube, node_name))
-    if verdict.get('outcome') == pod_layout.MISSING:
+    if verdict.get('outcome') == pod_verdicts.MISSING:
         return '%s %s/%s was deleted before it finished' % (runner.kind, runner.namespace, runner.name)
     if verdict.get('container') is None and verdict.get('message'):
         return verdict['message']  # a Job that failed without a failed pod (its deadline, its pod failure policy)

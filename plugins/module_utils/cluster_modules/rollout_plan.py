@@ -19,6 +19,7 @@ from ansible_collections.nodewright.bridge.plugins.module_utils.model import api
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import cr_deletion
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import cr_handoff
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_validation
 from ansible_collections.nodewright.bridge.plugins.module_utils.planning import status_rollup
 from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import label_selector
@@ -38,17 +39,19 @@ def _documents(value, what):
                                             % type(value).__name__])
 
 
-def run(params, warn, live_crs=None):
+def run(params, warn, live_crs=None, session=None):
+    """The plan of ``params``; ``warn(text)`` takes its warnings. It reads the cluster only for what ``params`` does
+    not give, through a client of ``session`` (kube.KubeSession; None: that of ``live_crs``, else its own)."""
     sources = {}
     kube = None
     if params['cr'] is None or params['nodes'] is None:
-        kube = kube_api.Kube(params, live_crs=live_crs)
+        kube = kube_api.Kube(params, live_crs=live_crs, session=session)
     cr_doc, bundled_policies = _read_cr(params, kube, sources)
     stored = sources['cr'] == 'cluster'
     # a CR from the cluster: validated once per version in this process (the engine's plans of every node share it)
-    cr = cr_handoff.stored_cr(kube, cr_doc, cr_model.build_cr) if stored else cr_model.build_cr(cr_doc)
+    cr = cr_handoff.stored_cr(kube, cr_doc, cr_validation.build_cr) if stored else cr_validation.build_cr(cr_doc)
     gen, gen_reason = _generation(params, kube, cr)
-    for problem in cr_model.image_tag_problems(cr_doc) if stored else ():
+    for problem in cr_validation.image_tag_problems(cr_doc) if stored else ():
         warn('%s: the operator replaces that tag with the version (its webhook refuses it on create or update)'
              % problem)
     given = _documents(params['policy'], 'policy') if params['policy'] is not None else None
@@ -175,7 +178,8 @@ def check(params):
 def plan_module(module, kube):
     """The run with the module's warnings; builds its own client, only when it reads the cluster."""
     del kube
-    return dict(changed=False, **run(module.params, module.warn, live_crs=getattr(module, 'live_crs', None)))
+    return dict(changed=False, **run(module.params, module.warn, live_crs=getattr(module, 'live_crs', None),
+                                     session=_runner.module_session(module)))
 
 
 def execute(module):

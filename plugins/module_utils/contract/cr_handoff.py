@@ -83,7 +83,7 @@ def describe(outcome, planned, now):
 
 
 def stored_cr(kube, doc, build):
-    """``build(doc, stored=True)`` (cr_model.build_cr) for a CR as the cluster returned it, once per version in the
+    """``build(doc, stored=True)`` (cr_validation.build_cr) for a CR as the cluster returned it, once per version in the
     process of ``kube`` (its session's ``validated_crs``); a client without a session builds it each time."""
     session = getattr(kube, 'session', None)
     if session is None:
@@ -106,7 +106,7 @@ class ValidatedCRs(object):
     ``get(doc, stored, build)``: the model for ``doc``, ``build()`` run only for a version not seen yet (its
     error is not kept: an invalid CR fails every step that reads it, as before). The models are shared: callers
     read them and never change them. Keys start with the process id, so that a fork never takes its parent's.
-    Without a lock, as kube_transport.RecentCache: each OrderedDict operation is one step under the GIL, and two
+    Without a lock, as kube.RecentCache: each OrderedDict operation is one step under the GIL, and two
     threads that build one version at once both build it (the same model).
     """
 

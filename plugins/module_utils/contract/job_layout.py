@@ -89,6 +89,7 @@ import json
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import api_generation
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import duration
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import pod_layout
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import pod_verdicts
 from ansible_collections.nodewright.bridge.plugins.module_utils.model.stages import INTERRUPT_STAGES, POD_STAGES
 
 # --------------------------------------------------------------------------- constants
@@ -118,8 +119,8 @@ BACKOFF_LIMIT_EXCEEDED = 'BackoffLimitExceeded'
 DEADLINE_EXCEEDED = 'DeadlineExceeded'
 POD_FAILURE_POLICY = 'PodFailurePolicy'
 
-# job_outcome verdicts (pod_layout's)
-RUNNING, SUCCEEDED, FAILED, MISSING = pod_layout.RUNNING, pod_layout.SUCCEEDED, pod_layout.FAILED, pod_layout.MISSING
+# job_outcome verdicts (pod_verdicts')
+RUNNING, SUCCEEDED, FAILED, MISSING = pod_verdicts.RUNNING, pod_verdicts.SUCCEEDED, pod_verdicts.FAILED, pod_verdicts.MISSING
 
 
 def _key(gen, stem):

@@ -11,17 +11,18 @@
   ``post-interrupt``): ``<pkg>-init`` copies the package to the host, the agent runs the
   stage (``<pkg>-<stage>``) and its check (``<pkg>-<stage>check``), a pause container
   keeps the pod alive,
-* the interrupt pod (``interrupt``, ``uninstall-interrupt``): one agent ``interrupt``
-  container with the base64 JSON of the interrupt,
-* and the verdict on a pod: running, succeeded, failed (or missing).
+* and the interrupt pod (``interrupt``, ``uninstall-interrupt``): one agent ``interrupt``
+  container with the base64 JSON of the interrupt.
+
+What a pod's status means is pod_verdicts'; whether a pod found under a stage pod's name is still the
+CR's is stale_pods'.
 
 Checked against NVIDIA/nodewright at commit ``71ca22b8`` (operator/internal/controller/
 skyhook_controller.go: generateSafeName, UpsertNodeLabelsAnnotationsPackages, UpsertConfigmaps,
 createInterruptPodForPackage, getAgentConfigEnvVars, createPodFromPackage, setPodResources;
-skyhook_metadata.go; annotations.go; pod_controller.go: containerExitedSuccessfully;
-operator/api/v1alpha1/skyhook_types.go: Interrupt.ToArgs; operator/internal/wrapper/skyhook.go:
-ResourceID, NodeOrder). The operator's own configuration (its environment) is passed as keyword
-arguments whose defaults are the operator's defaults.
+skyhook_metadata.go; annotations.go; operator/api/v1alpha1/skyhook_types.go: Interrupt.ToArgs;
+operator/internal/wrapper/skyhook.go: ResourceID, NodeOrder). The operator's own configuration (its
+environment) is passed as keyword arguments whose defaults are the operator's defaults.
 
 Every function whose output names a key (a label, an annotation, the runtime-required toleration)
 takes ``gen``, the api_generation.Generation the cluster speaks: SKYHOOK (``skyhook.nvidia.com/*``,
@@ -85,9 +86,6 @@ AGENT_INTERRUPT_TYPES = {
 # Fixed resources of the pause container (both pods) and of the interrupt container.
 PAUSE_RESOURCES = {'cpu': '100m', 'memory': '20Mi'}
 INTERRUPT_RESOURCES = {'cpu': '500m', 'memory': '64Mi'}
-
-# pod_outcome verdicts
-RUNNING, SUCCEEDED, FAILED, MISSING = 'running', 'succeeded', 'failed', 'missing'
 
 # The operator truncates package names to 43 characters in container names (they are at
 # most 43 long already: the CRD pattern and MaxLength).
@@ -483,6 +481,10 @@ def packages_json(cr, agent_image=DEFAULT_AGENT_IMAGE):
     return go_json(_Struct([('agentVersion', agent_version(agent_image)), ('packages', packages)]))
 
 
+def _get(obj, key):
+    return obj.get(key) if isinstance(obj, dict) else None
+
+
 def _node_parts(node):
     """(name, labels, annotations) of an API node dict, or of a ``{name, labels, annotations}`` dict."""
     meta = _get(node, 'metadata')
@@ -574,6 +576,24 @@ def _pod(cr, name, namespace, labels, annotations, uid, volumes, init_containers
             'spec': spec}
 
 
+def _stage_volumes(cr, package, node_name):
+    """(volumes, mounts) of a stage pod: the host's ``/`` at ``/root``, the node's metadata ConfigMap and, for a
+    package with a ``configMap``, the package ConfigMap; every container mounts them all."""
+    metadata_volume = safe_name(63, 'metadata', node_name)
+    volumes = [
+        {'name': ROOT_VOLUME, 'hostPath': {'path': '/'}},
+        {'name': metadata_volume, 'configMap': {'name': node_metadata_configmap_name(cr.name, node_name)}},
+    ]
+    mounts = [
+        {'name': ROOT_VOLUME, 'mountPath': '/root', 'mountPropagation': 'HostToContainer'},
+        {'name': metadata_volume, 'mountPath': NODE_METADATA_MOUNT},
+    ]
+    if package.config_map:
+        volumes.append({'name': package.name, 'configMap': {'name': package_configmap_name(cr.name, package)}})
+        mounts.append({'name': package.name, 'mountPath': CONFIGMAP_MOUNT})
+    return volumes, mounts
+
+
 def stage_pod(cr, package, stage, node_name, namespace=None, agent_image=None,
               pause_image=DEFAULT_PAUSE_IMAGE, copy_dir_root=DEFAULT_COPY_DIR_ROOT,
               agent_log_root=DEFAULT_AGENT_LOG_ROOT, image_pull_secret=DEFAULT_IMAGE_PULL_SECRET,
@@ -592,19 +612,7 @@ def stage_pod(cr, package, stage, node_name, namespace=None, agent_image=None,
     namespace, agent_image = _or(namespace, gen.default_namespace), _or(agent_image, gen.default_agent_image)
     uid, generation = _owner_identity(cr, cr_uid, cr_generation)
     target = copy_dir(cr.name, package, uid, generation, copy_dir_root)
-    metadata_volume = safe_name(63, 'metadata', node_name)
-
-    volumes = [
-        {'name': ROOT_VOLUME, 'hostPath': {'path': '/'}},
-        {'name': metadata_volume, 'configMap': {'name': node_metadata_configmap_name(cr.name, node_name)}},
-    ]
-    mounts = [
-        {'name': ROOT_VOLUME, 'mountPath': '/root', 'mountPropagation': 'HostToContainer'},
-        {'name': metadata_volume, 'mountPath': NODE_METADATA_MOUNT},
-    ]
-    if package.config_map:
-        volumes.append({'name': package.name, 'configMap': {'name': package_configmap_name(cr.name, package)}})
-        mounts.append({'name': package.name, 'mountPath': CONFIGMAP_MOUNT})
+    volumes, mounts = _stage_volumes(cr, package, node_name)
 
     image = agent_image_for(package, agent_image)
     env = copy.deepcopy(package.env) + agent_env(cr.name, package, uid, generation, node_order,
@@ -676,233 +684,3 @@ def interrupt_pod(cr, package, interrupt, node_name, namespace=None, agent_image
     return _pod(cr, interrupt_pod_name(cr.name, interrupt['type'], stage, node_name), namespace, labels,
                 {gen.package_annotation: package_annotation(cr.name, package, stage)}, uid, volumes, [container],
                 node_name, pause_image, image_pull_secret, runtime_required_taint, gen)
-
-
-# --------------------------------------------------------------------------- pod outcome
-
-
-def _get(obj, key):
-    return obj.get(key) if isinstance(obj, dict) else None
-
-
-def _container_state(status):
-    """The operator's checkStatus: 'success', 'failed', 'running', 'waiting' or '' (no state yet)."""
-    state = status.get('state') or {}
-    terminated = state.get('terminated')
-    if terminated is not None:
-        return 'success' if (terminated.get('exitCode') or 0) == 0 else 'failed'
-    if state.get('running') is not None:
-        return 'running'
-    waiting = state.get('waiting')
-    if waiting is not None:
-        return 'failed' if waiting.get('reason') == 'CrashLoopBackOff' else 'waiting'
-    return ''
-
-
-def _exit_info(status):
-    """(exit code, reason) of the container's current or last termination."""
-    state = status.get('state') or {}
-    terminated = state.get('terminated')
-    if terminated is None:
-        terminated = (status.get('lastState') or {}).get('terminated')
-    waiting = state.get('waiting') or {}
-    exit_code = terminated.get('exitCode') if terminated else None
-    reason = waiting.get('reason') or (terminated or {}).get('reason') or None
-    return exit_code, reason
-
-
-def _verdict(outcome, status=None, reason=None, state=None):
-    exit_code, status_reason = _exit_info(status) if status else (None, None)
-    return {
-        'outcome': outcome,
-        'container': status.get('name') if status else None,
-        'exit_code': exit_code,
-        'reason': reason or status_reason,
-        'restarts': int(status.get('restartCount') or 0) if status else 0,
-        'state': state,
-    }
-
-
-def pod_outcome(pod, retries=0):
-    """Whether a package or interrupt pod has finished: a dict with
-
-    * ``outcome``: ``running``, ``succeeded``, ``failed`` or ``missing`` (``pod`` is None, or it
-      is being deleted without having succeeded: the operator recreates such a pod);
-    * ``container``: the init container that failed (or that is running / waiting);
-    * ``exit_code``, ``reason``: of its current or last termination (``reason`` is the waiting
-      reason when waiting, e.g. CrashLoopBackOff or ImagePullBackOff, else the pod's or the
-      termination's);
-    * ``restarts``: its restartCount (on success, the last init container's: what the operator
-      writes in the node state);
-    * ``state``: the package state the operator would record now: ``complete``, ``erroring``
-      (at the first failure, retried or not) or None (no change).
-
-    The operator's rules (containerExitedSuccessfully): the init containers are taken in order;
-    the first that terminated non-zero or waits in CrashLoopBackOff is a failure; otherwise the
-    pod has succeeded when the last one terminated with 0. The kubelet restarts failed init
-    containers (restartPolicy OnFailure) and the operator keeps waiting; here ``retries`` is how
-    many restarts a failing container gets: ``failed`` once a failing container has
-    ``restartCount >= retries``, or any init container has ``restartCount > retries`` (a
-    failure that was not seen). A pod in phase Failed (evicted, ...) has failed, one in phase
-    Succeeded has succeeded.
-    """
-    if pod is None:
-        return _verdict(MISSING, reason='PodNotFound')
-    status = _get(pod, 'status') or {}
-    statuses = [s for s in (status.get('initContainerStatuses') or []) if isinstance(s, dict)]
-    deleting = bool((_get(pod, 'metadata') or {}).get('deletionTimestamp'))
-
-    failing = None
-    last_state = ''
-    for item in statuses:
-        last_state = _container_state(item)
-        if last_state == 'failed':
-            failing = item
-            break
-    if failing is None and statuses and last_state == 'success':
-        return _verdict(SUCCEEDED, statuses[-1], state='complete')
-    if status.get('phase') == 'Succeeded':
-        return _verdict(SUCCEEDED, statuses[-1] if statuses else None, state='complete')
-
-    state = 'erroring' if failing is not None else None
-    if failing is not None and int(failing.get('restartCount') or 0) >= retries:
-        return _verdict(FAILED, failing, state=state)
-    over = [s for s in statuses if int(s.get('restartCount') or 0) > retries]
-    if over:
-        return _verdict(FAILED, over[0], state=state)
-    if status.get('phase') == 'Failed':
-        return _verdict(FAILED, failing, reason=status.get('reason') or (None if failing else 'PodFailed'), state=state)
-    if deleting:
-        return _verdict(MISSING, failing, reason='PodDeleting', state=state)
-    if failing is not None:
-        return _verdict(RUNNING, failing, state=state)
-    active = next((s for s in statuses if _container_state(s) != 'success'), None)
-    if active is None:
-        return _verdict(RUNNING, reason=status.get('reason') or status.get('phase') or 'Pending')
-    return _verdict(RUNNING, active)
-
-
-def pod_progress(pod, limit=300):
-    """Where a pod that has not finished stands, in one line for a timeout's message: its phase, then the
-    first init container that has not succeeded (running, or waiting with the kubelet's reason and message:
-    ``ErrImagePull``, ``ImagePullBackOff``, ...), else the reason the pod is not scheduled or started.
-    ``limit``: the most characters kept of a kubelet message. None when there is no pod."""
-    if not pod:
-        return None
-    status = _get(pod, 'status') or {}
-    words = ['pod %s' % (status.get('phase') or 'Pending')]
-    for item in status.get('initContainerStatuses') or []:
-        if not isinstance(item, dict) or _container_state(item) == 'success':
-            continue
-        state = item.get('state') or {}
-        if state.get('waiting') is not None:
-            waiting = state['waiting']
-            message = (waiting.get('message') or '').strip()
-            words.append('init container %s waiting: %s%s' % (
-                item.get('name'), waiting.get('reason') or 'no reason',
-                ' (%s)' % message[:limit] if message else ''))
-        elif state.get('running') is not None:
-            words.append('init container %s running since %s' % (item.get('name'), state['running'].get('startedAt')))
-        else:
-            words.append('init container %s %s' % (item.get('name'), _container_state(item) or 'not started'))
-        if int(item.get('restartCount') or 0):
-            words[-1] += ' (%s restarts)' % item['restartCount']
-        return ', '.join(words)
-    for cond in status.get('conditions') or []:
-        if cond.get('status') == 'False' and cond.get('reason'):
-            message = (cond.get('message') or '').strip()
-            words.append('%s: %s%s' % (cond.get('type'), cond['reason'], ' (%s)' % message[:limit] if message else ''))
-            break
-    return ', '.join(words)
-
-
-# Exit codes of a container killed by a signal (128 + SIGKILL, 128 + SIGTERM), and the kubelet's reasons for a
-# container or pod that a node shutdown took away: Unknown (exit code 255) is containerd's report, after the boot,
-# of a container whose task died with the node (seen on the test suite's real nodes)
-_KILLED_EXIT_CODES = (137, 143)
-_SHUTDOWN_REASONS = ('ContainerStatusUnknown', 'Unknown', 'Terminated', 'Shutdown', 'NodeShutdown')
-
-
-def killed_by_shutdown(verdict):
-    """Whether a failed pod's verdict (:func:`pod_outcome`) is what a node shutdown does to a running pod.
-
-    The reboot interrupt's pod runs on the node it reboots: on a real node the shutdown kills it (SIGTERM,
-    then SIGKILL: exit code 143 or 137), or the kubelet, back after the boot, reports the container gone.
-    The operator's interrupt then completes once the node is back (the agent's flag makes the restarted
-    container exit 0); the node's new boot ID, not the pod, says whether the reboot happened.
-    """
-    return (verdict.get('outcome') == FAILED
-            and (verdict.get('exit_code') in _KILLED_EXIT_CODES or verdict.get('reason') in _SHUTDOWN_REASONS))
-
-
-# --------------------------------------------------------------------------- adopting a pod left by an earlier run
-
-# The variables the operator adds to every container say where the CR and the node stand (the CR's
-# uid and generation in SKYHOOK_DIR / SKYHOOK_RESOURCE_ID, the node's place in SKYHOOK_NODE_ORDER),
-# not what the pod runs: an edit elsewhere in the CR bumps the generation, and must not make a
-# running stage start over. What the pod runs is its package, image, stage verb and the package's env.
-_OPERATOR_ENV = ('SKYHOOK_DIR', 'SKYHOOK_LOG_DIR', 'SKYHOOK_ROOT_DIR', 'COPY_RESOLV', 'SKYHOOK_RESOURCE_ID',
-                 'SKYHOOK_NODE_ORDER')
-
-
-def _container_fingerprint(container):
-    env = [e for e in (container.get('env') or []) if e.get('name') not in _OPERATOR_ENV]
-    # the agent's first argument is the stage verb; the rest is the copy directory (uid, generation)
-    args = list(container.get('args') or [])[:1]
-    return {'name': container.get('name'), 'image': container.get('image'), 'command': container.get('command'),
-            'args': args, 'env': [(e.get('name'), e.get('value'), json.dumps(e.get('valueFrom'), sort_keys=True))
-                                  for e in env]}
-
-
-def _pod_fingerprint(pod, gen):
-    spec = _get(pod, 'spec') or {}
-    annotations = (_get(pod, 'metadata') or {}).get('annotations') or {}
-    return {'package': annotations.get(gen.package_annotation),
-            'init': [_container_fingerprint(c) for c in spec.get('initContainers') or []],
-            'containers': [_container_fingerprint(c) for c in spec.get('containers') or []]}
-
-
-def _first_difference(have, want):
-    """A few words on the first field where a found pod differs from the one the CR asks for."""
-    if have['package'] != want['package']:
-        return 'its package annotation is %s, the CR asks for %s' % (have['package'], want['package'])
-    for part in ('init', 'containers'):
-        if [c['name'] for c in have[part]] != [c['name'] for c in want[part]]:
-            return 'its containers are %s, the CR asks for %s' % (
-                ', '.join(c['name'] for c in have[part]), ', '.join(c['name'] for c in want[part]))
-        for got, wanted in zip(have[part], want[part]):
-            for field in ('image', 'command', 'args', 'env'):
-                if got[field] != wanted[field]:
-                    if field == 'image':
-                        return 'container %s runs image %s, the CR asks for %s' % (got['name'], got['image'], wanted['image'])
-                    return 'the %s of container %s differ from what the CR asks for' % (field, got['name'])
-    return None
-
-
-def stale_pod_reason(pod, manifest, entry, stage, retries=0, failed_is_stale=True, by_state=True, gen=SKYHOOK):
-    """Why a pod found under the name of ``manifest`` must be replaced rather than adopted, or None to adopt it.
-
-    The operator adopts a pod of an interrupted run only while it is still the CR's pod for the node's
-    state: it deletes one whose package, image, version or stage no longer matches the CR, or that the
-    node's state does not list (``kubectl skyhook package rerun`` / ``node reset`` dropped it), and
-    creates a new one. ``entry``: the package's nodeState entry on the node (None: not listed);
-    ``stage``: the stage the pod is for. A failed pod is a finished attempt whose failure was recorded
-    (the node says erroring): a new run makes a new attempt, never adopts the old verdict, unless
-    ``failed_is_stale`` is false (a reboot's interrupt pod, which the reboot itself may kill: the
-    new boot ID, not the pod, says whether it happened). ``by_state=False``: the CR alone decides.
-    ``gen``: the generation whose package annotation (``<prefix>/package``) the pods carry.
-    """
-    difference = _first_difference(_pod_fingerprint(pod, gen), _pod_fingerprint(manifest, gen))
-    if difference:
-        return 'it no longer matches the CR: %s' % difference
-    if not by_state:
-        return None
-    if entry is None:
-        return "the node's state does not list its package (reset or rerun since it was created)"
-    if entry.get('stage') != stage:
-        return "the node's state is at stage %s, not %s" % (entry.get('stage'), stage)
-    if entry.get('state') == 'complete':
-        return "the node's state records stage %s complete: this run makes a new attempt" % stage
-    if failed_is_stale and pod_outcome(pod, retries=retries)['outcome'] == FAILED:
-        return 'it failed in an earlier attempt (recorded as %s)' % entry.get('state')
-    return None

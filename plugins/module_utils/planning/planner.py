@@ -16,6 +16,7 @@ import hashlib
 import json
 
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_validation
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import label_selector
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_annotations
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import pod_layout
@@ -75,7 +76,7 @@ def resolve_policy(cr, policy_docs):
         return None
     doc = _named(policy_docs, cr.deployment_policy)
     if doc is not None:
-        return cr_model.build_policy(doc)
+        return cr_validation.build_policy(doc)
     raise cr_model.CRValidationError('%s %r' % (cr.kind, cr.name), [
         'spec.deploymentPolicy: DeploymentPolicy %r was not given (pass it as policy, or put it in the same file)'
         % cr.deployment_policy])
@@ -93,7 +94,7 @@ def given_policy(cr, docs, where=None):
     if len(docs) != 1:
         raise cr_model.CRValidationError(label, ['must hold exactly one DeploymentPolicy, got %d documents' % len(docs)])
     try:
-        policy = cr_model.build_policy(docs[0], name=cr.deployment_policy or None)
+        policy = cr_validation.build_policy(docs[0], name=cr.deployment_policy or None)
     except cr_model.CRValidationError as exc:
         if where is None:
             raise

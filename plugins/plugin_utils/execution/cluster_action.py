@@ -17,18 +17,11 @@ Two jobs, both on the controller:
   for those paths on the managed host. Arguments listed in FILE_ARGUMENTS are resolved the way
   ``copy`` and ``template`` do (``_find_needle``), loaded with the play's loader (so vaulted
   files work), and handed to the module parsed.
-* Where the module runs: a task whose connection is the controller's own (``local``, no
-  become, not async) runs the module's logic in this worker process (``in_process``), without
-  AnsiballZ and without a new Python. Anything else (a task delegated to another host, become,
-  async, or ``NODEWRIGHT_BRIDGE_IN_PROCESS=0``) runs the module the normal way.
+* Where the module runs: execution/venue.py decides (``venue.run``), in this worker process or as a module.
 
-Why this is cheap: the stock strategies load a task's action plugin class in the parent
-process (linear and free check BYPASS_HOST_LOOP), and workers are forked from it. So this
-file's imports (every cluster module's code and ``kube``) happen once per ansible-playbook run and
-every worker inherits them. Importing it has no other effect: it does not import the ``kubernetes``
-client (``kube`` imports it on first use) and creates no client, connection or thread, which would
-not survive a fork. Loading the client and the templating plugins before the workers fork is an
-explicit call (``fork_preload.before_fork``) of the action plugin files and the budgeted strategy.
+Importing this file loads no module code and starts nothing: the budgeted strategy loads what the
+workers share before they fork (``venue.PlayVenue.start``); a task under another strategy imports its
+module's code when it first runs (``find_module``).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -45,18 +38,12 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.nodewright.bridge.plugins.module_utils import cluster_modules
 from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution import in_process
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution import venue
 
 try:
     import yaml
 except ImportError:  # pragma: no cover - PyYAML ships with ansible-core
     yaml = None
-
-# Every cluster module's code, by short name: imported here, in the parent, so that forked workers inherit it.
-CODE_BY_NAME = dict((module.name, module.import_code()) for module in cluster_modules.MODULES.values())
-
-
-def in_process_enabled():
-    return in_process.env_switch(in_process.IN_PROCESS_ENV)
 
 
 class ClusterAction(ActionBase):
@@ -96,12 +83,6 @@ class ClusterAction(ActionBase):
             return docs[0]
         return docs
 
-    def runs_in_process(self):
-        """True when the module would run on this controller, as this user, synchronously."""
-        return (self.MODULE_CODE is not None and kube.has_kubernetes() and in_process_enabled()
-                and getattr(self._connection, 'transport', None) == 'local'
-                and not self._play_context.become and not self._task.async_val)
-
     def find_module(self):
         """MODULE, MODULE_CODE and FILE_ARGUMENTS of the task's module, from the registry; an error message or None.
 
@@ -116,7 +97,7 @@ class ClusterAction(ActionBase):
         if module is None:
             return '%s is not one of the cluster modules of %s (%s)' % (
                 action, cluster_modules.COLLECTION, ', '.join(cluster_modules.NAMES))
-        self.MODULE, self.MODULE_CODE, self.FILE_ARGUMENTS = module.fqcn, CODE_BY_NAME[module.name], module.file_arguments
+        self.MODULE, self.MODULE_CODE, self.FILE_ARGUMENTS = module.fqcn, module.import_code(), module.file_arguments
         return None
 
     def run(self, tmp=None, task_vars=None):
@@ -134,16 +115,9 @@ class ClusterAction(ActionBase):
         except AnsibleError as exc:
             result.update(failed=True, msg=to_native(exc))
             return result
-        result.update(self.run_task(args, task_vars))
+        # where it runs (this process, the sequence engine, or a module) is the venue's one decision
+        result.update(venue.run(self, args, task_vars))
         return result
-
-    def run_task(self, args, task_vars):
-        """The module with ``args`` (files already read): in this process, or as a module."""
-        if self.runs_in_process():
-            with self.task_process():
-                return in_process.run(self.MODULE, self.MODULE_CODE, args, check_mode=self._task.check_mode,
-                                      diff=self._task.diff)
-        return self._execute_module(module_name=self.MODULE, module_args=args, task_vars=task_vars)
 
     @contextlib.contextmanager
     def task_process(self):

@@ -54,6 +54,9 @@ class ControllerModule(object):
 
     # the kube.LiveCRs the module's client reads CRs from (set by run(); AnsibleModule has none)
     live_crs = None
+    # the kube.KubeSession the module's client shares with its caller's other clients (set by run(); None: the
+    # run makes its own, cluster_modules/_runner.module_session)
+    kube_session = None
 
     def __init__(self, name, params, check_mode=False, diff=False, **module_keywords):
         unknown = sorted(set(module_keywords) - set(SUPPORTED_KEYWORDS))
@@ -187,10 +190,12 @@ def validate(name, module_code, args, check_mode=False):
     return plain(module.params), None
 
 
-def run(name, module_code, args, check_mode=False, diff=False, live_crs=None):
+def run(name, module_code, args, check_mode=False, diff=False, live_crs=None, session=None):
     """Run ``module_code`` (a collection module exposing ``module_args()`` and ``execute(module)``).
 
     ``live_crs``: the kube.LiveCRs of a long-lived process, for the module's client (``module.live_crs``).
+    ``session``: the kube.KubeSession the module's client shares with the caller's other clients (the steps of
+    one node's sequence: their client, node copies and node locks); None: the run has its own.
 
     Returns the module's result. Never raises for what happens inside the module: an
     exception becomes a failed result that names it, as a module's traceback would, so that
@@ -200,6 +205,7 @@ def run(name, module_code, args, check_mode=False, diff=False, live_crs=None):
         try:
             module = ControllerModule(name, plain(args), check_mode=check_mode, diff=diff, **module_code.module_args())
             module.live_crs = live_crs
+            module.kube_session = session
             module_code.execute(module)
         except ModuleExit as done:
             return plain(done.result)

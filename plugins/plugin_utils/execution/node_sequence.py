@@ -71,8 +71,12 @@ class StepFailed(Exception):
 class NodeSequence(object):
     """One node, one CR. ``params``: node_update's validated options; ``connection``: auth options for every step."""
 
-    def __init__(self, params, connection, run_step, clock=time.time, parallel=False, keepers=None, check_mode=False):
+    def __init__(self, params, connection, run_step, clock=time.time, parallel=False, keepers=None, check_mode=False,
+                 session=None):
         self.params = params
+        # the kube.KubeSession its in-process steps share (their caller hands it to run_step's modules): its own
+        # status keeper's client shares it too; None: the keeper has its own
+        self.session = session
         # who keeps the CR's status current on each node transition (plugin_utils/execution/status_keeper.py):
         # the engine's keepers, or one write at the end of this node; none in check mode
         self.keepers = keepers
@@ -137,7 +141,7 @@ class NodeSequence(object):
             return  # a CR given as a file has no status in the cluster to keep
         if self.keeper is None:
             if self.keepers is None:
-                self.keepers = status_keeper.Keepers(make=status_keeper.DeferredKeeper)
+                self.keepers = status_keeper.Keepers(make=status_keeper.DeferredKeeper, session=self.session)
             self.keeper = self.keepers.get(self.connection, self.cr)
         self.keeper.changed()
 

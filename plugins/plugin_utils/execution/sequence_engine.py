@@ -59,9 +59,6 @@ ADDRESS_ENV = 'NODEWRIGHT_BRIDGE_ENGINE'
 # Set to 0 / false to run every node_update in its own worker (as before the engine).
 ENGINE_ENV = 'NODEWRIGHT_BRIDGE_ENGINE_ENABLED'
 
-# The code of the modules node_update's steps are (the registry's steps), by short name.
-STEP_MODULES = dict((module.name, module.import_code()) for module in cluster_modules.step_modules())
-
 # Connections the engine's one API client keeps: every node in flight has its requests and
 # watches; urllib3 only opens as many as are used at once.
 ENGINE_POOL_SIZE = 1024
@@ -74,13 +71,14 @@ class Cancelled(BaseException):
     that a step's ``except Exception`` does not turn it into a failure)."""
 
 
-def step_runner(check_mode, diff, cancelled=None, live_crs=None):
+def step_runner(check_mode, diff, cancelled=None, live_crs=None, session=None):
     """``run_step(module, args)`` for NodeSequence: each step in this process, through its module's code."""
     def run_step(module, step_args):
         if cancelled is not None and cancelled():
             raise Cancelled()
-        return in_process.run('nodewright.bridge.%s' % module, STEP_MODULES[module], step_args,
-                              check_mode=check_mode, diff=diff, live_crs=live_crs)
+        # the code was loaded before the fork where a play started (venue.PlayVenue.start); else on first use here
+        return in_process.run(cluster_modules.MODULES[module].fqcn, cluster_modules.MODULES[module].import_code(),
+                              step_args, check_mode=check_mode, diff=diff, live_crs=live_crs, session=session)
     return run_step
 
 
@@ -110,9 +108,12 @@ def run_sequence(params, connection, check_mode, diff, cancelled=None, keepers=N
     ``keepers``: the engine's status keepers (one per CR, shared by its nodes); None: the node's own.
     ``live_crs``: the engine's kube.LiveCRs for ``connection``: every step reads the CR from its watch.
     """
+    # one KubeSession for the node's steps, package threads and status write: the engine's (its live CRs'), or, in a
+    # worker, the sequence's own (one client, the node copies and locks, a refusal warned once)
+    session = live_crs.session if live_crs is not None else kube.KubeSession()
     try:
-        return NodeSequence(params, connection, step_runner(check_mode, diff, cancelled, live_crs), parallel=True,
-                            keepers=keepers, check_mode=check_mode).run()
+        return NodeSequence(params, connection, step_runner(check_mode, diff, cancelled, live_crs, session), parallel=True,
+                            keepers=keepers, check_mode=check_mode, session=session).run()
     except Cancelled:
         raise
     except Exception as exc:  # pylint: disable=broad-except
@@ -286,16 +287,24 @@ def start(fork_lock=None):
 
 
 # The parent's end of the current engine's pipe. Only ansible-playbook may hold it, so that the
-# engine sees the pipe close when ansible-playbook is gone, whatever its workers do.
+# engine sees the pipe close when ansible-playbook is gone, whatever its workers do. Process state by
+# nature: os.register_at_fork registers a hook for the life of the process (it cannot be removed).
 _PARENT_END = []
 _FORK_HOOK = []
-# The engine's API clients, node cache and node locks: one session, whose clients have the engine's
-# pool (only empty tables until the engine makes its first request: the parent never uses it).
-_SESSION = kube.KubeSession(pool_size=ENGINE_POOL_SIZE)
-# The engine's status keepers: one per CR, shared by the sequences of its nodes (a write per burst
-# of transitions, not per transition). Made in the engine only (its fork starts with none).
-_LIVE_CRS = LiveCRsByConnection(_SESSION)
-_KEEPERS = status_keeper.Keepers(live_crs_for=_LIVE_CRS.get)
+
+
+class EngineState(object):
+    """What the engine's sequences share, made in the engine when it starts serving (never in ansible-playbook).
+
+    ``session``: the API clients, node cache and node locks, one for every node in flight, with the engine's
+    pool; ``live_crs``: the CRs' watches by connection; ``keepers``: the status keepers, one per CR, shared
+    by the sequences of its nodes (a write per burst of transitions, not per transition).
+    """
+
+    def __init__(self, pool_size=ENGINE_POOL_SIZE):
+        self.session = kube.KubeSession(pool_size=pool_size)
+        self.live_crs = LiveCRsByConnection(self.session)
+        self.keepers = status_keeper.Keepers(live_crs_for=self.live_crs.get)
 
 
 def _close_parent_end():
@@ -333,6 +342,7 @@ def _serve(listener, parent_end):
         if not stopping.is_set():
             os.kill(os.getpid(), signal.SIGTERM)
     threading.Thread(target=watch_parent, name='parent-watch', daemon=True).start()
+    state = EngineState()
     # the kubeconfig loader's certificate files live as long as the engine's one client
     with kube.own_temp_files():
         try:
@@ -343,21 +353,21 @@ def _serve(listener, parent_end):
                     if exc.errno == errno.EINTR:
                         continue
                     raise
-                threading.Thread(target=_serve_one, args=(conn,), name='node-sequence', daemon=True).start()
+                threading.Thread(target=_serve_one, args=(conn, state), name='node-sequence', daemon=True).start()
         finally:
             # the play ends (or the run is stopped): the last transitions' status write is not left
             # to a keeper thread that dies with the engine (Engine.stop waits STOP_TIMEOUT for it)
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            _KEEPERS.write_pending()
+            state.keepers.write_pending()
 
 
-def _serve_one(conn):
+def _serve_one(conn, state):
     try:
         request = _recv(conn)
         try:
             result = run_sequence(request['params'], request['connection'], request.get('check_mode', False),
-                                  request.get('diff', False), cancelled=lambda: _peer_gone(conn), keepers=_KEEPERS,
-                                  live_crs=_LIVE_CRS.get(request['connection']))
+                                  request.get('diff', False), cancelled=lambda: _peer_gone(conn), keepers=state.keepers,
+                                  live_crs=state.live_crs.get(request['connection']))
         except Cancelled:
             return
         result['ran_in'] = 'sequence engine'

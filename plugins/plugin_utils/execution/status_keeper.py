@@ -42,6 +42,8 @@ class _Keeper(object):
         self.cr_name = cr_name
         # the sequence engine's kube.LiveCRs: the CR read from its watch (a conflict reads it afresh)
         self.live_crs = None
+        # the kube.KubeSession its client shares with its owner's other clients (None: that of live_crs, else its own)
+        self.session = None
         self.refused = False
         self.warnings = []
         self.writes = 0
@@ -70,20 +72,24 @@ class _Keeper(object):
         return self._params
 
     def kube(self):
-        return kube_api.Kube(self.params(), live_crs=self.live_crs)
+        return kube_api.Kube(self.params(), live_crs=self.live_crs, session=self.session)
 
 
 class BatchStateKeeper(_Keeper):
-    """The strategy's writer of a CR's batch states (one client for the phase; a write only when they change)."""
+    """The strategy's writer of a CR's batch states (one client for the phase; a write only when they change).
 
-    def __init__(self, connection, cr_name):
+    ``session``: the kube.KubeSession of the strategy's clients in the play (PlayPhases'); None: its own.
+    """
+
+    def __init__(self, connection, cr_name, session=None):
         super(BatchStateKeeper, self).__init__(connection, cr_name)
+        self.session = session
         self.client = None
         self.written = {}
 
     def kube(self):
         if self.client is None:
-            self.client = kube_api.Kube(self.params())
+            self.client = kube_api.Kube(self.params(), session=self.session)
         return self.client
 
     def keep(self, batch_states):
@@ -158,12 +164,17 @@ class ThreadedKeeper(_Keeper):
 
 
 class Keepers(object):
-    """One keeper per CR in a process (the sequence engine's), made on first use."""
+    """One keeper per CR in a process (the sequence engine's), made on first use.
 
-    def __init__(self, make=ThreadedKeeper, live_crs_for=None):
+    ``session``: the kube.KubeSession of the keepers' clients (a node's sequence in a worker: its steps'); None:
+    that of the keeper's live CRs, else the keeper's own.
+    """
+
+    def __init__(self, make=ThreadedKeeper, live_crs_for=None, session=None):
         self.make = make
         # connection -> the process's kube.LiveCRs for it (the sequence engine's), or None
         self.live_crs_for = live_crs_for
+        self.session = session
         self.lock = threading.Lock()
         self.by_cr = {}
 
@@ -173,6 +184,8 @@ class Keepers(object):
                 keeper = self.by_cr[cr_name] = self.make(connection, cr_name)
                 if self.live_crs_for is not None:
                     keeper.live_crs = self.live_crs_for(connection)
+                if self.session is not None:
+                    keeper.session = self.session
             return self.by_cr[cr_name]
 
     def write_pending(self):

@@ -7,12 +7,17 @@
 
 Since ansible-core 2.19 ``TaskQueueManager.send_callback`` only dispatches the standard
 ``v2_*`` methods, so the strategy cannot send a callback its own batch events. Both plugins
-run in the controller process, though, and import this module under the same name, so the
-strategy records batches here and the callback subscribes to them. Callbacks may be invoked
-from the strategy's result thread, hence the lock; listeners are called outside it so a
-slow listener cannot block the strategy's bookkeeping.
+run in the controller process, though, so the strategy records batches on a ``RolloutBus`` and
+the callback subscribes to it. Ansible loads the strategy, the callback and the ``rollout_report``
+action separately, each with nothing to hand the others: they meet at ``BUS``, this module's one
+instance (they import it under the same name), the only state the module holds. Everything else
+takes its bus: a ``Rollout`` knows the bus it was started on, and a test or a process of its own
+(the ``--limit`` driver) makes a bus of its own.
 
-The report (``report()``) is the JSON document the callback writes to ``NODEWRIGHT_REPORT``
+Callbacks may be invoked from the strategy's result thread, hence the bus's lock; listeners are
+called outside it so a slow listener cannot block the strategy's bookkeeping.
+
+The report (``RolloutBus.report``) is the JSON document the callback writes to ``NODEWRIGHT_REPORT``
 and the strategy publishes as the ``nodewright_rollout`` custom stat: the top-level
 ``compartments`` / ``not_attempted`` describe the most recent budgeted play, ``rollouts``
 lists every budgeted play of the run in order. Each entry of ``rollouts`` has ``nodes``: per host,
@@ -35,38 +40,84 @@ from ansible_collections.nodewright.bridge.plugins.module_utils.contract import 
 from ansible_collections.nodewright.bridge.plugins.module_utils.model.duration import format_duration
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_steps
 
-_LOCK = threading.RLock()
-_ROLLOUTS = []
-_LISTENERS = []
-
 EVENTS = ('rollout_start', 'batch_start', 'batch_end', 'node_parked', 'node_rejoining', 'rollout_end')
 
 
-def subscribe(listener):
-    """Call ``listener(event, payload)`` for every event in ``EVENTS`` from now on."""
-    with _LOCK:
-        if listener not in _LISTENERS:
-            _LISTENERS.append(listener)
+class RolloutBus(object):
+    """The rollouts of one run, in order, and who listens to their events.
+
+    ``lock`` (reentrant) guards the rollouts recorded on the bus and everything in them: the functions below that
+    take a rollout change it under its bus's lock.
+    """
+
+    def __init__(self):
+        self.lock = threading.RLock()
+        self.recorded = []  # Rollout, in the order they started
+        self.listeners = []
+
+    def subscribe(self, listener):
+        """Call ``listener(event, payload)`` for every event in ``EVENTS`` from now on."""
+        with self.lock:
+            if listener not in self.listeners:
+                self.listeners.append(listener)
+
+    def reset(self):
+        """Forget every rollout and listener (tests, or a controller that runs several playbooks)."""
+        with self.lock:
+            del self.recorded[:]
+            del self.listeners[:]
+
+    def publish(self, event, payload):
+        """``payload`` (a copy for each) to every listener, called outside the lock."""
+        with self.lock:
+            listeners = list(self.listeners)
+        for listener in listeners:
+            listener(event, copy.deepcopy(payload))
+
+    def start_rollout(self, play, mode, compartments, excluded=None):
+        """Register a budgeted play; ``compartments`` are scheduler summaries (name, matched, ceiling...)."""
+        rollout = Rollout(self, play, mode, compartments, excluded)
+        with self.lock:
+            self.recorded.append(rollout)
+            payload = rollout.as_dict()
+        self.publish('rollout_start', payload)
+        return rollout
+
+    def rollouts(self):
+        """Every rollout of the bus as a dict, in order."""
+        with self.lock:
+            return [r.as_dict() for r in self.recorded]
+
+    def report(self, nodes=True):
+        """The JSON report: the latest rollout at the top level, every rollout under ``rollouts``.
+
+        ``nodes=False`` leaves out each rollout's ``nodes`` (the timeline's steps: 2 to 3 KiB a node),
+        for the custom stat, which AWX keeps with every job and hands to later workflow nodes.
+        """
+        all_rollouts = self.rollouts()
+        if not all_rollouts:
+            return {'compartments': {}, 'not_attempted': [], 'stopped': False, 'rollouts': []}
+        if not nodes:
+            for rollout in all_rollouts:
+                del rollout['nodes']
+        latest = dict(all_rollouts[-1])
+        latest.pop('nodes', None)  # the latest rollout's nodes are in ``rollouts`` already: not twice
+        latest['rollouts'] = all_rollouts
+        return latest
 
 
-def reset():
-    """Forget every rollout and listener (tests, or a controller that runs several playbooks)."""
-    with _LOCK:
-        del _ROLLOUTS[:]
-        del _LISTENERS[:]
-
-
-def _publish(event, payload):
-    with _LOCK:
-        listeners = list(_LISTENERS)
-    for listener in listeners:
-        listener(event, copy.deepcopy(payload))
+# The run's bus: the budgeted strategy (play_phases) records on it, the rollout callback subscribes to it and writes
+# its report, the rollout_report action (a worker forked from ansible-playbook) reads it. Ansible loads the three
+# separately and hands them nothing in common: this one instance is where they meet. Nothing else in this module
+# holds state.
+BUS = RolloutBus()
 
 
 class Rollout(object):
-    """One budgeted play: its compartments, their batches and the outcome."""
+    """One budgeted play: its compartments, their batches and the outcome; recorded on ``bus`` (a RolloutBus)."""
 
-    def __init__(self, play, mode, compartments, excluded=None, clock=time.time):
+    def __init__(self, bus, play, mode, compartments, excluded=None, clock=time.time):
+        self.bus = bus
         self.clock = clock
         self.play = play
         self.mode = mode
@@ -114,16 +165,6 @@ class Rollout(object):
                 'finished': self.finished is not None, 'shared_budget': copy.deepcopy(self.shared_budget)}
 
 
-def start_rollout(play, mode, compartments, excluded=None):
-    """Register a budgeted play; ``compartments`` are scheduler summaries (name, matched, ceiling...)."""
-    rollout = Rollout(play, mode, compartments, excluded)
-    with _LOCK:
-        _ROLLOUTS.append(rollout)
-        payload = rollout.as_dict()
-    _publish('rollout_start', payload)
-    return rollout
-
-
 def _node(rollout, host):
     entry = rollout.nodes.get(host)
     if entry is None:
@@ -132,19 +173,19 @@ def _node(rollout, host):
 
 
 def batch_started(rollout, compartment, number, hosts):
-    with _LOCK:
+    with rollout.bus.lock:
         batch = {'number': number, 'size': len(hosts), 'hosts': list(hosts), 'started': rollout.clock()}
         rollout.compartments[compartment]['running'][number] = batch
         for host in hosts:
             _node(rollout, host).update(compartment=compartment, batch=number, status='running')
         payload = {'play': rollout.play, 'mode': rollout.mode, 'compartment': compartment,
                    'number': number, 'size': len(hosts), 'hosts': list(hosts)}
-    _publish('batch_start', payload)
+    rollout.bus.publish('batch_start', payload)
 
 
 def batch_finished(rollout, compartment, record, started=None):
     """Record a scored batch (a scheduler record: number, size, hosts, ok, failed, ...)."""
-    with _LOCK:
+    with rollout.bus.lock:
         comp = rollout.compartments[compartment]
         running = comp['running'].pop(record['number'], None)
         if started is None:
@@ -171,12 +212,12 @@ def batch_finished(rollout, compartment, record, started=None):
         eta = rollout.eta(compartment)
         payload = dict(entry, play=rollout.play, mode=rollout.mode, compartment=compartment,
                        matched=comp['matched'], eta=eta, stopped=comp['stopped'])
-    _publish('batch_end', payload)
+    rollout.bus.publish('batch_end', payload)
 
 
 def node_parked(rollout, compartment, host, pods, since, replacements):
     """``host`` waits for its protected ``pods`` (since ``since``, RFC 3339) and gave its slot to ``replacements``."""
-    with _LOCK:
+    with rollout.bus.lock:
         entry = _node(rollout, host)
         entry.update(compartment=compartment, status='parked',
                      parked={'since': since, 'pods': list(pods), 'at': round(rollout.clock(), 3)})
@@ -185,12 +226,12 @@ def node_parked(rollout, compartment, host, pods, since, replacements):
             comp['parked'].append(host)
         payload = {'play': rollout.play, 'compartment': compartment, 'host': host, 'pods': list(pods),
                    'since': since, 'replacements': list(replacements)}
-    _publish('node_parked', payload)
+    rollout.bus.publish('node_parked', payload)
 
 
 def node_rejoining(rollout, compartment, host):
     """``host``'s protected pods finished: it waits for a slot in ``compartment``'s next batch."""
-    with _LOCK:
+    with rollout.bus.lock:
         entry = _node(rollout, host)
         parked = entry.get('parked') or {}
         parked['rejoined'] = round(rollout.clock(), 3)
@@ -199,12 +240,12 @@ def node_rejoining(rollout, compartment, host):
         comp['parked'] = [h for h in comp['parked'] if h != host]
         waited = parked['rejoined'] - parked['at'] if parked.get('at') is not None else None
         payload = {'play': rollout.play, 'compartment': compartment, 'host': host, 'waited': waited}
-    _publish('node_rejoining', payload)
+    rollout.bus.publish('node_rejoining', payload)
 
 
 def node_settled(rollout, compartment, host, outcome):
     """A parked ``host`` ended before it took a slot again (``outcome``: ok, failed or removed): counted, no batch."""
-    with _LOCK:
+    with rollout.bus.lock:
         _node(rollout, host).update(compartment=compartment, status=outcome)
         comp = rollout.compartments[compartment]
         comp['parked'] = [h for h in comp['parked'] if h != host]
@@ -216,7 +257,7 @@ def node_settled(rollout, compartment, host, outcome):
 
 def shared_budget(rollout, info):
     """Record the run's part in a shared budget (a dict: run, leases, writes, max_in_flight, elsewhere)."""
-    with _LOCK:
+    with rollout.bus.lock:
         rollout.shared_budget = dict(info)
 
 
@@ -235,7 +276,7 @@ def compartment_result(rollout, name):
 
 def finish_rollout(rollout, compartments, not_attempted, ended=None):
     """Close a rollout with the scheduler's final per-compartment summaries."""
-    with _LOCK:
+    with rollout.bus.lock:
         rollout.finished = rollout.clock()
         rollout.ended = ended
         rollout.not_attempted = list(not_attempted)
@@ -255,30 +296,7 @@ def finish_rollout(rollout, compartments, not_attempted, ended=None):
                     comp[key] = summary[key]
         rollout.stopped = any(c['stopped'] for c in rollout.compartments.values())
         payload = rollout.as_dict()
-    _publish('rollout_end', payload)
-
-
-def rollouts():
-    with _LOCK:
-        return [r.as_dict() for r in _ROLLOUTS]
-
-
-def report(nodes=True):
-    """The JSON report: the latest rollout at the top level, every rollout under ``rollouts``.
-
-    ``nodes=False`` leaves out each rollout's ``nodes`` (the timeline's steps: 2 to 3 KiB a node),
-    for the custom stat, which AWX keeps with every job and hands to later workflow nodes.
-    """
-    all_rollouts = rollouts()
-    if not all_rollouts:
-        return {'compartments': {}, 'not_attempted': [], 'stopped': False, 'rollouts': []}
-    if not nodes:
-        for rollout in all_rollouts:
-            del rollout['nodes']
-    latest = dict(all_rollouts[-1])
-    latest.pop('nodes', None)  # the latest rollout's nodes are in ``rollouts`` already: not twice
-    latest['rollouts'] = all_rollouts
-    return latest
+    rollout.bus.publish('rollout_end', payload)
 
 
 # ---------------------------------------------------------------------- the timeline
@@ -367,7 +385,7 @@ def task_finished(rollout, host, name, action, data, started=None):
     finished = rollout.clock()
     steps = task_steps(name, action, data, finished if started is None else started, finished)
     if steps:
-        with _LOCK:
+        with rollout.bus.lock:
             _node(rollout, host)['steps'].extend(steps)
 
 

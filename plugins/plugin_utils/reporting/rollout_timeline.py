@@ -3,7 +3,7 @@
 # Apache License 2.0 (see LICENSE)
 # Note that this file is PRIVATE to the collection nodewright.bridge: it can change in any release.
 # Do not use it from other collections or from standalone plugins and modules.
-"""The rollout timeline: the JSON report (``rollout_state.report()``) as one self-contained HTML page.
+"""The rollout timeline: the JSON report (``rollout_state.RolloutBus.report``) as one self-contained HTML page.
 
 Per rollout (a budgeted play or phase), per compartment and batch, one row per node with its steps
 (``nodes[host]['steps']``) as bars on the rollout's time axis, coloured by kind, failures in red with

@@ -237,15 +237,16 @@ class SharedBudget(object):
         self.joined = set()
 
 
-def for_rollout(connection, scheduler, mode, scope, key=None, namespace=None, expiry=DEFAULT_EXPIRY):
+def for_rollout(connection, scheduler, mode, scope, key=None, namespace=None, expiry=DEFAULT_EXPIRY, session=None):
     """The shared budget of a rollout over ``scheduler``'s compartments (not joined yet): one Lease each.
 
     ``connection``: the cluster modules' connection options (extra keys are ignored); ``scope``: the
     budget's name (every run of it shares the batches); ``key``: what identifies the rollout's content
     (a CR's spec digest; default the scope); ``namespace``: the Leases' (default: the operator namespace
-    of the cluster's API generation, skyhook or nodewright). KubeError when the cluster cannot be asked.
+    of the cluster's API generation, skyhook or nodewright); ``session``: the kube.KubeSession of the caller's
+    clients (None: the budget's client has its own). KubeError when the cluster cannot be asked.
     """
-    client = kube_api.Kube(kube_api.connection_params(dict(connection)))
+    client = kube_api.Kube(kube_api.connection_params(dict(connection)), session=session)
     rules = dict((r.name, shared_budget.Rules.of(r)) for r in scheduler.rollouts)
     return SharedBudget(client, namespace or client.generation.default_namespace, scope, mode, rules,
                         key=scope if key is None else key, expiry=expiry)

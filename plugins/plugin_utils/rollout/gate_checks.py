@@ -125,16 +125,17 @@ def nodes_in_selection(kube, label_selector=None):
     return kube.list_nodes(label_selector=label_selector or None).get('items') or []
 
 
-def gates_for(settings, connection, label_selector=None, names=None):
+def gates_for(settings, connection, label_selector=None, names=None, session=None):
     """The BatchGates of ``settings`` (module_utils' GateSettings) for a rollout's selection, or None when no gate is set.
 
     ``connection``: the cluster modules' connection options, for the NotReady gate's listing (one client,
-    made when the gate is first checked); ``label_selector``: the CR's node selection, else ``names``.
+    made when the gate is first checked, with ``session``: the kube.KubeSession of the caller's clients, None: its
+    own); ``label_selector``: the CR's node selection, else ``names``.
     """
     if settings is None or not settings.enabled:
         return None
     return BatchGates(settings, label_selector=label_selector, names=None if label_selector else names,
-                      kube_factory=lambda: kube_api.Kube(kube_api.connection_params(dict(connection))))
+                      kube_factory=lambda: kube_api.Kube(kube_api.connection_params(dict(connection)), session=session))
 
 
 class BatchGates(object):

@@ -321,11 +321,13 @@ def _play_vars(args):
 def _budget_and_gates(args, settings, scheduler, hosts):
     """``(budget, gates)``: the shared budget and the gates (plugin_utils.rollout.gate_checks.BatchGates), each or None."""
     connection = {'kubeconfig': args.kubeconfig, 'context': args.context}
+    # one session for the driver's clients: the budget's Lease writes and the NotReady gate's listing share a client
+    session = kube_api.KubeSession()
     budget = None
     if args.shared_budget:
         budget = budget_lease.for_rollout(connection, scheduler, 'batch', args.shared_budget,
-                                          namespace=args.budget_namespace, expiry=args.slot_expiry)
-    return budget, gate_checks.gates_for(settings.gates, connection, names=[h[0] for h in hosts])
+                                          namespace=args.budget_namespace, expiry=args.slot_expiry, session=session)
+    return budget, gate_checks.gates_for(settings.gates, connection, names=[h[0] for h in hosts], session=session)
 
 
 def main(argv=None):
@@ -353,8 +355,9 @@ def main(argv=None):
             sys.stdout.write(line + '\n')
             sys.stdout.flush()
 
-    record = rollout_state.start_rollout(os.path.basename(args.playbook), 'batch',
-                                         rollout_config.compartment_summaries(scheduler))
+    # the driver's own record of its rollout (no callback listens in this process: it writes the report itself)
+    bus = rollout_state.RolloutBus()
+    record = bus.start_rollout(os.path.basename(args.playbook), 'batch', rollout_config.compartment_summaries(scheduler))
     runner = playbook_runner(args.playbook, args.inventory, extra, binary=args.binary, echo=echo)
     try:
         budget, gates = _budget_and_gates(args, settings, scheduler, hosts)
@@ -366,7 +369,7 @@ def main(argv=None):
     finally:
         if args.report:
             with open(args.report, 'w') as handle:
-                json.dump(rollout_state.report(), handle, indent=2, sort_keys=True)
+                json.dump(bus.report(), handle, indent=2, sort_keys=True)
     failed = any(c['failed'] for c in summary['compartments'])
     if summary['not_attempted']:
         echo('nodewright: never admitted: %s' % ', '.join(summary['not_attempted']))

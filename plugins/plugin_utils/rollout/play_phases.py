@@ -53,7 +53,7 @@ HOLDING = ('paused', 'disabled')
 class PlayPhases(object):
     """One budgeted play: its phases, the current phase's Admission, and what the play's hosts did."""
 
-    def __init__(self, iterator, tqm, variable_manager, loader, phases, hosts, play_hosts, excluded):
+    def __init__(self, iterator, tqm, variable_manager, loader, phases, hosts, play_hosts, excluded, bus=None):
         self.iterator, self.tqm, self.variable_manager, self.loader = iterator, tqm, variable_manager, loader
         self.name = iterator._play.get_name()
         self.phases = phases  # [(Phase, [Host], inputs)], in run order
@@ -81,6 +81,10 @@ class PlayPhases(object):
         self.record = None
         self.parking = play_rollout.HostParking(iterator)  # the host states not in flight, kept aside
         self.connection = {}  # how the strategy reaches the API (shared budget, NotReady gate)
+        # the strategy's API clients in this play (shared budget, NotReady gate, batch states): one per connection
+        self.kube_session = kube_api.KubeSession()
+        # where the play's rollouts are recorded and the rollout callback hears of them: the run's one bus (a test's own)
+        self.bus = bus if bus is not None else rollout_state.BUS
         self.check_mode = False  # --check or a play in check mode: no shared budget, windows and gates only looked at
         self.pid = os.getpid()  # the strategy's process (forked workers inherit its signal handler)
         # where hosts waiting for their protected pods say so (module_utils/api/slot_mailbox.py), in a play whose
@@ -155,12 +159,14 @@ class PlayPhases(object):
         scheduler = rollout_config.build_scheduler(settings, nodes, pinned, batch_states=phase.batch_state, cr_name=phase.name)
         self.excluded = excluded
         title = self.name if phase.name is None else '%s: %s' % (self.name, phase.name)
-        self.record = rollout_state.start_rollout(title, settings.admission, rollout_config.compartment_summaries(scheduler),
-                                                  excluded)
-        gates = gate_checks.gates_for(settings.gates, self.connection, phase.selector, [h.name for h in eligible])
+        self.record = self.bus.start_rollout(title, settings.admission, rollout_config.compartment_summaries(scheduler),
+                                             excluded)
+        gates = gate_checks.gates_for(settings.gates, self.connection, phase.selector, [h.name for h in eligible],
+                                      session=self.kube_session)
         keeper = None
         if phase.cr_status and not self.check_mode:
-            keeper = status_keeper.BatchStateKeeper(kube_api.connection_params(dict(self.connection)), phase.name)
+            keeper = status_keeper.BatchStateKeeper(kube_api.connection_params(dict(self.connection)), phase.name,
+                                                    session=self.kube_session)
         self.engine = admission.Admission(scheduler, sliding=self.sliding, record=self.record, reporter=admission_display.Banners(self),
                                           windows=settings.windows, gates=gates, keeper=keeper, check_mode=self.check_mode,
                                           ending=self.ending, independent=settings.independent)
@@ -200,7 +206,7 @@ class PlayPhases(object):
             self.engine.budget = budget_lease.for_rollout(
                 dict(self.connection, **shared), self.engine.scheduler, phase.settings.admission,
                 shared.get('name') or phase.name, key=phase.budget_key, namespace=shared.get('namespace'),
-                expiry=shared['slot_expiry'])
+                expiry=shared['slot_expiry'], session=self.kube_session)
         except (kube_api.KubeError, budget_lease.BudgetError) as exc:
             self.engine.budget_failed(exc)
             return
@@ -398,7 +404,7 @@ class PlayPhases(object):
             if names:
                 display.warning(PREFIX + '%d host(s) of %s never ran because %s: %s' % (
                     len(names), phase.name, self.fatal_reason or 'the play ended (%s)' % self.ended, ', '.join(names)))
-        tqm._stats.set_custom_stats(CUSTOM_STAT, rollout_state.report(nodes=False))
+        tqm._stats.set_custom_stats(CUSTOM_STAT, self.bus.report(nodes=False))
         # 2.16's linear loop flags any_errors_fatal with RUN_FAILED_BREAK_PLAY (ending every later
         # play); 2.17+ only fails the batch. Use the 2.17+ behaviour on every version.
         result = int(result) & ~tqm.RUN_FAILED_BREAK_PLAY

@@ -19,6 +19,7 @@ __metaclass__ = type
 from ansible.utils.vars import isidentifier
 
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_validation
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import duration
 from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils.planning import rollout_gates
@@ -164,7 +165,7 @@ def load_policy(value, read_file=None):
                                   % (VAR_POLICY, type(value).__name__)])
     value = plain(value)
     try:
-        return cr_model.build_policy(value), source
+        return cr_validation.build_policy(value), source
     except cr_model.CRValidationError as exc:
         prefix = VAR_POLICY if source == 'the policy' else '%s (%s)' % (VAR_POLICY, source)
         raise RolloutConfigError(['%s: %s' % (prefix, err) for err in exc.errors])
@@ -178,7 +179,7 @@ def budget_errors(budget):
     if budget.get('percent') is None and budget.get('count') is None:
         return ['%s: exactly one of percent or count must be set' % VAR_BUDGET]
     try:
-        cr_model.build_cr(budget_cr(budget))
+        cr_validation.build_cr(budget_cr(budget))
     except cr_model.CRValidationError as exc:
         return [err.replace('spec.interruptionBudget', VAR_BUDGET) for err in exc.errors]
     return []
@@ -498,7 +499,7 @@ def build_scheduler(settings, nodes, compartment_of=None, batch_states=None, cr_
         kwargs['policy'] = settings.policy
         kwargs['compartment_of'] = compartment_of or {}
     else:
-        kwargs['legacy_cr'] = cr_model.build_cr(budget_cr(settings.budget))
+        kwargs['legacy_cr'] = cr_validation.build_cr(budget_cr(settings.budget))
     try:
         scheduler = RolloutScheduler.build(nodes, **kwargs)
     except ValueError as exc:

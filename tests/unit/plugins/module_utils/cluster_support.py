@@ -58,7 +58,7 @@ class FakeModule(object):
 def execute(monkeypatch, code, module, kube):
     """``code.execute(module)`` (the module's whole run: _runner's error handling, exit_json / fail_json) with
     ``kube`` as the client it builds; returns the module, its ``exited`` or ``failed`` set."""
-    monkeypatch.setattr(kube_api, 'Kube', lambda params, live_crs=None: kube)
+    monkeypatch.setattr(kube_api, 'Kube', lambda params, live_crs=None, session=None: kube)
     with pytest.raises(Ended):
         code.execute(module)
     return module

@@ -337,13 +337,14 @@ class FakeApiServer(object):
 
     # ------------------------------------------------------------------ the client's side
 
-    def kube(self, **params):
-        """A ``kube.Kube`` whose client talks to this server (a host of its own: no client, node cache or lock shared)."""
+    def kube(self, session=None, **params):
+        """A ``kube.Kube`` whose client talks to this server (a host of its own: no client, node cache or lock shared;
+        ``session``: the kube.KubeSession it shares with another client, None: one of its own)."""
         params.setdefault('host', self.host)
         # the v0.15 contract, as the controller passes its choice to every step; a test of the detection
         # (nodewright_api=auto) or of the v0.18+ contract says so
         params.setdefault('nodewright_api', 'skyhook')
-        kube = kube_api.Kube(params)
+        kube = kube_api.Kube(params, session=session)
         self.install(kube.api_client)
         return kube
 

@@ -13,7 +13,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_validation
 from ansible_collections.nodewright.bridge.plugins.module_utils.planning import status_rollup
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_annotations
 from ansible_collections.nodewright.bridge.plugins.module_utils.planning import shared_budget
@@ -35,7 +35,7 @@ def _nodes(count):
 
 
 def _policy():
-    return cr_model.build_policy(POLICY_DOC)
+    return cr_validation.build_policy(POLICY_DOC)
 
 
 def _run_all(comp):
@@ -123,7 +123,7 @@ def _doc(spec_options=None, compartments=None, status='complete'):
 
 def test_a_run_resumes_the_status_batch_state_unless_a_reset_is_due():
     doc = _doc()
-    cr = cr_model.build_cr(doc)
+    cr = cr_validation.build_cr(doc)
     same, changed = [_node('n0', '3.21.0')], [_node('n0', '3.20.0')]
     # the CR's version equals the nodes': the state carries over
     assert status_rollup.resumed_batch_states(cr, doc, same, POLICY_DOC) == {
@@ -132,7 +132,7 @@ def test_a_run_resumes_the_status_batch_state_unless_a_reset_is_due():
     assert status_rollup.resumed_batch_states(cr, doc, changed, POLICY_DOC) == {}
     # the CR's override false wins over the policy's true: the state carries over
     doc = _doc({'resetBatchStateOnCompletion': False})
-    assert status_rollup.resumed_batch_states(cr_model.build_cr(doc), doc, changed, POLICY_DOC)['tier1']['currentBatch'] == 3
+    assert status_rollup.resumed_batch_states(cr_validation.build_cr(doc), doc, changed, POLICY_DOC)['tier1']['currentBatch'] == 3
     # a state someone else broke is not continued
     doc = _doc(compartments={'tier1': {'batchState': {'currentBatch': 'two'}}})
     assert status_rollup.resumed_batch_states(cr, doc, same, POLICY_DOC) == {}
@@ -140,7 +140,7 @@ def test_a_run_resumes_the_status_batch_state_unless_a_reset_is_due():
 
 
 def _wanted(doc, nodes, **kwargs):
-    cr = cr_model.build_cr(doc)
+    cr = cr_validation.build_cr(doc)
     return status_rollup.wanted_status(cr, doc, status_rollup.status_nodes(cr, nodes), policy=_policy(), policy_doc=POLICY_DOC,
                                        now='2026-12-02T10:00:00Z', **kwargs)
 

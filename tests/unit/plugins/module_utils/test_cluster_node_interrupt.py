@@ -13,7 +13,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_validation
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_annotations
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import pod_layout
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_interrupt
@@ -30,7 +30,7 @@ CR_DOC = {
     'spec': {'packages': {'driver': {'version': '1.0.0', 'image': 'ghcr.io/x/driver', 'interrupt': {'type': 'reboot'}}}},
     'status': {'nodePriority': {'n1': '2026-05-01T10:00:00Z'}},
 }
-CR = cr_model.build_cr(CR_DOC)
+CR = cr_validation.build_cr(CR_DOC)
 PACKAGE = CR.packages['driver']
 KEY = PACKAGE.unique_name
 NS = pod_layout.DEFAULT_NAMESPACE

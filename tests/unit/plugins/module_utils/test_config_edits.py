@@ -8,7 +8,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.nodewright.bridge.plugins.module_utils.planning import config_edits
-from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_validation
 from ansible_collections.nodewright.bridge.plugins.module_utils.planning import node_plan
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_annotations
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import stages
@@ -23,7 +23,7 @@ def _cr(data=None, updates=None, interrupt=None):
            'spec': {'nodeSelectors': {'matchLabels': {'pool': 'gpu'}},
                     'packages': {'tuning': tuning, 'plain': {'version': '2.0.0', 'image': 'x/plain'}}},
            'status': {'configUpdates': updates} if updates else {}}
-    return cr_model.build_cr(doc, stored=True)
+    return cr_validation.build_cr(doc, stored=True)
 
 
 def _state(stage='config', state='complete', package='tuning', version='1.0.0'):
@@ -136,7 +136,7 @@ def _glob_cr(patterns, updates, data=None):
     doc = {'apiVersion': 'skyhook.nvidia.com/v1alpha1', 'kind': 'Skyhook', 'metadata': {'name': 'config-skyhook'},
            'spec': {'nodeSelectors': {'matchLabels': {'pool': 'gpu'}}, 'packages': {'dexter': dexter}},
            'status': {'configUpdates': updates} if updates else {}}
-    return cr_model.build_cr(doc, stored=True)
+    return cr_validation.build_cr(doc, stored=True)
 
 
 def test_the_glob_edit_after_an_earlier_edit_waits_for_the_interrupt_the_glob_now_asks_then_follows_it():

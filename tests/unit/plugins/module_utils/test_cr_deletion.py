@@ -10,7 +10,7 @@ __metaclass__ = type
 import json
 
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import cr_deletion
-from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_validation
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_annotations
 from ansible_collections.nodewright.bridge.plugins.module_utils.planning import node_plan
 from ansible_collections.nodewright.bridge.plugins.module_utils.planning import planner
@@ -39,26 +39,26 @@ def _node(name, packages=(), raw=None):
 
 
 def test_a_deleted_cr_uninstalls_its_uninstall_enabled_packages():
-    cr = cr_model.build_cr(_doc())
+    cr = cr_validation.build_cr(_doc())
     assert cr.deleting and cr.packages['clean'].is_uninstalling and not cr.packages['keep'].is_uninstalling
-    assert not cr_model.build_cr(_doc(deleted=False)).packages['clean'].is_uninstalling
+    assert not cr_validation.build_cr(_doc(deleted=False)).packages['clean'].is_uninstalling
     assert cr_deletion.being_deleted(_doc()) and not cr_deletion.being_deleted(_doc(finalizers=()))
     assert not cr_deletion.being_deleted(_doc(deleted=False))
 
 
 def test_a_deleted_cr_plans_only_its_uninstalls_and_installs_nothing():
-    cr = cr_model.build_cr(_doc())
+    cr = cr_validation.build_cr(_doc())
     fresh = node_plan.plan_node(cr, {})
     assert fresh['pending'] == [] and fresh['complete']  # nothing installs on a node the CR never reached
     state = node_annotations.upsert({}, 'clean', '2.0.0', 'x/clean', 'complete', 'config')[0]
     stages = [(s['package'], s['stage']) for s in node_plan.plan_node(cr, state)['pending']]
     assert stages == [('clean', 'uninstall')]  # and 'keep', missing on the node, is not installed
-    live = node_plan.plan_node(cr_model.build_cr(_doc(deleted=False)), {})
+    live = node_plan.plan_node(cr_validation.build_cr(_doc(deleted=False)), {})
     assert set(s['package'] for s in live['pending'] if s['stage'] == 'apply') == {'keep', 'clean'}
 
 
 def test_a_deleted_cr_records_nothing_and_runs_only_the_nodes_with_an_uninstall():
-    cr = cr_model.build_cr(_doc())
+    cr = cr_validation.build_cr(_doc())
     failing = node_annotations.upsert({}, 'keep', '1.0.0', 'x/keep', 'erroring', 'apply')[0]
     nodes = [_node('n1', [('clean', '2.0.0')]), _node('n2', [('keep', '1.0.0')]),
              {'name': 'n3', 'labels': {'pool': 'gpu'}, 'annotations': {node_annotations.node_state_key('gone'): node_annotations.encode(failing)}}]
@@ -70,16 +70,16 @@ def test_a_deleted_cr_records_nothing_and_runs_only_the_nodes_with_an_uninstall(
 
 
 def test_the_finalizer_waits_blocks_or_finalizes_as_the_operators_switch():
-    cr = cr_model.build_cr(_doc())
+    cr = cr_validation.build_cr(_doc())
     nodes = [_node('n1', [('keep', '1.0.0'), ('clean', '2.0.0')]), _node('n2', [('keep', '1.0.0')])]
     pending, malformed = cr_deletion.pending_uninstall(cr, nodes)
     assert pending == [('n1', 'clean|2.0.0')] and malformed == []
     assert cr_deletion.decide(cr, pending, malformed)['action'] == 'wait'
-    paused = cr_model.build_cr(_doc({P + '/pause': 'true'}))
+    paused = cr_validation.build_cr(_doc({P + '/pause': 'true'}))
     blocked = cr_deletion.decide(paused, pending, malformed)
     assert (blocked['action'], blocked['reason']) == ('blocked', 'PausedWithPendingUninstall')
     assert blocked['event'] == 'Cannot delete Skyhook gone: paused with uninstall work pending. Unpause to proceed.'
-    disabled = cr_model.build_cr(_doc({P + '/disable': 'true'}))
+    disabled = cr_validation.build_cr(_doc({P + '/disable': 'true'}))
     assert cr_deletion.decide(disabled, pending, malformed)['reason'] == 'DisabledWithPendingUninstall'
     # paused with nothing pending: the deletion goes on
     assert cr_deletion.decide(paused, [], [])['action'] == 'finalize'
@@ -88,7 +88,7 @@ def test_the_finalizer_waits_blocks_or_finalizes_as_the_operators_switch():
 
 
 def test_the_condition_is_set_once_and_cleared():
-    blocked = cr_deletion.decide(cr_model.build_cr(_doc({P + '/pause': 'true'})), [('n1', 'clean|2.0.0')], [])
+    blocked = cr_deletion.decide(cr_validation.build_cr(_doc({P + '/pause': 'true'})), [('n1', 'clean|2.0.0')], [])
     other = {'type': 'Ready', 'status': 'False'}
     first = cr_deletion.blocked_conditions([other], blocked, 3, 'T1')
     assert first == [other, {'type': 'DeletionBlocked', 'status': 'True', 'reason': 'PausedWithPendingUninstall',
@@ -168,18 +168,18 @@ def test_nodewright_finalizer_is_its_own():
 def test_nodewright_reads_its_node_states_and_words_the_block_as_nodewright():
     """operator/internal/controller/skyhook_controller.go @4fa7fe39 HandleFinalizer: the node states under
     nodewright.nvidia.com/nodeState_<cr>; the DeletionBlocked messages and Warning events say NodeWright."""
-    cr = cr_model.build_cr(_nw_doc())
+    cr = cr_validation.build_cr(_nw_doc())
     nodes = [_nw_node('n1', [('keep', '1.0.0'), ('clean', '2.0.0')]), _node('n2', [('clean', '2.0.0')])]
     pending, malformed = cr_deletion.pending_uninstall(cr, nodes, gen=NODEWRIGHT)
     assert pending == [('n1', 'clean|2.0.0')] and malformed == []  # n2's legacy key is not the v0.18+ record
     # cr_model reads the pause annotation (its own generation wiring); decide only words the outcome
-    paused = cr_model.build_cr(_doc({P + '/pause': 'true'}))
+    paused = cr_validation.build_cr(_doc({P + '/pause': 'true'}))
     blocked = cr_deletion.decide(paused, pending, malformed, gen=NODEWRIGHT)
     assert blocked == {'action': 'blocked', 'reason': 'PausedWithPendingUninstall',
                        'message': 'NodeWright is paused with uninstall-enabled packages still tracked in nodeState. '
                                   'Unpause to let uninstall complete before deletion.',
                        'event': 'Cannot delete NodeWright gone: paused with uninstall work pending. Unpause to proceed.'}
-    disabled = cr_deletion.decide(cr_model.build_cr(_doc({P + '/disable': 'true'})), pending, [], NODEWRIGHT)
+    disabled = cr_deletion.decide(cr_validation.build_cr(_doc({P + '/disable': 'true'})), pending, [], NODEWRIGHT)
     assert disabled['message'] == ('NodeWright is disabled with uninstall-enabled packages still tracked in nodeState. '
                                    'Re-enable the NodeWright to let uninstall complete before deletion.')
     malformed = cr_deletion.decide(cr, [], ['n3'], NODEWRIGHT)

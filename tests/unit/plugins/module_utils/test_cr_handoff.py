@@ -11,6 +11,7 @@ import pytest
 
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import cr_handoff
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_validation
 from ansible_collections.nodewright.bridge.plugins.module_utils.api import pod_run
 
 
@@ -61,7 +62,7 @@ class _Counting(object):
 
     def build(self, doc, stored=False):
         self.count += 1
-        return cr_model.build_cr(doc, stored=stored)
+        return cr_validation.build_cr(doc, stored=stored)
 
 
 def test_a_stored_version_is_validated_once():
@@ -88,7 +89,7 @@ def test_an_invalid_version_is_not_kept():
     bad = _doc(image='')
     for dummy in range(2):
         with pytest.raises(cr_model.CRValidationError):
-            cache.get(bad, True, lambda: cr_model.build_cr(bad, stored=True))
+            cache.get(bad, True, lambda: cr_validation.build_cr(bad, stored=True))
     assert not cache.models
 
 
@@ -103,7 +104,7 @@ def test_the_table_is_bounded():
 def test_stored_cr_without_a_session_builds():
     class Bare(object):
         pass
-    assert cr_handoff.stored_cr(Bare(), _doc(), cr_model.build_cr).name == 'tuning'
+    assert cr_handoff.stored_cr(Bare(), _doc(), cr_validation.build_cr).name == 'tuning'
 
 
 def _params(**overrides):

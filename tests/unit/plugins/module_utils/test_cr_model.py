@@ -13,6 +13,7 @@ import json
 import pytest
 
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_validation
 
 KINDS = [('skyhook.nvidia.com/v1alpha1', 'Skyhook'), ('nodewright.nvidia.com/v1alpha1', 'NodeWright')]
 
@@ -34,7 +35,7 @@ def with_pkgs(**packages):
 
 
 def errors_of(doc):
-    return cr_model.cr_errors(doc)
+    return cr_validation.cr_errors(doc)
 
 
 def assert_single_error(doc, *needles):
@@ -43,7 +44,7 @@ def assert_single_error(doc, *needles):
     for needle in needles:
         assert needle in errors[0], errors[0]
     with pytest.raises(cr_model.CRValidationError) as info:
-        cr_model.build_cr(doc)
+        cr_validation.build_cr(doc)
     assert info.value.errors == errors
     return errors[0]
 
@@ -56,7 +57,7 @@ def assert_single_error(doc, *needles):
     ('nodewright.nvidia.com/v1alpha1', 'NodeWright', 'ghcr.io/example/tuning'),   # v0.20: a bare repository only
 ])
 def test_minimal_cr_and_defaults(api_version, kind, image):
-    cr = cr_model.build_cr(make_cr({'packages': {'tuning': pkg(image=image)}}, api_version=api_version, kind=kind))
+    cr = cr_validation.build_cr(make_cr({'packages': {'tuning': pkg(image=image)}}, api_version=api_version, kind=kind))
     assert (cr.api_version, cr.kind, cr.name) == (api_version, kind, 'demo')
     assert cr.priority == 200
     assert cr.sequencing == 'node'
@@ -84,7 +85,7 @@ def test_minimal_cr_and_defaults(api_version, kind, image):
 
 
 def test_explicit_values_survive():
-    cr = cr_model.build_cr(make_cr({
+    cr = cr_validation.build_cr(make_cr({
         'priority': 5, 'sequencing': 'all', 'serial': True, 'interruptionBudget': {'count': 2, 'percent': None},
         'packages': {'tuning': pkg(containerSHA='sha256:abc', interrupt={'type': 'service', 'services': ['kubelet']},
                                    uninstall={'enabled': True, 'apply': True})}},
@@ -117,16 +118,16 @@ def test_a_stored_cr_has_its_other_tag_replaced_by_the_version():
     doc = with_pkgs(tuning=pkg(version='1.2.3', image='repo/img:bogus'), other=pkg(version='1.0.0', image='repo/o'))
     expected = ["spec.packages.tuning.image: tag 'bogus' of 'repo/img' does not match the package version '1.2.3'; "
                 "leave the tag off (the version is the tag)"]
-    assert cr_model.image_tag_problems(doc) == expected
+    assert cr_validation.image_tag_problems(doc) == expected
     with pytest.raises(cr_model.CRValidationError) as info:
-        cr_model.build_cr(doc)
+        cr_validation.build_cr(doc)
     assert info.value.errors == expected
-    cr = cr_model.build_cr(doc, stored=True)
+    cr = cr_validation.build_cr(doc, stored=True)
     assert cr.packages['tuning'].image_ref == 'repo/img:1.2.3' and cr.packages['other'].image_ref == 'repo/o:1.0.0'
     # every other rule still holds for a stored CR
     broken = with_pkgs(tuning=pkg(version='not-semver', image='repo/img:bogus'))
-    assert [e for e in cr_model.cr_errors(broken, stored=True) if 'tag' in e] == []
-    assert any('not a valid semantic version' in e for e in cr_model.cr_errors(broken, stored=True))
+    assert [e for e in cr_validation.cr_errors(broken, stored=True) if 'tag' in e] == []
+    assert any('not a valid semantic version' in e for e in cr_validation.cr_errors(broken, stored=True))
 
 
 def test_glob_config_interrupt_matching_a_key_is_accepted():
@@ -261,7 +262,7 @@ def test_all_errors_are_reported_together(api_version, kind):
     assert any(e.startswith('spec.priority: ') for e in errors)
     assert any(e.startswith("spec.packages.tuning.interrupt.type: 'shutdown' is not one of") for e in errors)
     with pytest.raises(cr_model.CRValidationError) as info:
-        cr_model.build_cr(doc)
+        cr_validation.build_cr(doc)
     assert info.value.errors == errors
     assert '(3 problems)' in str(info.value)
     assert "%s 'demo'" % kind in str(info.value)
@@ -270,7 +271,7 @@ def test_all_errors_are_reported_together(api_version, kind):
 def test_cr_errors_does_not_modify_its_input():
     doc = with_pkgs(tuning=pkg(image='img:1.0.0'))
     before = copy.deepcopy(doc)
-    cr_model.build_cr(doc)
+    cr_validation.build_cr(doc)
     assert doc == before
 
 
@@ -278,7 +279,7 @@ def test_cr_errors_does_not_modify_its_input():
 def test_uninstall_fields_default_to_false(uninstall):
     doc = with_pkgs(tuning=pkg(uninstall=uninstall))
     assert errors_of(doc) == []
-    package = cr_model.build_cr(doc).packages['tuning']
+    package = cr_validation.build_cr(doc).packages['tuning']
     assert package.uninstall_enabled is bool(uninstall.get('enabled'))
     assert package.uninstall_apply is False
 
@@ -349,7 +350,7 @@ def comp(name, labels, budget=None, strategy=None):
 
 @pytest.mark.parametrize('api_version', ['skyhook.nvidia.com/v1alpha1', 'nodewright.nvidia.com/v1alpha1'])
 def test_policy_build(api_version):
-    policy = cr_model.build_policy(policy_doc({
+    policy = cr_validation.build_policy(policy_doc({
         'default': default_spec({'percent': 25}, {'linear': {'delta': 2}}),
         'compartments': [comp('critical', {'tier': 'critical'}, {'count': 1}, {'fixed': {'failureThreshold': 1}}),
                          comp('rest', {'tier': 'rest'}, {'percent': 10})],
@@ -369,12 +370,12 @@ def test_policy_build(api_version):
 
 def test_bare_policy_spec_is_accepted():
     spec = {'default': default_spec({'count': 3})}
-    assert cr_model.policy_errors(spec) == []
-    policy = cr_model.build_policy(spec, name='inline-one')
+    assert cr_validation.policy_errors(spec) == []
+    policy = cr_validation.build_policy(spec, name='inline-one')
     assert policy.name == 'inline-one'
     assert policy.default.budget == {'count': 3}
     assert policy.reset_batch_state_on_completion is True
-    assert cr_model.build_policy(spec).name == '<inline>'
+    assert cr_validation.build_policy(spec).name == '<inline>'
 
 
 @pytest.mark.parametrize('spec,needle', [
@@ -419,11 +420,11 @@ def test_bare_policy_spec_is_accepted():
 ])
 def test_policy_rules(spec, needle):
     for doc in (policy_doc(spec), spec):
-        errors = cr_model.policy_errors(doc)
+        errors = cr_validation.policy_errors(doc)
         assert len(errors) == 1, errors
         assert needle in errors[0]
         with pytest.raises(cr_model.CRValidationError):
-            cr_model.build_policy(doc)
+            cr_validation.build_policy(doc)
 
 
 @pytest.mark.parametrize('doc,needle', [
@@ -437,14 +438,14 @@ def test_policy_rules(spec, needle):
      'metadata.name: required field is missing'),
 ])
 def test_policy_document_envelope(doc, needle):
-    errors = cr_model.policy_errors(doc)
+    errors = cr_validation.policy_errors(doc)
     assert len(errors) == 1, errors
     assert needle in errors[0]
 
 
 def test_policy_errors_reported_together():
     spec = {'default': {'strategy': {}}, 'compartments': [comp('__default__', {'a': 'b'}), comp('x', {'a': 'b'})]}
-    assert len(cr_model.policy_errors(spec)) == 4
+    assert len(cr_validation.policy_errors(spec)) == 4
 
 
 # --------------------------------------------------------------------------- legacy interruptionBudget
@@ -464,7 +465,7 @@ def test_policy_errors_reported_together():
     ({'count': 0}, 10, 1),
 ])
 def test_legacy_compartment(budget, nodes, initial):
-    cr = cr_model.build_cr(make_cr({'interruptionBudget': budget} if budget else {}))
+    cr = cr_validation.build_cr(make_cr({'interruptionBudget': budget} if budget else {}))
     legacy = cr.legacy_compartment(nodes)
     assert legacy.name == cr_model.DEFAULT_COMPARTMENT
     assert legacy.selector is None
@@ -512,10 +513,10 @@ def test_load_json_document():
 
 def test_load_fixture_files(fixture_text):
     crs, policies = cr_model.split_documents(cr_model.load_yaml_documents(fixture_text('budget33.yaml')))
-    assert policies == [] and cr_model.build_cr(crs[0]).interruption_budget == {'percent': 33}
+    assert policies == [] and cr_validation.build_cr(crs[0]).interruption_budget == {'percent': 33}
     crs, policies = cr_model.split_documents(json.loads(fixture_text('linear4.json')))
-    assert cr_model.build_cr(crs[0]).deployment_policy == 'linear-4'
-    assert cr_model.build_policy(policies[0]).default.strategy.type == 'linear'
+    assert cr_validation.build_cr(crs[0]).deployment_policy == 'linear-4'
+    assert cr_validation.build_policy(policies[0]).default.strategy.type == 'linear'
 
 
 @pytest.mark.parametrize('text,needle', [

@@ -14,6 +14,7 @@ import copy
 import pytest
 
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_validation
 
 NODEWRIGHT = ('nodewright.nvidia.com/v1alpha1', 'NodeWright')
 SKYHOOK = ('skyhook.nvidia.com/v1alpha1', 'Skyhook')
@@ -40,10 +41,10 @@ def with_pkg(group=NODEWRIGHT, **fields):
 def test_the_v020_example_validates(v020_example_documents):
     policy, nodewright = v020_example_documents
     assert (policy['kind'], nodewright['kind']) == ('DeploymentPolicy', 'NodeWright')
-    assert cr_model.policy_errors(policy) == []
-    assert cr_model.cr_errors(nodewright) == []
-    assert cr_model.cr_errors(nodewright, stored=True) == []
-    cr = cr_model.build_cr(nodewright)
+    assert cr_validation.policy_errors(policy) == []
+    assert cr_validation.cr_errors(nodewright) == []
+    assert cr_validation.cr_errors(nodewright, stored=True) == []
+    cr = cr_validation.build_cr(nodewright)
     assert cr.runtime_required is True and cr.runtime_required_cordon_after is True
     # the API server filled the drainConfig defaults; the operator rounds the grace period up to seconds
     assert cr.drain_config == {'deleteEmptyDirData': True, 'disableEviction': False, 'force': True, 'ignoreDaemonSets': True,
@@ -51,7 +52,7 @@ def test_the_v020_example_validates(v020_example_documents):
     package = cr.packages['tuning']
     assert (package.stage_timeout_text, package.stage_timeout) == ('20m', 1200)
     assert package.image_ref == IMAGE + ':1.2.0'
-    assert cr_model.build_policy(policy).name == 'example-v020-policy'
+    assert cr_validation.build_policy(policy).name == 'example-v020-policy'
 
 
 def test_the_v020_example_as_stored_keeps_its_defaults(v020_example_documents):
@@ -101,9 +102,9 @@ VALID = [
 
 @pytest.mark.parametrize('doc', [d for unused, d in VALID], ids=[i for i, unused in VALID])
 def test_valid_shapes(doc):
-    assert cr_model.cr_errors(doc) == []
-    assert cr_model.cr_errors(doc, stored=True) == []
-    assert isinstance(cr_model.build_cr(doc), cr_model.NodeWrightCR)
+    assert cr_validation.cr_errors(doc) == []
+    assert cr_validation.cr_errors(doc, stored=True) == []
+    assert isinstance(cr_validation.build_cr(doc), cr_model.NodeWrightCR)
 
 
 DEFAULT_DRAIN = {'deleteEmptyDirData': True, 'disableEviction': False, 'force': True, 'ignoreDaemonSets': True,
@@ -126,7 +127,7 @@ def _drain(**changes):
     ('cordonAfter-alone', DEFAULT_DRAIN),
 ])
 def test_drain_config_as_the_operator_applies_it(name, drain):
-    assert cr_model.build_cr(dict(VALID)[name]).drain_config == drain
+    assert cr_validation.build_cr(dict(VALID)[name]).drain_config == drain
 
 
 @pytest.mark.parametrize('name,cordon_after', [
@@ -134,7 +135,7 @@ def test_drain_config_as_the_operator_applies_it(name, drain):
     ('drainConfig-empty', False),
 ])
 def test_runtime_required_cordon_after(name, cordon_after):
-    assert cr_model.build_cr(dict(VALID)[name]).runtime_required_cordon_after is cordon_after
+    assert cr_validation.build_cr(dict(VALID)[name]).runtime_required_cordon_after is cordon_after
 
 
 @pytest.mark.parametrize('name,text,seconds', [
@@ -143,7 +144,7 @@ def test_runtime_required_cordon_after(name, cordon_after):
     ('stageTimeout-null', None, None), ('containerSHA', None, None),
 ])
 def test_stage_timeout(name, text, seconds):
-    package = cr_model.build_cr(dict(VALID)[name]).packages['tuning']
+    package = cr_validation.build_cr(dict(VALID)[name]).packages['tuning']
     assert (package.stage_timeout_text, package.stage_timeout) == (text, seconds)
     assert package.to_dict()['stageTimeout'] == text
 
@@ -154,12 +155,12 @@ def test_stage_timeout(name, text, seconds):
     ('skyhook-tag-equal-to-version', IMAGE, IMAGE + ':1.2.0'),                                  # a Skyhook's is cut
 ])
 def test_image_as_the_operator_pulls_it(name, image, ref):
-    package = cr_model.build_cr(dict(VALID)[name]).packages['tuning']
+    package = cr_validation.build_cr(dict(VALID)[name]).packages['tuning']
     assert (package.image, package.image_ref) == (image, ref)
 
 
 def test_a_skyhook_has_the_v020_defaults():
-    cr = cr_model.build_cr(with_pkg(SKYHOOK))
+    cr = cr_validation.build_cr(with_pkg(SKYHOOK))
     assert cr.drain_config == DEFAULT_DRAIN and cr.runtime_required_cordon_after is False
     assert cr.packages['tuning'].stage_timeout is None
     assert 'runtimeRequiredCordonAfter' not in cr_model.normalise_cr(with_pkg(SKYHOOK))['spec']
@@ -265,9 +266,9 @@ INVALID = [
 
 @pytest.mark.parametrize('doc,expected', [(d, e) for unused, d, e in INVALID], ids=[i for i, unused, unused_too in INVALID])
 def test_invalid_shapes(doc, expected):
-    assert cr_model.cr_errors(doc) == expected
+    assert cr_validation.cr_errors(doc) == expected
     with pytest.raises(cr_model.CRValidationError) as info:
-        cr_model.build_cr(doc)
+        cr_validation.build_cr(doc)
     assert info.value.errors == expected
 
 
@@ -276,25 +277,25 @@ def test_a_stored_nodewright_is_refused_alike(name):
     # the v0.20 controller does not cut a tag off (Packages.UnmarshalJSON only names them): what the webhook refuses
     # cannot run, whether read from a file or from the API server
     doc = dict((i, d) for i, d, unused in INVALID)[name]
-    assert cr_model.cr_errors(doc, stored=True) == cr_model.cr_errors(doc)
-    assert cr_model.image_tag_problems(doc) == []
+    assert cr_validation.cr_errors(doc, stored=True) == cr_validation.cr_errors(doc)
+    assert cr_validation.image_tag_problems(doc) == []
 
 
 def test_a_stored_skyhook_keeps_its_other_tag():
     doc = dict((i, d) for i, d, unused in INVALID)['skyhook-other-tag']
-    assert cr_model.cr_errors(doc, stored=True) == []
-    assert cr_model.build_cr(doc, stored=True).packages['tuning'].image_ref == IMAGE + ':1.2.0'
+    assert cr_validation.cr_errors(doc, stored=True) == []
+    assert cr_validation.build_cr(doc, stored=True).packages['tuning'].image_ref == IMAGE + ':1.2.0'
 
 
 def test_the_v020_policy_refuses_a_zero_percent_budget(v020_example_documents):
     policy = copy.deepcopy(v020_example_documents[0])
     policy['spec']['default']['budget'] = {'percent': 0}
-    assert cr_model.policy_errors(policy) == ['spec.default.budget.percent: 0 is less than the minimum 1']
+    assert cr_validation.policy_errors(policy) == ['spec.default.budget.percent: 0 is less than the minimum 1']
 
 
 def test_the_input_is_not_changed(v020_example_documents):
     doc = copy.deepcopy(v020_example_documents[1])
-    cr_model.build_cr(doc)
+    cr_validation.build_cr(doc)
     assert doc == v020_example_documents[1]
 
 

@@ -12,6 +12,7 @@ import re
 import pytest
 
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_validation
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_schema
 
 SKYHOOKS = 'skyhook.nvidia.com_skyhooks.yaml'
@@ -133,7 +134,7 @@ def test_crd_top_level_fields_are_accepted(crd_documents, crd_file, api_version,
     top = sorted(_root_schema(crd_documents[crd_file])['properties'])
     assert top == ['apiVersion', 'kind', 'metadata', 'spec', 'status']
     doc = {'apiVersion': api_version, 'kind': kind, 'metadata': {'name': 'x'}, 'spec': {}, 'status': {}}
-    assert cr_model.cr_errors(doc) == []
+    assert cr_validation.cr_errors(doc) == []
 
 
 def _keywords(node, found):

@@ -15,7 +15,7 @@ __metaclass__ = type
 import copy
 import json
 
-from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_validation
 from ansible_collections.nodewright.bridge.plugins.module_utils.planning import status_rollup
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import drain_config
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_annotations
@@ -33,7 +33,7 @@ DOC = {
 
 
 def cr(doc=None):
-    return cr_model.build_cr(DOC if doc is None else doc)
+    return cr_validation.build_cr(DOC if doc is None else doc)
 
 
 def node(name, status=None, states=(), labels=None, raw_state=None):

@@ -12,6 +12,7 @@ import re
 import pytest
 
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_validation
 from ansible_collections.nodewright.bridge.plugins.module_utils.planning import inventory_groups as ig
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_annotations
 from ansible_collections.nodewright.bridge.plugins.module_utils.model.constants import IGNORE_LABEL
@@ -62,9 +63,9 @@ def api_node(name, labels=None, state=None, annotations=None, ip=None):
 
 
 def plan_of(nodes, policy=True, **cr_spec):
-    cr = cr_model.build_cr(cr_doc(policy='two' if policy else None, **cr_spec))
+    cr = cr_validation.build_cr(cr_doc(policy='two' if policy else None, **cr_spec))
     compact = [ig.compact_node(n) for n in nodes]
-    plan = planner.plan_rollout(cr, planner.normalise_nodes(compact), policy=cr_model.build_policy(policy_doc()) if policy else None)
+    plan = planner.plan_rollout(cr, planner.normalise_nodes(compact), policy=cr_validation.build_policy(policy_doc()) if policy else None)
     return cr, plan, compact
 
 

@@ -20,7 +20,7 @@ import json
 
 import pytest
 
-from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_validation
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import job_layout as jl
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import pod_layout as pl
 from ansible_collections.nodewright.bridge.plugins.module_utils.model.api_generation import NODEWRIGHT, SKYHOOK
@@ -66,7 +66,7 @@ DISRUPTIONS_IGNORED = {'rules': [{'action': 'Ignore', 'onPodConditions': [{'type
 
 @pytest.fixture
 def cr():
-    return cr_model.build_cr(copy.deepcopy(CR_DOC))
+    return cr_validation.build_cr(copy.deepcopy(CR_DOC))
 
 
 def done(image):

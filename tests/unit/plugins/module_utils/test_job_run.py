@@ -17,12 +17,13 @@ import copy
 
 import pytest
 
-from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_validation
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import job_layout
 from ansible_collections.nodewright.bridge.plugins.module_utils.api import job_run
 from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_annotations
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import pod_layout
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import pod_verdicts
 from ansible_collections.nodewright.bridge.plugins.module_utils.api import pod_run
 from ansible_collections.nodewright.bridge.plugins.module_utils.model.api_generation import NODEWRIGHT, SKYHOOK
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_interrupt
@@ -41,7 +42,7 @@ CR_DOC = {
                                      'interrupt': {'type': 'service', 'services': ['kubelet']}}}},
     'status': {'nodePriority': {'n1': '2026-05-01T10:00:00Z'}},
 }
-CR = cr_model.build_cr(CR_DOC)
+CR = cr_validation.build_cr(CR_DOC)
 PACKAGE = CR.packages['tuning']
 KEY = PACKAGE.unique_name
 STAGE = 'apply'
@@ -228,7 +229,7 @@ def test_a_stage_runs_as_the_job_job_layout_lays_out_and_is_recorded_complete(se
     state, status = node_state_of(stored_node)
     assert state[KEY] == result['entry'] and (state[KEY]['stage'], state[KEY]['state']) == (STAGE, 'complete')
     assert status == 'in_progress'
-    assert result['outcome'] == pod_layout.SUCCEEDED and result['restarts'] == 0
+    assert result['outcome'] == pod_verdicts.SUCCEEDED and result['restarts'] == 0
     assert result['pod'] == {'name': JOB, 'namespace': NS, 'uid': 'job-uid-1', 'kind': 'Job', 'job_pod': JOB + '-abcde',
                              'adopted': False, 'deleted': True, 'replaced': None}
     assert result['logs'] == dict((name, 'ran\n') for name in CONTAINERS)
@@ -245,7 +246,7 @@ def pod_stage_requests(**params):
     pod_tests.script_a_run_that_succeeds(pods, stored)
     if params.get('collect_logs') == 'on_failure':
         pods._script.pop(('GET', pod_tests.POD_PATH + '/log', False))  # pylint: disable=protected-access
-    assert package_stage.run(pod_tests.FakeModule(**params), pods.kube())['outcome'] == pod_layout.SUCCEEDED
+    assert package_stage.run(pod_tests.FakeModule(**params), pods.kube())['outcome'] == pod_verdicts.SUCCEEDED
     assert pods.pending() == []
     return pod_tests.calls(pods)
 
@@ -293,7 +294,7 @@ def test_a_job_that_fails_its_backoff_limit_is_recorded_erroring_with_its_pods_l
     assert (state[KEY]['stage'], state[KEY]['state'], state[KEY]['restarts']) == (STAGE, 'erroring', 1)
     assert status == 'erroring'
     failure = exc.value.result
-    assert failure['outcome'] == pod_layout.FAILED and failure['entry'] == state[KEY]
+    assert failure['outcome'] == pod_verdicts.FAILED and failure['entry'] == state[KEY]
     assert (failure['container'], failure['exit_code'], failure['reason']) == (CONTAINERS[1], 3, 'Error')
     assert failure['logs'] == {CONTAINERS[0]: 'line 1\nboom\n', CONTAINERS[1]: 'line 1\nboom\n'}
     assert failure['pod']['deleted'] is False and failure['pod']['job_pod'] == JOB + '-abcde'
@@ -338,7 +339,7 @@ def test_a_job_left_running_by_the_operator_is_adopted_not_created(server, store
     assert calls(server)[:4] == ['GET ' + NODE_PATH, 'POST %s dry-run' % JOBS, 'GET ' + JOB_PATH,
                                  'PATCH %s dry-run' % NODE_PATH]
     assert result['pod']['adopted'] is True and result['pod']['uid'] == 'operator-job'
-    assert result['outcome'] == pod_layout.SUCCEEDED and node_state_of(stored_node)[0][KEY]['state'] == 'complete'
+    assert result['outcome'] == pod_verdicts.SUCCEEDED and node_state_of(stored_node)[0][KEY]['state'] == 'complete'
     assert server.of('DELETE', JOB_PATH)[0].body['preconditions'] == {'uid': 'operator-job'}
 
 
@@ -448,7 +449,7 @@ def test_an_interrupt_runs_as_an_interrupt_job_judged_by_its_pod(server, stored_
     assert manifest['spec']['backoffLimit'] == job_layout.INTERRUPT_BACKOFF_LIMIT
     watch = server.of('GET', PODS, watch=True)[0]
     assert watch.query['labelSelector'] == 'job-name=' + INTERRUPT_JOB
-    assert result['outcome'] == pod_layout.SUCCEEDED and result['pod']['job_pod'] == pod_name
+    assert result['outcome'] == pod_verdicts.SUCCEEDED and result['pod']['job_pod'] == pod_name
     assert server.of('PATCH', path)[0].body['metadata']['annotations'] == {'nodewright.nvidia.com/state-recorded': 'true'}
     assert node_state_of(stored_node)[0][KEY]['state'] == 'complete'
 
@@ -488,8 +489,8 @@ def test_a_job_the_edited_cr_no_longer_asks_for_is_deleted_and_superseded(server
     server.stream('GET', JOBS, [Pause(0.4)])                    # still running at the recheck
     server.reply('DELETE', JOB_PATH, body=DELETED)
     server.reply('GET', JOBS, body={'metadata': {'resourceVersion': '21'}, 'items': []})
-    edited = cr_model.build_cr(dict(CR_DOC, spec={'packages': {'tuning': dict(CR_DOC['spec']['packages']['tuning'],
-                                                                              version='1.2.4')}}))
+    edited = cr_validation.build_cr(dict(CR_DOC, spec={'packages': {'tuning': dict(CR_DOC['spec']['packages']['tuning'],
+                                                                                   version='1.2.4')}}))
     wanted = pod_layout.stage_pod(edited, edited.packages['tuning'], STAGE, 'n1', NS, gen=NODEWRIGHT)
     runner = job_run.runner_for(NODEWRIGHT, kube, pod_manifest(), CONTAINERS, CR, PACKAGE, STAGE,
                                 recheck=lambda running: running.differs(wanted), timeout=30)

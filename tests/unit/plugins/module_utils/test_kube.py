@@ -697,10 +697,9 @@ FORBIDDEN = status_body(403, 'Forbidden', 'nodes "n1" is forbidden: cannot patch
 
 
 @pytest.fixture
-def no_status_failures(monkeypatch, kube):
-    # a process session of the test's own (kube's and any made after): no status write refused and no node known before
+def no_status_failures(kube):
+    # a session of the test's own for kube (a Kube made after has its own): no status write refused and no node known before
     fresh = kube_api.KubeSession()
-    monkeypatch.setattr(kube_transport, '_PROCESS_SESSION', fresh)
     kube.session = fresh
 
 
@@ -756,8 +755,8 @@ def test_a_refused_status_write_warns_once_and_is_not_tried_again(server, kube, 
     kube.update_node('n1', lambda current: None, conditions=wanted_once)
     assert len(kube.warnings) == 1 and 'grant patch on nodes/status' in kube.warnings[0]
     assert 'the rollout goes on without them' in kube.warnings[0]
-    other = server.kube()
-    other.update_node('n1', lambda current: None, conditions=wanted_once)  # same process: no second try
+    other = server.kube(session=kube.session)
+    other.update_node('n1', lambda current: None, conditions=wanted_once)  # same session (the process's): no second try
     assert len(server.of('PATCH', STATUS_PATH)) == 1 and other.warnings == [] and server.pending() == []
 
 
@@ -768,9 +767,9 @@ class _FakeWatch(object):
 
     states = {}
 
-    def __init__(self, kube, kind, name):
+    def __init__(self, transport, kind, name):
         self.kind, self.name = kind, name
-        self.kube = kube
+        self.transport = transport
         self.synced = self.settled = _Set()
 
     def current(self):
@@ -787,7 +786,7 @@ class _Set(object):
 
 def _live(monkeypatch, states):
     monkeypatch.setattr(kube_api, '_CrWatch', _FakeWatch)
-    monkeypatch.setattr(kube_api, 'Kube', lambda params, session=None: type('K', (), {'request_timeout': 1})())
+    monkeypatch.setattr(kube_api, 'KubeTransport', lambda params, clients, lister=None: type('K', (), {'request_timeout': 1})())
     monkeypatch.setattr(_FakeWatch, 'states', states)
     return kube_api.LiveCRs({})
 
@@ -831,7 +830,7 @@ def test_a_cr_watch_without_rbac_for_list_ends_and_leaves_the_steps_to_get_the_c
             raise kube_api.KubeError('list skyhooks.skyhook.nvidia.com: forbidden', 403)
     monkeypatch.setattr(kube_api.time, 'sleep', lambda seconds: pytest.fail('a refusal is not retried'))
     watch = kube_api._CrWatch.__new__(kube_api._CrWatch)
-    watch.kube, watch.kind, watch.name = Refusing(), 'skyhooks.skyhook.nvidia.com', 'gpu'
+    watch.transport, watch.kind, watch.name = Refusing(), 'skyhooks.skyhook.nvidia.com', 'gpu'
     watch.lock, watch.synced, watch.doc = kube_api.threading.Lock(), kube_api.threading.Event(), None
     watch.settled = kube_api.threading.Event()
     watch.run()
@@ -854,7 +853,7 @@ def test_every_lookup_waits_for_the_watchs_first_list_even_when_it_is_answered_l
         def _open_watch(self, *args):
             kube_api.threading.Event().wait()  # a quiet stream (the thread is a daemon)
 
-    monkeypatch.setattr(kube_api, 'Kube', lambda params, session=None: Slow())
+    monkeypatch.setattr(kube_api, 'KubeTransport', lambda params, clients, lister=None: Slow())
     live = kube_api.LiveCRs({})
     found = []
     threads = [kube_api.threading.Thread(target=lambda: found.append(live.lookup('gpu', kube_api.CR_PLACES[:1], 'h')))

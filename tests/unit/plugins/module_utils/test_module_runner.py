@@ -109,7 +109,7 @@ def test_the_client_is_built_from_the_params_before_the_run(monkeypatch):
     built = []
 
     class FakeKube(object):
-        def __init__(self, params, live_crs=None):
+        def __init__(self, params, live_crs=None, session=None):
             built.append((params, live_crs))
     monkeypatch.setattr(kube_api, 'Kube', FakeKube)
     module = FakeModule(node='n1')
@@ -125,7 +125,7 @@ def test_the_client_is_built_from_the_params_before_the_run(monkeypatch):
 
 
 def test_a_client_that_cannot_be_built_fails_like_a_request(monkeypatch):
-    def broken(params, live_crs=None):
+    def broken(params, live_crs=None, session=None):
         raise kube_api.KubeError('no kubeconfig', status=0)
     monkeypatch.setattr(kube_api, 'Kube', broken)
     module = FakeModule(node='n1')

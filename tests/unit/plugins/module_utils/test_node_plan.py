@@ -9,7 +9,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_validation
 from ansible_collections.nodewright.bridge.plugins.module_utils.planning import node_plan
 
 REBOOT = {'type': 'reboot'}
@@ -22,7 +22,7 @@ def make_cr(serial=False, status=None, **packages):
            'spec': {'serial': serial, 'packages': packages}}
     if status is not None:
         doc['status'] = status
-    return cr_model.build_cr(doc)
+    return cr_validation.build_cr(doc)
 
 
 def pkg(version='1.0.0', **extra):

@@ -28,7 +28,7 @@ from ansible_collections.nodewright.bridge.plugins.filter import to_nodewright a
 from ansible_collections.nodewright.bridge.plugins.filter import to_skyhook as to_skyhook_plugin
 from ansible_collections.nodewright.bridge.plugins.filter.to_nodewright import to_nodewright as to_nodewright_filter
 from ansible_collections.nodewright.bridge.plugins.filter.to_skyhook import to_skyhook as to_skyhook_filter
-from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_validation
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_schema
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import operator_documents
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract.operator_documents import (
@@ -104,9 +104,9 @@ def test_the_skyhook_example_is_the_nodewright_example_converted():
 
 def test_the_converted_example_is_a_valid_skyhook_and_policy():
     cr_doc, policy_doc = _load(EXAMPLE_SKYHOOK)
-    cr = cr_model.build_cr(cr_doc)  # the model validates against the operator's CRD schema
+    cr = cr_validation.build_cr(cr_doc)  # the model validates against the operator's CRD schema
     assert (cr.api_version, cr.kind, cr.name) == ('skyhook.nvidia.com/v1alpha1', 'Skyhook', 'gpu-node-tuning')
-    policy = cr_model.build_policy(policy_doc)
+    policy = cr_validation.build_policy(policy_doc)
     assert [c.name for c in policy.compartments] == ['rack-a', 'rack-b', 'rack-c']
 
 
@@ -340,7 +340,7 @@ def test_the_v020_example_round_trips_only_without_its_v020_fields(v020_example_
         del expected[1]['spec'][field]
     del expected[1]['spec']['packages']['tuning']['stageTimeout']
     assert back == expected and len(warnings) == 3
-    cr_model.build_cr(to_skyhook(docs, drop_v020_fields=True)[1])  # a valid v0.15 Skyhook
+    cr_validation.build_cr(to_skyhook(docs, drop_v020_fields=True)[1])  # a valid v0.15 Skyhook
 
 
 # --------------------------------------------------------------------------- the same name in both groups

@@ -17,7 +17,7 @@ import re
 
 import pytest
 
-from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_validation
 from ansible_collections.nodewright.bridge.plugins.module_utils.planning import status_rollup
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_annotations
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import operator_metrics as om
@@ -55,7 +55,7 @@ def node(name, status, states=(), labels=None, gen=SKYHOOK, restarts=0):
 
 
 def status_of(doc, nodes, gen=SKYHOOK, policy=None):
-    model = cr_model.build_cr(doc)
+    model = cr_validation.build_cr(doc)
     wanted = status_rollup.wanted_status(model, doc, status_rollup.status_nodes(model, nodes, gen), policy=policy, now=NOW,
                                          gen=gen)
     return model, wanted
@@ -176,7 +176,7 @@ def test_compartments_of_a_policy_carry_its_name_and_each_strategy_type():
     doc = copy.deepcopy(DOC)
     del doc['spec']['interruptionBudget']
     doc['spec']['deploymentPolicy'] = 'racks'
-    policy = cr_model.build_policy(POLICY)
+    policy = cr_validation.build_policy(POLICY)
     nodes = [node('a1', 'complete', [('dexter', '1.2.3', 'config', 'complete'), ('tuning', '2.0.0', 'config', 'complete')],
                   labels={'pool': 'gpu', 'rack': 'a'}),
              node('a2', 'erroring', [('dexter', '1.2.3', 'apply', 'erroring')], labels={'pool': 'gpu', 'rack': 'a'}),
@@ -202,13 +202,13 @@ def test_compartments_of_a_policy_carry_its_name_and_each_strategy_type():
 
 
 def test_strategy_labels_follow_get_strategy_type():
-    policy = cr_model.build_policy(POLICY)
+    policy = cr_validation.build_policy(POLICY)
     assert om.compartment_strategy(None, '__default__') == 'fixed'  # the interruptionBudget's compartment
     assert om.compartment_strategy(policy, 'rack-a') == 'linear'
     assert om.compartment_strategy(policy, '__default__') == 'exponential'
     no_strategy = copy.deepcopy(POLICY)
     del no_strategy['spec']['compartments'][0]['strategy']
-    assert om.compartment_strategy(cr_model.build_policy(no_strategy), 'rack-a') == 'unknown'
+    assert om.compartment_strategy(cr_validation.build_policy(no_strategy), 'rack-a') == 'unknown'
     assert om.compartment_strategy(policy, 'gone') == 'unknown'
 
 
@@ -216,7 +216,7 @@ def test_a_missing_policy_has_no_rollout_series_and_a_paused_cr_says_paused():
     doc = copy.deepcopy(DOC)
     del doc['spec']['interruptionBudget']
     doc['spec']['deploymentPolicy'] = 'gone'
-    model = cr_model.build_cr(doc)
+    model = cr_validation.build_cr(doc)
     wanted = status_rollup.wanted_status(model, doc, status_rollup.status_nodes(model, TWO_NODES), policy_missing=True, now=NOW)
     samples, dummy, types = parse(om.exposition('gpu-tuning', om.operator_gauges(model, wanted), SKYHOOK))
     assert not [name for name in types if name.startswith('skyhook_rollout_')]

@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_validation
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_annotations
 from ansible_collections.nodewright.bridge.plugins.module_utils.planning import planner
 
@@ -26,8 +27,8 @@ def make_cr(spec_extra=None, name='demo'):
     spec = {'nodeSelectors': {'matchLabels': {'pool': 'gpu'}},
             'packages': {'tuning': {'version': '1.0.0', 'image': 'ghcr.io/example/tuning', 'interrupt': {'type': 'reboot'}}}}
     spec.update(spec_extra or {})
-    return cr_model.build_cr({'apiVersion': 'nodewright.nvidia.com/v1alpha1', 'kind': 'NodeWright',
-                              'metadata': {'name': name}, 'spec': spec})
+    return cr_validation.build_cr({'apiVersion': 'nodewright.nvidia.com/v1alpha1', 'kind': 'NodeWright',
+                                   'metadata': {'name': name}, 'spec': spec})
 
 
 def node(name, labels=None, annotations=None):
@@ -108,11 +109,11 @@ def test_resolve_policy_validates_the_policy():
 def test_fixture_rollouts(fixture_text):
     nodes = planner.normalise_nodes(yaml.safe_load(fixture_text('nodes10.yaml')))
     crs, dummy = cr_model.split_documents(cr_model.load_yaml_documents(fixture_text('budget33.yaml')))
-    result = planner.plan_rollout(cr_model.build_cr(crs[0]), nodes)
+    result = planner.plan_rollout(cr_validation.build_cr(crs[0]), nodes)
     assert [c['batch_sizes'] for c in result['compartments']] == [[3, 3, 3, 1]]
     assert result['budget_source'] == 'interruptionBudget' and result['policy'] is None
     crs, policies = cr_model.split_documents(json.loads(fixture_text('linear4.json')))
-    cr = cr_model.build_cr(crs[0])
+    cr = cr_validation.build_cr(crs[0])
     result = planner.plan_rollout(cr, nodes, policy=planner.resolve_policy(cr, policies))
     assert [c['batch_sizes'] for c in result['compartments']] == [[1, 2, 3, 4]]
     assert result['budget_source'] == 'deploymentPolicy' and result['policy'] == 'linear-4'
@@ -149,7 +150,7 @@ def test_plan_rollout_node_classification():
 
 
 def test_plan_rollout_with_policy_compartments():
-    policy = cr_model.build_policy({
+    policy = cr_validation.build_policy({
         'default': {'budget': {'percent': 50}, 'strategy': {'fixed': {}}},
         'compartments': [{'name': 'canary', 'selector': {'matchLabels': {'role': 'canary'}}, 'budget': {'count': 1},
                           'strategy': {'fixed': {}}}]}, name='pol')
@@ -206,10 +207,10 @@ def test_bad_annotation_names_the_node_and_holds_the_cr(annotation, needle):
 
 
 def test_a_paused_cr_with_a_malformed_node_still_says_paused():
-    cr = cr_model.build_cr({'apiVersion': 'nodewright.nvidia.com/v1alpha1', 'kind': 'NodeWright',
-                            'metadata': {'name': 'demo', 'annotations': {'nodewright.nvidia.com/pause': 'true'}},
-                            'spec': {'nodeSelectors': {'matchLabels': {'pool': 'gpu'}},
-                                     'packages': {'tt': {'version': '1.0.0', 'image': 'i'}}}})
+    cr = cr_validation.build_cr({'apiVersion': 'nodewright.nvidia.com/v1alpha1', 'kind': 'NodeWright',
+                                 'metadata': {'name': 'demo', 'annotations': {'nodewright.nvidia.com/pause': 'true'}},
+                                 'spec': {'nodeSelectors': {'matchLabels': {'pool': 'gpu'}},
+                                          'packages': {'tt': {'version': '1.0.0', 'image': 'i'}}}})
     result = planner.plan_rollout(cr, [node('good'), node('bad', annotations={STATE_KEY: '{x'})])
     # the message names the NodeWright's own annotation (a Skyhook's is skyhook.nvidia.com/pause: planner.PAUSED)
     assert planner.cr_decision(result)['skipped'] == 'paused (nodewright.nvidia.com/pause=true), no batch starts'

@@ -11,6 +11,7 @@ __metaclass__ = type
 import pytest
 
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_validation
 from ansible_collections.nodewright.bridge.plugins.module_utils.planning import planner
 
 POLICY_DOC = {'apiVersion': 'skyhook.nvidia.com/v1alpha1', 'kind': 'DeploymentPolicy', 'metadata': {'name': 'linear-4'},
@@ -21,8 +22,8 @@ def make_cr(spec_extra=None, name='demo', annotations=None):
     spec = {'nodeSelectors': {'matchLabels': {'pool': 'gpu'}},
             'packages': {'tuning': {'version': '1.0.0', 'image': 'ghcr.io/example/tuning'}}}
     spec.update(spec_extra or {})
-    return cr_model.build_cr({'apiVersion': 'nodewright.nvidia.com/v1alpha1', 'kind': 'NodeWright',
-                              'metadata': {'name': name, 'annotations': annotations or {}}, 'spec': spec})
+    return cr_validation.build_cr({'apiVersion': 'nodewright.nvidia.com/v1alpha1', 'kind': 'NodeWright',
+                                   'metadata': {'name': name, 'annotations': annotations or {}}, 'spec': spec})
 
 
 def plan(name, nodes, complete=(), priority=200, sequencing='node', paused=False, disabled=False, runtime=False,

@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
-"""pod_layout: the ConfigMaps and pods the NodeWright operator creates, byte for byte.
+"""pod_layout: the ConfigMaps and pods the NodeWright operator creates, byte for byte; pod_verdicts and
+stale_pods: what a pod found on the cluster means.
 
 The expected values were derived by reading the operator's code (NVIDIA/nodewright at
 71ca22b8, operator/internal/controller/skyhook_controller.go and friends) and then checked by
@@ -22,8 +23,10 @@ import json
 import pytest
 
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import constants as C
-from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_validation
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import pod_layout as pl
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import pod_verdicts
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import stale_pods
 from ansible_collections.nodewright.bridge.plugins.module_utils.model.api_generation import NODEWRIGHT
 
 UID = '5f0c2a4e-8d1b-4c7e-9a3f-1b2c3d4e5f60'
@@ -169,14 +172,14 @@ EXPECTED_INTERRUPT_POD = {
 
 @pytest.fixture
 def cr():
-    return cr_model.build_cr(copy.deepcopy(CR_DOC))
+    return cr_validation.build_cr(copy.deepcopy(CR_DOC))
 
 
 def minimal_cr(**package):
     spec = {'version': '2.0.0', 'image': 'busybox'}
     spec.update(package)
-    return cr_model.build_cr({'apiVersion': 'skyhook.nvidia.com/v1alpha1', 'kind': 'Skyhook',
-                              'metadata': {'name': 'plain-cr'}, 'spec': {'packages': {'solo': spec}}})
+    return cr_validation.build_cr({'apiVersion': 'skyhook.nvidia.com/v1alpha1', 'kind': 'Skyhook',
+                                   'metadata': {'name': 'plain-cr'}, 'spec': {'packages': {'solo': spec}}})
 
 
 # --------------------------------------------------------------------------- safe_name
@@ -711,7 +714,7 @@ def verdict(outcome, container=None, exit_code=None, reason=None, restarts=0, st
      verdict('succeeded', 't-applycheck', 0, 'Completed', 0, 'complete')),
 ])
 def test_pod_outcome(item, retries, expected):
-    assert pl.pod_outcome(item, retries=retries) == expected
+    assert pod_verdicts.pod_outcome(item, retries=retries) == expected
 
 
 # containerExitedSuccessfully's (container, state, restarts) on the same pods, from running it:
@@ -728,7 +731,7 @@ def test_pod_outcome(item, retries, expected):
     (pod(), (None, None, None)),
 ])
 def test_pod_outcome_state_is_the_operators(item, operator):
-    result = pl.pod_outcome(item, retries=10 ** 6)
+    result = pod_verdicts.pod_outcome(item, retries=10 ** 6)
     container, state, restarts = operator
     assert result['state'] == state
     if state:
@@ -747,18 +750,18 @@ def test_pod_outcome_state_is_the_operators(item, operator):
     (None, False),                                            # missing: its own case
 ])
 def test_killed_by_shutdown(item, killed):
-    assert pl.killed_by_shutdown(pl.pod_outcome(item)) is killed
+    assert pod_verdicts.killed_by_shutdown(pod_verdicts.pod_outcome(item)) is killed
 
 
 def test_killed_by_shutdown_reads_the_kubelets_reason_for_a_vanished_container():
     gone = {'name': 't-interrupt', 'restartCount': 0,
             'state': {'terminated': {'exitCode': 137, 'reason': 'ContainerStatusUnknown'}}}
-    assert pl.killed_by_shutdown(pl.pod_outcome(pod(gone, phase='Failed')))
+    assert pod_verdicts.killed_by_shutdown(pod_verdicts.pod_outcome(pod(gone, phase='Failed')))
     unknown = {'name': 't-interrupt', 'restartCount': 0, 'state': {'terminated': {'exitCode': 255, 'reason': 'ContainerStatusUnknown'}}}
-    assert pl.killed_by_shutdown(pl.pod_outcome(pod(unknown, phase='Failed')))
+    assert pod_verdicts.killed_by_shutdown(pod_verdicts.pod_outcome(pod(unknown, phase='Failed')))
     # containerd's report after the boot of a container whose task died with the node (a real node, rebooted)
     lost = {'name': 't-interrupt', 'restartCount': 0, 'state': {'terminated': {'exitCode': 255, 'reason': 'Unknown'}}}
-    assert pl.killed_by_shutdown(pl.pod_outcome(pod(lost, phase='Running')))
+    assert pod_verdicts.killed_by_shutdown(pod_verdicts.pod_outcome(pod(lost, phase='Running')))
 
 
 # --------------------------------------------------------------------------- the v0.18+ generation (NODEWRIGHT)
@@ -787,7 +790,7 @@ NW_NODE_DOC = {'metadata': {'name': NODE, 'labels': {'kubernetes.io/hostname': '
 
 @pytest.fixture
 def nw_cr():
-    return cr_model.build_cr(copy.deepcopy(NW_DOC))
+    return cr_validation.build_cr(copy.deepcopy(NW_DOC))
 
 
 def legacy_free(manifest):
@@ -853,7 +856,7 @@ NW_PLAIN_DOC = {'apiVersion': 'nodewright.nvidia.com/v1alpha1', 'kind': 'NodeWri
 def test_nodewright_pods_with_the_operators_defaults(stage):
     """Without options a v0.18+ pod goes to namespace nodewright with agent ghcr.io/nvidia/nodewright/agent:latest
     (skyhook_controller.go @01cc2f2d); the copy / log roots and mount paths did not change in v0.20."""
-    cr = cr_model.build_cr(copy.deepcopy(NW_PLAIN_DOC))
+    cr = cr_validation.build_cr(copy.deepcopy(NW_PLAIN_DOC))
     if stage == 'interrupt':
         pod = pl.interrupt_pod(cr, 'solo', {'type': 'noop'}, 'worker-1', gen=NODEWRIGHT)
     else:
@@ -893,11 +896,11 @@ def test_nodewright_runtime_required_tolerations(taint, tolerations):
 def test_nodewright_node_picker_tolerates_both_runtime_required_taints():
     """SelectNodes of a runtimeRequired CR checks nodes against the same runtime-required tolerations (skyhook_controller.go @01cc2f2d)."""
     doc = dict(NW_DOC, spec=dict(NW_DOC['spec'], runtimeRequired=True))
-    cr = cr_model.build_cr(copy.deepcopy(doc))
+    cr = cr_validation.build_cr(copy.deepcopy(doc))
     cordon = {'key': 'node.kubernetes.io/unschedulable', 'operator': 'Exists', 'effect': 'NoSchedule'}
     assert pl.picker_tolerations(cr, gen=NODEWRIGHT) == [cordon] + TOLERATIONS[2:] + NW_RUNTIME_REQUIRED
     assert pl.picker_tolerations(cr) == [cordon] + TOLERATIONS[2:] + [TOLERATIONS[1]]
-    assert pl.picker_tolerations(cr_model.build_cr(copy.deepcopy(NW_DOC)), gen=NODEWRIGHT) == [cordon] + TOLERATIONS[2:]
+    assert pl.picker_tolerations(cr_validation.build_cr(copy.deepcopy(NW_DOC)), gen=NODEWRIGHT) == [cordon] + TOLERATIONS[2:]
 
 
 def test_nodewright_configmaps(nw_cr):
@@ -947,13 +950,13 @@ def test_nodewright_stale_pod_reason_reads_the_new_package_annotation(nw_cr):
     """A found pod is compared by its nodewright.nvidia.com/package annotation (annotations.go @262b5749)."""
     manifest = pl.stage_pod(nw_cr, 'plain', 'apply', NODE, gen=NODEWRIGHT)
     entry = {'stage': 'apply', 'state': 'in_progress'}
-    assert pl.stale_pod_reason(copy.deepcopy(manifest), manifest, entry, 'apply', gen=NODEWRIGHT) is None
+    assert stale_pods.stale_pod_reason(copy.deepcopy(manifest), manifest, entry, 'apply', gen=NODEWRIGHT) is None
     other = copy.deepcopy(manifest)
     other['metadata']['annotations']['nodewright.nvidia.com/package'] = '{}'
-    assert 'its package annotation is {}' in pl.stale_pod_reason(other, manifest, entry, 'apply', gen=NODEWRIGHT)
+    assert 'its package annotation is {}' in stale_pods.stale_pod_reason(other, manifest, entry, 'apply', gen=NODEWRIGHT)
     # a pod the v0.15 operator made (its skyhook.nvidia.com/package) is not the one the v0.18+ CR asks for
     legacy = pl.stage_pod(nw_cr, 'plain', 'apply', NODE)
-    assert 'its package annotation is None' in pl.stale_pod_reason(legacy, manifest, entry, 'apply', gen=NODEWRIGHT)
+    assert 'its package annotation is None' in stale_pods.stale_pod_reason(legacy, manifest, entry, 'apply', gen=NODEWRIGHT)
 
 
 def _init(name, **state):
@@ -965,15 +968,15 @@ def test_pod_progress_names_the_container_that_holds_the_stage_and_the_kubelets_
         _init('tuning-init', waiting={'reason': 'ImagePullBackOff',
                                       'message': 'Back-off pulling image "localhost/nodewright-packages/gone:1.0.0"'}),
         _init('tuning-apply', waiting={'reason': 'PodInitializing'})]}}
-    assert pl.pod_progress(pulling) == ('pod Pending, init container tuning-init waiting: ImagePullBackOff '
-                                        '(Back-off pulling image "localhost/nodewright-packages/gone:1.0.0")')
+    assert pod_verdicts.pod_progress(pulling) == ('pod Pending, init container tuning-init waiting: ImagePullBackOff '
+                                                  '(Back-off pulling image "localhost/nodewright-packages/gone:1.0.0")')
     running = {'status': {'phase': 'Pending', 'initContainerStatuses': [
         _init('tuning-init', terminated={'exitCode': 0}),
         dict(_init('tuning-apply', running={'startedAt': '2026-12-04T10:00:00Z'}), restartCount=2)]}}
-    assert pl.pod_progress(running) == ('pod Pending, init container tuning-apply running since 2026-12-04T10:00:00Z '
-                                        '(2 restarts)')
+    assert pod_verdicts.pod_progress(running) == ('pod Pending, init container tuning-apply running since 2026-12-04T10:00:00Z '
+                                                  '(2 restarts)')
     unscheduled = {'status': {'phase': 'Pending', 'conditions': [
         {'type': 'PodScheduled', 'status': 'False', 'reason': 'Unschedulable', 'message': 'x' * 400}]}}
-    assert pl.pod_progress(unscheduled) == 'pod Pending, PodScheduled: Unschedulable (%s)' % ('x' * 300)
-    assert pl.pod_progress({'status': {}}) == 'pod Pending'
-    assert pl.pod_progress(None) is None
+    assert pod_verdicts.pod_progress(unscheduled) == 'pod Pending, PodScheduled: Unschedulable (%s)' % ('x' * 300)
+    assert pod_verdicts.pod_progress({'status': {}}) == 'pod Pending'
+    assert pod_verdicts.pod_progress(None) is None

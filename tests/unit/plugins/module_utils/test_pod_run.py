@@ -16,11 +16,13 @@ __metaclass__ = type
 import pytest
 
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import constants as C
-from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_validation
 from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_annotations
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import pod_layout
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import pod_verdicts
 from ansible_collections.nodewright.bridge.plugins.module_utils.api import pod_run
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import stale_pods
 from ansible_collections.nodewright.bridge.plugins.module_utils.model.api_generation import NODEWRIGHT, SKYHOOK
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import package_stage
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules._runner import ModuleFailed
@@ -34,7 +36,7 @@ CR_DOC = {
     'spec': {'packages': {'tuning': {'version': '1.2.3', 'image': 'ghcr.io/x/tuning', 'configMap': {'a.sh': 'echo a'}}}},
     'status': {'nodePriority': {'n1': '2026-05-01T10:00:00Z'}},
 }
-CR = cr_model.build_cr(CR_DOC)
+CR = cr_validation.build_cr(CR_DOC)
 PACKAGE = CR.packages['tuning']
 KEY = PACKAGE.unique_name
 STAGE = 'apply'
@@ -204,7 +206,7 @@ def test_a_stage_that_succeeds_is_written_in_the_operators_order_and_recorded_co
     state, status = node_state_of(stored_node)
     assert state[KEY] == result['entry'] and state[KEY]['state'] == 'complete' and state[KEY]['stage'] == STAGE
     assert status == 'in_progress'  # the success write leaves status_<cr> as the in_progress write set it
-    assert result['outcome'] == pod_layout.SUCCEEDED and result['changed'] is True
+    assert result['outcome'] == pod_verdicts.SUCCEEDED and result['changed'] is True
     assert result['configmaps'] == {PACKAGE_CM: 'created', META_CM: 'created'}
     assert result['pod'] == {'name': POD, 'namespace': NS, 'uid': 'pod-uid-1', 'adopted': False, 'deleted': True,
                              'replaced': None}
@@ -245,7 +247,7 @@ def test_a_stage_whose_pod_fails_is_recorded_erroring_with_its_logs(server, stor
     assert state[KEY]['state'] == 'erroring' and state[KEY]['stage'] == STAGE
     assert status == 'erroring'
     failed = exc.value.result
-    assert failed['outcome'] == pod_layout.FAILED and failed['entry'] == state[KEY]
+    assert failed['outcome'] == pod_verdicts.FAILED and failed['entry'] == state[KEY]
     assert failed['container'] == CONTAINERS[1] and failed['exit_code'] == 3 and failed['reason'] == 'Error'
     assert failed['logs'] == {CONTAINERS[0]: 'line 1\nboom\n', CONTAINERS[1]: 'line 1\nboom\n'}
     assert failed['pod']['deleted'] is False
@@ -294,7 +296,7 @@ def test_a_pod_left_by_an_interrupted_run_is_adopted_not_created(server, stored_
     assert calls(server)[:4] == ['GET ' + NODE_PATH, 'POST %s dry-run' % PODS, 'GET ' + POD_PATH,
                                  'PATCH %s dry-run' % NODE_PATH]
     assert result['pod']['adopted'] is True and result['pod']['uid'] == 'pod-uid-1'
-    assert result['outcome'] == pod_layout.SUCCEEDED
+    assert result['outcome'] == pod_verdicts.SUCCEEDED
     assert node_state_of(stored_node)[0][KEY]['state'] == 'complete'
 
 
@@ -338,7 +340,7 @@ def test_without_preflight_no_dry_run_is_sent(server, stored_node):
     # nothing looks for a pod to adopt before the create: on a fresh node that GET would only be refused (404)
     assert calls(server)[:3] == ['GET ' + NODE_PATH, 'POST ' + CMS, 'POST ' + CMS]
     assert server.of('GET', POD_PATH) == []
-    assert result['outcome'] == pod_layout.SUCCEEDED
+    assert result['outcome'] == pod_verdicts.SUCCEEDED
 
 
 def test_without_preflight_a_pod_left_by_an_interrupted_run_is_adopted_once_the_create_finds_it(server, stored_node):
@@ -355,7 +357,7 @@ def test_without_preflight_a_pod_left_by_an_interrupted_run_is_adopted_once_the_
     result = run(server, FakeModule(preflight=False))
 
     assert calls(server)[3:6] == ['POST ' + PODS, 'GET ' + POD_PATH, 'PATCH ' + NODE_PATH]
-    assert result['pod']['adopted'] is True and result['outcome'] == pod_layout.SUCCEEDED
+    assert result['pod']['adopted'] is True and result['outcome'] == pod_verdicts.SUCCEEDED
 
 
 def test_without_preflight_a_stale_pod_the_create_finds_is_replaced(server, stored_node):
@@ -390,7 +392,7 @@ def replaced_run(server, stored_node, left):
     deletes = server.of('DELETE', POD_PATH)
     assert deletes[0].body == {'preconditions': {'uid': 'pod-uid-1'}, 'gracePeriodSeconds': 0}
     assert [r.query.get('dryRun') for r in server.of('POST', PODS)] == ['All', None]  # the dry run and the new pod
-    assert result['pod']['adopted'] is False and result['outcome'] == pod_layout.SUCCEEDED
+    assert result['pod']['adopted'] is False and result['outcome'] == pod_verdicts.SUCCEEDED
     return result
 
 
@@ -442,22 +444,22 @@ def test_stale_pod_reason_names_the_first_difference(change, expected):
     pod = pod_doc()
     change(pod)
     entry = {'stage': STAGE, 'state': 'in_progress'}
-    assert expected in pod_layout.stale_pod_reason(pod, manifest, entry, STAGE)
+    assert expected in stale_pods.stale_pod_reason(pod, manifest, entry, STAGE)
     # the CR alone decides for a pod another run just created
-    assert expected in pod_layout.stale_pod_reason(pod, manifest, None, STAGE, by_state=False)
+    assert expected in stale_pods.stale_pod_reason(pod, manifest, None, STAGE, by_state=False)
 
 
 def test_stale_pod_reason_keeps_the_crs_pod_for_the_nodes_state():
     # another generation and node order: where the CR and the node stand, not what the pod runs
     manifest = pod_layout.stage_pod(CR, PACKAGE, STAGE, 'n1', NS, node_order=3, cr_generation=5)
     pod = pod_doc([terminated(CONTAINERS[0])])
-    assert pod_layout.stale_pod_reason(pod, manifest, {'stage': STAGE, 'state': 'in_progress'}, STAGE) is None
-    assert 'at stage config, not apply' in pod_layout.stale_pod_reason(pod, manifest, {'stage': 'config', 'state': 'in_progress'}, STAGE)
-    assert 'records stage apply complete' in pod_layout.stale_pod_reason(pod, manifest, {'stage': STAGE, 'state': 'complete'}, STAGE)
+    assert stale_pods.stale_pod_reason(pod, manifest, {'stage': STAGE, 'state': 'in_progress'}, STAGE) is None
+    assert 'at stage config, not apply' in stale_pods.stale_pod_reason(pod, manifest, {'stage': 'config', 'state': 'in_progress'}, STAGE)
+    assert 'records stage apply complete' in stale_pods.stale_pod_reason(pod, manifest, {'stage': STAGE, 'state': 'complete'}, STAGE)
     failed = pod_doc([terminated(CONTAINERS[0], exit_code=137, reason='Error')])
-    assert 'failed in an earlier attempt' in pod_layout.stale_pod_reason(failed, manifest, {'stage': STAGE, 'state': 'erroring'}, STAGE)
+    assert 'failed in an earlier attempt' in stale_pods.stale_pod_reason(failed, manifest, {'stage': STAGE, 'state': 'erroring'}, STAGE)
     # a reboot's interrupt pod killed by the reboot: the boot ID decides, not the pod
-    assert pod_layout.stale_pod_reason(failed, manifest, {'stage': STAGE, 'state': 'in_progress'}, STAGE,
+    assert stale_pods.stale_pod_reason(failed, manifest, {'stage': STAGE, 'state': 'in_progress'}, STAGE,
                                        failed_is_stale=False) is None
 
 
@@ -495,7 +497,7 @@ def test_the_cluster_copy_of_a_file_given_cr_decides_a_pause(server, stored_node
 # read the CR's own prefix: a NodeWright CR is paused by nodewright.nvidia.com/pause).
 
 NW_DOC = dict(CR_DOC, apiVersion='nodewright.nvidia.com/v1alpha1', kind='NodeWright')
-NW_CR = cr_model.build_cr(NW_DOC)
+NW_CR = cr_validation.build_cr(NW_DOC)
 NW_CR_PATH = '/apis/nodewright.nvidia.com/v1alpha1/nodewrights/demo'
 
 
@@ -520,7 +522,7 @@ def test_a_crs_generation_is_that_of_its_own_api_version(api_version, generation
 def test_a_nodewright_cr_is_held_by_its_own_groups_annotations(annotations, kind):
     """IsPaused / IsDisabled read nodewright.nvidia.com/pause and /disable on a NodeWright CR (NVIDIA/nodewright
     operator/api/nodewright/v1alpha1/nodewright_types.go @90d9979d; the prefix of skyhook_controller.go @01cc2f2d)."""
-    cr = cr_model.build_cr(with_annotations(NW_DOC, annotations))
+    cr = cr_validation.build_cr(with_annotations(NW_DOC, annotations))
     node_doc = node('n1', 10)
     # whichever generation the nodes speak: the CR's own group decides
     for generation in (SKYHOOK, NODEWRIGHT):

@@ -107,7 +107,7 @@ def test_under_the_v015_contract_no_second_group_is_read(server):
 def test_the_module_run_fails_before_it_reads_a_node(server, monkeypatch):
     real = kube_api.Kube
 
-    def fake_kube(params, live_crs=None):
+    def fake_kube(params, live_crs=None, session=None):
         kube = real(dict(params, host=server.host))
         server.install(kube.api_client)
         return kube

@@ -10,6 +10,7 @@ __metaclass__ = type
 import pytest
 
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_validation
 from ansible_collections.nodewright.bridge.plugins.module_utils.planning.rollout_scheduler import (
     CompartmentRollout, RolloutScheduler, assign_compartment, ceiling)
 
@@ -17,7 +18,7 @@ DEFAULT = cr_model.DEFAULT_COMPARTMENT
 
 
 def make_policy(default_budget=None, default_strategy=None, compartments=()):
-    return cr_model.build_policy({
+    return cr_validation.build_policy({
         'default': {'budget': default_budget or {'percent': 100}, 'strategy': default_strategy or {'fixed': {}}},
         'compartments': list(compartments)})
 
@@ -56,8 +57,8 @@ def drive(rollout, failures):
 
 def legacy_cr(budget):
     spec = {'interruptionBudget': budget} if budget is not None else {}
-    return cr_model.build_cr({'apiVersion': 'skyhook.nvidia.com/v1alpha1', 'kind': 'Skyhook',
-                              'metadata': {'name': 'legacy'}, 'spec': spec})
+    return cr_validation.build_cr({'apiVersion': 'skyhook.nvidia.com/v1alpha1', 'kind': 'Skyhook',
+                                   'metadata': {'name': 'legacy'}, 'spec': spec})
 
 
 # --------------------------------------------------------------------------- ceilings

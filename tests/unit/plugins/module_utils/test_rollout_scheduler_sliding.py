@@ -12,6 +12,7 @@ import random
 import pytest
 
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_validation
 from ansible_collections.nodewright.bridge.plugins.module_utils.planning.rollout_scheduler import (
     RolloutScheduler, SlidingWindowScheduler)
 
@@ -19,7 +20,7 @@ DEFAULT = cr_model.DEFAULT_COMPARTMENT
 
 
 def policy(budget=None, strategy=None, compartments=()):
-    return cr_model.build_policy({
+    return cr_validation.build_policy({
         'default': {'budget': budget or {'percent': 100}, 'strategy': strategy or {'fixed': {}}},
         'compartments': list(compartments)})
 

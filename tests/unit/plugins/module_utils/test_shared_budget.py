@@ -13,6 +13,7 @@ import random
 import pytest
 
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_validation
 from ansible_collections.nodewright.bridge.plugins.module_utils.planning import shared_budget as sb
 from ansible_collections.nodewright.bridge.plugins.module_utils.planning.rollout_scheduler import RolloutScheduler
 
@@ -22,7 +23,7 @@ EXPIRY = 60
 
 
 def rules(strategy, budget, count=12):
-    policy = cr_model.build_policy({'default': {'budget': budget, 'strategy': strategy}, 'compartments': []})
+    policy = cr_validation.build_policy({'default': {'budget': budget, 'strategy': strategy}, 'compartments': []})
     sched = RolloutScheduler.build([(n, {}) for n in NODES[:count]], policy=policy)
     return sb.Rules.of(sched.compartment(DEFAULT))
 

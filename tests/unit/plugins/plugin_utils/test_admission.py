@@ -20,6 +20,7 @@ from ansible_collections.nodewright.bridge.plugins.module_utils.planning import 
 from ansible_collections.nodewright.bridge.plugins.module_utils.planning.rollout_scheduler import (
     RolloutScheduler, SlidingWindowScheduler)
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_validation
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import admission
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import gate_checks
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import budget_lease
@@ -50,7 +51,7 @@ for _kind in [n for n in vars(admission.Reporter) if not n.startswith('_')]:
 
 
 def _policy(strategy, budget):
-    return cr_model.build_policy({'default': {'budget': budget, 'strategy': strategy}, 'compartments': []})
+    return cr_validation.build_policy({'default': {'budget': budget, 'strategy': strategy}, 'compartments': []})
 
 
 def _nodes(count):
@@ -193,8 +194,8 @@ def _two_compartment_scheduler():
     """Compartments a (n1-n4) and b (m1, m2), batches of one."""
     compartments = [{'name': name, 'selector': {'matchLabels': {'pool': name}}, 'budget': {'count': 1},
                      'strategy': {'fixed': {'initialBatch': 1}}} for name in ('a', 'b')]
-    policy = cr_model.build_policy({'default': {'budget': {'count': 1}, 'strategy': {'fixed': {'initialBatch': 1}}},
-                                    'compartments': compartments})
+    policy = cr_validation.build_policy({'default': {'budget': {'count': 1}, 'strategy': {'fixed': {'initialBatch': 1}}},
+                                         'compartments': compartments})
     nodes = [('n%d' % i, {'pool': 'a'}) for i in range(1, 5)] + [('m%d' % i, {'pool': 'b'}) for i in range(1, 3)]
     return RolloutScheduler.build(nodes, policy=policy)
 

@@ -7,6 +7,11 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
+import os
+import subprocess
+import sys
+
 import pytest
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import cluster_modules
@@ -55,5 +60,25 @@ def test_a_class_that_names_its_module_keeps_it():
     assert plugin.find_module() is None and plugin.MODULE == 'nw_explode' and plugin.FILE_ARGUMENTS == ()
 
 
-def test_every_cluster_modules_code_is_imported_with_the_plugin():
-    assert set(cluster_action.CODE_BY_NAME) == set(cluster_modules.NAMES)
+def _fresh_python(code):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    out = subprocess.run([sys.executable, '-c', code], env=env, check=True, stdout=subprocess.PIPE, timeout=120)
+    return json.loads(out.stdout.decode('utf-8').strip().splitlines()[-1])
+
+
+def test_importing_the_plugins_loads_no_module_code_and_a_play_start_loads_every_modules():
+    # no import-time side effect (issue 43): the action plugins' base and the venue load nothing; the budgeted
+    # strategy's play start (venue.PlayVenue.start, here its loading half) imports every cluster module's code
+    # before the workers fork, so that they inherit it
+    prefix = 'ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules.'
+    loaded = _fresh_python(
+        'import json, sys\n'
+        'from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution import cluster_action, venue\n'
+        'def code():\n'
+        '    return sorted(m[len(%r):] for m in sys.modules if m.startswith(%r) and not m.rsplit(".", 1)[-1].startswith("_"))\n'
+        'before = code()\n'
+        'venue.load_module_code()\n'
+        'print(json.dumps([before, code()]))\n' % (prefix, prefix))
+    # before: only what the execution layer calls itself (the steps' definition; cr_status's sync, which the status
+    # keeper runs), not the modules' code
+    assert loaded[0] == ['cr_status', 'node_steps'] and set(cluster_modules.NAMES) <= set(loaded[1]), loaded

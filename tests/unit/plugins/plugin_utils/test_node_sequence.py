@@ -374,7 +374,7 @@ class StoredCR(object):
         self.edit_at = None  # (module, package, stage, what): the CR is edited just before that step reads it
         # the client's API generation and its reason (Kube.generation, generation_reason), and its API server
         self.generation, self.generation_reason, self.host = api_generation.SKYHOOK, 'test', 'https://test'
-        monkeypatch.setattr(rollout_plan.kube_api, 'Kube', lambda params, live_crs=None: self)
+        monkeypatch.setattr(rollout_plan.kube_api, 'Kube', lambda params, live_crs=None, session=None: self)
 
     def doc(self):
         return {'apiVersion': 'skyhook.nvidia.com/v1alpha1', 'kind': 'Skyhook',

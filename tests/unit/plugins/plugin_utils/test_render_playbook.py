@@ -12,6 +12,7 @@ import copy
 import yaml
 
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_validation
 from ansible_collections.nodewright.bridge.plugins.module_utils.planning import planner
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_steps
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.rendering import render_playbook
@@ -47,7 +48,7 @@ def cr_document(packages=None, name='demo'):
 def render_input(packages=None, from_cluster=False, nodes=None):
     """``nw_r`` of render.yml's "Write the playbook" task, for a CR over ``nodes`` (fresh ones by default)."""
     doc = cr_document(packages)
-    cr = cr_model.build_cr(doc)
+    cr = cr_validation.build_cr(doc)
     nodes = nodes or [{'name': 'n1', 'labels': {'pool': 'a'}, 'annotations': {}}]
     plan = planner.plan_rollout(cr, nodes)
     plan.update(cr_document=doc, policy_document=None, interruption_budget={'count': 1})
