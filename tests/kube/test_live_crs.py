@@ -96,8 +96,8 @@ def test_a_cr_the_cluster_lacks_costs_one_list_per_group_not_a_request_per_step(
     live = kube_module.LiveCRs({'kubeconfig': cluster.kubeconfig})
     client = kube_module.Kube({'kubeconfig': cluster.kubeconfig}, live_crs=live)
     gets = []
-    original = kube_module.Kube._get_first
-    monkeypatch.setattr(kube_module.Kube, '_get_first', lambda self, *a: gets.append(a) or original(self, *a))
+    original = kube_module.CRsAPI._get_first
+    monkeypatch.setattr(kube_module.CRsAPI, '_get_first', lambda self, *a: gets.append(a) or original(self, *a))
     for unused in range(20):
         with pytest.raises(kube_module.NotFound) as caught:
             client.get_cr('live-not-in-the-cluster')

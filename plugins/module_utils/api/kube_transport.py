@@ -5,9 +5,9 @@
 # Do not use it from other collections or from standalone plugins and modules.
 """How the collection's requests reach the Kubernetes API (and the only import of ``kubernetes``).
 
-The transport that ``kube.Kube`` holds (``kube.py`` holds the resources: nodes, pods, Jobs, ConfigMaps,
-Leases, Events, the NodeWright CRs, and ``KubeSession``, what their owner keeps between requests): the
-connection options and the client built from them (``Clients``, one per connection and session),
+The transport that ``kube.Kube`` holds (the resources are the modules ``kube.py`` composes: ``nodes``,
+``workloads``, ``events``, ``leases``, ``crs``, ``generation``, ``watches``; ``session`` holds ``KubeSession``,
+what their owner keeps between requests): the connection options and the client built from them (``Clients``, one per connection and session),
 ``call`` with its retries, deadlines and errors, and the list-then-watch loop. It knows no resource
 and no rule of the operator: it imports nothing of ``contract`` or ``planning``, and keeps nothing in
 module globals (who builds a ``Kube`` hands it its session).
@@ -375,7 +375,7 @@ class KubeTransport(object):
     The typed APIs (``core``, ``policy``, ``custom``, ``coordination``, ``batch``) share the client that
     ``clients`` (a ``Clients``: the caller's session's) has for the connection options in ``params``.
     ``lister(transport, kind, namespace)`` returns the list method a watch of ``kind`` follows and its
-    positional arguments: which lists there are is the resources' knowledge (kube.py), not the transport's.
+    positional arguments: which lists there are is the resources' knowledge (watches.py), not the transport's.
     """
 
     def __init__(self, params, clients, lister=None):
@@ -593,6 +593,15 @@ def resource_version_number(value):
     """A resourceVersion as a number, or None when it is not one (then it cannot be compared)."""
     text = str(value or '')
     return int(text) if text.isdigit() else None
+
+
+def newer(doc, than, opaque=True):
+    """Whether ``doc``'s resourceVersion is after ``than``'s (etcd revisions); ``opaque``: the answer when either is
+    not a number."""
+    mine, theirs = [resource_version_number((d.get('metadata') or {}).get('resourceVersion')) for d in (doc, than)]
+    if mine is None or theirs is None:
+        return opaque
+    return mine > theirs
 
 
 class _Discard(dict):

@@ -17,7 +17,6 @@ from ansible_collections.nodewright.bridge.plugins.module_utils import cluster_m
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_steps
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.reporting import rollout_state
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.reporting import rollout_timeline
-from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution import sequence_engine
 
 REPO_ROOT = os.path.realpath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
 ACTION_DIR = os.path.join(REPO_ROOT, 'plugins', 'action')

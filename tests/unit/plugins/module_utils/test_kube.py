@@ -11,6 +11,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import inspect
 import socket
 import threading
 import time
@@ -20,6 +21,7 @@ import pytest
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import api_generation
 from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube_transport
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import watches as kube_watches
 from ansible_collections.nodewright.bridge.tests.unit.plugins.module_utils.fake_api import (
     FakeApiServer, Pause, Stored, event, gone_event, guard, node, node_list, status_body)
 
@@ -785,8 +787,8 @@ class _Set(object):
 
 
 def _live(monkeypatch, states):
-    monkeypatch.setattr(kube_api, '_CrWatch', _FakeWatch)
-    monkeypatch.setattr(kube_api, 'KubeTransport', lambda params, clients, lister=None: type('K', (), {'request_timeout': 1})())
+    monkeypatch.setattr(kube_watches, '_CrWatch', _FakeWatch)
+    monkeypatch.setattr(kube_watches, 'KubeTransport', lambda params, clients, lister=None: type('K', (), {'request_timeout': 1})())
     monkeypatch.setattr(_FakeWatch, 'states', states)
     return kube_api.LiveCRs({})
 
@@ -817,7 +819,7 @@ def test_live_crs_say_not_found_naming_the_cr_and_where_they_looked(monkeypatch)
 @pytest.mark.parametrize('mine, theirs, newer', [('12', '9', True), ('9', '12', False), ('12', '12', False),
                                                  ('a1', '9', True), ('', '9', True)])
 def test_a_written_cr_replaces_the_watchs_copy_only_when_it_is_newer(mine, theirs, newer):
-    assert kube_api._newer({'metadata': {'resourceVersion': mine}}, {'metadata': {'resourceVersion': theirs}}) is newer
+    assert kube_transport.newer({'metadata': {'resourceVersion': mine}}, {'metadata': {'resourceVersion': theirs}}) is newer
 
 
 def test_a_cr_watch_without_rbac_for_list_ends_and_leaves_the_steps_to_get_the_cr(monkeypatch):
@@ -828,11 +830,11 @@ def test_a_cr_watch_without_rbac_for_list_ends_and_leaves_the_steps_to_get_the_c
         def _list_for_watch(self, kind, namespace, selectors):
             Refusing.lists += 1
             raise kube_api.KubeError('list skyhooks.skyhook.nvidia.com: forbidden', 403)
-    monkeypatch.setattr(kube_api.time, 'sleep', lambda seconds: pytest.fail('a refusal is not retried'))
-    watch = kube_api._CrWatch.__new__(kube_api._CrWatch)
+    monkeypatch.setattr(kube_watches.time, 'sleep', lambda seconds: pytest.fail('a refusal is not retried'))
+    watch = kube_watches._CrWatch.__new__(kube_watches._CrWatch)
     watch.transport, watch.kind, watch.name = Refusing(), 'skyhooks.skyhook.nvidia.com', 'gpu'
-    watch.lock, watch.synced, watch.doc = kube_api.threading.Lock(), kube_api.threading.Event(), None
-    watch.settled = kube_api.threading.Event()
+    watch.lock, watch.synced, watch.doc = kube_watches.threading.Lock(), kube_watches.threading.Event(), None
+    watch.settled = kube_watches.threading.Event()
     watch.run()
     assert Refusing.lists == 1 and watch.current() == (False, None)
     assert watch.settled.is_set()  # the lookups wait no more: they GET
@@ -851,12 +853,12 @@ def test_every_lookup_waits_for_the_watchs_first_list_even_when_it_is_answered_l
             return {'u1': doc}, '5'
 
         def _open_watch(self, *args):
-            kube_api.threading.Event().wait()  # a quiet stream (the thread is a daemon)
+            kube_watches.threading.Event().wait()  # a quiet stream (the thread is a daemon)
 
-    monkeypatch.setattr(kube_api, 'KubeTransport', lambda params, clients, lister=None: Slow())
+    monkeypatch.setattr(kube_watches, 'KubeTransport', lambda params, clients, lister=None: Slow())
     live = kube_api.LiveCRs({})
     found = []
-    threads = [kube_api.threading.Thread(target=lambda: found.append(live.lookup('gpu', kube_api.CR_PLACES[:1], 'h')))
+    threads = [kube_watches.threading.Thread(target=lambda: found.append(live.lookup('gpu', kube_api.CR_PLACES[:1], 'h')))
                for unused in range(6)]
     for thread in threads:
         thread.start()
@@ -1076,3 +1078,21 @@ def test_a_bare_connection_gets_the_credential_of_the_environment_as_a_module_wo
     assert kube_api.LiveCRs({}).params['host'] == 'https://10.0.0.1:6443'
     with pytest.raises(kube_api.KubeError, match='the connection options: .*request_timeout'):
         kube_api.connection_params({'request_timeout': 'soon'})
+
+
+# --------------------------------------------------------------------------- Kube, composed of one part per resource
+
+PARTS = ('nodes_api', 'events_api', 'workloads_api', 'configmaps_api', 'leases_api', 'crs_api', 'generation_api',
+         'watches_api')
+
+
+def test_each_method_of_kube_is_a_parts_with_the_same_arguments(kube):
+    """Kube (kube.py) hands each call to the part that owns it, with that method's signature: no default drifts."""
+    handed = []
+    for attr in PARTS:
+        for name, method in inspect.getmembers(type(getattr(kube, attr)), inspect.isfunction):
+            if not name.startswith('_') and hasattr(kube_api.Kube, name):
+                assert inspect.signature(getattr(kube_api.Kube, name)) == inspect.signature(method), name
+                handed.append(name)
+    own = [name for name, dummy in inspect.getmembers(kube_api.Kube, inspect.isfunction) if not name.startswith('_')]
+    assert sorted(set(own) - set(handed)) == ['call']  # the transport's

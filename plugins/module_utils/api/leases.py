@@ -1,0 +1,40 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+# Note that this file is PRIVATE to the collection nodewright.bridge: it can change in any release.
+# Do not use it from other collections or from standalone plugins and modules.
+"""The Leases (coordination.k8s.io/v1): the shared budget's store, and the operator's leader leases.
+
+``LeasesAPI`` is the Lease part of a ``kube.Kube`` (kube.py delegates to it). The shared budget of a CR's runs
+(planning/shared_budget.py, its I/O plugin_utils/rollout/budget_lease.py) lives in one Lease written by replace
+with the resourceVersion read, so that two runs never both win a write; the API generation's detection
+(generation.py) reads the v0.18+ operator's leader leases. Apart from the other resources: no code is shared
+with them.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.nodewright.bridge.plugins.module_utils.api.kube_transport import describe
+
+
+class LeasesAPI(object):
+    """The Lease requests of ``client``, the ``kube.Kube`` it is part of, through the client's transport."""
+
+    def __init__(self, client):
+        self.call, self.coordination = client.transport.call, client.transport.coordination
+
+    def get_lease(self, namespace, name):
+        return self.call(describe('get', 'lease', name, namespace), self.coordination.read_namespaced_lease, name, namespace)
+
+    def create_lease(self, namespace, body):
+        """Create a Lease; Conflict when it exists (another run made it first: read it and go on)."""
+        return self.call(describe('create', 'lease', body['metadata']['name'], namespace),
+                         self.coordination.create_namespaced_lease, namespace, body)
+
+    def replace_lease(self, namespace, body):
+        """Replace a Lease; ``body`` carries the resourceVersion read, so a write in between is a Conflict (409)."""
+        name = body['metadata']['name']
+        return self.call(describe('update', 'lease', name, namespace), self.coordination.replace_namespaced_lease,
+                         name, namespace, body)
