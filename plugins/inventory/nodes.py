@@ -229,6 +229,7 @@ from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube 
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import label_selector
 from ansible_collections.nodewright.bridge.plugins.module_utils.planning.planner import (
     choose_policy, cr_warnings, normalise_nodes, plan_rollout, plan_warnings)
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution import core_internals
 
 try:
     # ansible-core 2.19 and later: strings from an inventory plugin are never templated unless marked
@@ -336,7 +337,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
         if not os.path.isfile(path):
             raise AnsibleParserError('%s: %s: file %s does not exist' % (self.NAME, option, path))
         try:
-            data = self.loader._get_file_contents(path)[0]
+            data = core_internals.file_bytes(self.loader, path)
         except AnsibleError as exc:  # not readable, or a vault that cannot be opened
             raise AnsibleParserError('%s: %s: cannot read %s: %s' % (self.NAME, option, path, to_native(exc)))
         return cr_model.load_yaml_documents(to_text(data, errors='surrogate_or_strict'), '%s file %s' % (option, path))

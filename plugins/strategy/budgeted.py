@@ -192,21 +192,19 @@ from ansible.plugins.strategy.free import StrategyModule as FreeStrategyModule
 from ansible.plugins.strategy.linear import StrategyModule as LinearStrategyModule
 from ansible.utils.display import Display
 
-from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import admission
-from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import admission_display
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import play_phases
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution import core_internals
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution import venue
 
 display = Display()
-
-PREFIX = admission_display.PREFIX
 
 
 class _BudgetedMixin(object):
     """The admission gate: ``get_hosts_left`` only ever shows the stock loop the admitted hosts.
 
     The play's phases and what their ends mean are plugin_utils/rollout/play_phases.py's; which hosts may start
-    is plugin_utils/rollout/admission.py's. This class only hooks them to the loop.
+    is plugin_utils/rollout/admission.py's. This class only hooks them to the loop, through the play's one
+    PlayPhases (its methods; it reaches none of that object's parts).
     """
 
     _nw = None  # the play's PlayPhases
@@ -228,14 +226,13 @@ class _BudgetedMixin(object):
             return self._nw_loop.run(iterator, play_context)
         self._nw = play
         # what the workers share, loaded before they fork, and the play's sequence engine (docs/in-process.md)
-        self._nw_venue = venue.PlayVenue.start(fork_lock=getattr(display, '_lock', None))
+        self._nw_venue = venue.PlayVenue.start(fork_lock=core_internals.display_lock(display))
         result = self._tqm.RUN_OK
         previous_sigterm = signal.signal(signal.SIGTERM, self._nw_on_sigterm)
         if previous_sigterm is None:  # installed outside Python
             previous_sigterm = signal.SIG_DFL
         try:
-            play.parking.park_all()
-            play.start_phase(0)
+            play.start()
             self._nw_admit_next()
             result = super(_BudgetedMixin, self).run(iterator, play_context)
         finally:
@@ -245,7 +242,7 @@ class _BudgetedMixin(object):
             # always give back what was borrowed, even on errors: PlaybookExecutor's
             # restriction, and every host state (TQM reads the failed hosts from them)
             play.give_back()
-            self._inventory.restrict_to_hosts(play.play_hosts)
+            self._inventory.restrict_to_hosts(play.restriction(in_flight=False))
         return self._nw_finish(iterator, result)
 
     def cleanup(self):
@@ -278,14 +275,13 @@ class _BudgetedMixin(object):
                 if not any(self._nw_host_done(iterator, n) for n in play.window_hosts()):
                     break
             # free indexes this list with a cursor kept across calls: it must never shrink
-            return [play.hosts[n] for n in play.admitted]
+            return play.admitted_hosts()
         self._nw_started(play.slots_given_back())  # hosts that started in the slots of parked hosts
         self._nw_advance_batches(iterator)
         play.answer_waiting()
         if play.free_loop:
-            return [play.hosts[n] for n in play.admitted]
-        unreachable = self._tqm._unreachable_hosts
-        return [play.hosts[n] for n in play.flying() if n not in unreachable]
+            return play.admitted_hosts()
+        return play.flying_hosts()
 
     def _nw_wait_while_busy(self, iterator):
         """Free loop: while every host in flight that is not done runs a task, wait for a result (at most 0.5 s, 5 ms steps).
@@ -300,7 +296,7 @@ class _BudgetedMixin(object):
         if any(not self._blocked_hosts.get(n) and not self._nw_host_done(iterator, n) for n in flying):
             return  # a host can start its next task now
         deadline = time.time() + 0.5  # admission's own polls (windows, gates, the shared budget) are 1 s or more apart
-        while not self._results and not self._tqm._terminated and time.time() < deadline:
+        while not self._results and not core_internals.terminated(self._tqm) and time.time() < deadline:
             time.sleep(0.005)
 
     def _queue_task(self, host, task, task_vars, play_context):
@@ -319,31 +315,18 @@ class _BudgetedMixin(object):
     # ------------------------------------------------------------------ hosts ending, and the admission
 
     def _nw_host_done(self, iterator, name):
-        if name in self._tqm._unreachable_hosts:
+        if self._nw.unreachable(name):
             return True
         if self._blocked_hosts.get(name):
             return False
-        return iterator.get_next_task_for_host(self._nw.hosts[name], peek=True)[1] is None
-
-    def _nw_outcome(self, iterator, name, done=True):
-        """ok / failed / removed (failed because its node was deleted) for a host; not ``done``: given up on, failed."""
-        ok = done and not (name in self._tqm._unreachable_hosts or name in self._tqm._failed_hosts
-                           or iterator.is_failed(self._nw.hosts[name]))
-        return admission.OK if ok else admission.REMOVED if name in self._nw.removed else admission.FAILED
-
-    def _nw_retire(self, iterator, name):
-        # what StrategyBase.run's final pass does for the hosts it still sees: store the
-        # final state (peeking does not), so is_failed/get_failed_hosts see the truth
-        if name not in self._tqm._unreachable_hosts:
-            iterator.get_next_task_for_host(self._nw.hosts[name])
-        self._nw.parking.park(name)
+        return iterator.get_next_task_for_host(self._nw.host(name), peek=True)[1] is None
 
     def _nw_advance_batches(self, iterator):
         play = self._nw
         while True:
             # every pass: a finished host gives its slot back at once (other runs need not wait for this
             # batch); a batch is scored on its hosts' outcomes when its last host ends
-            ended = dict((n, self._nw_outcome(iterator, n)) for n in play.flying() if self._nw_host_done(iterator, n))
+            ended = dict((n, play.outcome(n)) for n in play.flying() if self._nw_host_done(iterator, n))
             scored = play.hosts_finished(ended) if ended else []
             for comp, record in scored:
                 self._nw_batch_scored(iterator, comp, record)
@@ -358,23 +341,16 @@ class _BudgetedMixin(object):
 
     def _nw_batch_scored(self, iterator, comp, record):
         names = record['hosts']
-        for name in names:
-            if self._nw_host_done(iterator, name):
-                self._nw_retire(iterator, name)
-        self._nw.parking.compact()
+        self._nw.retire([n for n in names if self._nw_host_done(iterator, n)])
         self._nw.scored(comp, names, record['failed'], 'batch %s' % record.get('number', '(none: a parked host)'),
                         removed=record.get('removed', []))
 
     def _nw_slide_once(self, iterator):
         """Sliding mode: score the hosts that ended and refill the windows; True if any host was admitted."""
         play = self._nw
-        ended = {}
-        for name in play.window_hosts():
-            if self._nw_host_done(iterator, name):
-                ended[name] = self._nw_outcome(iterator, name)
-                self._nw_retire(iterator, name)
+        ended = dict((n, play.outcome(n)) for n in play.window_hosts() if self._nw_host_done(iterator, n))
         if ended:
-            play.parking.compact()
+            play.retire(list(ended))
             play.hosts_ended(ended)
             play.hosts_finished(ended)
         admitted = self._nw_admit_next()
@@ -390,13 +366,10 @@ class _BudgetedMixin(object):
     def _nw_started(self, started, restrict=None):
         """Show the loop the hosts admission started (``{comp: [names]}``); scope the inventory to those in flight."""
         play = self._nw
-        for comp in sorted(started, key=play.compartment_order):
-            # a host of several phases keeps its one place in free's list
-            play.admitted.extend(n for n in started[comp] if n not in play.admitted)
-            play.parking.unpark(started[comp])
+        play.started(started)
         if restrict if restrict is not None else started:
             self._nw_restrict()
-            self._nw_check_forks(len(play.flying()))
+            play.warn_forks(len(play.flying()), len(self._workers))
         return bool(started)
 
     def _nw_restrict(self):
@@ -407,16 +380,8 @@ class _BudgetedMixin(object):
         keeps them inside the batch and away from hosts that have not been admitted.
         """
         play = self._nw
-        flying = set(play.flying())
-        self._inventory.restrict_to_hosts([h for h in play.play_hosts if h.name in flying])
-        self._set_hosts_cache(play.iterator._play)
-
-    def _nw_check_forks(self, in_flight):
-        workers = len(self._workers)
-        if in_flight > workers and not self._nw.forks_warned:
-            self._nw.forks_warned = True
-            display.warning(PREFIX + '%d hosts are in flight but only %d run at once (forks); raise forks (in AWX, the job '
-                            'template\'s Forks) to at least the largest batch.' % (in_flight, workers))
+        self._inventory.restrict_to_hosts(play.restriction())
+        self._set_hosts_cache(play.ansible_play())
 
     # ------------------------------------------------------------------ end of the play
 
@@ -427,7 +392,7 @@ class _BudgetedMixin(object):
         outcomes, unfinished = {}, []
         for name in play.flying():
             done = self._nw_host_done(iterator, name)
-            outcomes[name] = self._nw_outcome(iterator, name, done)
+            outcomes[name] = play.outcome(name, done)
             if not done:
                 unfinished.append(name)
         if play.sliding:

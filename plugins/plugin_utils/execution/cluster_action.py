@@ -37,6 +37,7 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import cluster_modules
 from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution import core_internals
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution import in_process
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution import venue
 
@@ -67,8 +68,7 @@ class ClusterAction(ActionBase):
             path = self._find_needle('files', value)
         except AnsibleError as exc:
             raise AnsibleError('%s: cannot find file %r: %s' % (name, value, to_native(exc)))
-        data, dummy = self._loader._get_file_contents(path)
-        text = to_text(data, errors='surrogate_or_strict')
+        text = to_text(core_internals.file_bytes(self._loader, path), errors='surrogate_or_strict')
         try:
             return json.loads(text)
         except ValueError:

@@ -35,6 +35,8 @@ from ansible.module_utils.common.parameters import remove_values
 from ansible.module_utils.errors import UnsupportedError
 from ansible.module_utils.parsing.convert_bool import boolean
 
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution import core_internals
+
 # AnsibleModule keywords that ControllerModule honours (the rest is refused, so that a module
 # cannot silently lose a rule when it runs in process).
 SUPPORTED_KEYWORDS = ('argument_spec', 'supports_check_mode', 'mutually_exclusive', 'required_together',
@@ -80,12 +82,12 @@ class ControllerModule(object):
         )
         validation = validator.validate(self.params)
         self.params.update(validation.validated_parameters)
-        self.no_log_values.update(validation._no_log_values)
+        self.no_log_values.update(core_internals.no_log_values(validation, module_keywords['argument_spec'], self.params))
         # as AnsibleModule: a deprecated alias (or option) in use is reported, and both names given is a warning
-        for deprecation in validation._deprecations:
+        for deprecation in core_internals.validation_deprecations(validation):
             self.deprecate(deprecation['msg'], version=deprecation.get('version'), date=deprecation.get('date'),
                            collection_name=deprecation.get('collection_name'))
-        for alias in validation._warnings:
+        for alias in core_internals.validation_warnings(validation):
             self.warn('Both option %s and its alias %s are set.' % (alias['option'], alias['alias']))
         if validation.errors.errors:
             # the message AnsibleModule gives, so that a failure reads the same on either path
@@ -153,8 +155,7 @@ def _json_default(value):
     # (a vaulted string reaches a module decrypted; sets become lists).
     if isinstance(value, (set, frozenset)):
         return sorted(value)
-    text = getattr(value, '_ciphertext', None)
-    if text is not None or type(value).__name__ in ('AnsibleVaultEncryptedUnicode', 'EncryptedString'):
+    if core_internals.is_vaulted(value):
         return str(value)
     raise TypeError('%r (%s) cannot be passed to a module' % (value, type(value).__name__))
 

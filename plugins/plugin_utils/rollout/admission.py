@@ -117,8 +117,8 @@ class Admission(object):
         self.elsewhere = {}  # hosts other runs of the shared budget finished: name -> outcome
         self.budget_failure = None  # why the shared budget could not be used (the rollout stopped)
         self.budget_waiting = set()  # compartments whose wait for the shared budget was announced
-        self.budget_refused = set()  # independent batches: compartments the budget granted nothing when last asked
-        self.budget_polled = 0.0  # sliding mode: when the budget was last asked while hosts ran
+        self.budget_refused = set()  # compartments the budget granted nothing when last asked (independent batches read it)
+        self.budget_polled = 0.0  # when the budget was last asked (while hosts run, it is asked every POLL_SECONDS)
         self.deferred = None  # why the rest waits for a later run (a clean stop, not a failure)
         self.gate_blocked = None  # sliding mode: why windows or gates block while hosts run ('' : they do not)
         self.gate_probed = 0.0
@@ -428,27 +428,12 @@ class Admission(object):
         pending = [c for c in self.scheduler.compartments if c.name not in self.active]
         if any(c.queue and not c.stopped for c in pending) and not self.clear_to_start():
             return {}
-        while self.budget is not None:
-            asking = set(c.name for c in pending if c.queue and not c.stopped)
-            if self._running() and asking <= self.budget_refused and self.clock() - self.budget_polled < budget_lease.POLL_SECONDS:
-                return {}  # batches are running and the budget said no: ask again on a later pass, not on every one
-            self.budget_polled = self.clock()
-            batches, waiting = {}, []
-            for comp in pending:
-                if comp.stopped or not comp.queue:
-                    continue
-                taken = self._take(comp, comp.queue)
-                if taken is None:
-                    return {}
-                granted, queue = taken
-                comp.start(granted, queue)
-                if granted:
-                    batches[comp.name] = granted
-                elif comp.queue and not comp.stopped:
-                    waiting.append(comp.name)
-            self.budget_refused = set(waiting)
-            if batches or not waiting or self._running() or not self._budget_wait(waiting):
-                return batches
+        # while batches run, compartments the budget refused are asked again on a later pass, not on every one; a
+        # compartment that starts asking (its own batch was scored) is asked at once
+        granted = self._from_budget(pending, lambda comp: comp.queue, lambda comp, taken: comp.start(*taken),
+                                    asking_anew=lambda asking: not asking <= self.budget_refused)
+        if granted is not None:
+            return granted
         batches = {}
         for comp in pending:
             batch = comp.next_batch()
@@ -459,28 +444,45 @@ class Admission(object):
     def _admit_sliding(self):
         if any(c.waiting and not c.stopped for c in self.scheduler.compartments) and not self.clear_to_start():
             return {}
+        granted = self._from_budget(self.scheduler.compartments, lambda comp: comp.waiting, self._start_window)
+        return granted if granted is not None else self.scheduler.admit()
+
+    def _start_window(self, comp, taken):
+        """Sliding mode: the nodes the shared budget granted ``comp`` enter its window (a group it completes is scored)."""
+        record = comp.start(*taken)
+        if record is not None:
+            self._scored(comp.name, record)
+
+    def _from_budget(self, comps, waiting_of, start, asking_anew=lambda asking: False):
+        """What the shared budget grants ``comps`` now, ``{comp: names}`` (only compartments granted something), each
+        started with ``start(comp, (granted, waiting))``; None without a shared budget (the scheduler alone decides).
+
+        ``waiting_of(comp)``: the compartment's nodes waiting to start. While this run's hosts run, the budget is
+        asked at most every POLL_SECONDS (sooner when ``asking_anew(names of the compartments asking)``) and nothing
+        waits; with nothing running, a refusal waits for the next poll (reported once per compartment) and asks
+        again, until something is granted, no compartment waits, or the run ends.
+        """
         while self.budget is not None:
-            if self.in_flight and self.clock() - self.budget_polled < budget_lease.POLL_SECONDS:
-                return {}  # hosts are running: ask again on a later pass, not on every one
+            asking = set(c.name for c in comps if waiting_of(c) and not c.stopped)
+            if self._running() and not asking_anew(asking) and self.clock() - self.budget_polled < budget_lease.POLL_SECONDS:
+                return {}
             self.budget_polled = self.clock()
-            admitted, waiting = {}, []
-            for comp in self.scheduler.compartments:
-                if comp.stopped or not comp.waiting:
+            granted_to, waiting = {}, []
+            for comp in comps:
+                if comp.stopped or not waiting_of(comp):
                     continue
-                taken = self._take(comp, comp.waiting)
+                taken = self._take(comp, waiting_of(comp))
                 if taken is None:
                     return {}
-                record = comp.start(*taken)
-                if record is not None:
-                    self._scored(comp.name, record)
-                granted = taken[0]
-                if granted:
-                    admitted[comp.name] = granted
-                elif comp.waiting and not comp.stopped:
+                start(comp, taken)
+                if taken[0]:
+                    granted_to[comp.name] = taken[0]
+                elif waiting_of(comp) and not comp.stopped:
                     waiting.append(comp.name)
-            if admitted or not waiting or self.in_flight or not self._budget_wait(waiting):
-                return admitted
-        return self.scheduler.admit()
+            self.budget_refused = set(waiting)
+            if granted_to or not waiting or self._running() or not self._budget_wait(waiting):
+                return granted_to
+        return None
 
     # ------------------------------------------------------------------ nodes waiting for their protected pods
 

@@ -29,13 +29,13 @@ def plural(count, word='host'):
 
 class Banners(admission.Reporter):
     """What the admission says, as banners and lines on the display. ``play``: the strategy's play state
-    (``name``, ``phase``, ``sliding``, ``engine``, ``label(comp)``)."""
+    (play_phases.PlayPhases: ``sliding``, ``label(comp)``, ``compartment_rollout(comp)``)."""
 
     def __init__(self, play):
         self.play = play
 
     def _where(self, comp=None):
-        return self.play.label(comp) if comp is not None else self.play.phase.name or self.play.name
+        return self.play.label(comp)
 
     def _kind(self):
         return 'GROUP' if self.play.sliding else 'BATCH'
@@ -58,7 +58,7 @@ class Banners(admission.Reporter):
         line = 'NODEWRIGHT %s %d [%s] done: %d ok, %d failed%s, %s; progress %d%%' % (
             self._kind(), record['number'], self._where(comp), len(record['ok']), len(record['failed']), removed, status,
             record['progress'])
-        rollout = self.play.engine.scheduler.compartment(comp).rollout
+        rollout = self.play.compartment_rollout(comp)
         if rollout.stopped and not record.get('drain'):
             line += '; COMPARTMENT STOPPED: %s' % rollout.stop_reason
         display.banner(line, cows=False)

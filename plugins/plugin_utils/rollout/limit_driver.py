@@ -44,7 +44,7 @@ import yaml
 
 from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils.planning import rollout_gates
-from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import admission
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout.admission import FAILED, OK, Admission, Reporter
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import rollout_config
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import gate_checks
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.reporting import rollout_state
@@ -55,7 +55,7 @@ class BatchRunError(RuntimeError):
     """A batch run ended in a way that says nothing about its hosts (syntax error, crash)."""
 
 
-class _Echo(admission.Reporter):
+class _Echo(Reporter):
     """What the admission says, as ``nodewright: ...`` lines."""
 
     def __init__(self, echo):
@@ -115,24 +115,24 @@ def _renewal(budget):
 
 
 def _outcomes(hosts, failed):
-    return dict((n, admission.FAILED if n in failed else admission.OK) for n in hosts)
+    return dict((n, FAILED if n in failed else OK) for n in hosts)
 
 
-def _in_waves(engine, run_batch, echo, order):
+def _in_waves(admission, run_batch, echo, order):
     """One run per wave: the batches of every compartment without one in flight, together."""
     while True:
-        batches = engine.admit()
+        batches = admission.admit()
         if not batches:
             return
         wave = [h for name in order for h in batches.get(name, [])]
         if echo:
             echo('nodewright: running %s' % ', '.join('%s: %s' % (n, ','.join(batches[n])) for n in order if n in batches))
-        with _renewal(engine.budget):
+        with _renewal(admission.budget):
             failed = set(run_batch(wave))
-        engine.finish(_outcomes(wave, failed))
+        admission.finish(_outcomes(wave, failed))
 
 
-def _independently(engine, run_batch, echo, order):
+def _independently(admission, run_batch, echo, order):
     """A run per compartment batch, several at once: a compartment's next batch starts when its own run ended.
 
     Only this thread touches the admission; each run's thread hands its outcome back through a queue. A run
@@ -146,9 +146,9 @@ def _independently(engine, run_batch, echo, order):
             ended.put((comp, hosts, set(run_batch(hosts)), None))
         except Exception as exc:  # pylint: disable=broad-except
             ended.put((comp, hosts, None, exc))
-    with _renewal(engine.budget):
+    with _renewal(admission.budget):
         while True:
-            started = {} if errors else engine.admit()
+            started = {} if errors else admission.admit()
             for comp in sorted(started, key=order.index):
                 if echo:
                     echo('nodewright: running %s: %s' % (comp, ','.join(started[comp])))
@@ -165,9 +165,9 @@ def _independently(engine, run_batch, echo, order):
             if error is not None:
                 # a run that says nothing about its hosts: they stay unscored (as in waves, where it is raised at once)
                 errors.append(error)
-                engine.halt('a batch run failed: %s' % error)
+                admission.halt('a batch run failed: %s' % error)
                 continue
-            engine.finish(_outcomes(hosts, failed))
+            admission.finish(_outcomes(hosts, failed))
     if errors:
         raise errors[0]
 
@@ -185,18 +185,18 @@ def drive(scheduler, run_batch, record=None, echo=None, budget=None, windows=Non
     compartment's batch in a run of its own, runs of several compartments at once (``run_batch`` is
     then called from several threads); else one run per wave.
     """
-    engine = admission.Admission(scheduler, record=record, reporter=_Echo(echo), budget=budget, windows=windows,
-                                 gates=gates, independent=independent)
+    admission = Admission(scheduler, record=record, reporter=_Echo(echo), budget=budget, windows=windows,
+                          gates=gates, independent=independent)
     order = [c.name for c in scheduler.compartments]
     try:
-        engine.join()
-        (_independently if independent else _in_waves)(engine, run_batch, echo, order)
+        admission.join()
+        (_independently if independent else _in_waves)(admission, run_batch, echo, order)
     finally:
-        summary, elsewhere = engine.close()
+        summary, elsewhere = admission.close()
         if echo and elsewhere:
             echo('nodewright: finished by other runs of the shared budget: %s' % ', '.join(sorted(elsewhere)))
-    if engine.budget_failure is not None:
-        raise budget_lease.BudgetError(engine.budget_failure)
+    if admission.budget_failure is not None:
+        raise budget_lease.BudgetError(admission.budget_failure)
     return summary
 
 

@@ -6,8 +6,10 @@
 """The budgeted strategy's glue to ansible-core's play objects: the rollout a play asks for, and its host states.
 
 ``rollout_phases`` reads the play's variables (templated as a play's are) and its hosts' compartment
-variables into rollout_config's phases, each checked before any host runs; ``HostParking`` keeps the
-iterator's states of the hosts not in flight aside. Nothing here decides admission (admission.py).
+variables into rollout_config's phases, each checked before any host runs; ``PlayCore`` is what a budgeted play
+touches of ansible-core (the iterator, TQM's failed and unreachable hosts and stats, the variable manager), and
+its ``HostParking`` keeps the iterator's states of the hosts not in flight aside. Nothing here decides admission
+(admission.py).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -15,9 +17,11 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible.errors import AnsibleError
+from ansible.executor.play_iterator import HostState
 from ansible.module_utils.common.text.converters import to_text
 from ansible.template import Templar
 
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution import core_internals
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import admission_display
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import rollout_config
 
@@ -38,8 +42,7 @@ def file_reader(loader):
         real = loader.path_dwim(path)
         if hasattr(loader, 'get_text_file_contents'):  # 2.19+
             return loader.get_text_file_contents(real)
-        data, dummy = loader._get_file_contents(real)  # 2.16-2.18: vault-aware, bytes
-        return to_text(data, errors='surrogate_or_strict')
+        return to_text(core_internals.file_bytes(loader, real), errors='surrogate_or_strict')  # 2.16-2.18: vault-aware
     return read_file
 
 
@@ -150,3 +153,107 @@ class HostParking(object):
         self.parking = False
         self.iterator.host_states.update(self.parked)
         self.parked = {}
+
+
+class PlayCore(object):
+    """What a budgeted play touches of ansible-core: the same state the stock strategies touch, nothing else.
+
+    The iterator (and, aside from it, the states of the hosts not in flight), TQM's failed and unreachable hosts
+    and stats, the variable manager and the loader, and the play's hosts. Private names of ansible-core are read
+    through execution/core_internals.py.
+    """
+
+    def __init__(self, iterator, tqm, variable_manager, loader, play_hosts):
+        self.iterator, self.tqm, self.variable_manager, self.loader = iterator, tqm, variable_manager, loader
+        self.hosts = dict((h.name, h) for h in play_hosts)  # name -> Host, every host of the play
+        self.play_hosts = play_hosts  # the restriction to restore at the end
+        self.parking = HostParking(iterator)  # the host states not in flight, kept aside
+
+    def play(self):
+        """The Play being run."""
+        return core_internals.play_of(self.iterator)
+
+    def excluded_before(self):
+        """name -> why, for the play's hosts that failed or were unreachable before the play."""
+        excluded = {}
+        for host in self.play_hosts:
+            if self.unreachable(host.name):
+                excluded[host.name] = 'unreachable in an earlier play'
+            elif self.iterator.is_failed(host):
+                excluded[host.name] = 'failed in an earlier play'
+        return excluded
+
+    def unreachable(self, name):
+        """Whether host ``name`` is unreachable in this run."""
+        return name in core_internals.unreachable_hosts(self.tqm)
+
+    def failed(self, name):
+        """Whether TQM counts host ``name`` failed (a failed task, or marked so by the strategy)."""
+        return name in core_internals.failed_hosts(self.tqm)
+
+    def host_failed(self, name):
+        """Whether host ``name`` ended unreachable or failed (and not rescued), as the recap will count it."""
+        return self.unreachable(name) or self.failed(name) or self.iterator.is_failed(self.hosts[name])
+
+    def ending_reason(self):
+        """Why the play is ending (``end_play``, ``terminated``), or None."""
+        if self.iterator.end_play:
+            return 'end_play'
+        if core_internals.terminated(self.tqm):
+            return 'terminated'
+        return None
+
+    def set_host_vars(self, name, variables):
+        """Set host variables of ``name`` (in the order given), as set_fact would."""
+        for variable, value in variables:
+            self.variable_manager.set_host_variable(name, variable, value)
+
+    def restart(self, name):
+        """Host ``name`` runs the play's tasks again from the start, roles included (a later phase)."""
+        self.parking.park(name, HostState(blocks=core_internals.play_blocks(self.iterator)))
+        forget_roles(self.play(), name)
+
+    def retire(self, names):
+        """Hosts done in this phase: their final state stored, then set aside.
+
+        What StrategyBase.run's final pass does for the hosts it still sees: storing the final state
+        (peeking does not) lets is_failed and get_failed_hosts see the truth.
+        """
+        for name in names:
+            if not self.unreachable(name):
+                self.iterator.get_next_task_for_host(self.hosts[name])
+            self.parking.park(name)
+        self.parking.compact()
+
+    def count_skipped(self, name):
+        """The recap lists ``name`` as skipped (a host never admitted, instead of missing from the recap)."""
+        core_internals.stats(self.tqm).increment('skipped', name)
+
+    def mark_failed(self, name):
+        """Like a failed host: later plays and the retry file see it."""
+        core_internals.mark_failed(self.tqm, name)
+
+    def set_custom_stat(self, name, value):
+        """The run's custom stat ``name`` (set_stats' kind, for every host)."""
+        core_internals.stats(self.tqm).set_custom_stats(name, value)
+
+    def result_code(self, result, stopped):
+        """The play's result code from the loop's ``result``; ``stopped``: a rollout of the play stopped."""
+        tqm = self.tqm
+        # 2.16's linear loop flags any_errors_fatal with RUN_FAILED_BREAK_PLAY (ending every later
+        # play); 2.17+ only fails the batch. Use the 2.17+ behaviour on every version.
+        result = int(result) & ~tqm.RUN_FAILED_BREAK_PLAY
+        if result == tqm.RUN_OK:
+            if core_internals.unreachable_hosts(tqm):
+                result = tqm.RUN_UNREACHABLE_HOSTS
+            elif stopped or self.iterator.get_failed_hosts() or core_internals.failed_hosts(tqm):
+                result = tqm.RUN_FAILED_HOSTS
+        return result
+
+
+def forget_roles(play, host_name):
+    """Let ``host_name`` run the play's roles again (a later phase), as if it had not run them in this play."""
+    for roles in (getattr(play, 'role_cache', None) or {}).values():
+        for role in roles if isinstance(roles, list) else [roles]:
+            for record in core_internals.role_host_records(role):
+                record.pop(host_name, None)

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
-"""plugin_utils.rollout.admission: the one admission engine of the strategy and the --limit driver, on fakes.
+"""plugin_utils.rollout.admission: the one admission of the strategy and the --limit driver, on fakes.
 
 Batches and sliding windows, the stop rules, maintenance windows and gates on a fake clock, check
 mode, and two runs sharing one budget over an in-memory Lease store (the guarded writes of
@@ -21,16 +21,15 @@ from ansible_collections.nodewright.bridge.plugins.module_utils.planning.rollout
     RolloutScheduler, SlidingWindowScheduler)
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_validation
-from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import admission
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout.admission import FAILED, OK, Admission, Reporter
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import gate_checks
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import budget_lease
 from ansible_collections.nodewright.bridge.tests.unit.plugins.plugin_utils.fake_clock import MONDAY_5PM, FakeClock
 
 DEFAULT = cr_model.DEFAULT_COMPARTMENT
-OK, FAILED = admission.OK, admission.FAILED
 
 
-class Heard(admission.Reporter):
+class Heard(Reporter):
     """Every call the admission makes on its reporter, in order."""
 
     def __init__(self):
@@ -46,7 +45,7 @@ def _recorder(kind):
     return record
 
 
-for _kind in [n for n in vars(admission.Reporter) if not n.startswith('_')]:
+for _kind in [n for n in vars(Reporter) if not n.startswith('_')]:
     setattr(Heard, _kind, _recorder(_kind))
 
 
@@ -61,58 +60,58 @@ def _nodes(count):
 def _batches(count=6, strategy=None, budget=None, **kwargs):
     strategy = strategy or {'fixed': {'initialBatch': 2, 'failureThreshold': 1, 'batchThreshold': 100, 'safetyLimit': 100}}
     scheduler = RolloutScheduler.build(_nodes(count), policy=_policy(strategy, budget or {'count': 2}))
-    return admission.Admission(scheduler, reporter=Heard(), **kwargs)
+    return Admission(scheduler, reporter=Heard(), **kwargs)
 
 
 def test_a_batch_is_scored_when_its_last_node_ends_and_a_failed_batch_stops_the_compartment():
-    engine = _batches()
-    assert engine.admit() == {DEFAULT: ['n1', 'n2']}
-    assert engine.admit() == {}  # a compartment with a batch in flight gets no second one
-    assert engine.finish({'n1': OK}) == []
-    assert engine.flying() == ['n1', 'n2'] and engine.busy
-    [(comp, record)] = engine.finish({'n2': OK})
+    admission = _batches()
+    assert admission.admit() == {DEFAULT: ['n1', 'n2']}
+    assert admission.admit() == {}  # a compartment with a batch in flight gets no second one
+    assert admission.finish({'n1': OK}) == []
+    assert admission.flying() == ['n1', 'n2'] and admission.busy
+    [(comp, record)] = admission.finish({'n2': OK})
     assert comp == DEFAULT and record['number'] == 1 and record['ok'] == ['n1', 'n2'] and not record['failed_batch']
-    assert not engine.busy
-    assert engine.admit() == {DEFAULT: ['n3', 'n4']}
-    [(comp, record)] = engine.finish({'n3': OK, 'n4': FAILED})
+    assert not admission.busy
+    assert admission.admit() == {DEFAULT: ['n3', 'n4']}
+    [(comp, record)] = admission.finish({'n3': OK, 'n4': FAILED})
     assert record['failed_batch'] and record['stopped']
-    assert engine.admit() == {}
-    summary = engine.summary()
+    assert admission.admit() == {}
+    summary = admission.summary()
     assert summary['not_attempted'] == ['n5', 'n6'] and summary['deferred'] is None
-    assert engine.policy_stopped()
-    assert engine.reporter.said('batch_started') == [(DEFAULT, 1, ['n1', 'n2']), (DEFAULT, 2, ['n3', 'n4'])]
-    assert [r['number'] for dummy, r in engine.reporter.said('scored')] == [1, 2]
+    assert admission.policy_stopped()
+    assert admission.reporter.said('batch_started') == [(DEFAULT, 1, ['n1', 'n2']), (DEFAULT, 2, ['n3', 'n4'])]
+    assert [r['number'] for dummy, r in admission.reporter.said('scored')] == [1, 2]
 
 
 def test_an_interrupted_batch_is_scored_with_its_unfinished_nodes_failed():
-    engine = _batches(strategy={'fixed': {'initialBatch': 2}})
-    engine.admit()
-    [(dummy, record)] = engine.finish({'n1': OK, 'n2': FAILED}, unfinished=['n2'])
+    admission = _batches(strategy={'fixed': {'initialBatch': 2}})
+    admission.admit()
+    [(dummy, record)] = admission.finish({'n1': OK, 'n2': FAILED}, unfinished=['n2'])
     assert record['ok'] == ['n1'] and record['failed'] == ['n2']
 
 
 def test_sliding_admits_into_the_room_a_finished_node_leaves():
     scheduler = SlidingWindowScheduler.build(_nodes(4), policy=_policy({'fixed': {'initialBatch': 2}}, {'count': 2}))
     clock = FakeClock()
-    engine = admission.Admission(scheduler, sliding=True, reporter=Heard(), clock=clock)
-    assert engine.admit() == {DEFAULT: ['n1', 'n2']}
-    assert engine.admit() == {}
-    assert engine.finish({'n1': OK}) == []
-    assert engine.admit() == {DEFAULT: ['n3']}
-    assert engine.flying() == ['n2', 'n3']
-    [(dummy, record)] = engine.finish({'n2': OK})
+    admission = Admission(scheduler, sliding=True, reporter=Heard(), clock=clock)
+    assert admission.admit() == {DEFAULT: ['n1', 'n2']}
+    assert admission.admit() == {}
+    assert admission.finish({'n1': OK}) == []
+    assert admission.admit() == {DEFAULT: ['n3']}
+    assert admission.flying() == ['n2', 'n3']
+    [(dummy, record)] = admission.finish({'n2': OK})
     assert record['hosts'] == ['n1', 'n2']
-    assert engine.reporter.said('admitted') == [(DEFAULT, ['n1', 'n2'], 2, 2), (DEFAULT, ['n3'], 2, 2)]
+    assert admission.reporter.said('admitted') == [(DEFAULT, ['n1', 'n2'], 2, 2), (DEFAULT, ['n3'], 2, 2)]
 
 
 def test_halting_stops_what_waits_and_keeps_the_first_reason():
-    engine = _batches(strategy={'fixed': {'initialBatch': 2}})
-    engine.admit()
-    assert engine.halt('any_errors_fatal') == [DEFAULT]
-    assert engine.halt('again') == []
-    engine.finish({'n1': OK, 'n2': OK})
-    assert engine.admit() == {}
-    assert engine.scheduler.compartment(DEFAULT).stop_reason == 'any_errors_fatal'
+    admission = _batches(strategy={'fixed': {'initialBatch': 2}})
+    admission.admit()
+    assert admission.halt('any_errors_fatal') == [DEFAULT]
+    assert admission.halt('again') == []
+    admission.finish({'n1': OK, 'n2': OK})
+    assert admission.admit() == {}
+    assert admission.scheduler.compartment(DEFAULT).stop_reason == 'any_errors_fatal'
 
 
 def _windows(action='wait', timeout=3600, start='18:00', end='20:00'):
@@ -122,21 +121,21 @@ def _windows(action='wait', timeout=3600, start='18:00', end='20:00'):
 
 def test_outside_the_windows_for_good_the_rest_is_deferred_not_stopped():
     clock = FakeClock()
-    engine = _batches(windows=_windows(action='stop'), clock=clock, sleep=clock.sleep)
-    assert engine.admit() == {}
-    assert engine.deferred.startswith('outside the maintenance windows')
-    assert engine.summary()['deferred'] == engine.deferred
-    assert not engine.policy_stopped() and engine.scheduler.stopped
-    assert engine.reporter.said('deferred') == [('DEFERRED', engine.deferred, 'the next run')]
+    admission = _batches(windows=_windows(action='stop'), clock=clock, sleep=clock.sleep)
+    assert admission.admit() == {}
+    assert admission.deferred.startswith('outside the maintenance windows')
+    assert admission.summary()['deferred'] == admission.deferred
+    assert not admission.policy_stopped() and admission.scheduler.stopped
+    assert admission.reporter.said('deferred') == [('DEFERRED', admission.deferred, 'the next run')]
     assert clock.sleeps == []
 
 
 def test_a_batch_waits_for_its_window_and_then_starts():
     clock = FakeClock()
-    engine = _batches(windows=_windows(timeout=7200), clock=clock, sleep=clock.sleep)
-    assert engine.admit() == {DEFAULT: ['n1', 'n2']}
+    admission = _batches(windows=_windows(timeout=7200), clock=clock, sleep=clock.sleep)
+    assert admission.admit() == {DEFAULT: ['n1', 'n2']}
     assert clock.now == MONDAY_5PM + 3600  # 18:00
-    assert engine.reporter.said('waiting')[0][0] is None
+    assert admission.reporter.said('waiting')[0][0] is None
 
 
 class BlockingGates(object):
@@ -159,19 +158,19 @@ class _ListingKube(object):
 
 def test_a_gate_blocked_past_its_timeout_stops_the_rollout():
     clock = FakeClock()
-    engine = _batches(gates=BlockingGates(clock).gates, clock=clock, sleep=clock.sleep)
-    assert engine.admit() == {}
-    reason = engine.scheduler.compartment(DEFAULT).stop_reason
+    admission = _batches(gates=BlockingGates(clock).gates, clock=clock, sleep=clock.sleep)
+    assert admission.admit() == {}
+    reason = admission.scheduler.compartment(DEFAULT).stop_reason
     assert reason.startswith('gate max_not_ready: 2 nodes NotReady') and reason.endswith('(waited 60 s)')
-    assert engine.policy_stopped() and engine.deferred is None
+    assert admission.policy_stopped() and admission.deferred is None
     assert clock.sleeps == [20, 20, 20]
 
 
 def test_check_mode_says_what_would_hold_the_rollout_and_waits_for_nothing():
     clock = FakeClock()
-    engine = _batches(gates=BlockingGates(clock).gates, clock=clock, sleep=clock.sleep, check_mode=True)
-    assert engine.admit() == {DEFAULT: ['n1', 'n2']}
-    assert [r[0][:26] for r in engine.reporter.said('would_wait')] == ['gate max_not_ready: 2 node']
+    admission = _batches(gates=BlockingGates(clock).gates, clock=clock, sleep=clock.sleep, check_mode=True)
+    assert admission.admit() == {DEFAULT: ['n1', 'n2']}
+    assert [r[0][:26] for r in admission.reporter.said('would_wait')] == ['gate max_not_ready: 2 node']
     assert clock.sleeps == []
 
 
@@ -179,15 +178,15 @@ def test_a_sliding_window_with_nodes_in_flight_only_looks_at_the_gates():
     clock = FakeClock()
     scheduler = SlidingWindowScheduler.build(_nodes(4), policy=_policy({'fixed': {'initialBatch': 2}}, {'count': 2}))
     blocked = BlockingGates(clock, not_ready=())
-    engine = admission.Admission(scheduler, sliding=True, reporter=Heard(), gates=blocked.gates, clock=clock,
-                                 sleep=clock.sleep)
-    assert engine.admit() == {DEFAULT: ['n1', 'n2']}
+    admission = Admission(scheduler, sliding=True, reporter=Heard(), gates=blocked.gates, clock=clock,
+                          sleep=clock.sleep)
+    assert admission.admit() == {DEFAULT: ['n1', 'n2']}
     blocked.gates._kube.nodes.append({'metadata': {'name': 'x'}, 'status': {'conditions': [{'type': 'Ready', 'status': 'False'}]}})
-    engine.finish({'n1': OK})
+    admission.finish({'n1': OK})
     clock.now += 20
-    assert engine.admit() == {}  # blocked: nothing more starts while n2 runs, and nothing waits
+    assert admission.admit() == {}  # blocked: nothing more starts while n2 runs, and nothing waits
     assert clock.sleeps == []
-    assert 'admitting nothing while gate max_not_ready' in engine.reporter.said('waiting')[-1][1]
+    assert 'admitting nothing while gate max_not_ready' in admission.reporter.said('waiting')[-1][1]
 
 
 def _two_compartment_scheduler():
@@ -201,32 +200,32 @@ def _two_compartment_scheduler():
 
 
 def _two_compartments(**kwargs):
-    return admission.Admission(_two_compartment_scheduler(), reporter=Heard(), **kwargs)
+    return Admission(_two_compartment_scheduler(), reporter=Heard(), **kwargs)
 
 
 def test_independent_compartments_start_their_next_batch_while_others_run():
-    engine = _two_compartments(independent=True)
-    assert engine.admit() == {'a': ['n1'], 'b': ['m1']}
-    engine.finish({'n1': OK})  # a scored; b's batch still runs
-    assert engine.admit() == {'a': ['n2']}
-    assert sorted(engine.flying()) == ['m1', 'n2']
-    engine.finish({'n2': OK})
-    assert engine.admit() == {'a': ['n3']}
-    engine.finish({'m1': OK})
-    assert engine.admit() == {'b': ['m2']}
+    admission = _two_compartments(independent=True)
+    assert admission.admit() == {'a': ['n1'], 'b': ['m1']}
+    admission.finish({'n1': OK})  # a scored; b's batch still runs
+    assert admission.admit() == {'a': ['n2']}
+    assert sorted(admission.flying()) == ['m1', 'n2']
+    admission.finish({'n2': OK})
+    assert admission.admit() == {'a': ['n3']}
+    admission.finish({'m1': OK})
+    assert admission.admit() == {'b': ['m2']}
 
 
 def test_independent_compartments_only_look_at_the_gates_while_a_batch_runs():
     clock = FakeClock()
     blocked = BlockingGates(clock, not_ready=())
-    engine = _two_compartments(independent=True, gates=blocked.gates, clock=clock, sleep=clock.sleep)
-    assert engine.admit() == {'a': ['n1'], 'b': ['m1']}
+    admission = _two_compartments(independent=True, gates=blocked.gates, clock=clock, sleep=clock.sleep)
+    assert admission.admit() == {'a': ['n1'], 'b': ['m1']}
     blocked.gates._kube.nodes.append({'metadata': {'name': 'x'}, 'status': {'conditions': [{'type': 'Ready', 'status': 'False'}]}})
-    engine.finish({'n1': OK})
+    admission.finish({'n1': OK})
     clock.now += 20
-    assert engine.admit() == {}  # blocked: a's next batch waits, and nothing waits while m1 runs
+    assert admission.admit() == {}  # blocked: a's next batch waits, and nothing waits while m1 runs
     assert clock.sleeps == []
-    assert 'admitting nothing while gate max_not_ready' in engine.reporter.said('waiting')[-1][1]
+    assert 'admitting nothing while gate max_not_ready' in admission.reporter.said('waiting')[-1][1]
 
 
 # ---------------------------------------------------------------------------- two runs, one shared budget
@@ -267,7 +266,7 @@ def _run(store, run, clock, ending=lambda: False):
     rules = dict((r.name, budget_rules.Rules.of(r)) for r in scheduler.rollouts)
     budget = budget_lease.SharedBudget(store, 'skyhook', 'gpu', 'batch', rules, key='gpu', run=run, clock=clock,
                                        sleep=clock.sleep)
-    return admission.Admission(scheduler, reporter=Heard(), budget=budget, clock=clock, sleep=clock.sleep, ending=ending)
+    return Admission(scheduler, reporter=Heard(), budget=budget, clock=clock, sleep=clock.sleep, ending=ending)
 
 
 def test_two_runs_share_the_fleets_batches_and_each_skips_what_the_other_finished():
@@ -300,8 +299,8 @@ def test_two_runs_with_independent_compartments_share_each_compartments_batch():
         rules = dict((r.name, budget_rules.Rules.of(r)) for r in scheduler.rollouts)
         budget = budget_lease.SharedBudget(store, 'skyhook', 'gpu', 'batch', rules, key='gpu', run=run, clock=clock,
                                            sleep=clock.sleep)
-        runs.append(admission.Admission(scheduler, reporter=Heard(), budget=budget, clock=clock, sleep=clock.sleep,
-                                        independent=True, ending=lambda: bool(clock.sleeps)))
+        runs.append(Admission(scheduler, reporter=Heard(), budget=budget, clock=clock, sleep=clock.sleep,
+                              independent=True, ending=lambda: bool(clock.sleeps)))
     first, second = runs
     assert first.join() and second.join()
     assert first.admit() == {'a': ['n1'], 'b': ['m1']}
@@ -327,11 +326,11 @@ def test_a_budget_that_cannot_be_written_stops_the_rollout_with_its_reason():
         def get_lease(self, namespace, name):
             raise kube_api.KubeError('get lease: forbidden', 403)
     clock = FakeClock()
-    engine = _run(Refusing(), 'run-a', clock)
-    assert not engine.join()
-    assert engine.budget is None and engine.budget_failure.startswith('shared budget: the shared budget (lease skyhook/')
-    assert engine.admit() == {} and engine.policy_stopped()
-    assert engine.reporter.said('error') == [(engine.budget_failure,)]
+    admission = _run(Refusing(), 'run-a', clock)
+    assert not admission.join()
+    assert admission.budget is None and admission.budget_failure.startswith('shared budget: the shared budget (lease skyhook/')
+    assert admission.admit() == {} and admission.policy_stopped()
+    assert admission.reporter.said('error') == [(admission.budget_failure,)]
 
 
 # --------------------------------------------------------------------------- nodes that wait for their protected pods
@@ -341,75 +340,75 @@ def _fixed(count, size, **kwargs):
 
 
 def test_a_parked_node_gives_its_slot_to_the_next_node_and_takes_one_again_before_any_fresh_node():
-    engine = _fixed(7, 3)
-    assert engine.admit() == {DEFAULT: ['n1', 'n2', 'n3']}
+    admission = _fixed(7, 3)
+    assert admission.admit() == {DEFAULT: ['n1', 'n2', 'n3']}
     # n1 waits for its training pod: n4 takes its slot in batch 1 at once
-    assert engine.park('n1', ['ml/train-0'], '2026-12-06T23:00:00Z') == {DEFAULT: ['n4']}
-    assert engine.flying() == ['n2', 'n3', 'n4', 'n1'] and engine.busy
-    assert engine.reporter.said('parked') == [(DEFAULT, 'n1', ['ml/train-0'], ['n4'])]
-    [(dummy, record)] = engine.finish({'n2': OK, 'n3': OK, 'n4': OK})
+    assert admission.park('n1', ['ml/train-0'], '2026-12-06T23:00:00Z') == {DEFAULT: ['n4']}
+    assert admission.flying() == ['n2', 'n3', 'n4', 'n1'] and admission.busy
+    assert admission.reporter.said('parked') == [(DEFAULT, 'n1', ['ml/train-0'], ['n4'])]
+    [(dummy, record)] = admission.finish({'n2': OK, 'n3': OK, 'n4': OK})
     assert record['hosts'] == ['n2', 'n3', 'n4'] and record['parked'] == ['n1'] and record['size'] == 3
     assert not record['failed_batch']
-    assert engine.admit() == {DEFAULT: ['n5', 'n6', 'n7']}
+    assert admission.admit() == {DEFAULT: ['n5', 'n6', 'n7']}
     # its pods finished: it waits for the next batch, at its front; its task is told only then
-    engine.rejoin('n1')
-    assert engine.take_answers() == []
-    engine.finish({'n5': OK, 'n6': OK, 'n7': OK})
-    assert engine.admit() == {DEFAULT: ['n1']}
-    assert engine.take_answers() == [('n1', True, '')]
-    [(dummy, record)] = engine.finish({'n1': OK})
+    admission.rejoin('n1')
+    assert admission.take_answers() == []
+    admission.finish({'n5': OK, 'n6': OK, 'n7': OK})
+    assert admission.admit() == {DEFAULT: ['n1']}
+    assert admission.take_answers() == [('n1', True, '')]
+    [(dummy, record)] = admission.finish({'n1': OK})
     assert record['hosts'] == ['n1'] and record['number'] == 3
-    summary = engine.summary()['compartments'][0]
+    summary = admission.summary()['compartments'][0]
     assert summary['completed'] == 7 and summary['failed'] == 0 and summary['parked'] == []
-    assert not engine.busy
+    assert not admission.busy
 
 
 def test_a_node_that_rejoins_goes_before_fresh_nodes_and_a_batch_whose_nodes_all_parked_is_not_judged():
-    engine = _fixed(4, 1)
-    assert engine.admit() == {DEFAULT: ['n1']}
-    assert engine.park('n1') == {DEFAULT: ['n2']}
-    assert engine.park('n2') == {DEFAULT: ['n3']}
-    engine.rejoin('n1')
-    [(dummy, record)] = engine.finish({'n3': OK})
+    admission = _fixed(4, 1)
+    assert admission.admit() == {DEFAULT: ['n1']}
+    assert admission.park('n1') == {DEFAULT: ['n2']}
+    assert admission.park('n2') == {DEFAULT: ['n3']}
+    admission.rejoin('n1')
+    [(dummy, record)] = admission.finish({'n3': OK})
     assert record['parked'] == ['n1', 'n2'] and record['hosts'] == ['n3']
-    assert engine.admit() == {DEFAULT: ['n1']}  # before n4
-    assert engine.take_answers() == [('n1', True, '')]
-    engine.finish({'n1': OK})
-    assert engine.admit() == {DEFAULT: ['n4']}
+    assert admission.admit() == {DEFAULT: ['n1']}  # before n4
+    assert admission.take_answers() == [('n1', True, '')]
+    admission.finish({'n1': OK})
+    assert admission.admit() == {DEFAULT: ['n4']}
     # the last fresh node parks too, and nothing is left to take its slot: the batch ends, not judged
-    assert engine.park('n4') == {}
-    [(dummy, empty)] = engine.reporter.said('scored')[-1:]
+    assert admission.park('n4') == {}
+    [(dummy, empty)] = admission.reporter.said('scored')[-1:]
     assert empty['hosts'] == [] and empty['parked'] == ['n4'] and not empty['failed_batch']
-    rollout = engine.scheduler.compartment(DEFAULT)
+    rollout = admission.scheduler.compartment(DEFAULT)
     assert rollout.consecutive_failures == 0 and rollout.last_batch_size == 1
-    assert engine.busy and not rollout.done  # two nodes still wait for their pods
-    engine.rejoin('n2')
-    assert engine.admit() == {DEFAULT: ['n2']}
+    assert admission.busy and not rollout.done  # two nodes still wait for their pods
+    admission.rejoin('n2')
+    assert admission.admit() == {DEFAULT: ['n2']}
 
 
 def test_a_stopped_rollout_tells_its_waiting_nodes_once_and_a_parked_node_that_fails_is_counted_without_a_batch():
-    engine = _batches(6, strategy={'fixed': {'initialBatch': 2, 'failureThreshold': 1, 'safetyLimit': 100}},
-                      independent=True)
-    engine.admit()
-    assert engine.park('n1') == {DEFAULT: ['n3']}
-    engine.finish({'n2': FAILED, 'n3': FAILED})  # a failed batch: the compartment stops
-    assert engine.admit() == {}
-    [(name, go, reason)] = engine.take_answers()
+    admission = _batches(6, strategy={'fixed': {'initialBatch': 2, 'failureThreshold': 1, 'safetyLimit': 100}},
+                         independent=True)
+    admission.admit()
+    assert admission.park('n1') == {DEFAULT: ['n3']}
+    admission.finish({'n2': FAILED, 'n3': FAILED})  # a failed batch: the compartment stops
+    assert admission.admit() == {}
+    [(name, go, reason)] = admission.take_answers()
     assert name == 'n1' and go is False and 'stopped' in reason and 'before node n1 took a batch slot again' in reason
-    assert engine.admit() == {} and engine.take_answers() == []  # told once
-    [(comp, settled)] = engine.finish({'n1': FAILED})  # its task ends: failed, counted, no batch judged
+    assert admission.admit() == {} and admission.take_answers() == []  # told once
+    [(comp, settled)] = admission.finish({'n1': FAILED})  # its task ends: failed, counted, no batch judged
     assert comp == DEFAULT and settled == {'hosts': ['n1'], 'ok': [], 'failed': ['n1'], 'removed': [], 'settled': True}
-    assert engine.scheduler.compartment(DEFAULT).failed == 3 and not engine.busy
+    assert admission.scheduler.compartment(DEFAULT).failed == 3 and not admission.busy
 
 
 def test_a_park_that_comes_after_its_batch_or_outside_batches_changes_nothing_and_its_rejoin_goes_on():
-    engine = _fixed(3, 2)
-    engine.admit()
-    assert engine.park('n3') == {}  # not in a batch in flight
-    engine.rejoin('n3')
-    assert engine.take_answers() == [('n3', True, '')]
+    admission = _fixed(3, 2)
+    admission.admit()
+    assert admission.park('n3') == {}  # not in a batch in flight
+    admission.rejoin('n3')
+    assert admission.take_answers() == [('n3', True, '')]
     windows = SlidingWindowScheduler.build(_nodes(2), policy=_policy({'fixed': {'initialBatch': 1}}, {'count': 1}))
-    sliding = admission.Admission(windows, sliding=True)
+    sliding = Admission(windows, sliding=True)
     sliding.admit()
     assert sliding.park('n1') == {} and sliding.flying() == ['n1']
 
