@@ -20,8 +20,13 @@ description:
   - Writes the rollout timeline, an HTML page drawn from the same report, when O(report_html) is set.
   - An aggregate callback; it works next to any stdout callback (including AWX's).
   - The strategy shares its batch state through the collection's C(plugin_utils) (ansible-core 2.19+
-    only dispatches the standard callback events), so this callback has nothing to do in plays that
+    only dispatches the standard callback events), so this callback prints nothing for plays that
     use other strategies.
+  - When a play starts, in C(ansible-playbook) before the play's workers fork, it loads once what each
+    of the collection's cluster tasks would otherwise load in its own worker (the cluster modules' code,
+    the C(kubernetes) client, the templating plugins); the C(nodewright.bridge.budgeted) strategy does the same
+    for its plays, so this matters for plays of other strategies (the C(nodewright.bridge.apply) playbook's
+    plan and report plays, the maintenance role's plays).
 author:
   - nodewright.bridge contributors (@nodewright)
 requirements:
@@ -55,6 +60,7 @@ import os
 
 from ansible.plugins.callback import CallbackBase
 
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution import venue
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.reporting import rollout_state
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.reporting import rollout_timeline
 
@@ -131,6 +137,11 @@ class CallbackModule(CallbackBase):
         self._write_report()
 
     # ------------------------------------------------------------------ standard events
+
+    def v2_playbook_on_play_start(self, play):
+        # in ansible-playbook, before the play's workers fork: what every cluster task's worker would load for
+        # itself is loaded once here and inherited (docs/in-process.md); an explicit event, never an import
+        venue.prepare_parent()
 
     def v2_playbook_on_stats(self, stats):
         all_rollouts = self.bus.rollouts()

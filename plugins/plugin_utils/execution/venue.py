@@ -20,7 +20,8 @@ rather than a forked worker, where ansible-core's worker is the shape task_threa
 
 The action plugins make one call (``run``). The budgeted strategy holds a ``PlayVenue``: ``start``
 when a play starts (what the workers share is loaded, the engine forked), ``queueing`` around each
-task it queues, ``stop`` when the play ends. Importing this file loads nothing and starts nothing.
+task it queues, ``stop`` when the play ends; the rollout callback calls ``prepare_parent`` when a play
+of another strategy starts. Importing this file loads nothing and starts nothing.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -108,6 +109,18 @@ def load_module_code():
         module.import_code()
 
 
+def prepare_parent():
+    """Load, in ansible-playbook before a play's workers fork, what each cluster task's worker would load for
+    itself: the cluster modules' code, the ``kubernetes`` client classes and the templating plugins. Called when a
+    play starts (the budgeted strategy's PlayVenue.start; the rollout callback for plays of other strategies);
+    loading twice costs nothing. Never raises: it is an optimisation."""
+    try:
+        load_module_code()
+    except Exception:  # pylint: disable=broad-except
+        pass  # a worker imports its module's code itself, and reports what fails there
+    fork_preload.before_fork()
+
+
 class PlayVenue(object):
     """The execution side of one play of the budgeted strategy: what its workers share, its sequence engine."""
 
@@ -121,8 +134,7 @@ class PlayVenue(object):
 
         ``fork_lock``: held while forking the engine (Ansible's display lock, as its workers do).
         """
-        load_module_code()
-        fork_preload.before_fork()
+        prepare_parent()
         # Every worker is a fork of this process and lives as long as its host's task (a node's
         # whole update). Python's collector walks every object a process holds and so writes to
         # (copies) the pages they are on: freezing what exists now keeps them shared with the
