@@ -22,6 +22,7 @@ import types
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import api_generation
 from ansible_collections.nodewright.bridge.plugins.module_utils.model.constants import NODEWRIGHT_GROUP, SKYHOOK_GROUP, VERSION
 from ansible_collections.nodewright.bridge.plugins.module_utils.api.kube_transport import NotFound, describe
+from ansible_collections.nodewright.bridge.plugins.module_utils.api.client_state import ClientPart
 
 
 GROUP_VERSIONS = types.MappingProxyType({SKYHOOK_GROUP: VERSION, NODEWRIGHT_GROUP: VERSION})
@@ -38,20 +39,19 @@ def not_found(what, name, host, places):
                     % (what, name, host, ', '.join('%s.%s' % (plural, group) for group, plural in places)), 404)
 
 
-class CRsAPI(object):
-    """The CR and DeploymentPolicy requests of ``client``, the ``kube.Kube`` it is part of, through its transport.
+class CRsAPI(ClientPart):
+    """The CR and DeploymentPolicy requests of a ``kube.Kube``, through its transport.
 
-    Of its client it reads at each use: its ``live_crs`` (the long-lived process's watches, or None) and ``host``;
+    From the state it shares with the client (client_state.py) at each use: the ``live_crs`` (the long-lived
+    process's watches, or None);
     the generation the client speaks is ``generation_api``'s (generation.py).
     """
 
-    def __init__(self, client, generation_api):
-        self.client = client
+    def __init__(self, state, generation_api):
+        super(CRsAPI, self).__init__(state)
         self.generation_api = generation_api
-        self.call, self.custom = client.transport.call, client.transport.custom
+        self.custom = self.transport.custom
 
-    host = property(lambda self: self.client.host)
-    live_crs = property(lambda self: self.client.live_crs)
     generation = property(lambda self: self.generation_api.generation)
 
     def _get_first(self, what, name, places):

@@ -21,6 +21,7 @@ import socket
 import time
 
 from ansible_collections.nodewright.bridge.plugins.module_utils.api.kube_transport import KubeError, describe
+from ansible_collections.nodewright.bridge.plugins.module_utils.api.client_state import ClientPart
 
 
 # Where the Events on nodes go. The API server takes an Event about a cluster-scoped object (a
@@ -34,21 +35,17 @@ EVENT_COMPONENT = 'nodewright.bridge'
 EVENT_TIMEOUT = 5
 
 
-class EventsAPI(object):
-    """The Event requests of ``client``, the ``kube.Kube`` it is part of; a node's uid from ``nodes_api`` (nodes.py).
+class EventsAPI(ClientPart):
+    """The Event requests of a ``kube.Kube``; a node's uid from ``nodes_api`` (nodes.py).
 
-    Of its client it reads at each use: the ``session`` (the Event failures, the node copies), the ``host``, the
-    ``request_timeout``.
+    From the state it shares with the client (client_state.py) at each use: the ``session`` (the Event failures,
+    the node copies); from the transport the ``host``, the ``request_timeout``.
     """
 
-    def __init__(self, client, nodes_api):
-        self.client = client
+    def __init__(self, state, nodes_api):
+        super(EventsAPI, self).__init__(state)
         self.nodes_api = nodes_api
-        self.call, self.core = client.transport.call, client.transport.core
-
-    session = property(lambda self: self.client.session)
-    host = property(lambda self: self.client.host)
-    request_timeout = property(lambda self: self.client.request_timeout)
+        self.core = self.transport.core
 
     def node_event(self, node_name, reason, message, event_type='Normal', namespace=EVENT_NAMESPACE):
         """Leave a core/v1 Event on the node, reported by nodewright.bridge; best effort.

@@ -19,25 +19,23 @@ __metaclass__ = type
 
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import api_generation
 from ansible_collections.nodewright.bridge.plugins.module_utils.api.kube_transport import KubeError, NotFound, describe
+from ansible_collections.nodewright.bridge.plugins.module_utils.api.client_state import ClientPart
 
 
-class GenerationAPI(object):
-    """The generation ``client`` (the ``kube.Kube`` it is part of) speaks, its reason, and the evidence for ``auto``.
+class GenerationAPI(ClientPart):
+    """The generation a ``kube.Kube`` speaks, its reason, and the evidence for ``auto``.
 
-    Of its client it reads its ``params`` and, at each use, its ``host`` and ``live_crs`` (the long-lived process's
-    detections); the operator's leases through ``leases_api`` (leases.py).
+    From the state it shares with the client (client_state.py): the ``params`` and, at each use, the ``host`` and
+    ``live_crs`` (the long-lived process's detections); the operator's leases through ``leases_api`` (leases.py).
     """
 
-    def __init__(self, client, leases_api):
-        self.client = client
+    def __init__(self, state, leases_api):
+        super(GenerationAPI, self).__init__(state)
         self.leases_api = leases_api
-        self.params = client.params
-        self.call, self.custom = client.transport.call, client.transport.custom
+        self.params = state.params
+        self.custom = self.transport.custom
         self._generation = None
         self.generation_reason = None  # why ``generation`` is what it is, once known
-
-    host = property(lambda self: self.client.host)
-    live_crs = property(lambda self: self.client.live_crs)
 
     @property
     def generation(self):

@@ -34,6 +34,7 @@ from ansible_collections.nodewright.bridge.plugins.module_utils.api.kube_transpo
     has_kubernetes, own_temp_files, preload, resource_version_number, unchecked)
 from ansible_collections.nodewright.bridge.plugins.module_utils.api.session import (  # noqa: F401 # pylint: disable=unused-import
     CONFIGMAP_CACHE_SIZE, NODE_CACHE_SIZE, KubeSession, RecentCache)
+from ansible_collections.nodewright.bridge.plugins.module_utils.api.client_state import ClientState
 from ansible_collections.nodewright.bridge.plugins.module_utils.api.nodes import NodesAPI
 from ansible_collections.nodewright.bridge.plugins.module_utils.api.workloads import (  # noqa: F401 # pylint: disable=unused-import
     LOG_RETRY_SECONDS, ConfigMapsAPI, WorkloadsAPI)
@@ -55,9 +56,9 @@ class Kube(object):
     Its requests go through ``transport`` (a KubeTransport over the session's client for ``params``).
 
     Each resource's requests are a part's (``nodes_api``, ``workloads_api``, ...: a module each), which this
-    client's methods call. A part is given this client and reads from it, at each use, what its owner may change
-    (``session``, ``live_crs``) and what all parts share (``host``, ``warnings``); the other parts it needs are
-    given to it here.
+    client's methods call. A part is given the state it shares with this client (``state``, client_state.py) and
+    reads from it, at each use, what the owner may change (``session``, ``live_crs``) and what all parts share
+    (the transport, ``warnings``); the other parts it needs are given to it here.
     """
 
     def __init__(self, params, live_crs=None, session=None):
@@ -65,26 +66,30 @@ class Kube(object):
             session = getattr(live_crs, 'session', None)
         if session is None:
             session = KubeSession()
-        self.session = session
         self.params = params
         self.transport = transport_for(params, session)
+        # what the parts read at each use (client_state.py): the session, the LiveCRs of a long-lived process (the
+        # sequence engine: get_cr answers from its watches), the warnings for the module's result that no request
+        # failed on (a best-effort write refused)
+        self.state = ClientState(params, self.transport, session, live_crs)
         # the typed APIs of the session's client (kube_transport: CoreV1Api, CustomObjectsApi...)
         self.configuration, self.api_client = self.transport.configuration, self.transport.api_client
         self.core, self.policy, self.custom = self.transport.core, self.transport.policy, self.transport.custom
         self.coordination, self.batch = self.transport.coordination, self.transport.batch
-        # LiveCRs of a long-lived process (the sequence engine): get_cr answers from its watches
-        self.live_crs = live_crs
-        # warnings for the module's result that no request failed on (a best-effort write refused)
-        self.warnings = []
         # the parts, by resource
-        self.leases_api = LeasesAPI(self)
-        self.generation_api = GenerationAPI(self, self.leases_api)
-        self.nodes_api = NodesAPI(self, self.generation_api)
-        self.events_api = EventsAPI(self, self.nodes_api)
-        self.workloads_api = WorkloadsAPI(self)
-        self.configmaps_api = ConfigMapsAPI(self)
-        self.crs_api = CRsAPI(self, self.generation_api)
-        self.watches_api = WatchesAPI(self, self.nodes_api)
+        self.leases_api = LeasesAPI(self.state)
+        self.generation_api = GenerationAPI(self.state, self.leases_api)
+        self.nodes_api = NodesAPI(self.state, self.generation_api)
+        self.events_api = EventsAPI(self.state, self.nodes_api)
+        self.workloads_api = WorkloadsAPI(self.state)
+        self.configmaps_api = ConfigMapsAPI(self.state)
+        self.crs_api = CRsAPI(self.state, self.generation_api)
+        self.watches_api = WatchesAPI(self.state, self.nodes_api)
+
+    # what the client's owner may change after building it (a status keeper hands it its session and live CRs)
+    session = property(lambda self: self.state.session, lambda self, value: setattr(self.state, 'session', value))
+    live_crs = property(lambda self: self.state.live_crs, lambda self, value: setattr(self.state, 'live_crs', value))
+    warnings = property(lambda self: self.state.warnings, lambda self, value: setattr(self.state, 'warnings', value))
 
     # ------------------------------------------------------------------ the transport's part (kube_transport)
 
@@ -129,9 +134,6 @@ class Kube(object):
         return self.generation_api.generation_evidence(option=option, cr_name=cr_name, nodes=nodes)
 
     # ------------------------------------------------------------------ nodes (nodes.py)
-
-    def _node_key(self, name):
-        return self.nodes_api.node_key(name)
 
     def get_node(self, name):
         return self.nodes_api.get_node(name)

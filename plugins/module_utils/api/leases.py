@@ -17,13 +17,15 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.nodewright.bridge.plugins.module_utils.api.kube_transport import describe
+from ansible_collections.nodewright.bridge.plugins.module_utils.api.client_state import ClientPart
 
 
-class LeasesAPI(object):
-    """The Lease requests of ``client``, the ``kube.Kube`` it is part of, through the client's transport."""
+class LeasesAPI(ClientPart):
+    """The Lease requests of a ``kube.Kube`` (``state``: what it shares with its parts, client_state.py)."""
 
-    def __init__(self, client):
-        self.call, self.coordination = client.transport.call, client.transport.coordination
+    def __init__(self, state):
+        super(LeasesAPI, self).__init__(state)
+        self.coordination = self.transport.coordination
 
     def get_lease(self, namespace, name):
         return self.call(describe('get', 'lease', name, namespace), self.coordination.read_namespaced_lease, name, namespace)

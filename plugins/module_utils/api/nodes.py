@@ -22,24 +22,22 @@ import os
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import api_generation
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_annotations
 from ansible_collections.nodewright.bridge.plugins.module_utils.api.kube_transport import Conflict, KubeError, NodeGone, NotFound, describe, newer
+from ansible_collections.nodewright.bridge.plugins.module_utils.api.client_state import ClientPart
 
 
-class NodesAPI(object):
-    """The node requests of ``client``, the ``kube.Kube`` it is part of, through the client's transport.
+class NodesAPI(ClientPart):
+    """The node requests of a ``kube.Kube``, through its transport.
 
-    Of its client it reads at each use what may change: the ``session`` (node copies, node locks, the status
-    writes refused: its owner may hand the client another), the ``host``, the ``warnings`` it adds to. The
+    From the state it shares with the client (client_state.py) at each use: the ``session`` (node copies, node
+    locks, the status writes refused: its owner may hand the client another), the ``warnings`` it adds to. The
     generation the client speaks is ``generation_api``'s (generation.py), decided on its first need.
     """
 
-    def __init__(self, client, generation_api):
-        self.client = client
+    def __init__(self, state, generation_api):
+        super(NodesAPI, self).__init__(state)
         self.generation_api = generation_api
-        self.call, self.core = client.transport.call, client.transport.core
+        self.core = self.transport.core
 
-    session = property(lambda self: self.client.session)
-    host = property(lambda self: self.client.host)
-    warnings = property(lambda self: self.client.warnings)
     generation = property(lambda self: self.generation_api.generation)
 
     def node_key(self, name):

@@ -29,6 +29,7 @@ from ansible_collections.nodewright.bridge.plugins.module_utils.api.crs import C
 from ansible_collections.nodewright.bridge.plugins.module_utils.api.kube_transport import (
     KubeError, KubeTransport, NotFound, SharedWatch, connection_params, newer, resource_version_number)
 from ansible_collections.nodewright.bridge.plugins.module_utils.api.session import KubeSession
+from ansible_collections.nodewright.bridge.plugins.module_utils.api.client_state import ClientPart
 
 
 # The kinds a long-lived process watches once per namespace for all its waits by name (LiveCRs.shared_watch).
@@ -68,20 +69,17 @@ def transport_for(params, session):
     return KubeTransport(params, session.clients, lister=list_method)
 
 
-class WatchesAPI(object):
-    """The waits of ``client``, the ``kube.Kube`` it is part of: its transport's loop, or its ``live_crs``' shared watch.
+class WatchesAPI(ClientPart):
+    """The waits of a ``kube.Kube``: its transport's loop, or its ``live_crs``' shared watch.
 
-    Of its client it reads at each use: its ``live_crs`` (the long-lived process's watches, or None) and ``host``;
+    From the state it shares with the client (client_state.py) at each use: the ``live_crs`` (the long-lived
+    process's watches, or None);
     a node gone is ``nodes_api``'s NodeGone (nodes.py).
     """
 
-    def __init__(self, client, nodes_api):
-        self.client = client
+    def __init__(self, state, nodes_api):
+        super(WatchesAPI, self).__init__(state)
         self.nodes_api = nodes_api
-        self.transport = client.transport
-
-    host = property(lambda self: self.client.host)
-    live_crs = property(lambda self: self.client.live_crs)
 
     def watch_node(self, name, predicate, timeout, what):
         """``watch_until`` of one node: ``predicate(node)``; raises NodeGone ("node deleted") when it disappears."""

@@ -22,18 +22,19 @@ import time
 
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import drain_rules
 from ansible_collections.nodewright.bridge.plugins.module_utils.api.kube_transport import Conflict, KubeError, NotFound, describe
+from ansible_collections.nodewright.bridge.plugins.module_utils.api.client_state import ClientPart
 
 
 # how long a container log read is retried (Kube.pod_log): a gone kubelet must not cost an outage's wait
 LOG_RETRY_SECONDS = 10
 
 
-class WorkloadsAPI(object):
-    """The pod, PDB and Job requests of ``client``, the ``kube.Kube`` it is part of, through the client's transport."""
+class WorkloadsAPI(ClientPart):
+    """The pod, PDB and Job requests of a ``kube.Kube``, through its transport."""
 
-    def __init__(self, client):
-        transport = client.transport
-        self.call, self.core, self.policy, self.batch = transport.call, transport.core, transport.policy, transport.batch
+    def __init__(self, state):
+        super(WorkloadsAPI, self).__init__(state)
+        self.core, self.policy, self.batch = self.transport.core, self.transport.policy, self.transport.batch
 
     def list_pods(self, namespace=None, field_selector=None, label_selector=None):
         kwargs = {}
@@ -153,18 +154,16 @@ class WorkloadsAPI(object):
                                     name, namespace, body)
 
 
-class ConfigMapsAPI(object):
-    """The ConfigMap requests of ``client``, the ``kube.Kube`` it is part of, through the client's transport.
+class ConfigMapsAPI(ClientPart):
+    """The ConfigMap requests of a ``kube.Kube``, through its transport.
 
-    Of its client it reads at each use: the ``session`` (the ConfigMaps seen, the writers' turns), the ``host``.
+    From the state it shares with the client (client_state.py) at each use: the ``session`` (the ConfigMaps seen,
+    the writers' turns).
     """
 
-    def __init__(self, client):
-        self.client = client
-        self.call, self.core = client.transport.call, client.transport.core
-
-    session = property(lambda self: self.client.session)
-    host = property(lambda self: self.client.host)
+    def __init__(self, state):
+        super(ConfigMapsAPI, self).__init__(state)
+        self.core = self.transport.core
 
     def list_configmaps(self, namespace, label_selector=None):
         kwargs = {'label_selector': label_selector} if label_selector else {}

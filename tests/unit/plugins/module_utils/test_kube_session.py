@@ -89,7 +89,7 @@ def test_a_session_beyond_its_node_bound_reads_an_evicted_node_again_never_a_sta
     for number, name in enumerate(('n1', 'n2', 'n3')):
         server.reply('GET', '/api/v1/nodes/%s' % name, body=node(name, 10 + number))
         kube.get_node(name)
-    assert len(kube.session.nodes) == 2 and kube.session.nodes.get(kube._node_key('n1')) is None
+    assert len(kube.session.nodes) == 2 and kube.session.nodes.get(kube.nodes_api.node_key('n1')) is None
     # n1 was read at version 10 and dropped; the server has 15 now: the write starts from a fresh read
     server.reply('GET', '/api/v1/nodes/n1', body=node('n1', 15))
     server.reply('PATCH', '/api/v1/nodes/n1', body=node('n1', 16, labels={'x': 'y'}))
