@@ -61,6 +61,7 @@ import os
 from ansible.plugins.callback import CallbackBase
 
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution import venue
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution import core_internals
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.reporting import rollout_state
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.reporting import rollout_timeline
 
@@ -142,6 +143,15 @@ class CallbackModule(CallbackBase):
         # in ansible-playbook, before the play's workers fork: what every cluster task's worker would load for
         # itself is loaded once here and inherited (docs/in-process.md); an explicit event, never an import
         venue.prepare_parent()
+
+    def v2_runner_on_ok(self, result):
+        # apply's rollout without the budgeted strategy ran in a task (nodewright.bridge.rollout_run): its rollouts
+        # join the report here, as the strategy's are recorded on the bus as they run
+        dummy, task, data = core_internals.result_parts(result)
+        action = getattr(task, 'resolved_action', None) or getattr(task, 'action', None) or ''
+        if action.endswith('rollout_run') and isinstance(data.get('rollouts'), list):
+            self.bus.adopt(data['rollouts'])
+            self._write_report()
 
     def v2_playbook_on_stats(self, stats):
         all_rollouts = self.bus.rollouts()

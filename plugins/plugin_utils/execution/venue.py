@@ -5,7 +5,7 @@
 # Do not use it from other collections or from standalone plugins and modules.
 """Where a cluster task runs: decided here, and nowhere else (docs/in-process.md).
 
-A cluster task's module code runs in one of three places:
+A cluster task's module code runs in one of four places:
 
 * ``module``: as an ordinary Ansible module (AnsiballZ) on the task's host. A task delegated to
   another host, with ``become`` or ``async``, without the ``kubernetes`` client on the controller,
@@ -14,6 +14,8 @@ A cluster task's module code runs in one of three places:
   ``ansible-playbook`` (in_process.py): no AnsiballZ, no new Python.
 * ``sequence engine``: node_update only, while the play's engine runs (sequence_engine.py) and the
   task sets no ``environment:``: one process runs every node in flight; the task only waits.
+* ``rollout task``: node_update sequences of apply's rollout without the budgeted strategy
+  (``BatchThreads``, the rollout_run action): every node of a batch in a thread of that one task.
 
 How a task that waits on the engine waits is the other half: in a thread of ``ansible-playbook``
 rather than a forked worker, where ansible-core's worker is the shape task_threads.py mirrors.
@@ -30,6 +32,8 @@ __metaclass__ = type
 
 import contextlib
 import gc
+import threading
+import time
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import cluster_modules
 from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube
@@ -42,6 +46,8 @@ from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution.node_s
 MODULE = 'modules'
 WORKER = 'worker'
 ENGINE = 'sequence engine'
+# apply's rollout without the budgeted strategy: every node of a batch in a thread of one task (BatchThreads)
+ROLLOUT_TASK = 'rollout task'
 NODE_UPDATE = '%s.node_update' % cluster_modules.COLLECTION
 
 
@@ -154,3 +160,56 @@ class PlayVenue(object):
         engine, self.engine = self.engine, None
         if engine is not None:
             engine.stop()
+
+
+class BatchThreads(object):
+    """The venue of apply's rollout without the budgeted strategy (the rollout_run action, builtin_rollout.py):
+    the node_update sequences of a batch, each in a thread of the task's process, sharing one EngineState (one
+    API client, the CRs' watches, one status keeper per CR) as the sequence engine's threads do.
+
+    ``options_of(phase, name)``: node_update's arguments for host ``name`` in ``phase``.
+    """
+
+    def __init__(self, options_of, check_mode=False, diff=False):
+        self.options_of = options_of
+        self.check_mode = check_mode
+        self.diff = diff
+        self.code = cluster_modules.MODULES['node_update'].import_code()
+        self.state = sequence_engine.EngineState()
+
+    def validate(self, phase, name):
+        """``(params, connection)`` of ``name``'s sequence in ``phase``, or ``(None, failed result)``."""
+        args = self.options_of(phase, name)
+        params, invalid = in_process.validate(NODE_UPDATE, self.code, args, check_mode=self.check_mode)
+        if invalid is not None:
+            return None, invalid
+        return params, dict((key, params[key]) for key in kube.AUTH_ARG_SPEC if args.get(key) is not None)
+
+    def __call__(self, phase, names):
+        """Run ``names`` of ``phase`` at once, each in a thread: ``{name: result}`` once every one ended."""
+        results = {}
+        lock = threading.Lock()
+
+        def one(name):
+            started = time.time()
+            params, connection = self.validate(phase, name)
+            if params is None:
+                result = connection
+            else:
+                result = sequence_engine.run_sequence(params, connection, self.check_mode, self.diff,
+                                                      keepers=self.state.keepers,
+                                                      live_crs=self.state.live_crs.get(connection))
+                result['ran_in'] = ROLLOUT_TASK
+            result['_started'] = started
+            with lock:
+                results[name] = result
+        threads = [threading.Thread(target=one, args=(name,), name='node-%s' % name, daemon=True) for name in names]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        return results
+
+    def close(self):
+        """The rollout ended: the last batch states and node transitions written (the keepers' pending writes)."""
+        self.state.keepers.write_pending()

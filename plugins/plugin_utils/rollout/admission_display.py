@@ -6,7 +6,7 @@
 """What the admission (plugin_utils/rollout/admission.py) says during a budgeted play, as banners on Ansible's display.
 
 The texts users, the rollout callback and the tests read (``NODEWRIGHT BATCH 2 [gpu] 4 hosts: ...``);
-the --limit driver says the same events as ``nodewright: ...`` lines (limit_driver._Echo).
+the --limit driver says the same events as ``nodewright: ...`` lines (limit_driver.LineReporter).
 """
 
 from __future__ import absolute_import, division, print_function

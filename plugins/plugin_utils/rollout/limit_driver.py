@@ -55,8 +55,9 @@ class BatchRunError(RuntimeError):
     """A batch run ended in a way that says nothing about its hosts (syntax error, crash)."""
 
 
-class _Echo(Reporter):
-    """What the admission says, as ``nodewright: ...`` lines."""
+class LineReporter(Reporter):
+    """What the admission says, as ``nodewright: ...`` lines (the --limit driver's, and apply's rollout without the
+    strategy: plugin_utils/rollout/builtin_rollout.py)."""
 
     def __init__(self, echo):
         self.echo = echo or (lambda line: None)
@@ -185,19 +186,28 @@ def drive(scheduler, run_batch, record=None, echo=None, budget=None, windows=Non
     compartment's batch in a run of its own, runs of several compartments at once (``run_batch`` is
     then called from several threads); else one run per wave.
     """
-    admission = Admission(scheduler, record=record, reporter=_Echo(echo), budget=budget, windows=windows,
+    admission = Admission(scheduler, record=record, reporter=LineReporter(echo), budget=budget, windows=windows,
                           gates=gates, independent=independent)
-    order = [c.name for c in scheduler.compartments]
-    try:
-        admission.join()
-        (_independently if independent else _in_waves)(admission, run_batch, echo, order)
-    finally:
-        summary, elsewhere = admission.close()
-        if echo and elsewhere:
-            echo('nodewright: finished by other runs of the shared budget: %s' % ', '.join(sorted(elsewhere)))
+    summary, elsewhere = run_admission(admission, run_batch, echo)
+    if echo and elsewhere:
+        echo('nodewright: finished by other runs of the shared budget: %s' % ', '.join(sorted(elsewhere)))
     if admission.budget_failure is not None:
         raise budget_lease.BudgetError(admission.budget_failure)
     return summary
+
+
+def run_admission(admission, run_batch, echo=None, before=None):
+    """``admission`` (an Admission, its shared budget not joined yet) run to its end: ``(summary, elsewhere)`` as
+    ``Admission.close`` returns them. ``before()``, if given, runs once the budget is joined (batch states kept)."""
+    order = [c.name for c in admission.scheduler.compartments]
+    try:
+        admission.join()
+        if before is not None:
+            before()
+        (_independently if admission.independent else _in_waves)(admission, run_batch, echo, order)
+    finally:
+        closed = admission.close()
+    return closed
 
 
 def playbook_runner(playbook, inventory, extra_args=(), env=None, binary='ansible-playbook', echo=None):

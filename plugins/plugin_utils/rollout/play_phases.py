@@ -216,19 +216,9 @@ class PlayPhases(object):
 
     def _excluded(self, phase, hosts):
         """name -> why, for the hosts of ``phase`` that do not take part in it."""
-        ledger = self.ledger
-        blocked = [a for a in phase.after_all if ledger.phase_failed.get(a)]
-        excluded = {}
-        for host in hosts:
-            if host.name in ledger.prior_excluded:
-                excluded[host.name] = ledger.prior_excluded[host.name]
-            elif blocked:
-                excluded[host.name] = 'waits until %s succeeded on every host' % ', '.join(blocked)
-            elif self.core.unreachable(host.name):
-                excluded[host.name] = 'unreachable in an earlier phase'
-            elif host.name in ledger.run_failed or self.core.failed(host.name):
-                excluded[host.name] = 'failed in an earlier phase'
-        return excluded
+        ledger, core = self.ledger, self.core
+        return rollout_config.excluded_hosts(phase, [h.name for h in hosts], ledger.prior_excluded, ledger.phase_failed,
+                                             lambda name: name in ledger.run_failed or core.failed(name), core.unreachable)
 
     def _join_budget(self, phase):
         """Register this run in the shared budget of the phase (a Lease per compartment); a failure stops the phase."""

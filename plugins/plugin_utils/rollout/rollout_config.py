@@ -390,6 +390,27 @@ def parse_phases(play_vars, read_file=None):
     return phases
 
 
+def excluded_hosts(phase, names, prior_excluded, phase_failed, failed, unreachable=lambda name: False):
+    """name -> why, for the hosts ``names`` of ``phase`` that do not take part in it (whichever driver runs the phases).
+
+    ``prior_excluded``: name -> why, hosts out before the play; ``phase_failed``: phase name -> whether any of its
+    hosts failed or never ran; ``failed(name)`` / ``unreachable(name)``: the host failed (or was unreachable) in an
+    earlier phase. A phase after an "all" CR that failed anywhere waits; a host that failed an earlier phase is out.
+    """
+    blocked = [a for a in phase.after_all if phase_failed.get(a)]
+    excluded = {}
+    for name in names:
+        if name in prior_excluded:
+            excluded[name] = prior_excluded[name]
+        elif blocked:
+            excluded[name] = 'waits until %s succeeded on every host' % ', '.join(blocked)
+        elif unreachable(name):
+            excluded[name] = 'unreachable in an earlier phase'
+        elif failed(name):
+            excluded[name] = 'failed in an earlier phase'
+    return excluded
+
+
 def _parse_phase(index, entry, seen, play_vars, read_file, errors):
     """Phase ``index`` of ``nodewright_phases`` (its name added to ``seen``), or None; its problems appended to ``errors``."""
     where = '%s[%d]' % (VAR_PHASES, index)
