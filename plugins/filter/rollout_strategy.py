@@ -15,7 +15,7 @@ description:
   - Chooses how the apply playbook's rollout plays run. V(nodewright.bridge.budgeted) when the
     C(nodewright.bridge.budgeted) strategy can be loaded by this ansible-core (ansible-core 2.19+ deprecates strategy
     plugins outside C(ansible.builtin); a release may remove them); else V(ansible.builtin.linear), with the
-    rollout run by one task on the controller (M(nodewright.bridge.rollout_run)): the same batches, results, report
+    rollout run by one task on the controller (M(nodewright.bridge.rollout_run)), with the same batches, results, report
     and exit codes.
 options:
   _input:

@@ -240,8 +240,9 @@ seconds:
 ran_in:
   description:
     - Where the steps ran. V(sequence engine) (the play's one process for every node in flight, started by the
-      P(nodewright.bridge.budgeted#strategy) strategy), V(worker) (the task's own Ansible worker, in the controller), or
-      V(modules) (each step as a module on the delegated host).
+      P(nodewright.bridge.budgeted#strategy) strategy), V(worker) (the task's own Ansible worker, in the controller),
+      V(modules) (each step as a module on the delegated host), or V(rollout task) (a thread of the
+      M(nodewright.bridge.rollout_run) task that runs apply's rollout without the budgeted strategy).
   returned: when the options were valid
   type: str
   sample: sequence engine

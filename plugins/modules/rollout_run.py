@@ -21,8 +21,8 @@ description:
   - Reads the same play variables as the budgeted strategy (C(nodewright_phases), C(nodewright_policy),
     C(nodewright_interruption_budget), C(nodewright_batch_lockstep), C(nodewright_shared_budget), the maintenance
     windows and gates, C(nodewright_kubeconfig), C(nodewright_context); the collection's C(docs/strategy.md)), and
-    admits the nodes as the strategy does, phase after phase: batches per compartment, windows and gates before a
-    batch, the shared budget's Leases, the CR's batch states, the hosts that failed an earlier phase left out.
+    admits the nodes as the strategy does, phase after phase (batches per compartment, windows and gates before a
+    batch, the shared budget's Leases, the CR's batch states, the hosts that failed an earlier phase left out).
   - Each admitted node's M(nodewright.bridge.node_update) runs in a thread of this task's process (one API client for
     every node). A node waiting for its protected pods keeps its batch slot (it is not parked), and a sliding
     admission runs in batches.
@@ -32,7 +32,7 @@ author:
 options:
   update:
     description:
-      - The options of M(nodewright.bridge.node_update) every node shares. O(update.node) is each host's name;
+      - The options of M(nodewright.bridge.node_update) every node shares. The V(node) option is each host's name;
         each node's CR (V(cr), V(cr_name), V(cr_identity), V(take_over)) comes from its phase's C(nw_apply_cr) when
         the apply playbook planned it, and V(runtime_required_crs) from the host's C(nodewright_runtime_required_crs).
     type: dict
@@ -51,8 +51,9 @@ attributes:
   diff_mode:
     support: none
     description: No diff.
-notes:
-  - Needs the C(kubernetes) Python client on the controller.
+requirements:
+  - kubernetes >= 29.0.0 (Python client), on the controller
+  - PyYAML >= 5.4
 seealso:
   - plugin: nodewright.bridge.budgeted
     plugin_type: strategy

@@ -10,17 +10,37 @@ from __future__ import annotations
 
 import re
 import uuid
+from pathlib import Path
 
 import launcher
 import pytest
 from kubernetes import client as kclient
 
+from module_runner import PlaybookRunner
 from nodewright_fixtures import FAIL_PKG_IMAGE, GROUP, PLURAL, VERSION, package
 
 pytestmark = pytest.mark.cluster
 
 POLICY = {'default': {'budget': {'count': 4}, 'strategy': {'exponential': {'initialBatch': 1, 'growthFactor': 2}}}}
 DEPRECATION = 'Use of strategy plugins not included in ansible.builtin are deprecated'
+
+
+@pytest.fixture(scope='module')
+def without_strategy(playbooks, tmp_path_factory):
+    """Playbooks run with a copy of the collection that has no strategy plugin: what an ansible-core that cannot load
+    third-party strategies leaves of it (the rest are links to this checkout)."""
+    root = tmp_path_factory.mktemp('no-strategy')
+    repo = Path(__file__).resolve().parents[2]
+    bridge = root / 'ansible_collections' / 'nodewright' / 'bridge'
+    (bridge / 'plugins').mkdir(parents=True)
+    for entry in repo.iterdir():
+        if entry.name not in ('plugins', '.git', 'build', '.venv'):
+            (bridge / entry.name).symlink_to(entry)
+    for entry in (repo / 'plugins').iterdir():
+        if entry.name != 'strategy':
+            (bridge / 'plugins' / entry.name).symlink_to(entry)
+    return PlaybookRunner(playbooks.kubeconfig, root, plan_kubeconfig=playbooks.plan_kubeconfig,
+                          admin_kubeconfig=playbooks.admin_kubeconfig)
 
 
 def _new_pool(cluster):
@@ -56,9 +76,10 @@ def policy(cluster):
 
 
 def _apply(playbooks, name, namespace, check=False, strategy='builtin'):
-    return playbooks.run('nodewright.bridge.apply', check=check, extra_vars={
-        'nodewright_cr_name': name, 'nodewright_namespace': namespace, 'nodewright_stage_timeout': 90,
-        'nodewright_rollout_strategy': strategy})
+    extra_vars = {'nodewright_cr_name': name, 'nodewright_namespace': namespace, 'nodewright_stage_timeout': 90}
+    if strategy is not None:
+        extra_vars['nodewright_rollout_strategy'] = strategy
+    return playbooks.run('nodewright.bridge.apply', check=check, extra_vars=extra_vars)
 
 
 def _recap(run):
@@ -75,7 +96,7 @@ def _batches(report):
 
 
 def test_apply_without_the_strategy_rolls_the_same_batches_and_reports_them(
-        cluster, playbooks, namespace, crs, pools, policy):
+        cluster, playbooks, without_strategy, namespace, crs, pools, policy):
     names, selector = pools()
     cr = crs.create({'quick': package()}, selector=selector, deploymentPolicy=policy)
     name = cr['metadata']['name']
@@ -84,7 +105,8 @@ def test_apply_without_the_strategy_rolls_the_same_batches_and_reports_them(
     assert planned.rc == 0, planned
     assert all(cluster.core.read_node(n).spec.unschedulable is not True for n in names)
 
-    run = _apply(playbooks, name, namespace)
+    # nodewright_rollout_strategy unset (auto): the collection has no strategy plugin, the builtin path is chosen
+    run = _apply(without_strategy, name, namespace, strategy=None)
     assert run.rc == 0, run
     assert DEPRECATION not in run.stdout + run.stderr, 'the budgeted strategy was loaded'
     assert 'PLAY [NodeWright apply | roll the CRs out, lowest priority first (without the budgeted strategy)]' in run.stdout
@@ -101,8 +123,10 @@ def test_apply_without_the_strategy_rolls_the_same_batches_and_reports_them(
     for node in names:
         assert cluster.core.read_node(node).spec.unschedulable is not True
 
+    # chosen by the variable, with the strategy there: nothing left to do, nothing changed
     again = _apply(playbooks, name, namespace)
     assert again.rc == 0, again
+    assert DEPRECATION not in again.stdout + again.stderr, 'the budgeted strategy was loaded'
     assert all(_recap(again).get(n, {}).get('changed', 0) == 0 for n in names), again.stdout[-3000:]
 
 
