@@ -770,6 +770,7 @@ def run_bridge(args, size):
     side = Side(args, size, 'bridge')
     try:
         variables = {'nodewright_cr': str(side.cr_file), 'nodewright_kubeconfig': side.info.kubeconfig}
+        variables.update(json.loads(args.extra_vars) if args.extra_vars else {})
         forks = forks_for(args, size)
         cmd = [ansible_playbook(), 'nodewright.bridge.apply', '-e', json.dumps(variables), '-f', str(forks)]
         report = side.dir / 'rollout-report.json'
@@ -1015,6 +1016,8 @@ def parse_args(argv):
     parser.add_argument('--operator', help='the operator binary (default: what ../shared/upstream/build-operator.sh prints)')
     parser.add_argument('--stall-timeout', type=float, default=300, help='fail when no node changes for this long (s)')
     parser.add_argument('--timeout', type=float, default=4 * 3600, help='fail when a rollout takes longer (s)')
+    parser.add_argument('--extra-vars', help='JSON: more variables for the bridge\'s apply runs (for example '
+                        '{"nodewright_rollout_strategy": "builtin"}: the rollout without the budgeted strategy)')
     parser.add_argument('--no-noop', action='store_true', help='skip the bridge no-op re-run')
     parser.add_argument('--no-profile', action='store_true', help='skip the per host-task profile')
     parser.add_argument('--profile-only', action='store_true', help='only the per host-task profile')
