@@ -41,15 +41,17 @@ class ActionModule(ActionBase):
         def host_vars_of(name):
             return dict((var, template(hostvars[name].get(var))) for var in rollout_config.HOST_VARS
                         + (builtin_rollout.HOSTVAR_RUNTIME_REQUIRED,) if hostvars[name].get(var) is not None)
+
         try:
             prepared = builtin_rollout.prepare_phases(values, hosts, host_vars_of, play_rollout.file_reader(self._loader))
         except rollout_config.RolloutConfigError as exc:
             result.update(failed=True, msg='invalid rollout configuration (%d problem%s): %s' % (
                 len(exc.errors), '' if len(exc.errors) == 1 else 's', '; '.join(exc.errors)))
             return result
-        runner = venue.BatchThreads(lambda phase, name: builtin_rollout.node_options(params['update'], phase, name,
-                                                                                    host_vars_of(name)),
-                                    check_mode=self._task.check_mode)
+
+        def options_of(phase, name):
+            return builtin_rollout.node_options(params['update'], phase, name, host_vars_of(name))
+        runner = venue.BatchThreads(options_of, check_mode=self._task.check_mode)
         invalid = builtin_rollout.invalid_options(prepared, runner.validate)
         if invalid:
             result.update(failed=True, msg='invalid node_update options, no node touched: %s' % '; '.join(invalid))

@@ -149,3 +149,18 @@ def test_failing_nodes_give_the_strategys_batches_stop_and_exit_code(cluster, pl
     print(outcomes)
     assert outcomes['builtin'] == outcomes['budgeted']
     assert outcomes['builtin']['rc'] == 2 and outcomes['builtin']['failed_hosts'] >= 1
+
+
+def test_bad_node_options_fail_before_any_node_is_touched(cluster, playbooks, namespace, crs, pools, policy):
+    names, selector = pools()
+    cr = crs.create({'quick': package()}, selector=selector, deploymentPolicy=policy)
+    run = playbooks.run('nodewright.bridge.apply', extra_vars={
+        'nodewright_cr_name': cr['metadata']['name'], 'nodewright_namespace': namespace,
+        'nodewright_rollout_strategy': 'builtin', 'nodewright_stage_retries': 'many'})
+    assert run.rc != 0, run
+    assert 'stage_retries' in run.stdout, run.stdout[-3000:]
+    # the plan play records the nodes as waiting, as with the strategy; the rollout starts nothing on them
+    assert 'no node touched' in run.stdout, run.stdout[-3000:]
+    assert cluster.core.list_namespaced_pod(namespace).items == []
+    for node in names:
+        assert cluster.core.read_node(node).spec.unschedulable is not True

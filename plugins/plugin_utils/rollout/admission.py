@@ -28,13 +28,11 @@ __metaclass__ = type
 
 import time
 
-from ansible_collections.nodewright.bridge.plugins.module_utils.planning import rollout_gates
-from ansible_collections.nodewright.bridge.plugins.module_utils.planning import shared_budget
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import gate_checks
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.reporting import rollout_state
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import budget_lease
-
-OK, FAILED, REMOVED = 'ok', 'failed', 'removed'
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout.fleet_share import FleetShare
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout.parked_nodes import FAILED, OK, REMOVED, ParkedNodes
 # a stop reason that only defers the rest of the rollout (a window, a held CR): not a stopped rollout
 DEFERRED_PREFIX = 'deferred: '
 
@@ -101,9 +99,9 @@ class Admission(object):
         self.independent = independent and not sliding
         self.record = record
         self.reporter = reporter or Reporter()
-        self.budget = budget
-        self.windows = windows if windows is not None and windows.enabled else None
-        self.gates = gates if gates is not None and gates.enabled else None
+        # the run's part in a shared budget (fleet_share.py; ``budget`` None: a rollout of its own)
+        self.share = FleetShare(budget, self.reporter, self.halt)
+        self.look = gate_checks.StartLook(windows, gates, clock)  # the windows and gates, and what was seen of them
         self.keeper = keeper
         self.check_mode = check_mode
         self.ending = ending or (lambda: False)
@@ -113,20 +111,26 @@ class Admission(object):
         self.finished = {}  # batch mode: name -> outcome, for hosts of a batch still in flight
         self.in_flight = {}  # sliding mode: name -> when it was admitted
         self.admit_times = {}  # sliding mode: name -> when it was admitted, kept after it finished (group intervals)
-        self.released = set()  # hosts whose slot in the shared budget was given back
-        self.elsewhere = {}  # hosts other runs of the shared budget finished: name -> outcome
-        self.budget_failure = None  # why the shared budget could not be used (the rollout stopped)
-        self.budget_waiting = set()  # compartments whose wait for the shared budget was announced
-        self.budget_refused = set()  # compartments the budget granted nothing when last asked (independent batches read it)
-        self.budget_polled = 0.0  # when the budget was last asked (while hosts run, it is asked every POLL_SECONDS)
         self.deferred = None  # why the rest waits for a later run (a clean stop, not a failure)
-        self.gate_blocked = None  # sliding mode: why windows or gates block while hosts run ('' : they do not)
-        self.gate_probed = 0.0
-        # batch mode: nodes whose task waits for their protected pods, their slot given back (docs/semantics.md 34):
-        # name -> {'comp', 'since', 'pods'}; then, once their pods finished, waiting for a slot (rejoining)
-        self.parked = {}
-        self.rejoining = {}
-        self.answers = []  # (name, go, reason): the replies the driver delivers to waiting tasks (slot_mailbox)
+        # batch mode: nodes whose task waits for their protected pods, their slot given back (parked_nodes.py)
+        self.parking = ParkedNodes()
+
+    # what the drivers read of the shared budget (the share holds it)
+    @property
+    def budget(self):
+        return self.share.budget
+
+    @budget.setter
+    def budget(self, value):
+        self.share.budget = value
+
+    @property
+    def budget_failure(self):
+        return self.share.failure
+
+    @property
+    def elsewhere(self):
+        return self.share.elsewhere
 
     # ------------------------------------------------------------------ what is in flight
 
@@ -134,20 +138,15 @@ class Admission(object):
         """The names this run has in flight."""
         if self.sliding:
             return list(self.in_flight)
-        return [n for names in self.active.values() for n in names] + list(self.parked) + list(self.rejoining)
+        return [n for names in self.active.values() for n in names] + self.parking.names()
 
     @property
     def busy(self):
-        return bool(self.in_flight or self.active or self.parked or self.rejoining)
+        return bool(self.in_flight or self.active or self.parking)
 
     def fleet_in_flight(self):
         """Nodes the rollout has in flight over every run of a shared budget: the NotReady gate does not count them."""
-        names = set(self.flying())
-        if self.budget is not None:
-            for state in self.budget.states.values():
-                names.update(state['slots'])
-                names.update(state.get('orphans') or ())
-        return names
+        return set(self.flying()) | self.share.in_flight()
 
     def policy_stopped(self):
         """Whether a compartment stopped for a reason other than a deferral (the policy, a failure, a halt)."""
@@ -171,127 +170,43 @@ class Admission(object):
 
     def join(self):
         """Register this run in the shared budget with its nodes; False (and the rollout stopped) if that failed."""
-        if self.budget is None:
-            return True
-        rollouts = self.scheduler.rollouts
-        for rollout in rollouts:
-            rollout.leave_stops_to_fleet()
-        try:
-            # a fresh fleet rollout continues the batch state the CR's status had (rollout_config.build_scheduler)
-            self.budget.join(dict((r.name, list(r.queue)) for r in rollouts),
-                             seeds=dict((r.name, shared_budget.seed_counters(r)) for r in rollouts))
-        except budget_lease.BudgetError as exc:
-            self.budget_failed(exc)
-            return False
-        self.reporter.joined(self.budget)
-        return True
+        return self.share.join(self.scheduler.rollouts)
 
     def budget_failed(self, exc):
         """The shared budget cannot be used: nothing more starts (hosts in flight finish), and the reason is told."""
-        reason = 'shared budget: %s' % (getattr(exc, 'message', None) or exc)
-        self.reporter.error(reason)
-        if self.budget is not None:
-            self.budget.joined = set()  # nothing more is written: the slots expire (or the next run clears them)
-        self.budget = None
-        self.budget_failure = reason
-        self.halt(reason)
+        self.share.failed(exc)
 
     def renew(self):
         """Keep this run's slots and registration alive (called from the driver's loop)."""
-        if self.budget is None:
-            return
-        try:
-            self.budget.renew_if_due()
-        except budget_lease.BudgetError as exc:
-            self.budget_failed(exc)
+        self.share.renew()
 
     def leave(self):
         """End this run's part in the shared budget; the report records it. The hosts other runs finished: name -> outcome."""
-        if self.budget is None:
-            return {}
-        budget, self.budget = self.budget, None
-        budget.leave()
-        done_elsewhere = sorted(self.elsewhere)
-        grouped = {}
-        for name in done_elsewhere:
-            grouped.setdefault(self.scheduler.compartment_of(name), []).append(name)
-        if self.record is not None:
-            rollout_state.shared_budget(self.record, {
-                'run': budget.run, 'leases': [budget.where(c) for c in sorted(budget.names)], 'writes': budget.writes,
-                'max_in_flight': dict(budget.max_in_flight), 'elsewhere': dict(self.elsewhere),
-                'elsewhere_by_compartment': grouped})
-        return dict(self.elsewhere)
+        return self.share.leave(self.scheduler.compartment_of, self.record)
 
     def abandon(self):
         """The run is being stopped (SIGTERM): its unfinished nodes go back to the shared budget at once, as orphans,
         nothing recorded. True if there was a budget to leave."""
-        budget, self.budget = self.budget, None
-        if budget is None:
-            return False
-        budget.leave(quickly=True)
-        return True
+        return self.share.abandon()
 
     def _sync_stop(self, comp):
         """A fleet compartment stopped (by any run's batch): this run's compartment stops with the same reason."""
-        reason = self.budget.stopped(comp) if self.budget is not None else None
+        reason = self.share.stop_reason(comp)
         if reason is None:
             return False
         self.scheduler.compartment(comp).rollout.stop(reason)
         return True
 
     def _take(self, comp, waiting):
-        """Ask the fleet's batch or window for nodes of ``waiting`` (this run's queue of ``comp``, a scheduler compartment).
-
-        ``(granted, waiting)``: the nodes to start, and the queue without them and without the nodes other
-        runs finished (the ones they run go to its back); None when the budget failed.
-        """
-        try:
-            granted, finished, busy = self.budget.take(comp.name, list(waiting))
-        except budget_lease.BudgetError as exc:
-            self.budget_failed(exc)
-            return None
-        state = self.budget.states.get(comp.name) or {'done': {}}
-        for name in finished:
-            self.elsewhere[name] = state['done'].get(name, OK)
-        comp.forget(finished)
-        gone = set(finished) | set(busy) | set(granted)
-        waiting = [n for n in waiting if n not in gone] + [n for n in waiting if n in busy and n not in granted]
-        self._sync_stop(comp.name)
-        if granted:
-            self.budget_waiting.discard(comp.name)
-        return granted, waiting
-
-    def _budget_wait(self, comps):
-        """Wait for the shared budget between two polls; False when the run is ending (or the budget failed)."""
-        for comp in comps:
-            if comp not in self.budget_waiting:
-                self.budget_waiting.add(comp)
-                state = self.budget.states.get(comp) or {'slots': {}}
-                others = sorted(set(s['run'] for s in state['slots'].values() if s['run'] != self.budget.run))
-                self.reporter.waiting(comp, 'the shared budget is in use (%d in flight, runs %s); polling every %.0f s' % (
-                    len(state['slots']), ', '.join(others) or 'none', budget_lease.POLL_SECONDS))
-        try:
-            self.budget.wait()
-        except budget_lease.BudgetError as exc:
-            self.budget_failed(exc)
-            return False
-        return not self.ending()
+        """The shared budget's grant to ``comp`` (FleetShare.take), the fleet's stop followed; None when it failed."""
+        taken = self.share.take(comp, waiting)
+        if taken is not None:
+            self._sync_stop(comp.name)
+        return taken
 
     def _release(self, outcomes):
-        """Give the slots of finished hosts back with their outcomes (one write per compartment)."""
-        by_comp = {}
-        for name, outcome in outcomes.items():
-            if name not in self.released:
-                self.released.add(name)
-                by_comp.setdefault(self.scheduler.compartment_of(name), {})[name] = outcome
-        for comp, given in sorted(by_comp.items()):
-            if self.budget is None:
-                return
-            try:
-                records = self.budget.finish(comp, given)
-            except budget_lease.BudgetError as exc:
-                self.budget_failed(exc)
-                return
+        """Give the slots of finished hosts back with their outcomes; the fleet's batches they complete are scored."""
+        for comp, records in self.share.release(outcomes, self.scheduler.compartment_of):
             for record in records:
                 self.reporter.fleet_scored(comp, record)
             self._sync_stop(comp)
@@ -312,7 +227,7 @@ class Admission(object):
         for rollout in self.scheduler.rollouts:
             if rollout.strategy is None or (comps is not None and rollout.name not in comps):
                 continue
-            fleet = self.budget.batch_state(rollout.name) if self.budget is not None else None
+            fleet = self.share.batch_state(rollout.name)
             states[rollout.name] = fleet if fleet is not None else rollout.batch_state()
         self._keeper_call(self.keeper.keep, states)
 
@@ -344,24 +259,25 @@ class Admission(object):
         while blocked. Outside a window for good, the rest is deferred (a clean stop); a gate that
         stays blocked stops the rollout with its reason.
         """
-        if self.windows is None and self.gates is None:
+        look = self.look
+        if not look.enabled:
             return True
         if self.check_mode:
             # a check run shows the whole rollout: say what would hold it, wait for nothing
-            if self.gate_blocked is None:
-                reason = self._block_now()
-                self.gate_blocked = reason or ''
-                if reason:
-                    self.reporter.would_wait(reason)
+            reason = look.look_once(self.fleet_in_flight)
+            if reason:
+                self.reporter.would_wait(reason)
             return True
         if self._running():
-            return self._look_before_admitting()
+            # hosts run: nothing waits here, nothing starts while blocked (looked at every poll interval)
+            return look.look(self.fleet_in_flight, lambda reason: self.reporter.waiting(
+                None, 'admitting nothing while %s (%d host(s) in flight finish first)' % (reason, len(self.flying()))))
         try:
             reason, deferral = gate_checks.wait_before_batch(
-                self.windows, self.gates, clock=self.clock, sleep=self._wait,
+                look.windows, look.gates, clock=self.clock, sleep=self._wait,
                 on_wait=lambda message: self.reporter.waiting(None, message), rebooting=self.fleet_in_flight)
         except budget_lease.BudgetError as exc:
-            self.budget_failed(exc)
+            self.share.failed(exc)
             return False
         if reason is not None and deferral:
             self.defer(reason)
@@ -372,24 +288,6 @@ class Admission(object):
     def _running(self):
         """Whether hosts run while admission is asked (sliding, or independent batches): then nothing may wait."""
         return bool(self.in_flight if self.sliding else self.independent and self.active)
-
-    def _block_now(self):
-        """Why windows or gates block a start right now (None: they do not), without waiting."""
-        reason = rollout_gates.window_block(self.windows, self.clock()) if self.windows is not None else None
-        if reason is None and self.gates is not None:
-            reason = self.gates.probe(self.fleet_in_flight())[0]
-        return reason
-
-    def _look_before_admitting(self):
-        poll = self.gates.settings.poll_interval if self.gates is not None else 10
-        if self.gate_blocked is None or self.clock() - self.gate_probed >= poll:
-            self.gate_probed = self.clock()
-            reason = self._block_now()
-            if reason is not None and reason != self.gate_blocked:
-                self.reporter.waiting(None, 'admitting nothing while %s (%d host(s) in flight finish first)'
-                                      % (reason, len(self.flying())))
-            self.gate_blocked = reason or ''
-        return not self.gate_blocked
 
     # ------------------------------------------------------------------ admission
 
@@ -402,13 +300,13 @@ class Admission(object):
         what the windows have room for.
         """
         if self.ending():
-            self._deny_waiting('the play is ending')
+            self.parking.deny(self.scheduler, 'the play is ending')
             return {}
         started = self._admit_sliding() if self.sliding else self._admit_batches()
-        self._deny_waiting()
+        self.parking.deny(self.scheduler)
         for comp in sorted(started, key=self.scheduler.index_of):
             names = started[comp]
-            self._answer_rejoined(names)
+            self.parking.answer_rejoined(names)
             self._pick(names)
             if self.sliding:
                 now = self.clock()
@@ -431,7 +329,7 @@ class Admission(object):
         # while batches run, compartments the budget refused are asked again on a later pass, not on every one; a
         # compartment that starts asking (its own batch was scored) is asked at once
         granted = self._from_budget(pending, lambda comp: comp.queue, lambda comp, taken: comp.start(*taken),
-                                    asking_anew=lambda asking: not asking <= self.budget_refused)
+                                    asking_anew=lambda asking: not asking <= self.share.refused)
         if granted is not None:
             return granted
         batches = {}
@@ -464,9 +362,9 @@ class Admission(object):
         """
         while self.budget is not None:
             asking = set(c.name for c in comps if waiting_of(c) and not c.stopped)
-            if self._running() and not asking_anew(asking) and self.clock() - self.budget_polled < budget_lease.POLL_SECONDS:
+            if self._running() and not asking_anew(asking) and self.clock() - self.share.polled < budget_lease.POLL_SECONDS:
                 return {}
-            self.budget_polled = self.clock()
+            self.share.polled = self.clock()
             granted_to, waiting = {}, []
             for comp in comps:
                 if comp.stopped or not waiting_of(comp):
@@ -479,8 +377,8 @@ class Admission(object):
                     granted_to[comp.name] = taken[0]
                 elif waiting_of(comp) and not comp.stopped:
                     waiting.append(comp.name)
-            self.budget_refused = set(waiting)
-            if granted_to or not waiting or self._running() or not self._budget_wait(waiting):
+            self.share.refused = set(waiting)
+            if granted_to or not waiting or self._running() or not self.share.wait(waiting) or self.ending():
                 return granted_to
         return None
 
@@ -497,7 +395,7 @@ class Admission(object):
             return {}
         rollout = self.scheduler.compartment(comp)
         names.remove(name)
-        self.parked[name] = {'comp': comp, 'since': since, 'pods': list(pods), 'at': self.clock()}
+        self.parking.parked[name] = {'comp': comp, 'since': since, 'pods': list(pods), 'at': self.clock()}
         granted = self._replace(rollout, name)
         names.extend(granted)
         self.reporter.parked(comp, name, list(pods), granted)
@@ -505,7 +403,7 @@ class Admission(object):
             rollout_state.node_parked(self.record, comp, name, list(pods), since, granted)
         started = {comp: granted} if granted else {}
         for started_names in started.values():
-            self._answer_rejoined(started_names)
+            self.parking.answer_rejoined(started_names)
             self._pick(started_names)
         if not names:
             self._score_empty(comp)
@@ -516,11 +414,9 @@ class Admission(object):
         if self.budget is None:
             return rollout.park(name)
         rollout.park(name, replace=False)
-        try:
-            self.budget.park(rollout.name, name)
-        except budget_lease.BudgetError as exc:
-            self.budget_failed(exc)
-            return []
+        self.share.call('park', rollout.name, name)
+        if self.budget is None:
+            return []  # the budget failed
         if rollout.stopped or not rollout.queue:
             return []
         taken = self._take(rollout, rollout.queue)
@@ -538,43 +434,23 @@ class Admission(object):
 
     def rejoin(self, name):
         """``name``'s protected pods finished: it takes a slot in its compartment's next batch, before any fresh node."""
-        entry = self.parked.pop(name, None)
+        entry = self.parking.parked.pop(name, None)
         if entry is None:
-            self.answers.append((name, True, ''))  # it never left its batch (its park came too late): it goes on
+            self.parking.answer(name, True)  # it never left its batch (its park came too late): it goes on
             return
         comp = entry['comp']
-        self.rejoining[name] = entry
+        self.parking.rejoining[name] = entry
         rollout = self.scheduler.compartment(comp)
         rollout.rejoin(name)
         if self.budget is not None:
-            try:
-                self.budget.rejoin(comp, name)
-            except budget_lease.BudgetError as exc:
-                self.budget_failed(exc)
+            self.share.call('rejoin', comp, name)
         self.reporter.rejoining(comp, name, self.clock() - entry['at'])
         if self.record is not None:
             rollout_state.node_rejoining(self.record, comp, name)
 
-    def _answer_rejoined(self, names):
-        for name in names:
-            if self.rejoining.pop(name, None) is not None:
-                self.answers.append((name, True, ''))
-
-    def _deny_waiting(self, reason=None):
-        """A stopped compartment (or an ending play) takes no parked node back: each waiting task is told why, once."""
-        for waiting in (self.parked, self.rejoining):
-            for name, entry in list(waiting.items()):
-                rollout = self.scheduler.compartment(entry['comp']).rollout
-                why = reason or (rollout.stop_reason if rollout.stopped else None)
-                if why and not entry.get('denied'):
-                    entry['denied'] = True
-                    self.answers.append((name, False, 'the rollout of compartment %s stopped (%s) before node %s took a '
-                                                      'batch slot again' % (entry['comp'], why, name)))
-
     def take_answers(self):
         """The replies due to waiting tasks, once each: ``[(name, go, reason)]``."""
-        answers, self.answers = self.answers, []
-        return answers
+        return self.parking.take_answers()
 
     # ------------------------------------------------------------------ the end of nodes
 
@@ -589,17 +465,8 @@ class Admission(object):
         if self.budget is not None:
             self._release(dict((n, o) for n, o in outcomes.items() if n not in unfinished))
         ended = dict(outcomes)
-        settled = []
-        for name in [n for n in ended if n in self.parked or n in self.rejoining]:
-            # a parked node whose task ended before it took a slot again (a failure, a pause): counted, no batch
-            entry = self.parked.pop(name, None) or self.rejoining.pop(name)
-            outcome = ended.pop(name)
-            self.scheduler.compartment(entry['comp']).rollout.settle_parked(name, outcome)
-            if self.record is not None:
-                rollout_state.node_settled(self.record, entry['comp'], name, outcome)
-            settled.append((entry['comp'], {'hosts': [name], 'ok': [name] if outcome == OK else [],
-                                            'failed': [name] if outcome == FAILED else [],
-                                            'removed': [name] if outcome == REMOVED else [], 'settled': True}))
+        # a parked node whose task ended before it took a slot again (a failure, a pause): counted, no batch
+        settled = self.parking.settle(ended, self.scheduler, self.record)
         if self.sliding:
             return self._finish_sliding(ended)
         self.finished.update(ended)

@@ -71,8 +71,8 @@ def invalid_options(prepared, validate):
         for name in names:
             params, invalid = validate(phase, name)
             if params is None:
-                problems.append('%s%s: %s' % (name, '' if phase.name is None else ' (%s)' % phase.name,
-                                               invalid.get('msg') or invalid))
+                where = '' if phase.name is None else ' (%s)' % phase.name
+                problems.append('%s%s: %s' % (name, where, invalid.get('msg') or invalid))
     return problems
 
 

@@ -212,6 +212,50 @@ class BatchGates(object):
             sleep(min(poll, timeout - waited))
 
 
+class StartLook(object):
+    """The maintenance windows and gates (each None when off) as one rollout looks at them without waiting: now
+    (``block_now``), at most once per poll interval while its hosts run (``look``), once in check mode (``look_once``).
+    What waits before a batch is ``wait_before_batch``."""
+
+    def __init__(self, windows, gates, clock=time.time):
+        self.windows = windows if windows is not None and windows.enabled else None
+        self.gates = gates if gates is not None and gates.enabled else None
+        self.clock = clock
+        self.blocked = None  # why they blocked when last looked ('': they did not; None: not looked yet)
+        self.probed = 0.0
+
+    @property
+    def enabled(self):
+        return self.windows is not None or self.gates is not None
+
+    def block_now(self, rebooting):
+        """Why a start is blocked right now (None: it is not); ``rebooting()``: the nodes the NotReady gate skips."""
+        reason = rollout_gates.window_block(self.windows, self.clock()) if self.windows is not None else None
+        if reason is None and self.gates is not None:
+            reason = self.gates.probe(rebooting())[0]
+        return reason
+
+    def look(self, rebooting, on_block):
+        """While hosts run: look again once per poll interval; True when nothing blocks. ``on_block(reason)`` is told
+        each new reason."""
+        poll = self.gates.settings.poll_interval if self.gates is not None else 10
+        if self.blocked is None or self.clock() - self.probed >= poll:
+            self.probed = self.clock()
+            reason = self.block_now(rebooting)
+            if reason is not None and reason != self.blocked:
+                on_block(reason)
+            self.blocked = reason or ''
+        return not self.blocked
+
+    def look_once(self, rebooting):
+        """Check mode: why a real run would wait, the first time only (None after that, or when nothing blocks)."""
+        if self.blocked is not None:
+            return None
+        reason = self.block_now(rebooting)
+        self.blocked = reason or ''
+        return reason
+
+
 def wait_for_window(settings, clock=time.time, sleep=time.sleep, on_wait=None, poll_interval=WINDOW_POLL_INTERVAL):
     """Until a maintenance window is open: None then, else the stop reason.
 
