@@ -91,6 +91,13 @@ options:
       - V(false) reproduces the operator's code, where a strategy's batch may exceed the ceiling.
     type: bool
     default: true
+  require_crd:
+    description:
+      - Fail when the cluster serves no NodeWright CRD, also for a CR given as a document (which plans without it).
+        The C(nodewright.bridge.fleet) playbook plans every cluster with it before any stage.
+    type: bool
+    default: false
+    version_added: 0.2.0
   config_changes:
     description:
       - Package name to the configMap keys that changed since the nodes applied them. Complete packages

@@ -51,6 +51,10 @@ def run(params, warn, live_crs=None, session=None):
     # a CR from the cluster: validated once per version in this process (the engine's plans of every node share it)
     cr = cr_handoff.stored_cr(kube, cr_doc, cr_validation.build_cr) if stored else cr_validation.build_cr(cr_doc)
     gen, gen_reason = _generation(params, kube, cr)
+    if params['require_crd'] and kube is not None and not any(kube.served_groups().values()):
+        # a CR from a file plans without the CRD; a cluster that must run it (a fleet's) is refused here
+        raise kube_api.KubeError('the cluster serves no NodeWright CRD (neither %s nor %s): install the operator\'s CRDs'
+                                 % (api_generation.SKYHOOK.crd_name, api_generation.NODEWRIGHT.crd_name))
     for problem in cr_validation.image_tag_problems(cr_doc) if stored else ():
         warn('%s: the operator replaces that tag with the version (its webhook refuses it on create or update)'
              % problem)
@@ -164,6 +168,7 @@ def module_args():
         node_order=dict(type='str', default='name', choices=['name', 'inventory']),
         cap_batches_at_ceiling=dict(type='bool', default=True),
         config_changes=dict(type='dict'),
+        require_crd=dict(type='bool', default=False),
     )
     return dict(argument_spec=argument_spec, supports_check_mode=True,
                 required_one_of=[('cr', 'cr_name')], mutually_exclusive=[('nodes', 'node')])

@@ -1,0 +1,50 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""Action plugin for nodewright.bridge.fleet_stage: one stage of a fleet rollout (plugin_utils/rollout/fleet_runs.py)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+
+from ansible.plugins.action import ActionBase
+from ansible.utils.display import Display
+
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import fleet_model
+from ansible_collections.nodewright.bridge.plugins.modules.fleet_stage import argument_spec
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import fleet_runs
+
+display = Display()
+
+
+class ActionModule(ActionBase):
+
+    TRANSFERS_FILES = False
+    _requires_connection = False
+    _supports_check_mode = True
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        dummy, params = self.validate_argument_spec(argument_spec=argument_spec())
+        try:
+            fleet = fleet_model.parse_fleet(params['fleet'])
+        except fleet_model.FleetError as exc:
+            result.update(failed=True, msg='nodewright_fleet: %s' % exc)
+            return result
+        stages = dict((s.name, s) for s in fleet.stages)
+        if params['stage'] not in stages:
+            result.update(failed=True, msg='stage: %r is not a stage of the fleet (%s)' % (params['stage'], ', '.join(stages)))
+            return result
+        work_dir = params['work_dir']
+        if not os.path.isdir(work_dir):
+            os.makedirs(work_dir)
+        run = fleet_runs.StageRun(fleet, stages[params['stage']], params['apply_vars'], work_dir, display.display,
+                                  check_mode=self._task.check_mode, failed_before=params['failed_before'])
+        clusters = run.run()
+        failed = sorted(c for c, r in clusters.items() if r['outcome'] in (fleet_runs.FAILED, fleet_runs.DEADLINE))
+        # a node in a cluster's rollout was out of date (apply rolls out only those): changed, unless only planned
+        result.update(clusters=clusters, failed_clusters=failed, stopped=run.over_budget(),
+                      changed=not self._task.check_mode and any(r['nodes'] for r in clusters.values()))
+        return result

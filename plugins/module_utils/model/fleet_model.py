@@ -1,0 +1,191 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""A fleet of clusters and the ordered stages a rollout crosses it in: read and checked, before any cluster is asked.
+
+The fleet file (docs/fleet.md)::
+
+    name: gpu-fleet                 # the fleet's name (its runs, its report); default fleet
+    clusters:                       # id -> how to reach it (kubeconfig and/or context; neither: the defaults)
+      canary: {context: canary}
+      us-east: {kubeconfig: /secrets/us-east.yaml}
+    stages:                         # in order; each cluster in exactly one
+      - {name: canary, clusters: [canary], soak: 30m}
+      - {name: rest, clusters: [us-east], max_concurrency: 2, soak: 0s}
+    max_failures: 0                 # failed clusters the rollout goes on after (more stop it)
+    progress_deadline: 2h           # a cluster's rollout longer than this is stopped and counts as failed
+
+Durations are Go's (``30m``, ``1h30m``, ``0s``), as the CRs' are. Every problem is reported at once, with the field
+that holds it (``stages[1].clusters[0]``). Pure: no I/O, no Ansible import.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import duration
+
+DEFAULT_NAME = 'fleet'
+# a cluster id names the cluster in host names (<id>/<node>), reports and Lease keys: DNS-label-like
+CLUSTER_ID = re.compile(r'^[a-z0-9]([-a-z0-9_.]{0,61}[a-z0-9])?$')
+CLUSTER_KEYS = ('kubeconfig', 'context')
+STAGE_KEYS = ('name', 'clusters', 'max_concurrency', 'soak')
+FLEET_KEYS = ('name', 'clusters', 'stages', 'max_failures', 'progress_deadline')
+
+
+class FleetError(ValueError):
+    """Every problem of a fleet definition, each naming its field."""
+
+    def __init__(self, errors):
+        super(FleetError, self).__init__('invalid fleet (%d problem%s):\n  - %s' % (
+            len(errors), '' if len(errors) == 1 else 's', '\n  - '.join(errors)))
+        self.errors = list(errors)
+
+
+class Stage(object):
+    """One stage: its clusters (ids, in order), how many run at once, how long to soak after it completes."""
+
+    def __init__(self, name, clusters, max_concurrency, soak_seconds):
+        self.name = name
+        self.clusters = list(clusters)
+        self.max_concurrency = max_concurrency
+        self.soak_seconds = soak_seconds
+
+    def as_dict(self):
+        return {'name': self.name, 'clusters': list(self.clusters), 'max_concurrency': self.max_concurrency,
+                'soak_seconds': self.soak_seconds}
+
+
+class Fleet(object):
+    """A checked fleet: ``clusters`` id -> {kubeconfig, context} (each may be None), ``stages`` in order."""
+
+    def __init__(self, name, clusters, stages, max_failures, progress_deadline_seconds):
+        self.name = name
+        self.clusters = clusters
+        self.stages = stages
+        self.max_failures = max_failures
+        self.progress_deadline_seconds = progress_deadline_seconds
+
+    def as_dict(self):
+        return {'name': self.name, 'clusters': dict((k, dict(v)) for k, v in self.clusters.items()),
+                'stages': [s.as_dict() for s in self.stages], 'max_failures': self.max_failures,
+                'progress_deadline_seconds': self.progress_deadline_seconds}
+
+
+def _seconds(value, where, errors, allow_none=True):
+    """A Go duration (or a number of seconds) as seconds; None when unset (and allowed)."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool):
+        errors.append('%s: must be a duration such as 30m or 1h30m, got %r' % (where, value))
+        return None
+    if isinstance(value, (int, float)):
+        if value < 0:
+            errors.append('%s: must not be negative, got %r' % (where, value))
+            return None
+        return float(value)
+    if not isinstance(value, str) or not duration.is_go_duration(value):
+        errors.append('%s: must be a duration such as 30m or 1h30m, got %r' % (where, value))
+        return None
+    nanoseconds = duration.parse_go_duration(value)
+    if nanoseconds < 0:
+        errors.append('%s: must not be negative, got %r' % (where, value))
+        return None
+    return nanoseconds / 1e9
+
+
+def _count(value, where, errors, minimum, default):
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        errors.append('%s: must be an integer of at least %d, got %r' % (where, minimum, value))
+        return default
+    return value
+
+
+def _unknown(mapping, allowed, where, errors):
+    for key in sorted(set(mapping) - set(allowed), key=str):
+        errors.append('%s%s: unknown field (expected one of %s)' % (where, key, ', '.join(allowed)))
+
+
+def _clusters(value, errors):
+    if not isinstance(value, dict) or not value:
+        errors.append('clusters: must be a non-empty mapping of cluster id to {kubeconfig, context}, got %r' % (value,))
+        return {}
+    clusters = {}
+    for cid, conn in value.items():
+        where = 'clusters.%s' % cid
+        if not isinstance(cid, str) or not CLUSTER_ID.match(cid):
+            errors.append('%s: a cluster id is lowercase letters, digits, "-", "_" and ".", at most 63' % where)
+            continue
+        conn = {} if conn is None else conn
+        if not isinstance(conn, dict):
+            errors.append('%s: must be a mapping with kubeconfig and/or context, got %r' % (where, conn))
+            continue
+        _unknown(conn, CLUSTER_KEYS, where + '.', errors)
+        for key in CLUSTER_KEYS:
+            if conn.get(key) is not None and (not isinstance(conn[key], str) or not conn[key]):
+                errors.append('%s.%s: must be a non-empty string, got %r' % (where, key, conn[key]))
+        clusters[cid] = dict((key, conn.get(key) or None) for key in CLUSTER_KEYS)
+    return clusters
+
+
+def _stage(index, entry, clusters, placed, errors):
+    where = 'stages[%d]' % index
+    if not isinstance(entry, dict):
+        errors.append('%s: must be a mapping with name and clusters, got %r' % (where, entry))
+        return None
+    _unknown(entry, STAGE_KEYS, where + '.', errors)
+    name = entry.get('name') or 'stage-%d' % (index + 1)
+    members = entry.get('clusters')
+    if not isinstance(members, list) or not members:
+        errors.append('%s.clusters: a stage needs at least one cluster, got %r' % (where, members))
+        members = []
+    ids = []
+    for position, cid in enumerate(members):
+        at = '%s.clusters[%d]' % (where, position)
+        if cid not in clusters:
+            errors.append('%s: %r is not a cluster of the fleet (clusters: %s)' % (at, cid, ', '.join(sorted(clusters)) or 'none'))
+        elif cid in placed:
+            errors.append('%s: cluster %s is already in %s; a cluster belongs to one stage' % (at, cid, placed[cid]))
+        else:
+            placed[cid] = where
+            ids.append(cid)
+    return Stage(name, ids, _count(entry.get('max_concurrency'), where + '.max_concurrency', errors, 1, len(ids) or 1),
+                 _seconds(entry.get('soak'), where + '.soak', errors) or 0.0)
+
+
+def parse_fleet(value):
+    """The Fleet that ``value`` (the fleet file's mapping) describes; FleetError lists every problem."""
+    if not isinstance(value, dict):
+        raise FleetError(['the fleet must be a mapping with clusters and stages, got %s' % type(value).__name__])
+    errors = []
+    _unknown(value, FLEET_KEYS, '', errors)
+    name = value.get('name') or DEFAULT_NAME
+    if not isinstance(name, str) or not CLUSTER_ID.match(name):
+        errors.append('name: lowercase letters, digits, "-", "_" and ".", at most 63, got %r' % (name,))
+    clusters = _clusters(value.get('clusters'), errors)
+    entries = value.get('stages')
+    stages, placed = [], {}
+    if not isinstance(entries, list) or not entries:
+        errors.append('stages: must be a non-empty list of stages, got %r' % (entries,))
+    else:
+        for index, entry in enumerate(entries):
+            stage = _stage(index, entry, clusters, placed, errors)
+            if stage is not None:
+                stages.append(stage)
+        names = [s.name for s in stages]
+        for dup in sorted(set(n for n in names if names.count(n) > 1)):
+            errors.append('stages: the name %s is used by %d stages' % (dup, names.count(dup)))
+        for cid in sorted(set(clusters) - set(placed)):
+            errors.append('clusters.%s: in no stage (every cluster of the fleet is in exactly one)' % cid)
+    max_failures = _count(value.get('max_failures'), 'max_failures', errors, 0, 0)
+    deadline = _seconds(value.get('progress_deadline'), 'progress_deadline', errors)
+    if deadline is not None and deadline <= 0:
+        errors.append('progress_deadline: must be more than 0s, got %r' % value.get('progress_deadline'))
+    if errors:
+        raise FleetError(errors)
+    return Fleet(name, clusters, stages, max_failures, deadline)
+

@@ -1,0 +1,172 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+# Note that this file is PRIVATE to the collection nodewright.bridge: it can change in any release.
+# Do not use it from other collections or from standalone plugins and modules.
+"""One stage of a fleet rollout: the apply playbook run on each of its clusters, at most ``max_concurrency`` at once.
+
+Why a run of ``nodewright.bridge.apply`` per cluster: each cluster then gets the whole of what apply does for one
+(its plan, its API generation detected on its own, the operator guard, the budgeted batches of its policy, the CR
+status, Events and metrics), with the same code and the same tests; the fleet adds the order between clusters.
+Each run is a process group of its own (a progress deadline stops it as Ctrl-C would: the nodes keep the state they
+recorded, a later run resumes them), with its log and its JSON report (the rollout callback's) in ``work_dir``.
+A stage stops starting clusters once the fleet's failures exceed ``max_failures``; the runs in flight end first.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+OK, FAILED, DEADLINE, NOT_STARTED = 'ok', 'failed', 'deadline', 'not started'
+# after SIGTERM, how long a run has to leave its shared budget and stop its sequences before SIGKILL
+STOP_GRACE = 30.0
+
+
+def collections_path():
+    """ANSIBLE_COLLECTIONS_PATH for the runs: this collection's own tree first, then the caller's."""
+    here = os.path.abspath(__file__)
+    marker = os.sep + 'ansible_collections' + os.sep
+    own = here[:here.index(marker)] if marker in here else None
+    paths = [p for p in (own, os.environ.get('ANSIBLE_COLLECTIONS_PATH') or os.environ.get('ANSIBLE_COLLECTIONS_PATHS'))
+             if p]
+    return os.pathsep.join(paths)
+
+
+def apply_command(cluster_id, connection, apply_vars, work_dir, check_mode):
+    """``(argv, env, report path, log path)`` of the apply run for ``cluster_id``."""
+    variables = dict(apply_vars)
+    for key in ('kubeconfig', 'context'):
+        if connection.get(key):
+            variables['nodewright_' + key] = connection[key]
+    vars_file = os.path.join(work_dir, '%s.vars.json' % cluster_id)
+    with open(vars_file, 'w') as handle:
+        json.dump(variables, handle)
+    report = os.path.join(work_dir, '%s.report.json' % cluster_id)
+    log = os.path.join(work_dir, '%s.log' % cluster_id)
+    binary = os.path.join(os.path.dirname(sys.executable), 'ansible-playbook')
+    argv = [binary if os.path.exists(binary) else 'ansible-playbook', 'nodewright.bridge.apply', '-e', '@' + vars_file]
+    if check_mode:
+        argv.append('--check')
+    env = dict(os.environ)
+    callbacks = [c for c in (env.get('ANSIBLE_CALLBACKS_ENABLED') or '').split(',') if c.strip()]
+    if 'nodewright.bridge.rollout' not in callbacks:
+        callbacks.append('nodewright.bridge.rollout')
+    env.update(ANSIBLE_COLLECTIONS_PATH=collections_path(), ANSIBLE_CALLBACKS_ENABLED=','.join(callbacks),
+               NODEWRIGHT_REPORT=report, ANSIBLE_RETRY_FILES_ENABLED='false', ANSIBLE_NOCOLOR='1')
+    return argv, env, report, log
+
+
+def _read_report(path):
+    try:
+        with open(path) as handle:
+            return json.load(handle)
+    except (IOError, OSError, ValueError):
+        return None
+
+
+def node_outcomes(report):
+    """node -> {'status', 'compartment', 'batch'} from a cluster's report (every rollout of its run, the last wins)."""
+    nodes = {}
+    for rollout in (report or {}).get('rollouts') or []:
+        for name, entry in (rollout.get('nodes') or {}).items():
+            nodes[name] = {'status': entry.get('status'), 'compartment': entry.get('compartment'),
+                           'batch': entry.get('batch')}
+    return nodes
+
+
+class StageRun(object):
+    """Run ``stage`` (a fleet_model.Stage) of ``fleet``; ``echo(line)`` says what happens."""
+
+    def __init__(self, fleet, stage, apply_vars, work_dir, echo, check_mode=False, failed_before=0, popen=subprocess.Popen,
+                 clock=time.time):
+        self.fleet = fleet
+        self.stage = stage
+        self.apply_vars = apply_vars
+        self.work_dir = work_dir
+        self.echo = echo
+        self.check_mode = check_mode
+        self.failed_before = failed_before
+        self.popen = popen
+        self.clock = clock
+        self.results = {}
+        self.lock = threading.Lock()
+
+    def over_budget(self):
+        """More failed clusters over the fleet than ``max_failures``: nothing more starts."""
+        failed = sum(1 for r in self.results.values() if r['outcome'] in (FAILED, DEADLINE))
+        return self.failed_before + failed > self.fleet.max_failures
+
+    def run(self):
+        """Every cluster of the stage run (or left out once over the failure budget): ``{cluster: result}``."""
+        pending = list(self.stage.clusters)
+        running = {}
+        while pending or running:
+            with self.lock:
+                stop = self.over_budget()
+            while pending and len(running) < self.stage.max_concurrency and not stop:
+                cid = pending.pop(0)
+                running[cid] = threading.Thread(target=self._run_cluster, args=(cid,), name='cluster-%s' % cid, daemon=True)
+                running[cid].start()
+            if stop:
+                for cid in pending:
+                    self.results[cid] = {'outcome': NOT_STARTED, 'rc': None, 'nodes': {}, 'elapsed': 0.0,
+                                         'msg': 'not started: %d cluster(s) of the fleet failed (max_failures %d)'
+                                                % (self.failed_before + self._failed(), self.fleet.max_failures)}
+                    self.echo('nodewright fleet: [%s] %s' % (cid, self.results[cid]['msg']))
+                pending = []
+            for cid, thread in list(running.items()):
+                thread.join(timeout=0.5)
+                if not thread.is_alive():
+                    del running[cid]
+        return self.results
+
+    def _failed(self):
+        return sum(1 for r in self.results.values() if r['outcome'] in (FAILED, DEADLINE))
+
+    def _run_cluster(self, cid):
+        argv, env, report, log = apply_command(cid, self.fleet.clusters[cid], self.apply_vars, self.work_dir, self.check_mode)
+        started = self.clock()
+        self.echo('nodewright fleet: [%s] stage %s: apply started (log %s)' % (cid, self.stage.name, log))
+        deadline = self.fleet.progress_deadline_seconds
+        with open(log, 'w') as out:
+            # stdin: the worker's is non-blocking, which ansible-playbook refuses
+            proc = self.popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                              start_new_session=True)
+            try:
+                rc = proc.wait(timeout=deadline)
+                outcome = OK if rc == 0 else FAILED
+            except subprocess.TimeoutExpired:
+                rc = self._stop(proc)
+                outcome = DEADLINE
+        result = {'outcome': outcome, 'rc': rc, 'log': log, 'report': _read_report(report), 'elapsed': self.clock() - started}
+        result['nodes'] = node_outcomes(result['report'])
+        if outcome == DEADLINE:
+            result['msg'] = 'stopped after the progress deadline (%.0f s); its nodes keep their state, a run resumes them' % deadline
+        elif outcome == FAILED:
+            result['msg'] = 'apply ended with rc %s (log %s)' % (rc, log)
+        else:
+            result['msg'] = 'apply ended with rc 0'
+        with self.lock:
+            self.results[cid] = result
+        self.echo('nodewright fleet: [%s] stage %s: %s, %d node(s) in its rollouts, %.1f s' % (
+            cid, self.stage.name, result['msg'], len(result['nodes']), result['elapsed']))
+
+    @staticmethod
+    def _stop(proc):
+        """The run's process group stopped: SIGTERM (the strategy leaves the shared budget), SIGKILL after STOP_GRACE."""
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            return proc.wait(timeout=STOP_GRACE)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            return proc.wait()
+        except OSError:
+            return proc.wait()

@@ -1,0 +1,175 @@
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""nodewright.bridge.fleet on three real control planes on this machine: stages in order, the canary first, a
+failing canary that leaves the other clusters untouched, the gate between stages, and bad fleets refused before
+any node in any cluster is touched (a context that does not exist, a cluster without the CRD).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from pathlib import Path
+
+import helpers
+import pytest
+import yaml
+
+from module_runner import PlaybookRunner
+from nodewright_fixtures import FAIL_PKG_IMAGE, package, skyhook
+
+pytestmark = pytest.mark.cluster
+
+NAMESPACE = 'nw-fleet'
+PREFIX = 'skyhook.nvidia.com'
+
+
+class FleetCluster:
+    """One cluster of the fleet: its id, its helpers.Cluster (admin), the nodes a test labels in it."""
+
+    def __init__(self, cid, handle):
+        self.id = cid
+        self.handle = handle
+
+    def nodes(self, label):
+        return [n.metadata.name for n in self.handle.core.list_node(label_selector='nodewright.bridge/fleet=%s' % label).items]
+
+
+@pytest.fixture(scope='module')
+def fleet_clusters(cluster, tmp_path_factory):
+    """Three clusters: the session's and two of their own (each 3 nodes), the operator namespace in each."""
+    with helpers.own_cluster(tmp_path_factory.mktemp('fleet-b'), what='fleet cluster b', nodes=3) as second, \
+            helpers.own_cluster(tmp_path_factory.mktemp('fleet-c'), what='fleet cluster c', nodes=3) as third:
+        clusters = [FleetCluster('a', cluster), FleetCluster('b', second), FleetCluster('c', third)]
+        for member in clusters:
+            try:
+                member.handle.create_namespace(NAMESPACE)
+            except Exception:  # pylint: disable=broad-exception-caught
+                pass  # the session cluster keeps it from an earlier test of this module
+        yield clusters
+
+
+@pytest.fixture
+def labelled(fleet_clusters):
+    """A fresh label on two new nodes of each cluster: ``label``."""
+    value = uuid.uuid4().hex[:8]
+    made = []
+    for member in fleet_clusters:
+        names = ['fl-%s-%s-%d' % (member.id, value, i) for i in range(2)]
+        member.handle.create_nodes(names, labels={'nodewright.bridge/fleet': value})
+        made.append((member, names))
+    yield value
+    for member, names in made:
+        for name in names:
+            member.handle.core.delete_node(name)
+
+
+@pytest.fixture(scope='module')
+def runner(cluster, tmp_path_factory):
+    return PlaybookRunner(cluster.kubeconfig, tmp_path_factory.mktemp('fleet-playbooks'))
+
+
+def _write(tmp_path, name, docs):
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump_all(docs) if isinstance(docs, list) else yaml.safe_dump(docs))
+    return str(path)
+
+
+def _fleet(fleet_clusters, **extra):
+    fleet = {'name': 'gpu', 'clusters': dict((m.id, {'kubeconfig': str(m.handle.kubeconfig)}) for m in fleet_clusters),
+             'stages': [{'name': 'canary', 'clusters': ['a']}, {'name': 'rest', 'clusters': ['b', 'c'], 'max_concurrency': 2}]}
+    fleet.update(extra)
+    return fleet
+
+
+def _run(runner, tmp_path, fleet, cr_file, check=False):
+    work = tmp_path / 'fleet-work'
+    return runner.run('nodewright.bridge.fleet', check=check, extra_vars={
+        'nodewright_fleet': _write(tmp_path, 'fleet.yml', fleet), 'nodewright_cr': cr_file,
+        'nodewright_fleet_dir': str(work), 'nodewright_fleet_apply_vars': {
+            'nodewright_namespace': NAMESPACE, 'nodewright_stage_timeout': 90}}), work
+
+
+def _state(member, node, cr_name):
+    return member.handle.core.read_node(node).metadata.labels.get('%s/status_%s' % (PREFIX, cr_name))
+
+
+def test_a_fleet_rolls_out_stage_by_stage_the_canary_first(fleet_clusters, labelled, runner, tmp_path):
+    cr_name = 'fleet-%s' % labelled
+    cr_file = _write(tmp_path, 'cr.yaml', skyhook(cr_name, {'quick': package()}, selector={'nodewright.bridge/fleet': labelled},
+                                                  interruptionBudget={'count': 1}))
+    fleet = _fleet(fleet_clusters, stages=[{'name': 'canary', 'clusters': ['a'], 'soak': '2s'},
+                                           {'name': 'rest', 'clusters': ['b', 'c'], 'max_concurrency': 2}])
+
+    planned, work = _run(runner, tmp_path, fleet, cr_file, check=True)
+    assert planned.rc == 0, planned
+    for member in fleet_clusters:
+        assert all(_state(member, n, cr_name) is None for n in member.nodes(labelled)), 'check mode wrote a node state'
+
+    run, work = _run(runner, tmp_path, fleet, cr_file)
+    assert run.rc == 0, run
+    for member in fleet_clusters:
+        nodes = member.nodes(labelled)
+        assert len(nodes) == 2 and all(_state(member, n, cr_name) == 'complete' for n in nodes), (member.id, nodes)
+    report = json.loads((work / 'report.json').read_text())
+    assert dict((c, r['outcome']) for c, r in report['clusters'].items()) == {'a': 'ok', 'b': 'ok', 'c': 'ok'}
+    by_cluster = dict((r['cluster'], r) for r in report['rollouts'])
+    # the canary finished (and soaked 2 s) before the rest started; b and c ran side by side
+    canary_end = by_cluster['a']['started'] + by_cluster['a']['elapsed']
+    assert by_cluster['b']['started'] >= canary_end + 2 and by_cluster['c']['started'] >= canary_end + 2, report
+    assert abs(by_cluster['b']['started'] - by_cluster['c']['started']) < 15, report
+    # the recap names each node with its cluster
+    recap_hosts = set(re.findall(r'^(\S+/\S+)\s+:\s+ok=', run.stdout, re.M))
+    assert recap_hosts == set('%s/%s' % (m.id, n) for m in fleet_clusters for n in m.nodes(labelled)), run.stdout[-3000:]
+
+
+def test_a_failing_canary_leaves_the_other_clusters_untouched(fleet_clusters, labelled, runner, tmp_path):
+    cr_name = 'fleet-broken-%s' % labelled
+    cr_file = _write(tmp_path, 'cr.yaml', skyhook(cr_name, {'broken': package(image=FAIL_PKG_IMAGE)},
+                                                  selector={'nodewright.bridge/fleet': labelled}, interruptionBudget={'count': 1}))
+    run, work = _run(runner, tmp_path, _fleet(fleet_clusters), cr_file)
+    assert run.rc == 2, run
+    assert 'the fleet\'s rollout stopped: 1 cluster(s) failed (a), more than max_failures 0' in run.stdout, run.stdout[-3000:]
+    report = json.loads((work / 'report.json').read_text())
+    assert report['clusters']['a']['outcome'] == 'failed'
+    assert report['clusters']['b']['outcome'] == report['clusters']['c']['outcome'] == 'not reached', report['clusters']
+    for member in fleet_clusters[1:]:
+        for node in member.nodes(labelled):
+            body = member.handle.core.read_node(node)
+            assert body.spec.unschedulable is not True and _state(member, node, cr_name) is None, (member.id, node)
+
+
+def test_bad_fleets_fail_before_any_cluster_is_touched(fleet_clusters, labelled, runner, tmp_path):
+    cr_name = 'fleet-bad-%s' % labelled
+    cr_file = _write(tmp_path, 'cr.yaml', skyhook(cr_name, {'quick': package()}, selector={'nodewright.bridge/fleet': labelled}))
+    # a context that the cluster's kubeconfig does not have
+    fleet = _fleet(fleet_clusters)
+    fleet['clusters']['c']['context'] = 'nowhere'
+    run, dummy = _run(runner, tmp_path, fleet, cr_file)
+    assert run.rc != 0 and 'nowhere' in run.stdout, run
+    # the same cluster in two stages, a stage without clusters, a soak that is not a duration: every one named
+    fleet = _fleet(fleet_clusters, stages=[{'name': 'canary', 'clusters': ['a'], 'soak': 'soon'},
+                                           {'name': 'rest', 'clusters': ['a', 'b', 'c']}, {'name': 'empty', 'clusters': []}])
+    run, dummy = _run(runner, tmp_path, fleet, cr_file)
+    assert run.rc != 0, run
+    for field in ('stages[0].soak', 'stages[1].clusters[0]: cluster a is already in stages[0]', 'stages[2].clusters'):
+        assert field in run.stdout, (field, run.stdout[-3000:])
+    for member in fleet_clusters:
+        assert all(_state(member, n, cr_name) is None for n in member.nodes(labelled))
+
+
+def test_a_cluster_without_the_crd_is_refused_before_any_node_is_touched(fleet_clusters, labelled, runner, tmp_path,
+                                                                          tmp_path_factory):
+    cr_name = 'fleet-nocrd-%s' % labelled
+    cr_file = _write(tmp_path, 'cr.yaml', skyhook(cr_name, {'quick': package()}, selector={'nodewright.bridge/fleet': labelled}))
+    with helpers.own_cluster(tmp_path_factory.mktemp('fleet-nocrd'), what='a cluster without the CRDs', nodes=1,
+                             crds=False) as bare:
+        fleet = _fleet(fleet_clusters)
+        fleet['clusters']['bare'] = {'kubeconfig': str(bare.kubeconfig)}
+        fleet['stages'][1]['clusters'].append('bare')
+        run, dummy = _run(runner, tmp_path, fleet, cr_file)
+    assert run.rc != 0, run
+    assert 'bare' in run.stdout, run.stdout[-3000:]
+    for member in fleet_clusters:
+        assert all(_state(member, n, cr_name) is None for n in member.nodes(labelled))
