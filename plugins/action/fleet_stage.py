@@ -41,10 +41,16 @@ class ActionModule(ActionBase):
         if not os.path.isdir(work_dir):
             os.makedirs(work_dir)
         run = fleet_runs.StageRun(fleet, stages[params['stage']], params['apply_vars'], work_dir, display.display,
-                                  check_mode=self._task.check_mode, failed_before=params['failed_before'])
+                                  check_mode=self._task.check_mode, failed_before=len(params['failed_before_names']))
         clusters = run.run()
         failed = sorted(c for c, r in clusters.items() if r['outcome'] in (fleet_runs.FAILED, fleet_runs.DEADLINE))
         # a node in a cluster's rollout was out of date (apply rolls out only those): changed, unless only planned
-        result.update(clusters=clusters, failed_clusters=failed, stopped=run.over_budget(),
+        stopped = run.over_budget()
+        every_failed = list(params['failed_before_names']) + failed
+        reason = ''
+        if stopped:
+            reason = '%d cluster(s) failed (%s), more than max_failures %d' % (
+                len(every_failed), ', '.join(every_failed), fleet.max_failures)
+        result.update(clusters=clusters, failed_clusters=failed, stopped=stopped, stop_reason=reason,
                       changed=not self._task.check_mode and any(r['nodes'] for r in clusters.values()))
         return result

@@ -14,7 +14,7 @@ author: nodewright.bridge contributors (@nodewright)
 description:
   - From the M(nodewright.bridge.rollout_plan) results of a stage's clusters, planned again after the stage (each
     with C(item) C([cluster, cr name])), one line per cluster and CR whose nodes are not all complete, or erroring.
-    Empty when the stage is done: the C(nodewright.bridge.fleet) playbook then starts the next stage.
+    Empty when the stage is done, and the C(nodewright.bridge.fleet) playbook then starts the next stage.
 options:
   _input:
     description: The registered results of the loop over C([cluster, cr name]).
@@ -32,7 +32,7 @@ EXAMPLES = r'''
 
 RETURN = r'''
 _value:
-  description: The problems, C(<cluster>: <cr>: ...), empty when every node is complete and none erroring.
+  description: The problems (each C(<cluster> - <cr> - why)), empty when every node is complete and none erroring.
   type: list
   elements: str
 '''

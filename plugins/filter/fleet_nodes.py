@@ -13,7 +13,7 @@ version_added: 0.2.0
 author: nodewright.bridge contributors (@nodewright)
 description:
   - From each cluster's M(nodewright.bridge.fleet_stage) result, every node its rollouts ran, named
-    C(<cluster>/<node>), with its C(status) (V(ok), V(failed), V(removed)), C(compartment) and C(batch): the
+    C(<cluster>/<node>), with its C(status) (V(ok), V(failed), V(removed)), C(compartment) and C(batch); the
     C(nodewright.bridge.fleet) playbook adds them as hosts, so that the recap lists each node with its cluster.
 options:
   _input:

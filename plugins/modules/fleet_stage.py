@@ -15,10 +15,10 @@ version_added: 0.2.0
 description:
   - Runs C(nodewright.bridge.apply) on every cluster of one stage of a fleet (the C(nodewright.bridge.fleet) playbook,
     the collection's C(docs/fleet.md)), at most the stage's C(max_concurrency) at once, each with its cluster's
-    C(kubeconfig) and C(context) and the same variables (O(apply_vars)). Each cluster gets the whole of apply: its plan,
-    its API generation, the operator guard, the batches of its policy, its CR status and Events.
+    C(kubeconfig) and C(context) and the same variables (O(apply_vars)). Each cluster gets the whole of apply (its plan,
+    its API generation, the operator guard, the batches of its policy, its CR status and Events).
   - A cluster's run longer than the fleet's C(progress_deadline) is stopped (its nodes keep the state they recorded,
-    a later run resumes them) and counts as failed. Once the fleet's failed clusters (O(failed_before) and this
+    a later run resumes them) and counts as failed. Once the fleet's failed clusters (O(failed_before_names) and this
     stage's) exceed C(max_failures), no more clusters start; the runs in flight end.
   - Each run's log and JSON report (the C(nodewright.bridge.rollout) callback's) are written to O(work_dir).
 author:
@@ -40,10 +40,11 @@ options:
     description: Where each cluster's log, report and variables file are written.
     type: path
     required: true
-  failed_before:
-    description: How many clusters of the fleet failed in the stages before this one.
-    type: int
-    default: 0
+  failed_before_names:
+    description: The clusters of the fleet that failed in the stages before this one.
+    type: list
+    elements: str
+    default: []
 attributes:
   action:
     support: full
@@ -108,6 +109,10 @@ stopped:
   description: Whether the fleet's failures now exceed C(max_failures) (the rollout stops).
   returned: always
   type: bool
+stop_reason:
+  description: Why the rollout stops, in a line (empty when it goes on).
+  returned: always
+  type: str
 '''
 
 from ansible.module_utils.basic import AnsibleModule
@@ -119,7 +124,7 @@ def argument_spec():
         stage=dict(type='str', required=True),
         apply_vars=dict(type='dict', required=True),
         work_dir=dict(type='path', required=True),
-        failed_before=dict(type='int', default=0),
+        failed_before_names=dict(type='list', elements='str', default=[]),
     )
 
 

@@ -159,8 +159,8 @@ def test_bad_fleets_fail_before_any_cluster_is_touched(fleet_clusters, labelled,
         assert all(_state(member, n, cr_name) is None for n in member.nodes(labelled))
 
 
-def test_a_cluster_without_the_crd_is_refused_before_any_node_is_touched(fleet_clusters, labelled, runner, tmp_path,
-                                                                          tmp_path_factory):
+def test_a_cluster_without_the_crd_is_refused_before_any_node_is_touched(
+        fleet_clusters, labelled, runner, tmp_path, tmp_path_factory):
     cr_name = 'fleet-nocrd-%s' % labelled
     cr_file = _write(tmp_path, 'cr.yaml', skyhook(cr_name, {'quick': package()}, selector={'nodewright.bridge/fleet': labelled}))
     with helpers.own_cluster(tmp_path_factory.mktemp('fleet-nocrd'), what='a cluster without the CRDs', nodes=1,

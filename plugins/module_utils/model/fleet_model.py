@@ -1,6 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
+# Note that this file is PRIVATE to the collection nodewright.bridge: it can change in any release.
+# Do not use it from other collections or from standalone plugins and modules.
 """A fleet of clusters and the ordered stages a rollout crosses it in: read and checked, before any cluster is asked.
 
 The fleet file (docs/fleet.md)::
@@ -188,4 +190,3 @@ def parse_fleet(value):
     if errors:
         raise FleetError(errors)
     return Fleet(name, clusters, stages, max_failures, deadline)
-

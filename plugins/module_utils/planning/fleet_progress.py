@@ -1,6 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
+# Note that this file is PRIVATE to the collection nodewright.bridge: it can change in any release.
+# Do not use it from other collections or from standalone plugins and modules.
 """A fleet rollout's progress, pure: when a stage is done, each node's outcome, the fleet's report.
 
 Inputs are what the fleet playbook keeps: each cluster's stage result (nodewright.bridge.fleet_stage: outcome, rc,

@@ -23,7 +23,7 @@ ACTION_DIR = os.path.join(REPO_ROOT, 'plugins', 'action')
 # The one action file the others import, and the action plugins that are files of their own: node_update
 # (runs the sequence) and rollout_report (no cluster module: it writes the timeline on the controller).
 SHARED_ACTION = 'node_cordon.py'
-OWN_ACTIONS = ('node_update.py', 'rollout_report.py', 'role_package.py', 'rollout_run.py')
+OWN_ACTIONS = ('node_update.py', 'rollout_report.py', 'role_package.py', 'rollout_run.py', 'fleet_stage.py')
 
 
 def test_the_action_group_cluster_of_meta_runtime_is_the_registry():
@@ -48,7 +48,7 @@ def test_every_registered_module_has_its_code_documentation_and_action_plugin(na
 
 def test_the_action_plugins_are_one_import_of_one_file_but_node_update_and_the_controller_ones():
     files = sorted(f for f in os.listdir(ACTION_DIR) if f.endswith('.py'))
-    assert files == sorted([name + '.py' for name in cluster_modules.NAMES] + ['rollout_report.py', 'role_package.py', 'rollout_run.py'])
+    assert files == sorted([name + '.py' for name in cluster_modules.NAMES] + ['rollout_report.py', 'role_package.py', 'rollout_run.py', 'fleet_stage.py'])
     shared = 'from ansible_collections.nodewright.bridge.plugins.action.%s import ActionModule' % SHARED_ACTION[:-3]
     for name in files:
         path = os.path.join(ACTION_DIR, name)

@@ -1,0 +1,103 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 nodewright.bridge contributors
+# Apache License 2.0 (see LICENSE)
+"""module_utils.model.fleet_model and planning.fleet_progress: a fleet read and checked, a stage's gate, its report."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import pytest
+
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import fleet_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.planning import fleet_progress
+
+FLEET = {'name': 'gpu', 'clusters': {'canary': {'context': 'canary'}, 'us': {'kubeconfig': '/k/us.yaml'}, 'eu': None},
+         'stages': [{'name': 'canary', 'clusters': ['canary'], 'soak': '30m'},
+                    {'name': 'rest', 'clusters': ['us', 'eu'], 'max_concurrency': 1}],
+         'max_failures': 1, 'progress_deadline': '1h30m'}
+
+
+def _errors(**changes):
+    fleet = dict(FLEET, **changes)
+    with pytest.raises(fleet_model.FleetError) as raised:
+        fleet_model.parse_fleet(fleet)
+    return raised.value.errors
+
+
+def test_a_fleet_is_read_with_its_defaults():
+    fleet = fleet_model.parse_fleet(FLEET).as_dict()
+    assert fleet['clusters'] == {'canary': {'kubeconfig': None, 'context': 'canary'},
+                                 'us': {'kubeconfig': '/k/us.yaml', 'context': None}, 'eu': {'kubeconfig': None, 'context': None}}
+    assert fleet['stages'] == [{'name': 'canary', 'clusters': ['canary'], 'max_concurrency': 1, 'soak_seconds': 1800.0},
+                               {'name': 'rest', 'clusters': ['us', 'eu'], 'max_concurrency': 1, 'soak_seconds': 0.0}]
+    assert fleet['max_failures'] == 1 and fleet['progress_deadline_seconds'] == 5400.0
+    minimal = fleet_model.parse_fleet({'clusters': {'a': {}}, 'stages': [{'clusters': ['a']}]}).as_dict()
+    assert minimal['name'] == 'fleet' and minimal['stages'][0]['name'] == 'stage-1'
+    assert minimal['max_failures'] == 0 and minimal['progress_deadline_seconds'] is None
+
+
+def test_every_problem_of_a_bad_fleet_names_its_field():
+    errors = _errors(stages=[{'name': 'canary', 'clusters': ['canary', 'ghost'], 'soak': 'soon'},
+                             {'name': 'canary', 'clusters': ['canary', 'us'], 'max_concurrency': 0},
+                             {'name': 'empty', 'clusters': []}],
+                     max_failures=-1, progress_deadline='0s', colour='blue')
+    assert errors == [
+        'colour: unknown field (expected one of name, clusters, stages, max_failures, progress_deadline)',
+        "stages[0].clusters[1]: 'ghost' is not a cluster of the fleet (clusters: canary, eu, us)",
+        "stages[0].soak: must be a duration such as 30m or 1h30m, got 'soon'",
+        'stages[1].clusters[0]: cluster canary is already in stages[0]; a cluster belongs to one stage',
+        'stages[1].max_concurrency: must be an integer of at least 1, got 0',
+        'stages[2].clusters: a stage needs at least one cluster, got []',
+        'stages: the name canary is used by 2 stages',
+        'clusters.eu: in no stage (every cluster of the fleet is in exactly one)',
+        'max_failures: must be an integer of at least 0, got -1',
+        "progress_deadline: must be more than 0s, got '0s'",
+    ]
+
+
+@pytest.mark.parametrize('change, expected', [
+    ({'clusters': {}}, 'clusters: must be a non-empty mapping'),
+    ({'clusters': {'Bad Name': {}}}, 'clusters.Bad Name: a cluster id is lowercase'),
+    ({'clusters': {'a': {'context': ''}}, 'stages': [{'clusters': ['a']}]}, "clusters.a.context: must be a non-empty string"),
+    ({'clusters': {'a': {'server': 'x'}}, 'stages': [{'clusters': ['a']}]}, 'clusters.a.server: unknown field'),
+    ({'stages': []}, 'stages: must be a non-empty list'),
+    ({'stages': ['canary']}, "stages[0]: must be a mapping with name and clusters, got 'canary'"),
+    ({'progress_deadline': -5}, 'progress_deadline: must not be negative'),
+    ({'max_failures': True}, 'max_failures: must be an integer'),
+    ({'name': 'GPU fleet'}, 'name: lowercase letters'),
+])
+def test_bad_fields(change, expected):
+    errors = _errors(**change)
+    assert any(e.startswith(expected) for e in errors), errors
+
+
+def test_a_fleet_that_is_not_a_mapping():
+    with pytest.raises(fleet_model.FleetError, match='must be a mapping with clusters and stages, got list'):
+        fleet_model.parse_fleet([])
+
+
+def _plan(cluster, name, erroring=(), not_done=(), **extra):
+    return dict({'item': [cluster, name], 'decision': {'erroring': list(erroring), 'not_done': list(not_done)}}, **extra)
+
+
+def test_a_stage_is_done_when_every_node_is_complete_and_none_erroring():
+    assert fleet_progress.gate_problems([_plan('a', 'gpu'), _plan('b', 'gpu'), {'skipped': True}]) == []
+    assert fleet_progress.gate_problems([_plan('a', 'gpu', erroring=['n2']), _plan('b', 'gpu', not_done=['n3', 'n1']),
+                                         _plan('c', 'gpu', failed=True, msg='unreachable')]) == [
+        'a: gpu: 1 erroring (n2)', 'b: gpu: 2 not complete (n1, n3)', 'c: gpu: not planned (unreachable)']
+
+
+def test_the_fleet_report_and_its_nodes():
+    fleet = fleet_model.parse_fleet(FLEET).as_dict()
+    results = {'canary': {'outcome': 'ok', 'rc': 0, 'msg': 'ok', 'log': '/l', 'elapsed': 3.0,
+                          'nodes': {'n1': {'status': 'ok', 'compartment': '__default__', 'batch': 1}},
+                          'report': {'rollouts': [{'play': 'apply: gpu', 'nodes': {}}]}},
+               'us': {'outcome': 'failed', 'rc': 2, 'nodes': {'n9': {'status': 'failed', 'compartment': 'x', 'batch': 2}},
+                      'report': None}}
+    report = fleet_progress.fleet_report(results, fleet)
+    assert report['fleet'] == 'gpu'
+    assert report['clusters']['eu'] == {'stage': 'rest', 'outcome': 'not reached'}
+    assert report['clusters']['us']['outcome'] == 'failed' and report['clusters']['canary']['stage'] == 'canary'
+    assert report['rollouts'] == [{'play': 'canary: apply: gpu', 'nodes': {}, 'cluster': 'canary'}]
+    assert [n['name'] for n in fleet_progress.node_outcomes(results)] == ['canary/n1', 'us/n9']
