@@ -17,10 +17,19 @@ description:
     naming its field (C(stages[1].clusters[0]), C(progress_deadline)).
   - Returns the fleet with durations in seconds and every default filled in.
 options:
+  plans:
+    description:
+      - The M(nodewright.bridge.rollout_plan) results of every C([cluster, cr name]). With them, C(budget_option) is
+        node_update's C(fleet_budget) for every cluster's run (a C(budget) in percent counted over the fleet's
+        selected nodes), or null without a C(budget).
+    type: list
+    elements: dict
   _input:
     description:
       - The fleet, a mapping with C(clusters) (id to C(kubeconfig) and/or C(context)), C(stages) (a list of
-        C(name), C(clusters), C(max_concurrency), C(soak)), C(max_failures), C(progress_deadline) and C(name).
+        C(name), C(clusters), C(max_concurrency), C(soak)), C(max_failures), C(progress_deadline), C(budget)
+        (C(count) or C(percent) of nodes cordoned or rebooting at once over the fleet), C(coordination),
+        C(budget_namespace) and C(name).
     type: dict
     required: true
 '''
@@ -52,18 +61,34 @@ _value:
     progress_deadline_seconds:
       description: A cluster's longest rollout, or null.
       type: float
+    budget:
+      description: The node-disruption budget over the fleet (C(count) or C(percent)), or null.
+      type: dict
+    coordination:
+      description: The cluster whose Lease keeps that budget, or null.
+      type: str
+    budget_namespace:
+      description: The Lease's namespace.
+      type: str
+    budget_option:
+      description: With O(plans), node_update's C(fleet_budget) (without C(cluster)), or null.
+      type: dict
 '''
 
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import fleet_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.planning import fleet_budget
 
 
-def fleet(value):
+def fleet(value, plans=None):
     try:
-        return fleet_model.parse_fleet(value).as_dict()
+        checked = fleet_model.parse_fleet(value).as_dict()
     except fleet_model.FleetError as exc:
         raise AnsibleFilterError('nodewright_fleet: %s' % exc)
+    if plans is not None:
+        checked['budget_option'] = fleet_budget.node_option(checked, plans)
+    return checked
 
 
 class FilterModule(object):

@@ -146,6 +146,42 @@ options:
     description: Act even though an operator reconciles the CR (the guard then only warns).
     type: bool
     default: false
+  fleet_budget:
+    description:
+      - The node-disruption budget over a fleet of clusters (the C(nodewright.bridge.fleet) playbook sets it through
+        C(nodewright_fleet_budget)). A node whose update cordons it holds one of the budget's O(fleet_budget.count)
+        slots from before its cordon until its update ends, waiting for one while they are all taken, so that
+        at no moment more nodes are cordoned or rebooting across the fleet. The slots are in one Lease of the
+        coordination cluster, renewed while held; a run that dies leaves slots that expire. Not taken in check mode.
+    type: dict
+    version_added: 0.2.0
+    suboptions:
+      fleet:
+        description: The fleet's name (the Lease is C(nodewright-fleet-<fleet>)).
+        type: str
+        required: true
+      cluster:
+        description: This node's cluster id in the fleet.
+        type: str
+        required: true
+      count:
+        description: The most nodes cordoned or rebooting at once over the fleet.
+        type: int
+        required: true
+      namespace:
+        description: The Lease's namespace in the coordination cluster.
+        type: str
+        default: skyhook
+      kubeconfig:
+        description: The coordination cluster's kubeconfig (default, as for the other connection options).
+        type: str
+      context:
+        description: The coordination cluster's context.
+        type: str
+      slot_expiry:
+        description: Seconds a slot lasts without renewal (its holder renews it every third of that).
+        type: int
+        default: 60
 attributes:
   check_mode:
     support: full

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import uuid
 
 import helpers
 import pytest
 import yaml
+from kubernetes import client as kclient
 
 from module_runner import PlaybookRunner
 from nodewright_fixtures import FAIL_PKG_IMAGE, package, skyhook
@@ -172,3 +174,56 @@ def test_a_cluster_without_the_crd_is_refused_before_any_node_is_touched(
     assert 'bare' in run.stdout, run.stdout[-3000:]
     for member in fleet_clusters:
         assert all(_state(member, n, cr_name) is None for n in member.nodes(labelled))
+
+
+class DisruptionSampler(threading.Thread):
+    """Every 0.1 s, the labelled nodes cordoned or not Ready over every cluster: the most at once (``peak``)."""
+
+    def __init__(self, fleet_clusters, label):
+        super().__init__(daemon=True)
+        self.clusters = fleet_clusters
+        self.label = label
+        self.stop = threading.Event()
+        self.peak = 0
+        self.samples = 0
+
+    def disrupted(self):
+        count = 0
+        for member in self.clusters:
+            for node in member.handle.core.list_node(label_selector='nodewright.bridge/fleet=%s' % self.label).items:
+                ready = any(c.type == 'Ready' and c.status == 'True' for c in node.status.conditions or [])
+                count += bool(node.spec.unschedulable) or not ready
+        return count
+
+    def run(self):
+        while not self.stop.wait(0.1):
+            self.peak = max(self.peak, self.disrupted())
+            self.samples += 1
+
+
+def test_the_fleet_budget_bounds_the_nodes_disrupted_across_clusters(fleet_clusters, labelled, runner, tmp_path):
+    cr_name = 'fleet-budget-%s' % labelled
+    # a reboot on every node: each cordoned, drained, rebooted; each cluster alone would take both its nodes at once
+    cr_file = _write(tmp_path, 'cr.yaml', skyhook(cr_name, {'tuning': package(interrupt={'type': 'reboot'})},
+                                                  selector={'nodewright.bridge/fleet': labelled}, interruptionBudget={'count': 2}))
+    fleet = _fleet(fleet_clusters, stages=[{'name': 'all', 'clusters': ['a', 'b', 'c']}], budget={'count': 2},
+                   budget_namespace=NAMESPACE)
+    sampler = DisruptionSampler(fleet_clusters, labelled)
+    sampler.start()
+    try:
+        run, work = _run(runner, tmp_path, fleet, cr_file)
+    finally:
+        sampler.stop.set()
+        sampler.join()
+    print('fleet budget 2: most nodes cordoned or rebooting at once over 3 clusters %d (%d samples)'
+          % (sampler.peak, sampler.samples))
+    assert run.rc == 0, run
+    for member in fleet_clusters:
+        assert all(_state(member, n, cr_name) == 'complete' for n in member.nodes(labelled)), member.id
+    assert sampler.samples > 20 and 1 <= sampler.peak <= 2, (sampler.peak, sampler.samples)
+    # the budget held nodes back (alone, each cluster would have disrupted both its nodes at once: 6 over the fleet)
+    logs = ''.join((work / ('%s.log' % m.id)).read_text() for m in fleet_clusters)
+    assert 'waits for the fleet budget gpu (2 nodes cordoned or rebooting at once)' in logs
+    # every slot given back: the Lease in the coordination cluster is empty
+    lease = kclient.CoordinationV1Api(fleet_clusters[0].handle.api).read_namespaced_lease('nodewright-fleet-gpu', NAMESPACE)
+    assert json.loads(lease.metadata.annotations['nodewright.bridge/fleet-slots']) == {}

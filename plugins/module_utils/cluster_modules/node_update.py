@@ -45,6 +45,11 @@ def module_args():
         cr_identity=dict(type='dict', options=dict(uid=dict(type='str'), generation=dict(type='int'))),
         operator_guard=dict(type='bool', default=True),
         force=dict(type='bool', default=False),
+        # set by the fleet playbook (nodewright_fleet_budget): the node-disruption budget over a fleet of clusters
+        fleet_budget=dict(type='dict', options=dict(
+            fleet=dict(type='str', required=True), cluster=dict(type='str', required=True),
+            count=dict(type='int', required=True), namespace=dict(type='str', default='skyhook'),
+            kubeconfig=dict(type='str'), context=dict(type='str'), slot_expiry=dict(type='int', default=60))),
     )
     # cr / cr_name: one of them is required; the sequence says so in the role's words (NodeSequence.run)
     return dict(argument_spec=argument_spec, supports_check_mode=True)

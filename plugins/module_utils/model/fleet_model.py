@@ -16,6 +16,9 @@ The fleet file (docs/fleet.md)::
       - {name: rest, clusters: [us-east], max_concurrency: 2, soak: 0s}
     max_failures: 0                 # failed clusters the rollout goes on after (more stop it)
     progress_deadline: 2h           # a cluster's rollout longer than this is stopped and counts as failed
+    budget: {percent: 10}           # nodes cordoned or rebooting at once over the fleet ({count: N} or {percent: P})
+    coordination: canary            # the cluster whose Lease keeps that budget (default: the first stage's first)
+    budget_namespace: skyhook       # the Lease's namespace there (default: skyhook)
 
 Durations are Go's (``30m``, ``1h30m``, ``0s``), as the CRs' are. Every problem is reported at once, with the field
 that holds it (``stages[1].clusters[0]``). Pure: no I/O, no Ansible import.
@@ -34,7 +37,10 @@ DEFAULT_NAME = 'fleet'
 CLUSTER_ID = re.compile(r'^[a-z0-9]([-a-z0-9_.]{0,61}[a-z0-9])?$')
 CLUSTER_KEYS = ('kubeconfig', 'context')
 STAGE_KEYS = ('name', 'clusters', 'max_concurrency', 'soak')
-FLEET_KEYS = ('name', 'clusters', 'stages', 'max_failures', 'progress_deadline')
+FLEET_KEYS = ('name', 'clusters', 'stages', 'max_failures', 'progress_deadline', 'budget', 'coordination',
+              'budget_namespace')
+BUDGET_KEYS = ('count', 'percent')
+DEFAULT_BUDGET_NAMESPACE = 'skyhook'
 
 
 class FleetError(ValueError):
@@ -63,17 +69,22 @@ class Stage(object):
 class Fleet(object):
     """A checked fleet: ``clusters`` id -> {kubeconfig, context} (each may be None), ``stages`` in order."""
 
-    def __init__(self, name, clusters, stages, max_failures, progress_deadline_seconds):
+    def __init__(self, name, clusters, stages, max_failures, progress_deadline_seconds, budget=None, coordination=None,
+                 budget_namespace=DEFAULT_BUDGET_NAMESPACE):
         self.name = name
         self.clusters = clusters
         self.stages = stages
         self.max_failures = max_failures
         self.progress_deadline_seconds = progress_deadline_seconds
+        self.budget = budget  # {count} or {percent}, or None: no budget over the fleet
+        self.coordination = coordination  # the cluster id whose Lease keeps the budget
+        self.budget_namespace = budget_namespace
 
     def as_dict(self):
         return {'name': self.name, 'clusters': dict((k, dict(v)) for k, v in self.clusters.items()),
                 'stages': [s.as_dict() for s in self.stages], 'max_failures': self.max_failures,
-                'progress_deadline_seconds': self.progress_deadline_seconds}
+                'progress_deadline_seconds': self.progress_deadline_seconds, 'budget': self.budget,
+                'coordination': self.coordination, 'budget_namespace': self.budget_namespace}
 
 
 def _seconds(value, where, errors, allow_none=True):
@@ -159,6 +170,34 @@ def _stage(index, entry, clusters, placed, errors):
                  _seconds(entry.get('soak'), where + '.soak', errors) or 0.0)
 
 
+def _budget(value, clusters, stages, errors):
+    """``(budget, coordination, namespace)`` of the fleet mapping ``value``."""
+    budget = value.get('budget')
+    coordination = value.get('coordination')
+    namespace = value.get('budget_namespace') or DEFAULT_BUDGET_NAMESPACE
+    if budget is None:
+        for key in ('coordination', 'budget_namespace'):
+            if value.get(key) is not None:
+                errors.append('%s: set only with budget (the node-disruption budget over the fleet)' % key)
+        return None, None, namespace
+    if not isinstance(budget, dict) or sorted(k for k in BUDGET_KEYS if budget.get(k) is not None) not in (['count'], ['percent']):
+        errors.append('budget: exactly one of count or percent, got %r' % (budget,))
+        return None, None, namespace
+    _unknown(budget, BUDGET_KEYS, 'budget.', errors)
+    count, percent = budget.get('count'), budget.get('percent')
+    if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 1):
+        errors.append('budget.count: must be an integer of at least 1, got %r' % (count,))
+    if percent is not None and (isinstance(percent, bool) or not isinstance(percent, (int, float)) or not 0 < percent <= 100):
+        errors.append('budget.percent: must be more than 0 and at most 100, got %r' % (percent,))
+    if coordination is None:
+        coordination = stages[0].clusters[0] if stages and stages[0].clusters else None
+    elif coordination not in clusters:
+        errors.append('coordination: %r is not a cluster of the fleet (clusters: %s)' % (coordination, ', '.join(sorted(clusters))))
+    if not isinstance(namespace, str):
+        errors.append('budget_namespace: must be a string, got %r' % (namespace,))
+    return dict((k, budget[k]) for k in BUDGET_KEYS if budget.get(k) is not None), coordination, namespace
+
+
 def parse_fleet(value):
     """The Fleet that ``value`` (the fleet file's mapping) describes; FleetError lists every problem."""
     if not isinstance(value, dict):
@@ -187,6 +226,7 @@ def parse_fleet(value):
     deadline = _seconds(value.get('progress_deadline'), 'progress_deadline', errors)
     if deadline is not None and deadline <= 0:
         errors.append('progress_deadline: must be more than 0s, got %r' % value.get('progress_deadline'))
+    budget, coordination, namespace = _budget(value, clusters, stages, errors)
     if errors:
         raise FleetError(errors)
-    return Fleet(name, clusters, stages, max_failures, deadline)
+    return Fleet(name, clusters, stages, max_failures, deadline, budget, coordination, namespace)

@@ -22,9 +22,11 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import contextlib
 import threading
 import time
 
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import api_generation
 from ansible_collections.nodewright.bridge.plugins.module_utils import cluster_modules
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import cr_handoff
@@ -32,6 +34,7 @@ from ansible_collections.nodewright.bridge.plugins.module_utils.contract import 
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import node_annotations
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_steps
 from ansible_collections.nodewright.bridge.plugins.module_utils.model.stages import INTERRUPT_STAGES
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution import fleet_slots
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution import status_keeper
 
 # The steps whose changes are node transitions the CR's status reports.
@@ -209,6 +212,31 @@ class NodeSequence(object):
 
     def update(self):
         drained = self.plan['needs_drain']
+        try:
+            with self.fleet_slot(drained):
+                return self.update_steps(drained)
+        except fleet_slots.FleetBudgetError as exc:
+            # the budget could not be asked before the cordon: the node was not touched
+            failed = StepFailed('fleet budget', {'failed': True, 'msg': str(exc)})
+            return self.failure(failed, failed.step, cordon_held=self.cr in self.plan.get('cordoned_by', []))
+
+    @contextlib.contextmanager
+    def fleet_slot(self, drained):
+        """A node that will be cordoned holds a slot of the fleet's node-disruption budget (node_update's
+        ``fleet_budget``) from before its cordon until its sequence ends: at no moment more nodes cordoned or
+        rebooting across the fleet's clusters than the budget (fleet_slots.py). Nothing is taken in check mode."""
+        options = self.params.get('fleet_budget')
+        if not options or not drained or self.check_mode:
+            yield
+            return
+        try:
+            slots = fleet_slots.for_node(options, session=self.session)
+        except kube_api.KubeError as exc:
+            raise fleet_slots.FleetBudgetError('the fleet budget\'s cluster: %s' % exc)
+        with slots.held('%s/%s' % (options['cluster'], self.node), on_wait=self.warnings.append):
+            yield
+
+    def update_steps(self, drained):
         cordon_held = self.cr in self.plan.get('cordoned_by', [])
         try:
             self.run_steps(drained=drained, cordon_held=cordon_held)

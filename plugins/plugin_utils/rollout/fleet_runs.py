@@ -43,6 +43,9 @@ def collections_path():
 def apply_command(cluster_id, connection, apply_vars, work_dir, check_mode):
     """``(argv, env, report path, log path)`` of the apply run for ``cluster_id``."""
     variables = dict(apply_vars)
+    if variables.get('nodewright_fleet_budget'):
+        # the fleet's budget knows each node by <cluster>/<node>
+        variables['nodewright_fleet_budget'] = dict(variables['nodewright_fleet_budget'], cluster=cluster_id)
     for key in ('kubeconfig', 'context'):
         if connection.get(key):
             variables['nodewright_' + key] = connection[key]

@@ -43,7 +43,8 @@ def test_every_problem_of_a_bad_fleet_names_its_field():
                              {'name': 'empty', 'clusters': []}],
                      max_failures=-1, progress_deadline='0s', colour='blue')
     assert errors == [
-        'colour: unknown field (expected one of name, clusters, stages, max_failures, progress_deadline)',
+        'colour: unknown field (expected one of name, clusters, stages, max_failures, progress_deadline, budget, '
+        'coordination, budget_namespace)',
         "stages[0].clusters[1]: 'ghost' is not a cluster of the fleet (clusters: canary, eu, us)",
         "stages[0].soak: must be a duration such as 30m or 1h30m, got 'soon'",
         'stages[1].clusters[0]: cluster canary is already in stages[0]; a cluster belongs to one stage',
