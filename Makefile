@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 export PATH := $(abspath $(BIN)):$(PATH)
 
 .PHONY: scenarios help venv test lint docs docs-lint changelog-lint browser strategy-matrix-new unit sanity galaxy-smoke galaxy-import
-.PHONY: kube interop bench bench-api bench-fleet bench-protected demo demo-up demo-run demo-down clean molecule
+.PHONY: kube interop bench bench-api bench-fleet bench-fleet-clusters bench-protected demo demo-up demo-run demo-down clean molecule
 
 help:
 	@echo "make demo          24 fake GPU nodes in 3 racks, examples/gpu-node-tuning.yaml applied with progress (make demo-down)"
@@ -124,6 +124,11 @@ bench-api: venv
 BENCH_FLEET_ARGS ?=
 bench-fleet: venv
 	$(BIN)/python tests/bench/fleet_bench.py $(BENCH_FLEET_ARGS)
+
+# nodewright.bridge.fleet over three clusters against apply on one (docs/benchmarks.md); not part of make test
+BENCH_FLEET_CLUSTERS_ARGS ?=
+bench-fleet-clusters: venv
+	$(BIN)/python tests/bench/fleet_clusters_bench.py $(BENCH_FLEET_CLUSTERS_ARGS)
 
 # e.g. make bench-protected BENCH_PROTECTED_ARGS='--cases bridge --training 60'
 BENCH_PROTECTED_ARGS ?=
