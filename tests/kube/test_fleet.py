@@ -8,8 +8,12 @@ any node in any cluster is touched (a context that does not exist, a cluster wit
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
+import subprocess
 import threading
+import time
 import uuid
 
 import helpers
@@ -227,3 +231,43 @@ def test_the_fleet_budget_bounds_the_nodes_disrupted_across_clusters(fleet_clust
     # every slot given back: the Lease in the coordination cluster is empty
     lease = kclient.CoordinationV1Api(fleet_clusters[0].handle.api).read_namespaced_lease('nodewright-fleet-gpu', NAMESPACE)
     assert json.loads(lease.metadata.annotations['nodewright.bridge/fleet-slots']) == {}
+
+
+def _running_applies(work):
+    """The processes still running an apply of the fleet run whose work directory is ``work``."""
+    found = subprocess.run(['pgrep', '-f', str(work)], stdout=subprocess.PIPE, text=True, check=False).stdout.split()
+    return [pid for pid in found if int(pid) != os.getpid()]
+
+
+def test_a_killed_fleet_run_stops_its_clusters_runs_and_the_next_run_resumes(fleet_clusters, labelled, runner, tmp_path):
+    cr_name = 'fleet-resume-%s' % labelled
+    cr_file = _write(tmp_path, 'cr.yaml', skyhook(cr_name, {'tuning': package(interrupt={'type': 'reboot'})},
+                                                  selector={'nodewright.bridge/fleet': labelled}, interruptionBudget={'count': 1}))
+    work = tmp_path / 'fleet-work'
+    extra = {'nodewright_fleet': _write(tmp_path, 'fleet.yml', _fleet(fleet_clusters)), 'nodewright_cr': cr_file,
+             'nodewright_fleet_dir': str(work), 'nodewright_fleet_apply_vars': {'nodewright_namespace': NAMESPACE}}
+    proc = runner.start('nodewright.bridge.fleet', extra_vars=extra)
+    output = []
+    reader = threading.Thread(target=lambda: output.extend(proc.stdout), daemon=True)
+    reader.start()
+    canary = fleet_clusters[0]
+    deadline = time.monotonic() + 120
+    while not any(canary.handle.core.read_node(n).spec.unschedulable for n in canary.nodes(labelled)):
+        assert time.monotonic() < deadline and proc.poll() is None, ''.join(output)[-3000:]
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGTERM)  # as AWX cancels a job
+    proc.wait(timeout=90)
+    # the cluster's apply run stopped with the fleet's run (it is in a process group of its own): within seconds, where
+    # it alone would go on for its second node
+    deadline = time.monotonic() + 15
+    while _running_applies(work):
+        assert time.monotonic() < deadline, 'apply runs outlived the fleet run: %s' % _running_applies(work)
+        time.sleep(0.5)
+    assert 'PLAY RECAP' not in (work / 'a.log').read_text(), 'the canary\'s apply ran to its end'
+    (tmp_path / 'again').mkdir()
+    resumed, dummy = _run(runner, tmp_path / 'again', _fleet(fleet_clusters), cr_file)
+    assert resumed.rc == 0, resumed
+    for member in fleet_clusters:
+        for node in member.nodes(labelled):
+            assert _state(member, node, cr_name) == 'complete', (member.id, node)
+            assert member.handle.core.read_node(node).spec.unschedulable is not True, (member.id, node)

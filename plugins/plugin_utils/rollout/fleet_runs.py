@@ -9,7 +9,7 @@ Why a run of ``nodewright.bridge.apply`` per cluster: each cluster then gets the
 (its plan, its API generation detected on its own, the operator guard, the budgeted batches of its policy, the CR
 status, Events and metrics), with the same code and the same tests; the fleet adds the order between clusters.
 Each run is a process group of its own (a progress deadline stops it as Ctrl-C would: the nodes keep the state they
-recorded, a later run resumes them), with its log and its JSON report (the rollout callback's) in ``work_dir``.
+recorded, a later run resumes them) that is stopped when the fleet's run dies (killed, Ctrl-C), with its log and its JSON report (the rollout callback's) in ``work_dir``.
 A stage stops starting clusters once the fleet's failures exceed ``max_failures``; the runs in flight end first.
 """
 
@@ -28,6 +28,7 @@ import time
 OK, FAILED, DEADLINE, NOT_STARTED = 'ok', 'failed', 'deadline', 'not started'
 # after SIGTERM, how long a run has to leave its shared budget and stop its sequences before SIGKILL
 STOP_GRACE = 30.0
+PR_SET_PDEATHSIG = 1
 
 
 def collections_path():
@@ -65,6 +66,17 @@ def apply_command(cluster_id, connection, apply_vars, work_dir, check_mode):
     env.update(ANSIBLE_COLLECTIONS_PATH=collections_path(), ANSIBLE_CALLBACKS_ENABLED=','.join(callbacks),
                NODEWRIGHT_REPORT=report, ANSIBLE_RETRY_FILES_ENABLED='false', ANSIBLE_NOCOLOR='1')
     return argv, env, report, log
+
+
+def _die_with_parent():
+    """In the child before it runs apply (Linux): SIGTERM when the thread that started it dies, as when the fleet's
+    run is killed or stopped with Ctrl-C; the run then stops as a stopped apply does (its nodes keep their state).
+    Elsewhere a no-op: the run goes on to its end."""
+    try:
+        import ctypes  # pylint: disable=import-outside-toplevel
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):
+        pass
 
 
 def _read_report(path):
@@ -142,7 +154,7 @@ class StageRun(object):
         with open(log, 'w') as out:
             # stdin: the worker's is non-blocking, which ansible-playbook refuses
             proc = self.popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                              start_new_session=True)
+                              start_new_session=True, preexec_fn=_die_with_parent)
             try:
                 rc = proc.wait(timeout=deadline)
                 outcome = OK if rc == 0 else FAILED
