@@ -271,3 +271,44 @@ def test_a_killed_fleet_run_stops_its_clusters_runs_and_the_next_run_resumes(fle
         for node in member.nodes(labelled):
             assert _state(member, node, cr_name) == 'complete', (member.id, node)
             assert member.handle.core.read_node(node).spec.unschedulable is not True, (member.id, node)
+
+
+def test_a_v015_and_a_v020_cluster_each_speak_their_own_contract(fleet_clusters, v020, labelled, runner, tmp_path):
+    """The same CR name in both: a Skyhook in a v0.15 cluster, a NodeWright in a v0.20 one; each cluster's run detects
+    its own API generation, and each node carries only its cluster's keys."""
+    name = 'fleet-gen-%s' % labelled
+    legacy = fleet_clusters[1]
+    for member in (legacy.handle, v020.cluster):
+        try:
+            member.create_namespace('skyhook' if member is legacy.handle else 'nodewright')
+        except Exception:  # pylint: disable=broad-exception-caught
+            pass  # there already
+    nodes = ['fl-v020-%s-%d' % (labelled, i) for i in range(2)]
+    v020.cluster.create_nodes(nodes, labels={'nodewright.bridge/fleet': labelled})
+    spec = skyhook(name, {'quick': package()}, selector={'nodewright.bridge/fleet': labelled})['spec']
+    legacy_api = kclient.CustomObjectsApi(legacy.handle.api)
+    new_api = kclient.CustomObjectsApi(v020.cluster.api)
+    legacy_api.create_cluster_custom_object(PREFIX, 'v1alpha1', 'skyhooks', {
+        'apiVersion': PREFIX + '/v1alpha1', 'kind': 'Skyhook', 'metadata': {'name': name}, 'spec': spec})
+    new_api.create_cluster_custom_object('nodewright.nvidia.com', 'v1alpha1', 'nodewrights', {
+        'apiVersion': 'nodewright.nvidia.com/v1alpha1', 'kind': 'NodeWright', 'metadata': {'name': name}, 'spec': spec})
+    try:
+        fleet = {'name': 'gens', 'clusters': {'v015': {'kubeconfig': str(legacy.handle.kubeconfig)},
+                                              'v020': {'kubeconfig': str(v020.cluster.kubeconfig)}},
+                 'stages': [{'name': 'old', 'clusters': ['v015']}, {'name': 'new', 'clusters': ['v020']}]}
+        run = runner.run('nodewright.bridge.fleet', extra_vars={
+            'nodewright_fleet': _write(tmp_path, 'fleet.yml', fleet), 'nodewright_cr_name': name,
+            'nodewright_fleet_dir': str(tmp_path / 'work'), 'nodewright_fleet_apply_vars': {'nodewright_stage_timeout': 90}})
+        assert run.rc == 0, run
+        for node in legacy.nodes(labelled):
+            labels = legacy.handle.core.read_node(node).metadata.labels
+            assert labels['%s/status_%s' % (PREFIX, name)] == 'complete', labels
+        for node in nodes:
+            meta = v020.cluster.core.read_node(node).metadata
+            assert meta.labels['nodewright.nvidia.com/status_%s' % name] == 'complete', meta.labels
+            assert not [k for k in list(meta.labels) + list(meta.annotations or {}) if k.startswith(PREFIX + '/')], meta
+    finally:
+        legacy_api.delete_cluster_custom_object(PREFIX, 'v1alpha1', 'skyhooks', name)
+        new_api.delete_cluster_custom_object('nodewright.nvidia.com', 'v1alpha1', 'nodewrights', name)
+        for node in nodes:
+            v020.cluster.core.delete_node(node)
