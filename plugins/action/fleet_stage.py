@@ -13,6 +13,7 @@ from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import fleet_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.planning import rollout_gates
 from ansible_collections.nodewright.bridge.plugins.modules.fleet_stage import argument_spec
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import fleet_runs
 
@@ -40,17 +41,21 @@ class ActionModule(ActionBase):
         work_dir = params['work_dir']
         if not os.path.isdir(work_dir):
             os.makedirs(work_dir)
-        run = fleet_runs.StageRun(fleet, stages[params['stage']], params['apply_vars'], work_dir, display.display,
-                                  check_mode=self._task.check_mode, failed_before=len(params['failed_before_names']))
+        try:
+            run = fleet_runs.StageRun(fleet, stages[params['stage']], params['apply_vars'], work_dir, display.display,
+                                      check_mode=self._task.check_mode, failed_before=len(params['failed_before_names']))
+        except rollout_gates.GateConfigError as exc:
+            result.update(failed=True, msg='apply_vars: %s' % '; '.join(exc.errors))
+            return result
         clusters = run.run()
         failed = sorted(c for c, r in clusters.items() if r['outcome'] in (fleet_runs.FAILED, fleet_runs.DEADLINE))
         # a node in a cluster's rollout was out of date (apply rolls out only those): changed, unless only planned
-        stopped = run.over_budget()
+        stopped = run.over_budget() or run.deferred is not None
         every_failed = list(params['failed_before_names']) + failed
         reason = ''
-        if stopped:
+        if run.over_budget():
             reason = '%d cluster(s) failed (%s), more than max_failures %d' % (
                 len(every_failed), ', '.join(every_failed), fleet.max_failures)
-        result.update(clusters=clusters, failed_clusters=failed, stopped=stopped, stop_reason=reason,
+        result.update(clusters=clusters, failed_clusters=failed, stopped=stopped, stop_reason=reason, deferred=run.deferred,
                       changed=not self._task.check_mode and any(r['nodes'] for r in clusters.values()))
         return result

@@ -312,3 +312,25 @@ def test_a_v015_and_a_v020_cluster_each_speak_their_own_contract(fleet_clusters,
         new_api.delete_cluster_custom_object('nodewright.nvidia.com', 'v1alpha1', 'nodewrights', name)
         for node in nodes:
             v020.cluster.core.delete_node(node)
+
+
+def test_a_gate_that_holds_a_cluster_of_the_next_stage_stops_the_fleet_there(fleet_clusters, labelled, runner, tmp_path):
+    """The NotReady gate given to every cluster's run is checked for each cluster before it starts: a NotReady node in
+    cluster c holds it (and fails it after the gate's timeout), while b, whose nodes are Ready, rolls out."""
+    cr_name = 'fleet-gate-%s' % labelled
+    cr_file = _write(tmp_path, 'cr.yaml', skyhook(cr_name, {'quick': package()}, selector={'nodewright.bridge/fleet': labelled}))
+    third = fleet_clusters[2]
+    down = third.nodes(labelled)[0]
+    third.handle.set_node_not_ready(down)
+    try:
+        run = runner.run('nodewright.bridge.fleet', extra_vars={
+            'nodewright_fleet': _write(tmp_path, 'fleet.yml', _fleet(fleet_clusters)), 'nodewright_cr': cr_file,
+            'nodewright_fleet_dir': str(tmp_path / 'work'), 'nodewright_fleet_apply_vars': {
+                'nodewright_namespace': NAMESPACE, 'nodewright_gates': {'max_not_ready': 0, 'timeout': 5, 'poll_interval': 1}}})
+    finally:
+        third.handle.set_node_not_ready(down, not_ready=False)
+    assert run.rc == 2, run
+    report = json.loads((tmp_path / 'work' / 'report.json').read_text())
+    assert report['clusters']['a']['outcome'] == report['clusters']['b']['outcome'] == 'ok', report['clusters']
+    assert report['clusters']['c']['outcome'] == 'failed' and 'max_not_ready' in report['clusters']['c']['msg'], report
+    assert all(_state(third, n, cr_name) is None for n in third.nodes(labelled))

@@ -11,6 +11,11 @@ status, Events and metrics), with the same code and the same tests; the fleet ad
 Each run is a process group of its own (a progress deadline stops it as Ctrl-C would: the nodes keep the state they
 recorded, a later run resumes them) that is stopped when the fleet's run dies (killed, Ctrl-C), with its log and its JSON report (the rollout callback's) in ``work_dir``.
 A stage stops starting clusters once the fleet's failures exceed ``max_failures``; the runs in flight end first.
+
+Before a cluster starts, the maintenance windows and the gates its apply run is given (``nodewright_maintenance_*``,
+``nodewright_gates`` in ``apply_vars``) are checked for that cluster, as the run checks them before each batch: a
+gate that stays blocked fails the cluster; outside the windows for good, the cluster and the rest of the fleet
+wait for a later run (``deferred``, a clean stop).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -25,7 +30,10 @@ import sys
 import threading
 import time
 
-OK, FAILED, DEADLINE, NOT_STARTED = 'ok', 'failed', 'deadline', 'not started'
+from ansible_collections.nodewright.bridge.plugins.module_utils.planning import rollout_gates
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import gate_checks
+
+OK, FAILED, DEADLINE, NOT_STARTED, DEFERRED = 'ok', 'failed', 'deadline', 'not started', 'deferred'
 # after SIGTERM, how long a run has to leave its shared budget and stop its sequences before SIGKILL
 STOP_GRACE = 30.0
 PR_SET_PDEATHSIG = 1
@@ -113,7 +121,26 @@ class StageRun(object):
         self.clock = clock
         self.results = {}
         self.lock = threading.Lock()
+        # the windows and gates every cluster's run checks before its batches: checked before it starts too
+        self.windows, self.gates = rollout_gates.parse_play_vars(
+            dict((k, apply_vars.get(k)) for k in rollout_gates.PLAY_VARS))
+        self.deferred = None
 
+    def _before_start(self, cid):
+        """``(outcome, msg)`` when cluster ``cid`` may not start now (a gate held, or no window in time), else None."""
+        windows = self.windows if self.windows is not None and self.windows.enabled else None
+        gates = gate_checks.gates_for(self.gates, self.fleet.clusters[cid])
+        if (windows is None and gates is None) or self.check_mode:
+            return None
+        reason, deferred = gate_checks.wait_before_batch(
+            windows, gates, clock=self.clock, on_wait=lambda message: self.echo('nodewright fleet: [%s] %s' % (cid, message)))
+        if reason is None:
+            return None
+        if deferred:
+            with self.lock:
+                self.deferred = self.deferred or '%s: %s' % (cid, reason)
+            return DEFERRED, 'not started: %s (a later run starts it)' % reason
+        return FAILED, 'not started: %s' % reason
     def over_budget(self):
         """More failed clusters over the fleet than ``max_failures``: nothing more starts."""
         failed = sum(1 for r in self.results.values() if r['outcome'] in (FAILED, DEADLINE))
@@ -125,16 +152,18 @@ class StageRun(object):
         running = {}
         while pending or running:
             with self.lock:
-                stop = self.over_budget()
+                stop = self.over_budget() or self.deferred is not None
             while pending and len(running) < self.stage.max_concurrency and not stop:
                 cid = pending.pop(0)
                 running[cid] = threading.Thread(target=self._run_cluster, args=(cid,), name='cluster-%s' % cid, daemon=True)
                 running[cid].start()
             if stop:
+                why = ('the fleet waits for a maintenance window (%s)' % self.deferred if self.deferred is not None else
+                       '%d cluster(s) of the fleet failed (max_failures %d)' % (self.failed_before + self._failed(),
+                                                                                self.fleet.max_failures))
                 for cid in pending:
                     self.results[cid] = {'outcome': NOT_STARTED, 'rc': None, 'nodes': {}, 'elapsed': 0.0,
-                                         'msg': 'not started: %d cluster(s) of the fleet failed (max_failures %d)'
-                                                % (self.failed_before + self._failed(), self.fleet.max_failures)}
+                                         'msg': 'not started: %s' % why}
                     self.echo('nodewright fleet: [%s] %s' % (cid, self.results[cid]['msg']))
                 pending = []
             for cid, thread in list(running.items()):
@@ -147,8 +176,15 @@ class StageRun(object):
         return sum(1 for r in self.results.values() if r['outcome'] in (FAILED, DEADLINE))
 
     def _run_cluster(self, cid):
-        argv, env, report, log = apply_command(cid, self.fleet.clusters[cid], self.apply_vars, self.work_dir, self.check_mode)
         started = self.clock()
+        held = self._before_start(cid)
+        if held is not None:
+            result = {'outcome': held[0], 'rc': None, 'nodes': {}, 'elapsed': self.clock() - started, 'msg': held[1]}
+            with self.lock:
+                self.results[cid] = result
+            self.echo('nodewright fleet: [%s] stage %s: %s' % (cid, self.stage.name, held[1]))
+            return
+        argv, env, report, log = apply_command(cid, self.fleet.clusters[cid], self.apply_vars, self.work_dir, self.check_mode)
         self.echo('nodewright fleet: [%s] stage %s: apply started (log %s)' % (cid, self.stage.name, log))
         deadline = self.fleet.progress_deadline_seconds
         with open(log, 'w') as out:

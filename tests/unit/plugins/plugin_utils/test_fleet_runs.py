@@ -93,3 +93,20 @@ def test_each_nodes_outcome_comes_from_the_runs_report():
     assert fleet_runs.node_outcomes(report) == {'n1': {'status': 'ok', 'compartment': 'c', 'batch': 1},
                                                 'n2': {'status': 'ok', 'compartment': None, 'batch': None}}
     assert fleet_runs.node_outcomes(None) == {}
+
+
+def test_outside_the_maintenance_windows_for_good_the_stage_defers_and_starts_nothing(tmp_path):
+    scripts = {'a': 'exit 0', 'b': 'exit 0'}
+    definition = {'clusters': {'a': {}, 'b': {}}, 'stages': [{'clusters': ['a', 'b'], 'max_concurrency': 1}]}
+    parsed = fleet_model.parse_fleet(definition)
+    monday_noon = 1765195200.0  # 2025-12-08 12:00 UTC, a Monday
+    apply_vars = {'nodewright_maintenance_windows': [{'days': ['sat'], 'start': '01:00', 'end': '02:00', 'timezone': 'UTC'}],
+                  'nodewright_maintenance_action': 'stop'}
+    lines = []
+    run = fleet_runs.StageRun(parsed, parsed.stages[0], apply_vars, str(tmp_path), lines.append, popen=Shells(scripts),
+                              clock=lambda: monday_noon)
+    results = run.run()
+    assert results['a']['outcome'] == fleet_runs.DEFERRED and results['b']['outcome'] == fleet_runs.NOT_STARTED
+    assert run.deferred.startswith('a: ') and 'maintenance window' in results['b']['msg']
+    assert not (tmp_path / 'a.log').exists()  # no apply ran
+    assert not run.over_budget()
