@@ -9,7 +9,8 @@ Why a run of ``nodewright.bridge.apply`` per cluster: each cluster then gets the
 (its plan, its API generation detected on its own, the operator guard, the budgeted batches of its policy, the CR
 status, Events and metrics), with the same code and the same tests; the fleet adds the order between clusters.
 Each run is a process group of its own (a progress deadline stops it as Ctrl-C would: the nodes keep the state they
-recorded, a later run resumes them) that is stopped when the fleet's run dies (killed, Ctrl-C), with its log and its JSON report (the rollout callback's) in ``work_dir``.
+recorded, a later run resumes them) that is stopped when the fleet's run dies (killed, Ctrl-C), with its log and
+its JSON report (the rollout callback's) in ``work_dir``.
 A stage stops starting clusters once the fleet's failures exceed ``max_failures``; the runs in flight end first.
 
 Before a cluster starts, the maintenance windows and the gates its apply run is given (``nodewright_maintenance_*``,
@@ -141,6 +142,7 @@ class StageRun(object):
                 self.deferred = self.deferred or '%s: %s' % (cid, reason)
             return DEFERRED, 'not started: %s (a later run starts it)' % reason
         return FAILED, 'not started: %s' % reason
+
     def over_budget(self):
         """More failed clusters over the fleet than ``max_failures``: nothing more starts."""
         failed = sum(1 for r in self.results.values() if r['outcome'] in (FAILED, DEADLINE))
