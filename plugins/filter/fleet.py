@@ -65,8 +65,8 @@ _value:
       description: The node-disruption budget over the fleet (C(count) or C(percent)), or null.
       type: dict
     coordination:
-      description: The cluster whose Lease keeps that budget, or null.
-      type: str
+      description: The cluster whose Lease keeps that budget (a cluster id, or a C(kubeconfig) and C(context)), or null.
+      type: raw
     budget_namespace:
       description: The Lease's namespace.
       type: str

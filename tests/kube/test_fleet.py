@@ -334,3 +334,41 @@ def test_a_gate_that_holds_a_cluster_of_the_next_stage_stops_the_fleet_there(fle
     assert report['clusters']['a']['outcome'] == report['clusters']['b']['outcome'] == 'ok', report['clusters']
     assert report['clusters']['c']['outcome'] == 'failed' and 'max_not_ready' in report['clusters']['c']['msg'], report
     assert all(_state(third, n, cr_name) is None for n in third.nodes(labelled))
+
+
+def test_two_fleet_runs_at_once_share_one_budget(fleet_clusters, labelled, runner, tmp_path):
+    """Two fleet runs of the same fleet name over different clusters (a and b; c), their budget in a coordination
+    cluster given by its kubeconfig: together never more than the budget cordoned or rebooting."""
+    cr_name = 'fleet-two-%s' % labelled
+    cr_file = _write(tmp_path, 'cr.yaml', skyhook(cr_name, {'tuning': package(interrupt={'type': 'reboot'})},
+                                                  selector={'nodewright.bridge/fleet': labelled}, interruptionBudget={'count': 2}))
+    coordination = {'kubeconfig': str(fleet_clusters[0].handle.kubeconfig)}
+    connections = dict((m.id, {'kubeconfig': str(m.handle.kubeconfig)}) for m in fleet_clusters)
+    first = {'name': 'shared', 'clusters': {'a': connections['a'], 'b': connections['b']}, 'budget': {'count': 2},
+             'coordination': coordination, 'budget_namespace': NAMESPACE, 'stages': [{'name': 'ab', 'clusters': ['a', 'b']}]}
+    second = {'name': 'shared', 'clusters': {'c': connections['c']}, 'budget': {'count': 2}, 'coordination': coordination,
+              'budget_namespace': NAMESPACE, 'stages': [{'name': 'c', 'clusters': ['c']}]}
+    apply_vars = {'nodewright_namespace': NAMESPACE, 'nodewright_stage_timeout': 90}
+    sampler = DisruptionSampler(fleet_clusters, labelled)
+    sampler.start()
+    try:
+        other = runner.start('nodewright.bridge.fleet', extra_vars={
+            'nodewright_fleet': _write(tmp_path, 'second.yml', second), 'nodewright_cr': cr_file,
+            'nodewright_fleet_dir': str(tmp_path / 'second'), 'nodewright_fleet_apply_vars': apply_vars})
+        output = []
+        reader = threading.Thread(target=lambda: output.extend(other.stdout), daemon=True)
+        reader.start()
+        run = runner.run('nodewright.bridge.fleet', extra_vars={
+            'nodewright_fleet': _write(tmp_path, 'first.yml', first), 'nodewright_cr': cr_file,
+            'nodewright_fleet_dir': str(tmp_path / 'first'), 'nodewright_fleet_apply_vars': apply_vars})
+        assert other.wait(timeout=600) == 0, ''.join(output)[-3000:]
+        reader.join()
+    finally:
+        sampler.stop.set()
+        sampler.join()
+    print('two fleet runs, budget 2: most nodes cordoned or rebooting at once over 3 clusters %d (%d samples)'
+          % (sampler.peak, sampler.samples))
+    assert run.rc == 0, run
+    for member in fleet_clusters:
+        assert all(_state(member, n, cr_name) == 'complete' for n in member.nodes(labelled)), member.id
+    assert sampler.samples > 20 and 1 <= sampler.peak <= 2, (sampler.peak, sampler.samples)

@@ -17,7 +17,8 @@ The fleet file (docs/fleet.md)::
     max_failures: 0                 # failed clusters the rollout goes on after (more stop it)
     progress_deadline: 2h           # a cluster's rollout longer than this is stopped and counts as failed
     budget: {percent: 10}           # nodes cordoned or rebooting at once over the fleet ({count: N} or {percent: P})
-    coordination: canary            # the cluster whose Lease keeps that budget (default: the first stage's first)
+    coordination: canary            # the cluster whose Lease keeps that budget (default: the first stage's first;
+                                    # or {kubeconfig, context} of a cluster outside the fleet)
     budget_namespace: skyhook       # the Lease's namespace there (default: skyhook)
 
 Durations are Go's (``30m``, ``1h30m``, ``0s``), as the CRs' are. Every problem is reported at once, with the field
@@ -191,6 +192,12 @@ def _budget(value, clusters, stages, errors):
         errors.append('budget.percent: must be more than 0 and at most 100, got %r' % (percent,))
     if coordination is None:
         coordination = stages[0].clusters[0] if stages and stages[0].clusters else None
+    elif isinstance(coordination, dict):
+        # a cluster outside the fleet (a designated coordination cluster, shared by the fleets that share the budget)
+        _unknown(coordination, CLUSTER_KEYS, 'coordination.', errors)
+        if not any(coordination.get(k) for k in CLUSTER_KEYS):
+            errors.append('coordination: a cluster id of the fleet, or a mapping with kubeconfig and/or context')
+        coordination = dict((k, coordination.get(k) or None) for k in CLUSTER_KEYS)
     elif coordination not in clusters:
         errors.append('coordination: %r is not a cluster of the fleet (clusters: %s)' % (coordination, ', '.join(sorted(clusters))))
     if not isinstance(namespace, str):

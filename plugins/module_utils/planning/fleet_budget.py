@@ -95,7 +95,8 @@ def node_option(fleet, plans):
     for plan in plans:
         cluster = plan['item'][0]
         selected[cluster] = max(selected.get(cluster, 0), int((plan.get('summary') or {}).get('matched') or 0))
-    connection = fleet['clusters'][fleet['coordination']]
+    coordination = fleet['coordination']
+    connection = coordination if isinstance(coordination, dict) else fleet['clusters'][coordination]
     option = {'fleet': fleet['name'], 'count': budget_count(fleet['budget'], sum(selected.values())),
               'namespace': fleet['budget_namespace']}
     option.update((k, v) for k, v in connection.items() if v)

@@ -67,10 +67,24 @@ def test_every_problem_of_a_bad_fleet_names_its_field():
     ({'progress_deadline': -5}, 'progress_deadline: must not be negative'),
     ({'max_failures': True}, 'max_failures: must be an integer'),
     ({'name': 'GPU fleet'}, 'name: lowercase letters'),
+    ({'budget': {'count': 0}}, 'budget.count: must be an integer of at least 1'),
+    ({'budget': {'percent': 150}}, 'budget.percent: must be more than 0 and at most 100'),
+    ({'budget': {'percent': 0}}, 'budget.percent: must be more than 0 and at most 100'),
+    ({'budget': {'count': 2, 'percent': 5}}, 'budget: exactly one of count or percent'),
+    ({'budget': {'count': 2}, 'coordination': 'ghost'}, "coordination: 'ghost' is not a cluster of the fleet"),
+    ({'budget': {'count': 2}, 'coordination': {}}, 'coordination: a cluster id of the fleet, or a mapping'),
+    ({'coordination': 'canary'}, 'coordination: set only with budget'),
 ])
 def test_bad_fields(change, expected):
     errors = _errors(**change)
     assert any(e.startswith(expected) for e in errors), errors
+
+
+def test_the_budget_and_where_it_is_kept():
+    fleet = fleet_model.parse_fleet(dict(FLEET, budget={'percent': 10})).as_dict()
+    assert fleet['budget'] == {'percent': 10} and fleet['coordination'] == 'canary' and fleet['budget_namespace'] == 'skyhook'
+    hub = fleet_model.parse_fleet(dict(FLEET, budget={'count': 4}, coordination={'context': 'hub'}, budget_namespace='ops'))
+    assert hub.coordination == {'kubeconfig': None, 'context': 'hub'} and hub.budget_namespace == 'ops'
 
 
 def test_a_fleet_that_is_not_a_mapping():

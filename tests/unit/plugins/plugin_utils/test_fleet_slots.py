@@ -87,6 +87,9 @@ def test_the_option_each_run_gets_counts_the_fleets_selected_nodes():
              {'item': ['b', 'cr1'], 'summary': {'matched': 2}}]
     assert fleet_budget.node_option(fleet, plans) == {'fleet': 'gpu', 'count': 4, 'namespace': 'skyhook', 'kubeconfig': '/k/a'}
     assert fleet_budget.node_option(dict(fleet, budget=None), plans) is None
+    outside = dict(fleet, coordination={'kubeconfig': '/k/coord', 'context': 'hub'})
+    assert fleet_budget.node_option(outside, plans) == {'fleet': 'gpu', 'count': 4, 'namespace': 'skyhook',
+                                                        'kubeconfig': '/k/coord', 'context': 'hub'}
 
 
 def test_many_nodes_of_several_runs_never_hold_more_than_the_budget():
