@@ -92,9 +92,10 @@ galaxy-import: venv
 # long as all the others together), and the v0.20 CRD cluster's tests (a cluster of their own, about 1.5 min).
 KUBE_SHARD_1 ?= tests/kube/test_faults.py tests/kube/test_windows_and_gates.py tests/kube/test_shared_budget.py tests/kube/test_timeline_e2e.py \
   tests/kube/test_events.py tests/kube/test_nodewright_v020.py tests/kube/test_nodewright_jobs.py tests/kube/test_awx_jobs.py
-# KUBE_SHARD_3: the real-node tests in a shard of their own beside the two (about 9 min, mostly waiting on stage
-# timeouts, a kubelet and the agent; their images and kubelet come from KUBE_BACKGROUND's build-peers)
-KUBE_SHARD_3 ?= tests/kube/test_real_nodes.py
+# KUBE_SHARD_3: the real-node tests in a shard of their own beside the two (about 11 min, mostly waiting on stage
+# timeouts, a kubelet and the agent; their images and kubelet come from KUBE_BACKGROUND's build-peers), and the fleet
+# tests (about 7 min, three control planes of their own): the two others take about 20 min each
+KUBE_SHARD_3 ?= tests/kube/test_real_nodes.py tests/kube/test_fleet.py
 kube: venv
 	KUBE_PYTHON=$(BIN)/python KUBE_BACKGROUND="$(KUBE_BACKGROUND)" KUBE_SHARD_3="$(KUBE_SHARD_3)" tests/kube/run_shards.sh $(KUBE_SHARD_1)
 
