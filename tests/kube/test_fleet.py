@@ -17,6 +17,7 @@ import time
 import uuid
 
 import helpers
+import launcher
 import pytest
 import yaml
 from kubernetes import client as kclient
@@ -372,3 +373,48 @@ def test_two_fleet_runs_at_once_share_one_budget(fleet_clusters, labelled, runne
     for member in fleet_clusters:
         assert all(_state(member, n, cr_name) == 'complete' for n in member.nodes(labelled)), member.id
     assert sampler.samples > 20 and 1 <= sampler.peak <= 2, (sampler.peak, sampler.samples)
+
+
+def test_a_cluster_whose_api_server_stops_mid_rollout_stops_the_fleet_and_a_later_run_finishes(
+        fleet_clusters, labelled, runner, tmp_path, monkeypatch):
+    """Cluster b's API server stops while b rolls out (its run gives up after the outage timeout): b fails, the fleet
+    stops before c; once the API server is back, the next run finishes b (its cordoned node released) and c."""
+    monkeypatch.setenv('NODEWRIGHT_API_OUTAGE_TIMEOUT', '8')
+    cr_name = 'fleet-outage-%s' % labelled
+    cr_file = _write(tmp_path, 'cr.yaml', skyhook(cr_name, {'tuning': package(interrupt={'type': 'reboot'})},
+                                                  selector={'nodewright.bridge/fleet': labelled}, interruptionBudget={'count': 1}))
+    fleet = _fleet(fleet_clusters, stages=[{'name': 'canary', 'clusters': ['a']},
+                                           {'name': 'rest', 'clusters': ['b', 'c'], 'max_concurrency': 1}])
+    extra = {'nodewright_fleet': _write(tmp_path, 'fleet.yml', fleet), 'nodewright_cr': cr_file,
+             'nodewright_fleet_dir': str(tmp_path / 'first'),
+             'nodewright_fleet_apply_vars': {'nodewright_namespace': NAMESPACE, 'nodewright_stage_timeout': 120}}
+    second = fleet_clusters[1]
+    second_nodes = second.nodes(labelled)
+    proc = runner.start('nodewright.bridge.fleet', extra_vars=extra)
+    output = []
+    reader = threading.Thread(target=lambda: output.extend(proc.stdout), daemon=True)
+    reader.start()
+    deadline = time.monotonic() + 180
+    while not any(second.handle.core.read_node(n).spec.unschedulable for n in second_nodes):
+        assert time.monotonic() < deadline and proc.poll() is None, ''.join(output)[-3000:]
+        time.sleep(0.2)
+    launcher.stop_component(second.handle.info, 'kube-apiserver')
+    try:
+        assert proc.wait(timeout=300) == 2, ''.join(output)[-3000:]
+        reader.join()
+    finally:
+        launcher.start_component(second.handle.info, 'kube-apiserver')
+    text = ''.join(output)
+    assert "the fleet's rollout stopped: 1 cluster(s) failed (b)" in text, text[-3000:]
+    report = json.loads((tmp_path / 'first' / 'report.json').read_text())
+    assert report['clusters']['b']['outcome'] == 'failed' and report['clusters']['c']['outcome'] == 'not started', report
+    assert all(_state(fleet_clusters[2], n, cr_name) is None for n in fleet_clusters[2].nodes(labelled))
+    # the API server back (its controllers and kwok watching again), the next run finishes b and c
+    launcher.wait_until('cluster b answers again', lambda: second.handle.core.list_node(limit=1) is not None, 120)
+    (tmp_path / 'again').mkdir()
+    again, dummy = _run(runner, tmp_path / 'again', fleet, cr_file)
+    assert again.rc == 0, again
+    for member in fleet_clusters:
+        for node in member.nodes(labelled):
+            assert _state(member, node, cr_name) == 'complete', (member.id, node)
+            assert member.handle.core.read_node(node).spec.unschedulable is not True, (member.id, node)
