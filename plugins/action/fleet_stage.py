@@ -43,7 +43,8 @@ class ActionModule(ActionBase):
             os.makedirs(work_dir)
         try:
             run = fleet_runs.StageRun(fleet, stages[params['stage']], params['apply_vars'], work_dir, display.display,
-                                      check_mode=self._task.check_mode, failed_before=len(params['failed_before_names']))
+                                      check_mode=self._task.check_mode, failed_before=len(params['failed_before_names']),
+                                      selected=params['selected_nodes'])
         except rollout_gates.GateConfigError as exc:
             result.update(failed=True, msg='apply_vars: %s' % '; '.join(exc.errors))
             return result

@@ -21,7 +21,7 @@ options:
     description:
       - The M(nodewright.bridge.rollout_plan) results of every C([cluster, cr name]). With them, C(budget_option) is
         node_update's C(fleet_budget) for every cluster's run (a C(budget) in percent counted over the fleet's
-        selected nodes), or null without a C(budget).
+        selected nodes), or null without a C(budget); and C(selected_nodes) lists each cluster's selected nodes.
     type: list
     elements: dict
   _input:
@@ -73,12 +73,16 @@ _value:
     budget_option:
       description: With O(plans), node_update's C(fleet_budget) (without C(cluster)), or null.
       type: dict
+    selected_nodes:
+      description: With O(plans), each cluster's nodes that its CRs select (what the NotReady gate counts there).
+      type: dict
 '''
 
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import fleet_model
 from ansible_collections.nodewright.bridge.plugins.module_utils.planning import fleet_budget
+from ansible_collections.nodewright.bridge.plugins.module_utils.planning import fleet_progress
 
 
 def fleet(value, plans=None):
@@ -88,6 +92,7 @@ def fleet(value, plans=None):
         raise AnsibleFilterError('nodewright_fleet: %s' % exc)
     if plans is not None:
         checked['budget_option'] = fleet_budget.node_option(checked, plans)
+        checked['selected_nodes'] = fleet_progress.selected_nodes(plans)
     return checked
 
 

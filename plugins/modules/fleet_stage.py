@@ -40,6 +40,12 @@ options:
     description: Where each cluster's log, report and variables file are written.
     type: path
     required: true
+  selected_nodes:
+    description:
+      - Cluster id to the nodes its CRs select, what the NotReady gate counts in that cluster before it starts (as
+        each cluster's run counts its CR's selection). A cluster not listed counts all its nodes.
+    type: dict
+    default: {}
   failed_before_names:
     description: The clusters of the fleet that failed in the stages before this one.
     type: list
@@ -125,6 +131,7 @@ def argument_spec():
         apply_vars=dict(type='dict', required=True),
         work_dir=dict(type='path', required=True),
         failed_before_names=dict(type='list', elements='str', default=[]),
+        selected_nodes=dict(type='dict', default={}),
     )
 
 

@@ -323,6 +323,11 @@ def test_a_gate_that_holds_a_cluster_of_the_next_stage_stops_the_fleet_there(fle
     third = fleet_clusters[2]
     down = third.nodes(labelled)[0]
     third.handle.set_node_not_ready(down)
+    # a NotReady node in cluster a that the CR does not select: not counted (each cluster's selection is)
+    first = fleet_clusters[0].handle
+    other = 'fl-other-%s' % labelled
+    first.create_nodes([other])
+    first.set_node_not_ready(other)
     try:
         run = runner.run('nodewright.bridge.fleet', extra_vars={
             'nodewright_fleet': _write(tmp_path, 'fleet.yml', _fleet(fleet_clusters)), 'nodewright_cr': cr_file,
@@ -330,6 +335,7 @@ def test_a_gate_that_holds_a_cluster_of_the_next_stage_stops_the_fleet_there(fle
                 'nodewright_namespace': NAMESPACE, 'nodewright_gates': {'max_not_ready': 0, 'timeout': 5, 'poll_interval': 1}}})
     finally:
         third.handle.set_node_not_ready(down, not_ready=False)
+        first.core.delete_node(other)
     assert run.rc == 2, run
     report = json.loads((tmp_path / 'work' / 'report.json').read_text())
     assert report['clusters']['a']['outcome'] == report['clusters']['b']['outcome'] == 'ok', report['clusters']

@@ -62,3 +62,14 @@ def fleet_report(results, fleet):
             for rollout in (result.get('report') or {}).get('rollouts') or []:
                 rollouts.append(dict(rollout, play='%s: %s' % (cluster, rollout.get('play')), cluster=cluster))
     return {'fleet': fleet['name'], 'clusters': clusters, 'rollouts': rollouts}
+
+
+def selected_nodes(plans):
+    """cluster -> the names of the nodes its CRs select (the rollout_plan results of every ``[cluster, cr name]``):
+    what the NotReady gate counts in that cluster, as a cluster's own run counts its CR's selection."""
+    selected = {}
+    for plan in plans:
+        if plan.get('failed') or plan.get('skipped'):
+            continue
+        selected.setdefault(plan['item'][0], set()).update(plan.get('nodes') or {})
+    return dict((cluster, sorted(names)) for cluster, names in selected.items())

@@ -110,7 +110,7 @@ class StageRun(object):
     """Run ``stage`` (a fleet_model.Stage) of ``fleet``; ``echo(line)`` says what happens."""
 
     def __init__(self, fleet, stage, apply_vars, work_dir, echo, check_mode=False, failed_before=0, popen=subprocess.Popen,
-                 clock=time.time):
+                 clock=time.time, selected=None):
         self.fleet = fleet
         self.stage = stage
         self.apply_vars = apply_vars
@@ -126,11 +126,12 @@ class StageRun(object):
         self.windows, self.gates = rollout_gates.parse_play_vars(
             dict((k, apply_vars.get(k)) for k in rollout_gates.PLAY_VARS))
         self.deferred = None
+        self.selected = selected or {}  # cluster -> the nodes its CRs select (the NotReady gate counts those)
 
     def _before_start(self, cid):
         """``(outcome, msg)`` when cluster ``cid`` may not start now (a gate held, or no window in time), else None."""
         windows = self.windows if self.windows is not None and self.windows.enabled else None
-        gates = gate_checks.gates_for(self.gates, self.fleet.clusters[cid])
+        gates = gate_checks.gates_for(self.gates, self.fleet.clusters[cid], names=self.selected.get(cid))
         if (windows is None and gates is None) or self.check_mode:
             return None
         reason, deferred = gate_checks.wait_before_batch(

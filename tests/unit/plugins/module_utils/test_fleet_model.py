@@ -116,3 +116,9 @@ def test_the_fleet_report_and_its_nodes():
     assert report['clusters']['us']['outcome'] == 'failed' and report['clusters']['canary']['stage'] == 'canary'
     assert report['rollouts'] == [{'play': 'canary: apply: gpu', 'nodes': {}, 'cluster': 'canary'}]
     assert [n['name'] for n in fleet_progress.node_outcomes(results)] == ['canary/n1', 'us/n9']
+
+
+def test_each_clusters_selected_nodes_are_what_its_crs_select():
+    plans = [{'item': ['a', 'cr1'], 'nodes': {'n2': {}, 'n1': {}}}, {'item': ['a', 'cr2'], 'nodes': {'n3': {}}},
+             {'item': ['b', 'cr1'], 'nodes': {}}, {'item': ['c', 'cr1'], 'failed': True}]
+    assert fleet_progress.selected_nodes(plans) == {'a': ['n1', 'n2', 'n3'], 'b': []}
