@@ -97,6 +97,15 @@ def _run(runner, tmp_path, fleet, cr_file, check=False):
             'nodewright_namespace': NAMESPACE, 'nodewright_stage_timeout': 90}}), work
 
 
+def _start(runner, extra):
+    """A fleet run started in the background: ``(process, its output lines so far, the thread reading them)``."""
+    proc = runner.start('nodewright.bridge.fleet', extra_vars=extra)
+    output = []
+    reader = threading.Thread(target=lambda: output.extend(proc.stdout), daemon=True)
+    reader.start()
+    return proc, output, reader
+
+
 def _state(member, node, cr_name):
     return member.handle.core.read_node(node).metadata.labels.get('%s/status_%s' % (PREFIX, cr_name))
 
@@ -247,10 +256,7 @@ def test_a_killed_fleet_run_stops_its_clusters_runs_and_the_next_run_resumes(fle
     work = tmp_path / 'fleet-work'
     extra = {'nodewright_fleet': _write(tmp_path, 'fleet.yml', _fleet(fleet_clusters)), 'nodewright_cr': cr_file,
              'nodewright_fleet_dir': str(work), 'nodewright_fleet_apply_vars': {'nodewright_namespace': NAMESPACE}}
-    proc = runner.start('nodewright.bridge.fleet', extra_vars=extra)
-    output = []
-    reader = threading.Thread(target=lambda: output.extend(proc.stdout), daemon=True)
-    reader.start()
+    proc, output, dummy = _start(runner, extra)
     canary = fleet_clusters[0]
     deadline = time.monotonic() + 120
     while not any(canary.handle.core.read_node(n).spec.unschedulable for n in canary.nodes(labelled)):
@@ -359,12 +365,9 @@ def test_two_fleet_runs_at_once_share_one_budget(fleet_clusters, labelled, runne
     sampler = DisruptionSampler(fleet_clusters, labelled)
     sampler.start()
     try:
-        other = runner.start('nodewright.bridge.fleet', extra_vars={
+        other, output, reader = _start(runner, {
             'nodewright_fleet': _write(tmp_path, 'second.yml', second), 'nodewright_cr': cr_file,
             'nodewright_fleet_dir': str(tmp_path / 'second'), 'nodewright_fleet_apply_vars': apply_vars})
-        output = []
-        reader = threading.Thread(target=lambda: output.extend(other.stdout), daemon=True)
-        reader.start()
         run = runner.run('nodewright.bridge.fleet', extra_vars={
             'nodewright_fleet': _write(tmp_path, 'first.yml', first), 'nodewright_cr': cr_file,
             'nodewright_fleet_dir': str(tmp_path / 'first'), 'nodewright_fleet_apply_vars': apply_vars})
@@ -396,10 +399,7 @@ def test_a_cluster_whose_api_server_stops_mid_rollout_stops_the_fleet_and_a_late
              'nodewright_fleet_apply_vars': {'nodewright_namespace': NAMESPACE, 'nodewright_stage_timeout': 120}}
     second = fleet_clusters[1]
     second_nodes = second.nodes(labelled)
-    proc = runner.start('nodewright.bridge.fleet', extra_vars=extra)
-    output = []
-    reader = threading.Thread(target=lambda: output.extend(proc.stdout), daemon=True)
-    reader.start()
+    proc, output, reader = _start(runner, extra)
     deadline = time.monotonic() + 180
     while not any(second.handle.core.read_node(n).spec.unschedulable for n in second_nodes):
         assert time.monotonic() < deadline and proc.poll() is None, ''.join(output)[-3000:]

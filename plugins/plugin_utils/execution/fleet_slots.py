@@ -23,6 +23,7 @@ import threading
 import time
 
 from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import leases
 from ansible_collections.nodewright.bridge.plugins.module_utils.planning import fleet_budget
 
 WRITE_ATTEMPTS = 20
@@ -62,33 +63,25 @@ class FleetSlots(object):
     def update(self, change):
         """``change(state)`` applied to the Lease, guarded by its resourceVersion; what ``change`` returns."""
         where = 'the fleet budget (lease %s/%s)' % (self.namespace, self.name)
-        for dummy in range(WRITE_ATTEMPTS):
+
+        def decide(lease):
+            text = ((lease or {}).get('metadata') or {}).get('annotations', {}).get(fleet_budget.ANNOTATION)
             try:
-                lease = self.kube.get_lease(self.namespace, self.name)
-            except kube_api.NotFound:
-                lease = None
-            except kube_api.KubeError as exc:
-                raise FleetBudgetError('%s: %s' % (where, exc.message))
-            try:
-                text = ((lease or {}).get('metadata') or {}).get('annotations', {}).get(fleet_budget.ANNOTATION)
                 state = fleet_budget.parse_state(text)
             except fleet_budget.FleetBudgetError as exc:
                 raise FleetBudgetError('%s: %s' % (where, exc))
             before = fleet_budget.dump_state(state)
             answer = change(state)
             if lease is not None and fleet_budget.dump_state(state) == before:
-                return answer
-            try:
-                if lease is None:
-                    self.kube.create_lease(self.namespace, self._body(state))
-                else:
-                    self.kube.replace_lease(self.namespace, self._body(state, lease))
-            except kube_api.Conflict:
-                continue  # another node wrote it meanwhile: work the change out again
-            except kube_api.KubeError as exc:
-                raise FleetBudgetError('%s: %s' % (where, exc.message))
-            return answer
-        raise FleetBudgetError('%s: still conflicting after %d attempts' % (where, WRITE_ATTEMPTS))
+                return None, answer
+            return self._body(state, lease), answer
+        try:
+            done = leases.guarded_update(self.kube, self.namespace, self.name, decide, WRITE_ATTEMPTS)
+        except kube_api.KubeError as exc:
+            raise FleetBudgetError('%s: %s' % (where, exc.message))
+        if done is None:
+            raise FleetBudgetError('%s: still conflicting after %d attempts' % (where, WRITE_ATTEMPTS))
+        return done[0]
 
     def take(self, key, on_wait=None):
         """Wait until ``key`` holds a slot (polling every POLL_SECONDS); ``on_wait(message)`` is told once."""

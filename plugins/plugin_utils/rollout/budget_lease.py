@@ -23,6 +23,7 @@ import time
 
 
 from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import leases
 from ansible_collections.nodewright.bridge.plugins.module_utils.planning import shared_budget
 from ansible_collections.nodewright.bridge.plugins.module_utils.api.slot_mailbox import process_alive
 from ansible_collections.nodewright.bridge.plugins.module_utils.planning.shared_budget import BudgetMismatch, BudgetStateError
@@ -114,30 +115,9 @@ class SharedBudget(object):
     def update(self, comp, change):
         """Apply ``change(state)`` (returns what the caller wants back) to the compartment's Lease, guarded."""
         where = self.where(comp)
-        for dummy in range(WRITE_ATTEMPTS):
-            try:
-                lease = self.kube.get_lease(self.namespace, self.names[comp])
-            except kube_api.NotFound:
-                lease = None
-            except kube_api.KubeError as exc:
-                raise BudgetError('the shared budget (%s): %s' % (where, exc.message))
-            if lease is None:
-                state = shared_budget.new_state(self.mode)
-            else:
-                text = ((lease.get('metadata') or {}).get('annotations') or {}).get(shared_budget.ANNOTATION)
-                if text is None:
-                    raise BudgetError('the shared budget: %s has no annotation %s: it is not a budget this collection '
-                                      'wrote; delete it (kubectl delete lease -n %s %s) when no run of %s is active'
-                                      % (where, shared_budget.ANNOTATION, self.namespace, self.names[comp], self.scope))
-                try:
-                    state = shared_budget.parse_state(text, where)
-                except BudgetStateError as exc:
-                    raise BudgetError('the shared budget: %s; it was not written by this collection (edited by hand?): '
-                                      'delete it (kubectl delete lease -n %s %s) when no run of %s is active'
-                                      % (exc, self.namespace, self.names[comp], self.scope))
-                if state['mode'] != self.mode:
-                    raise BudgetError('the shared budget: %s is used in %s mode by other runs; this run uses %s mode '
-                                      '(nodewright_admission must be the same for every run)' % (where, state['mode'], self.mode))
+
+        def decide(lease):
+            state = self._read_state(comp, lease, where)
             before = shared_budget.dump_state(state)
             gone = [r for r, pid in shared_budget.local_runs(state, self.host).items() if r != self.run and not process_alive(pid)]
             shared_budget.end_runs(state, gone)  # killed on this machine: no need to wait for their expiry
@@ -147,20 +127,39 @@ class SharedBudget(object):
                 raise BudgetError('the shared budget (%s): %s' % (where, exc))
             self.states[comp] = state
             if lease is not None and shared_budget.dump_state(state) == before:
-                return answer  # nothing changed: no write
-            try:
-                if lease is None:
-                    self.kube.create_lease(self.namespace, self._body(comp, state))
-                else:
-                    self.kube.replace_lease(self.namespace, self._body(comp, state, lease))
-            except kube_api.Conflict:
-                continue  # another run wrote it (or created it) meanwhile: work the change out again
-            except kube_api.KubeError as exc:
-                raise BudgetError('the shared budget (%s): %s' % (where, exc.message))
+                return None, answer  # nothing changed: no write
+            return self._body(comp, state, lease), answer
+        try:
+            done = leases.guarded_update(self.kube, self.namespace, self.names[comp], decide, WRITE_ATTEMPTS)
+        except kube_api.KubeError as exc:
+            raise BudgetError('the shared budget (%s): %s' % (where, exc.message))
+        if done is None:
+            raise BudgetError('the shared budget (%s): still conflicting after %d attempts' % (where, WRITE_ATTEMPTS))
+        answer, wrote = done
+        if wrote:
             self.writes += 1
-            self.max_in_flight[comp] = max(self.max_in_flight.get(comp, 0), len(state['slots']))
-            return answer
-        raise BudgetError('the shared budget (%s): still conflicting after %d attempts' % (where, WRITE_ATTEMPTS))
+            self.max_in_flight[comp] = max(self.max_in_flight.get(comp, 0), len(self.states[comp]['slots']))
+        return answer
+
+    def _read_state(self, comp, lease, where):
+        """The budget's state in ``lease`` (a new one when there is none); BudgetError when it is not this collection's."""
+        if lease is None:
+            return shared_budget.new_state(self.mode)
+        text = ((lease.get('metadata') or {}).get('annotations') or {}).get(shared_budget.ANNOTATION)
+        if text is None:
+            raise BudgetError('the shared budget: %s has no annotation %s: it is not a budget this collection '
+                              'wrote; delete it (kubectl delete lease -n %s %s) when no run of %s is active'
+                              % (where, shared_budget.ANNOTATION, self.namespace, self.names[comp], self.scope))
+        try:
+            state = shared_budget.parse_state(text, where)
+        except BudgetStateError as exc:
+            raise BudgetError('the shared budget: %s; it was not written by this collection (edited by hand?): '
+                              'delete it (kubectl delete lease -n %s %s) when no run of %s is active'
+                              % (exc, self.namespace, self.names[comp], self.scope))
+        if state['mode'] != self.mode:
+            raise BudgetError('the shared budget: %s is used in %s mode by other runs; this run uses %s mode '
+                              '(nodewright_admission must be the same for every run)' % (where, state['mode'], self.mode))
+        return state
 
     # ------------------------------------------------------------------ what a run does
 

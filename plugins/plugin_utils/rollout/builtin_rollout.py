@@ -33,8 +33,6 @@ from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import l
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import rollout_config
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout.admission import FAILED, Admission
 
-# the results that say the CR was paused or disabled during the run: nothing more of the phase starts
-HOLDING = ('paused', 'disabled')
 NODE_UPDATE = 'nodewright.bridge.node_update'
 NEVER_ADMITTED = 'never admitted'
 # the apply playbook's variables a node's update reads: the CR its phase rolls out, the runtimeRequired CRs of the node
@@ -82,32 +80,19 @@ def prepare_phases(values, play_hosts, host_vars_of, read_file=None):
     ``host_vars_of(name)``: a host's variables (its compartment and labels, read only for a policy with
     compartments the phase does not assign). Raises RolloutConfigError listing every problem of every phase.
     """
-    phases = rollout_config.parse_phases(values, read_file=read_file)
-    prepared, errors = [], []
-    for phase in phases:
-        where = '' if phase.name is None else '%s %s: ' % (rollout_config.VAR_PHASES, phase.name)
-        names = list(play_hosts)
-        if phase.hosts is not None:
-            errors.extend('%shost %s is not a host of the play' % (where, n) for n in phase.hosts if n not in play_hosts)
-            names = [n for n in play_hosts if n in set(phase.hosts)]
+    def inputs_of(phase, names):
+        # the phase's compartment, else (a policy with compartments) the host's variables, as play_rollout.host_inputs
         inputs = []
         for name in names:
-            compartment = phase.compartments.get(name)
-            labels = None
+            compartment, labels = phase.compartments.get(name), None
             if compartment is None and phase.settings.has_compartments:
                 host_vars = host_vars_of(name)
                 compartment = host_vars.get(rollout_config.HOSTVAR_COMPARTMENT)
                 labels = host_vars.get(rollout_config.HOSTVAR_LABELS)
             inputs.append((name, compartment, labels))
-        try:
-            nodes, pinned = rollout_config.node_inputs(phase.settings, inputs)
-            rollout_config.build_scheduler(phase.settings, nodes, pinned)
-        except rollout_config.RolloutConfigError as exc:
-            errors.extend(where + err for err in exc.errors)
-        prepared.append((phase, names, inputs))
-    if errors:
-        raise rollout_config.RolloutConfigError(errors)
-    return prepared
+        return inputs
+    return rollout_config.prepare_phases(rollout_config.parse_phases(values, read_file=read_file), list(play_hosts),
+                                         inputs_of)
 
 
 class BuiltinRollout(object):
@@ -168,7 +153,7 @@ class BuiltinRollout(object):
                 # a host of several phases: changed if any of them changed it
                 result['changed'] = bool(result.get('changed') or self.results.get(name, {}).get('changed'))
                 self.results[name] = result
-                if result.get('held') in HOLDING:
+                if result.get('held') in rollout_config.HOLDING:
                     admission.defer(result.get('msg') or 'the CR was %s' % result['held'], title='HELD',
                                     until='a run after the CR is resumed')
                 rollout_state.task_finished(record, name, 'Bring the node up to date with the CR', NODE_UPDATE, result,

@@ -48,9 +48,6 @@ display = Display()
 
 PREFIX = admission_display.PREFIX
 CUSTOM_STAT = 'nodewright_rollout'
-# A node_update result that says the CR was paused or disabled during the run: no new pod started, and
-# nothing more of the phase may start (the operator starts no pod for such a CR).
-HOLDING = ('paused', 'disabled')
 
 
 class PlayLedger(object):
@@ -289,7 +286,7 @@ class PlayPhases(object):
             name = host.name
             if data.get('failed') and data.get('node_deleted'):
                 self.ledger.removed.add(name)
-            if data.get('held') in HOLDING:
+            if data.get('held') in rollout_config.HOLDING:
                 run.admission.defer(data.get('msg') or 'the CR was %s' % data['held'], title='HELD',
                                     until='a run after the CR is resumed')
             try:

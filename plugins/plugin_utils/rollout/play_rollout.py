@@ -62,24 +62,12 @@ def rollout_phases(play, play_hosts, variable_manager, loader):
         phases = rollout_config.parse_phases(values, read_file=file_reader(loader))
     except rollout_config.RolloutConfigError as exc:
         raise config_error(name, exc.errors)
-    by_name = dict((h.name, h) for h in play_hosts)
-    prepared, errors = [], []
-    for phase in phases:
-        where = '' if phase.name is None else '%s %s: ' % (rollout_config.VAR_PHASES, phase.name)
-        hosts = list(play_hosts)
-        if phase.hosts is not None:
-            wanted = set(phase.hosts)
-            errors.extend('%shost %s is not a host of the play' % (where, n) for n in phase.hosts if n not in by_name)
-            hosts = [h for h in play_hosts if h.name in wanted]
-        inputs = host_inputs(play, phase, hosts, variable_manager, loader)
-        try:
-            nodes, pinned = rollout_config.node_inputs(phase.settings, inputs)
-            rollout_config.build_scheduler(phase.settings, nodes, pinned)
-        except rollout_config.RolloutConfigError as exc:
-            errors.extend(where + err for err in exc.errors)
-        prepared.append((phase, hosts, inputs))
-    if errors:
-        raise config_error(name, errors)
+    try:
+        prepared = rollout_config.prepare_phases(
+            phases, play_hosts, lambda phase, hosts: host_inputs(play, phase, hosts, variable_manager, loader),
+            name_of=lambda host: host.name)
+    except rollout_config.RolloutConfigError as exc:
+        raise config_error(name, exc.errors)
     connection = dict((key, rollout_config.plain(values[var])) for var, key in CONNECTION_VARS
                       if values.get(var) not in (None, ''))
     return prepared, connection

@@ -56,6 +56,9 @@ ADMISSIONS = ('batch', 'sliding')
 TRUE_WORDS = ('1', 'true', 'yes', 'on')
 FALSE_WORDS = ('0', 'false', 'no', 'off')
 ORDERS = ('inventory', 'name')
+# a node_update result's ``held`` that says the CR was paused or disabled during the run: nothing more of the phase
+# starts (the operator starts no pod for such a CR); both drivers (play_phases, builtin_rollout) read it
+HOLDING = ('paused', 'disabled')
 
 
 class RolloutConfigError(rollout_gates.GateConfigError):
@@ -409,6 +412,31 @@ def excluded_hosts(phase, names, prior_excluded, phase_failed, failed, unreachab
         elif failed(name):
             excluded[name] = 'failed in an earlier phase'
     return excluded
+
+
+def prepare_phases(phases, play_hosts, inputs_of, name_of=lambda host: host):
+    """``[(Phase, hosts, inputs)]``: each phase's hosts (``play_hosts`` in play order, those it names), and their
+    ``inputs_of(phase, hosts)`` (``[(name, compartment, labels)]``), every phase's scheduler built once to check it
+    (whichever driver runs the phases). ``name_of(host)``: a host's name. RolloutConfigError lists every problem."""
+    known = set(name_of(h) for h in play_hosts)
+    prepared, errors = [], []
+    for phase in phases:
+        where = '' if phase.name is None else '%s %s: ' % (VAR_PHASES, phase.name)
+        hosts = list(play_hosts)
+        if phase.hosts is not None:
+            wanted = set(phase.hosts)
+            errors.extend('%shost %s is not a host of the play' % (where, n) for n in phase.hosts if n not in known)
+            hosts = [h for h in play_hosts if name_of(h) in wanted]
+        inputs = inputs_of(phase, hosts)
+        try:
+            nodes, pinned = node_inputs(phase.settings, inputs)
+            build_scheduler(phase.settings, nodes, pinned)
+        except RolloutConfigError as exc:
+            errors.extend(where + err for err in exc.errors)
+        prepared.append((phase, hosts, inputs))
+    if errors:
+        raise RolloutConfigError(errors)
+    return prepared
 
 
 def _parse_phase(index, entry, seen, play_vars, read_file, errors):
