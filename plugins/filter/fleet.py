@@ -17,6 +17,17 @@ description:
     naming its field (C(stages[1].clusters[0]), C(progress_deadline)).
   - Returns the fleet with durations in seconds and every default filled in.
 options:
+  groups:
+    description:
+      - The inventory's groups (the C(groups) variable). A stage's C(group) names one of them; its hosts are the
+        stage's clusters.
+    type: dict
+  hostvars:
+    description:
+      - The inventory's host variables (the C(hostvars) variable). A cluster read from a group is reached with its
+        host's C(nodewright_cluster_kubeconfig) and C(nodewright_cluster_context) (not C(nodewright_kubeconfig),
+        which an extra variable would override for every host).
+    type: dict
   plans:
     description:
       - The M(nodewright.bridge.rollout_plan) results of every C([cluster, cr name]). With them, C(budget_option) is
@@ -27,7 +38,7 @@ options:
   _input:
     description:
       - The fleet, a mapping with C(clusters) (id to C(kubeconfig) and/or C(context)), C(stages) (a list of
-        C(name), C(clusters), C(max_concurrency), C(soak)), C(max_failures), C(progress_deadline), C(budget)
+        C(name), C(clusters) and/or C(group), C(max_concurrency), C(soak)), C(max_failures), C(progress_deadline), C(budget)
         (C(count) or C(percent) of nodes cordoned or rebooting at once over the fleet), C(coordination),
         C(budget_namespace) and C(name).
     type: dict
@@ -38,6 +49,10 @@ EXAMPLES = r'''
 - name: Check the fleet
   ansible.builtin.set_fact:
     nw_fleet: "{{ lookup('ansible.builtin.file', 'fleet.yml') | from_yaml | nodewright.bridge.fleet }}"
+
+- name: Check a fleet whose stages name inventory groups (each host a cluster)
+  ansible.builtin.set_fact:
+    nw_fleet: "{{ {'stages': [{'name': 'canary', 'group': 'canary'}]} | nodewright.bridge.fleet(groups=groups, hostvars=hostvars) }}"
 '''
 
 RETURN = r'''
@@ -76,6 +91,12 @@ _value:
     selected_nodes:
       description: With O(plans), each cluster's nodes that its CRs select (what the NotReady gate counts there).
       type: dict
+    input:
+      description:
+        - The fleet as a fleet mapping again, every inventory group read (its hosts listed as clusters, with their
+          connections) and durations in seconds. The filter and M(nodewright.bridge.fleet_stage) read it without
+          the inventory.
+      type: dict
 '''
 
 from ansible.errors import AnsibleFilterError
@@ -85,11 +106,27 @@ from ansible_collections.nodewright.bridge.plugins.module_utils.planning import 
 from ansible_collections.nodewright.bridge.plugins.module_utils.planning import fleet_progress
 
 
-def fleet(value, plans=None):
+def _inventory(value, groups, hostvars):
+    """The groups a stage names and their hosts' connections (only those hosts' variables are read)."""
+    stages = value.get('stages') if isinstance(value, dict) else None
+    names = [s.get('group') for s in stages or [] if isinstance(s, dict) and isinstance(s.get('group'), str)]
+    hosts = {}
+    for name in names:
+        for host in (groups or {}).get(name) or []:
+            variables = (hostvars or {}).get(host) or {}
+            hosts[host] = {'kubeconfig': variables.get('nodewright_cluster_kubeconfig'),
+                       'context': variables.get('nodewright_cluster_context')}
+    return {'groups': dict(groups or {}), 'hosts': hosts}
+
+
+def fleet(value, plans=None, groups=None, hostvars=None):
+    inventory = _inventory(value, groups, hostvars) if groups is not None else None
     try:
-        checked = fleet_model.parse_fleet(value).as_dict()
+        parsed = fleet_model.parse_fleet(value, inventory=inventory)
     except fleet_model.FleetError as exc:
         raise AnsibleFilterError('nodewright_fleet: %s' % exc)
+    checked = parsed.as_dict()
+    checked['input'] = parsed.as_input()
     if plans is not None:
         checked['budget_option'] = fleet_budget.node_option(checked, plans)
         checked['selected_nodes'] = fleet_progress.selected_nodes(plans)

@@ -89,9 +89,17 @@ def _fleet(fleet_clusters, **extra):
     return fleet
 
 
-def _run(runner, tmp_path, fleet, cr_file, check=False):
+def _inventory(tmp_path, fleet_clusters, groups):
+    """An inventory whose hosts are the clusters (each with its nodewright_cluster_kubeconfig), in ``groups`` (name -> ids)."""
+    handles = dict((m.id, m.handle) for m in fleet_clusters)
+    return _write(tmp_path, 'clusters.yml', {'all': {'children': dict(
+        (group, {'hosts': dict((cid, {'nodewright_cluster_kubeconfig': str(handles[cid].kubeconfig)}) for cid in ids)})
+        for group, ids in groups.items())}})
+
+
+def _run(runner, tmp_path, fleet, cr_file, check=False, inventory=None):
     work = tmp_path / 'fleet-work'
-    return runner.run('nodewright.bridge.fleet', check=check, extra_vars={
+    return runner.run('nodewright.bridge.fleet', check=check, inventory=inventory, extra_vars={
         'nodewright_fleet': _write(tmp_path, 'fleet.yml', fleet), 'nodewright_cr': cr_file,
         'nodewright_fleet_dir': str(work), 'nodewright_fleet_apply_vars': {
             'nodewright_namespace': NAMESPACE, 'nodewright_stage_timeout': 90}}), work
@@ -114,15 +122,17 @@ def test_a_fleet_rolls_out_stage_by_stage_the_canary_first(fleet_clusters, label
     cr_name = 'fleet-%s' % labelled
     cr_file = _write(tmp_path, 'cr.yaml', skyhook(cr_name, {'quick': package()}, selector={'nodewright.bridge/fleet': labelled},
                                                   interruptionBudget={'count': 1}))
-    fleet = _fleet(fleet_clusters, stages=[{'name': 'canary', 'clusters': ['a'], 'soak': '2s'},
-                                           {'name': 'rest', 'clusters': ['b', 'c'], 'max_concurrency': 2}])
+    # the clusters from an inventory (each host a cluster, its stage an inventory group), as an AWX inventory gives them
+    inventory = _inventory(tmp_path, fleet_clusters, {'canary_clusters': ['a'], 'gpu_clusters': ['b', 'c']})
+    fleet = {'name': 'gpu', 'stages': [{'name': 'canary', 'group': 'canary_clusters', 'soak': '2s'},
+                                       {'name': 'rest', 'group': 'gpu_clusters', 'max_concurrency': 2}]}
 
-    planned, work = _run(runner, tmp_path, fleet, cr_file, check=True)
+    planned, work = _run(runner, tmp_path, fleet, cr_file, check=True, inventory=inventory)
     assert planned.rc == 0, planned
     for member in fleet_clusters:
         assert all(_state(member, n, cr_name) is None for n in member.nodes(labelled)), 'check mode wrote a node state'
 
-    run, work = _run(runner, tmp_path, fleet, cr_file)
+    run, work = _run(runner, tmp_path, fleet, cr_file, inventory=inventory)
     assert run.rc == 0, run
     for member in fleet_clusters:
         nodes = member.nodes(labelled)
@@ -169,6 +179,15 @@ def test_bad_fleets_fail_before_any_cluster_is_touched(fleet_clusters, labelled,
     run, dummy = _run(runner, tmp_path, fleet, cr_file)
     assert run.rc != 0, run
     for field in ('stages[0].soak', 'stages[1].clusters[0]: cluster a is already in stages[0]', 'stages[2].clusters'):
+        assert field in run.stdout, (field, run.stdout[-3000:])
+    # an inventory group that does not exist, and one whose cluster is already in another stage
+    inventory = _inventory(tmp_path, fleet_clusters, {'canary_clusters': ['a'], 'gpu_clusters': ['a', 'b', 'c']})
+    run, dummy = _run(runner, tmp_path, {'stages': [{'name': 'canary', 'group': 'canary_clusters'},
+                                                    {'name': 'rest', 'group': 'gpu_clusters'},
+                                                    {'name': 'late', 'group': 'gpu-clusters'}]}, cr_file, inventory=inventory)
+    assert run.rc != 0, run
+    for field in ("stages[2].group: 'gpu-clusters' is not a group of the inventory",
+                  'stages[1].clusters[0]: cluster a is already in stages[0]'):
         assert field in run.stdout, (field, run.stdout[-3000:])
     for member in fleet_clusters:
         assert all(_state(member, n, cr_name) is None for n in member.nodes(labelled))

@@ -14,6 +14,7 @@ The fleet file (docs/fleet.md)::
     stages:                         # in order; each cluster in exactly one
       - {name: canary, clusters: [canary], soak: 30m}
       - {name: rest, clusters: [us-east], max_concurrency: 2, soak: 0s}
+      - {name: inference, group: inference}   # or an inventory group: its hosts are the stage's clusters
     max_failures: 0                 # failed clusters the rollout goes on after (more stop it)
     progress_deadline: 2h           # a cluster's rollout longer than this is stopped and counts as failed
     budget: {percent: 10}           # nodes cordoned or rebooting at once over the fleet ({count: N} or {percent: P})
@@ -21,7 +22,9 @@ The fleet file (docs/fleet.md)::
                                     # or {kubeconfig, context} of a cluster outside the fleet)
     budget_namespace: skyhook       # the Lease's namespace there (default: skyhook)
 
-Durations are Go's (``30m``, ``1h30m``, ``0s``), as the CRs' are. Every problem is reported at once, with the field
+A stage's ``group`` names a group of the inventory the fleet playbook runs with: each of its hosts is a cluster of
+the stage, reached with that host's ``nodewright_cluster_kubeconfig`` and ``nodewright_cluster_context`` (so an
+AWX inventory and its credentials describe the fleet); ``clusters`` is then optional. Durations are Go's (``30m``, ``1h30m``, ``0s``), as the CRs' are. Every problem is reported at once, with the field
 that holds it (``stages[1].clusters[0]``). Pure: no I/O, no Ansible import.
 """
 
@@ -37,7 +40,7 @@ DEFAULT_NAME = 'fleet'
 # a cluster id names the cluster in host names (<id>/<node>), reports and Lease keys: DNS-label-like
 CLUSTER_ID = re.compile(r'^[a-z0-9]([-a-z0-9_.]{0,61}[a-z0-9])?$')
 CLUSTER_KEYS = ('kubeconfig', 'context')
-STAGE_KEYS = ('name', 'clusters', 'max_concurrency', 'soak')
+STAGE_KEYS = ('name', 'clusters', 'group', 'max_concurrency', 'soak')
 FLEET_KEYS = ('name', 'clusters', 'stages', 'max_failures', 'progress_deadline', 'budget', 'coordination',
               'budget_namespace')
 BUDGET_KEYS = ('count', 'percent')
@@ -80,6 +83,17 @@ class Fleet(object):
         self.budget = budget  # {count} or {percent}, or None: no budget over the fleet
         self.coordination = coordination  # the cluster id whose Lease keeps the budget
         self.budget_namespace = budget_namespace
+
+    def as_input(self):
+        """The fleet as a fleet mapping again, every inventory group read and durations in seconds: what parse_fleet
+        reads back to this fleet without the inventory (the stage runs get it)."""
+        mapping = {'name': self.name, 'clusters': dict((k, dict(v)) for k, v in self.clusters.items()),
+                   'stages': [{'name': s.name, 'clusters': list(s.clusters), 'max_concurrency': s.max_concurrency,
+                               'soak': s.soak_seconds} for s in self.stages],
+                   'max_failures': self.max_failures, 'progress_deadline': self.progress_deadline_seconds}
+        if self.budget is not None:
+            mapping.update(budget=self.budget, coordination=self.coordination, budget_namespace=self.budget_namespace)
+        return mapping
 
     def as_dict(self):
         return {'name': self.name, 'clusters': dict((k, dict(v)) for k, v in self.clusters.items()),
@@ -124,8 +138,10 @@ def _unknown(mapping, allowed, where, errors):
         errors.append('%s%s: unknown field (expected one of %s)' % (where, key, ', '.join(allowed)))
 
 
-def _clusters(value, errors):
-    if not isinstance(value, dict) or not value:
+def _clusters(value, errors, optional=False):
+    if value is None and optional:
+        return {}
+    if not isinstance(value, dict) or (not value and not optional):
         errors.append('clusters: must be a non-empty mapping of cluster id to {kubeconfig, context}, got %r' % (value,))
         return {}
     clusters = {}
@@ -146,7 +162,29 @@ def _clusters(value, errors):
     return clusters
 
 
-def _stage(index, entry, clusters, placed, errors):
+def _group_members(where, group, inventory, clusters, errors):
+    """The hosts of inventory group ``group`` (each a cluster, added to ``clusters`` with its host's connection)."""
+    if inventory is None:
+        errors.append('%s.group: an inventory group, read only by the nodewright.bridge.fleet playbook (or the fleet '
+                      'filter given the inventory)' % where)
+        return []
+    hosts = inventory.get('groups', {}).get(group) if isinstance(group, str) else None
+    if hosts is None:
+        errors.append('%s.group: %r is not a group of the inventory' % (where, group))
+        return []
+    if not hosts:
+        errors.append('%s.group: the inventory group %s has no hosts' % (where, group))
+    for host in hosts:
+        if not CLUSTER_ID.match(host):
+            errors.append('%s.group: host %r of %s is not a cluster id (lowercase letters, digits, "-", "_" and ".", '
+                          'at most 63)' % (where, host, group))
+        elif host not in clusters:
+            conn = inventory.get('hosts', {}).get(host) or {}
+            clusters[host] = dict((key, conn.get(key) or None) for key in CLUSTER_KEYS)
+    return [h for h in hosts if CLUSTER_ID.match(h)]
+
+
+def _stage(index, entry, clusters, placed, errors, inventory=None):
     where = 'stages[%d]' % index
     if not isinstance(entry, dict):
         errors.append('%s: must be a mapping with name and clusters, got %r' % (where, entry))
@@ -154,6 +192,11 @@ def _stage(index, entry, clusters, placed, errors):
     _unknown(entry, STAGE_KEYS, where + '.', errors)
     name = entry.get('name') or 'stage-%d' % (index + 1)
     members = entry.get('clusters')
+    if entry.get('group') is not None:
+        grouped = _group_members(where, entry['group'], inventory, clusters, errors)
+        members = (list(members) if isinstance(members, list) else []) + [h for h in grouped if h not in (members or [])]
+        if not members:
+            return Stage(name, [], 1, 0.0)
     if not isinstance(members, list) or not members:
         errors.append('%s.clusters: a stage needs at least one cluster, got %r' % (where, members))
         members = []
@@ -205,8 +248,12 @@ def _budget(value, clusters, stages, errors):
     return dict((k, budget[k]) for k in BUDGET_KEYS if budget.get(k) is not None), coordination, namespace
 
 
-def parse_fleet(value):
-    """The Fleet that ``value`` (the fleet file's mapping) describes; FleetError lists every problem."""
+def parse_fleet(value, inventory=None):
+    """The Fleet that ``value`` (the fleet file's mapping) describes; FleetError lists every problem.
+
+    ``inventory``: ``{'groups': {group: [host]}, 'hosts': {host: {kubeconfig, context}}}``, what a stage's ``group``
+    is read from (the hosts of its groups only are needed).
+    """
     if not isinstance(value, dict):
         raise FleetError(['the fleet must be a mapping with clusters and stages, got %s' % type(value).__name__])
     errors = []
@@ -214,14 +261,15 @@ def parse_fleet(value):
     name = value.get('name') or DEFAULT_NAME
     if not isinstance(name, str) or not CLUSTER_ID.match(name):
         errors.append('name: lowercase letters, digits, "-", "_" and ".", at most 63, got %r' % (name,))
-    clusters = _clusters(value.get('clusters'), errors)
     entries = value.get('stages')
+    grouped = isinstance(entries, list) and any(isinstance(e, dict) and e.get('group') is not None for e in entries)
+    clusters = _clusters(value.get('clusters'), errors, optional=grouped)
     stages, placed = [], {}
     if not isinstance(entries, list) or not entries:
         errors.append('stages: must be a non-empty list of stages, got %r' % (entries,))
     else:
         for index, entry in enumerate(entries):
-            stage = _stage(index, entry, clusters, placed, errors)
+            stage = _stage(index, entry, clusters, placed, errors, inventory)
             if stage is not None:
                 stages.append(stage)
         names = [s.name for s in stages]

@@ -60,3 +60,25 @@ def test_plan_report_gives_the_budget_as_text():
     report = plan_report(plans, ['cr1', 'cr2'])
     assert report['crs']['cr1']['budget'] == 'policy linear-4'
     assert report['crs']['cr2']['budget'] == 'interruptionBudget {"percent": 50}'
+
+
+def test_the_fleet_filter_reads_a_stage_group_from_the_inventory_hosts_variables():
+    from ansible.errors import AnsibleFilterError  # pylint: disable=import-outside-toplevel
+    from ansible_collections.nodewright.bridge.plugins.filter.fleet import fleet  # pylint: disable=import-outside-toplevel
+    groups = {'all': ['canary', 'us-east', 'lab'], 'canary': ['canary'], 'gpu': ['us-east'], 'ungrouped': ['lab']}
+    # nodewright_kubeconfig is the default of the clusters that name none (an extra variable would override it per host)
+    hostvars = {'canary': {'nodewright_cluster_context': 'kind-canary', 'ansible_host': 'x'},
+                'us-east': {'nodewright_cluster_kubeconfig': '/k/us.yaml', 'nodewright_kubeconfig': '/the/default.yaml'},
+                'lab': {'nodewright_cluster_context': 'never-read'}}
+    checked = fleet({'stages': [{'name': 'canary', 'group': 'canary'}, {'name': 'rest', 'group': 'gpu'}]},
+                    groups=groups, hostvars=hostvars)
+    assert checked['clusters'] == {'canary': {'kubeconfig': None, 'context': 'kind-canary'},
+                                   'us-east': {'kubeconfig': '/k/us.yaml', 'context': None}}
+    assert checked['input']['stages'][1]['clusters'] == ['us-east']
+    assert fleet(checked['input'])['clusters'] == checked['clusters']
+    try:
+        fleet({'stages': [{'name': 'a', 'group': 'gpus'}]}, groups=groups, hostvars=hostvars)
+    except AnsibleFilterError as exc:
+        assert "stages[0].group: 'gpus' is not a group of the inventory" in str(exc)
+    else:
+        raise AssertionError('an unknown group must fail')

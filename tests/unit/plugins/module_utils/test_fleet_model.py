@@ -122,3 +122,48 @@ def test_each_clusters_selected_nodes_are_what_its_crs_select():
     plans = [{'item': ['a', 'cr1'], 'nodes': {'n2': {}, 'n1': {}}}, {'item': ['a', 'cr2'], 'nodes': {'n3': {}}},
              {'item': ['b', 'cr1'], 'nodes': {}}, {'item': ['c', 'cr1'], 'failed': True}]
     assert fleet_progress.selected_nodes(plans) == {'a': ['n1', 'n2', 'n3'], 'b': []}
+
+
+INVENTORY = {'groups': {'canary': ['canary'], 'gpu': ['us-east', 'eu-west'], 'empty': [], 'bad': ['US_East']},
+             'hosts': {'canary': {'context': 'canary'}, 'us-east': {'kubeconfig': '/k/us.yaml'}, 'eu-west': {}}}
+
+
+def test_a_stage_group_reads_its_clusters_from_the_inventory():
+    fleet = fleet_model.parse_fleet({'stages': [{'name': 'canary', 'group': 'canary', 'soak': '1m'},
+                                                {'name': 'rest', 'group': 'gpu', 'max_concurrency': 2}]},
+                                    inventory=INVENTORY)
+    assert [s.clusters for s in fleet.stages] == [['canary'], ['us-east', 'eu-west']]
+    assert fleet.clusters == {'canary': {'kubeconfig': None, 'context': 'canary'},
+                              'us-east': {'kubeconfig': '/k/us.yaml', 'context': None},
+                              'eu-west': {'kubeconfig': None, 'context': None}}
+    # the fleet as a mapping again reads back to the same fleet without the inventory (what the stage runs get)
+    again = fleet_model.parse_fleet(fleet.as_input())
+    assert again.as_dict() == fleet.as_dict()
+
+
+def test_a_cluster_named_in_the_file_keeps_its_connection_beside_a_group():
+    fleet = fleet_model.parse_fleet({'clusters': {'us-east': {'context': 'mine'}, 'lab': {}},
+                                     'stages': [{'name': 'a', 'clusters': ['lab'], 'group': 'canary'},
+                                                {'name': 'b', 'group': 'gpu'}]}, inventory=INVENTORY)
+    assert fleet.stages[0].clusters == ['lab', 'canary']
+    assert fleet.clusters['us-east'] == {'kubeconfig': None, 'context': 'mine'}
+
+
+def test_bad_inventory_groups_name_their_field():
+    with pytest.raises(fleet_model.FleetError) as raised:
+        fleet_model.parse_fleet({'stages': [{'name': 'a', 'group': 'nope'}, {'name': 'b', 'group': 'empty'},
+                                            {'name': 'c', 'group': 'bad'}, {'name': 'd', 'group': 'canary'},
+                                            {'name': 'e', 'group': 'canary'}]}, inventory=INVENTORY)
+    errors = raised.value.errors
+    assert "stages[0].group: 'nope' is not a group of the inventory" in errors
+    assert 'stages[1].group: the inventory group empty has no hosts' in errors
+    assert any(e.startswith("stages[2].group: host 'US_East' of bad is not a cluster id") for e in errors)
+    assert 'stages[4].clusters[0]: cluster canary is already in stages[3]; a cluster belongs to one stage' in errors
+    with pytest.raises(fleet_model.FleetError) as raised:
+        fleet_model.parse_fleet({'stages': [{'name': 'a', 'group': 'canary'}]})
+    assert raised.value.errors[0].startswith('stages[0].group: an inventory group, read only by')
+
+
+def test_a_fleet_with_a_budget_reads_back_from_its_mapping():
+    fleet = fleet_model.parse_fleet(dict(FLEET, budget={'count': 4}, coordination={'context': 'hub'}, budget_namespace='ops'))
+    assert fleet_model.parse_fleet(fleet.as_input()).as_dict() == fleet.as_dict()
