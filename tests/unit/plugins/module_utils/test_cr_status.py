@@ -59,6 +59,19 @@ def wanted(nodes, doc=None, **kwargs):
     return status_rollup.wanted_status(model, doc, status_rollup.status_nodes(model, nodes), now=NOW, **kwargs)
 
 
+def test_observed_generation_moves_only_when_the_status_becomes_complete_as_the_operators_set_status():
+    """wrapper/skyhook.go SetStatus: ObservedGeneration = Generation on the change into complete, and only then."""
+    complete = [node('n1', 'complete', DONE)]
+    # already complete at generation 2, the spec edited (generation 3): the status stays complete, the stamp stays 2
+    edited = dict(DOC, metadata=dict(DOC['metadata'], generation=3), status={'status': 'complete', 'observedGeneration': 2})
+    assert wanted(complete, doc=edited)['observedGeneration'] == 2
+    # not complete: whatever it was stays
+    rolling = dict(edited, status={'status': 'in_progress', 'observedGeneration': 2})
+    assert wanted([node('n1', 'in_progress', (('dexter', 'config', 'in_progress'),))], doc=rolling)['observedGeneration'] == 2
+    # becoming complete at generation 3: stamped 3
+    assert wanted(complete, doc=rolling)['observedGeneration'] == 3
+
+
 def test_a_failing_package_reads_as_the_operators_failure_scenario():
     status = wanted([node('n1', 'erroring', (('dexter', 'config', 'complete'), ('failure', 'apply', 'erroring')))])
     # skyhook/failure-skyhook/node-assert.yaml
