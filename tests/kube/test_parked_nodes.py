@@ -28,6 +28,7 @@ pytestmark = pytest.mark.cluster
 WAIT_KEY = 'bridge.nodewright.io/protected-wait_'
 STATUS_KEY = 'skyhook.nvidia.com/status_'
 TRAINING = {'workload': 'training'}
+OPT_IN = 'bridge.nodewright.io/non-interruptible'
 
 
 @pytest.fixture
@@ -45,9 +46,14 @@ def pool(cluster):
             pass
 
 
-def _training_pod(cluster, namespace, node, name='train-0'):
+def _training_pod(cluster, namespace, node, name='train-0', opted_in=False):
+    """A running training pod on ``node``: selected by the CR's podNonInterruptLabels, or (``opted_in``) protected by
+    the workload's own annotation only, which the look before a batch cannot select on the server."""
+    metadata = {'name': name, 'labels': {'workload': 'notebook'} if opted_in else dict(TRAINING)}
+    if opted_in:
+        metadata['annotations'] = {OPT_IN: 'true'}
     cluster.core.create_namespaced_pod(namespace, {
-        'metadata': {'name': name, 'labels': dict(TRAINING)},
+        'metadata': metadata,
         'spec': {'nodeName': node, 'restartPolicy': 'Never', 'containers': [{'name': 't', 'image': 'registry.local/train:1'}]}})
     cluster.wait_pod(namespace, name, lambda p: p.status.phase == 'Running')
 
@@ -68,7 +74,9 @@ def test_a_node_held_by_its_training_pod_gives_its_slot_back_and_completes_after
     cr = crs.create({'gpu-driver': package(interrupt={'type': 'reboot'})}, selector=selector,
                     interruptionBudget={'count': 2}, podNonInterruptLabels={'matchLabels': dict(TRAINING)})
     name = cr['metadata']['name']
-    _training_pod(cluster, namespace, trainee)
+    # opted in by its annotation: the look before each batch (which prefers unblocked nodes) does not see it, so the
+    # node is picked first and parks when its drain finds the pod
+    _training_pod(cluster, namespace, trainee, opted_in=True)
     run = playbooks.start('nodewright.bridge.apply', extra_vars={
         'nodewright_cr_name': name, 'nodewright_namespace': namespace, 'nodewright_stage_timeout': 90,
         'nodewright_interrupt_timeout': 90, 'nodewright_protected_wait_warning': '3s'})
@@ -123,6 +131,39 @@ def test_a_node_held_by_its_training_pod_gives_its_slot_back_and_completes_after
     long_wait = [m for r, t, m in events if 'has waited' in m]
     assert long_wait and 'still waiting (nothing is interrupted)' in long_wait[0]
     assert others_done < 120
+
+
+def _batch_lines(text):
+    return [line.split(': ', 1)[1].strip(' *') for line in text.splitlines()
+            if line.startswith('NODEWRIGHT BATCH') and 'host' in line and 'done' not in line]
+
+
+def test_selection_prefers_the_nodes_no_training_pod_holds(cluster, playbooks, namespace, crs, pool):
+    names, selector = pool
+    held, others = names[0], names[1:]
+    cr = crs.create({'gpu-driver': package(interrupt={'type': 'reboot'})}, selector=selector,
+                    interruptionBudget={'count': 1}, podNonInterruptLabels={'matchLabels': dict(TRAINING)})
+    name = cr['metadata']['name']
+    _training_pod(cluster, namespace, held)
+    run = playbooks.start('nodewright.bridge.apply', extra_vars={
+        'nodewright_cr_name': name, 'nodewright_namespace': namespace, 'nodewright_stage_timeout': 90,
+        'nodewright_interrupt_timeout': 90})
+    output = []
+    reader = threading.Thread(target=lambda: output.extend(run.stdout), daemon=True)
+    reader.start()
+
+    def others_complete():
+        # the held node is not even cordoned while the others roll: it was picked last, not parked early
+        assert not cluster.core.read_node(held).spec.unschedulable, 'the held node was picked before the others'
+        return all(cluster.core.read_node(n).metadata.labels.get(STATUS_KEY + name) == 'complete' for n in others)
+    helpers.wait_for(others_complete, 150, interval=0.3, what='the four nodes no training pod holds to complete')
+    cluster.core.patch_namespaced_pod_status('train-0', namespace, {'status': {'phase': 'Succeeded'}})
+    code = run.wait(timeout=150)
+    reader.join(timeout=10)
+    text = ''.join(output)
+    assert code == 0, text[-4000:]
+    assert _batch_lines(text) == others + [held], text[-4000:]
+    assert cluster.core.read_node(held).metadata.labels[STATUS_KEY + name] == 'complete'
 
 
 def test_a_cr_that_needs_no_interrupt_leaves_a_node_with_a_protected_pod_uncordoned_and_undrained(

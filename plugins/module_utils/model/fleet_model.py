@@ -24,8 +24,9 @@ The fleet file (docs/fleet.md)::
 
 A stage's ``group`` names a group of the inventory the fleet playbook runs with: each of its hosts is a cluster of
 the stage, reached with that host's ``nodewright_cluster_kubeconfig`` and ``nodewright_cluster_context`` (so an
-AWX inventory and its credentials describe the fleet); ``clusters`` is then optional. Durations are Go's (``30m``, ``1h30m``, ``0s``), as the CRs' are. Every problem is reported at once, with the field
-that holds it (``stages[1].clusters[0]``). Pure: no I/O, no Ansible import.
+AWX inventory and its credentials describe the fleet); ``clusters`` is then optional. Durations are Go's (``30m``,
+``1h30m``, ``0s``), as the CRs' are. Every problem is reported at once, with the field that holds it
+(``stages[1].clusters[0]``). Pure: no I/O, no Ansible import.
 """
 
 from __future__ import absolute_import, division, print_function

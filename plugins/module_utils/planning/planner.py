@@ -610,4 +610,8 @@ def _phase(plan, runs, after_all):
         phase['hosts'] = list(runs)
     if after_all:
         phase['after_all'] = list(after_all)
+    if plan['cr'].get('podNonInterruptLabels'):
+        # the nodes whose drain would wait for a pod of this selector: picked after the others (docs/semantics.md 34)
+        phase['protected'] = {'selector': plan['cr']['podNonInterruptLabels'],
+                              'nodes': sorted(n for n in runs if (plan['nodes'].get(n) or {}).get('needs_drain'))}
     return phase

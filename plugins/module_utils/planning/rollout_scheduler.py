@@ -291,6 +291,18 @@ class CompartmentRollout(object):
         self.queue = list(queue)
         self._taken(names)
 
+    def prefer_unblocked(self, blocked):
+        """The queue reordered so that ``blocked`` nodes (they would wait for their protected pods if picked now) come
+        after every other waiting node, each group in its order; the rejoining nodes stay first (their pods are gone).
+        Selection prefers unblocked nodes (docs/semantics.md 34); a blocked node is still picked when no other is left."""
+        blocked = set(blocked or ())
+        if not blocked.intersection(self.queue):
+            return
+        rejoining = set(self.rejoining)
+        head = [n for n in self.queue if n in rejoining]
+        rest = [n for n in self.queue if n not in rejoining]
+        self.queue = head + [n for n in rest if n not in blocked] + [n for n in rest if n in blocked]
+
     def rejoin(self, node):
         """A parked node's pods finished: it goes to the front of the queue (after the nodes that rejoined before it)."""
         if node not in self.parked:

@@ -91,7 +91,8 @@ class Admission(object):
     """
 
     def __init__(self, scheduler, sliding=False, record=None, reporter=None, budget=None, windows=None, gates=None,
-                 keeper=None, check_mode=False, ending=None, clock=time.time, sleep=time.sleep, independent=False):
+                 keeper=None, check_mode=False, ending=None, clock=time.time, sleep=time.sleep, independent=False,
+                 protected_look=None):
         self.scheduler = scheduler
         self.sliding = sliding
         # batch mode: each compartment starts its next batch once its own is scored, while others run (the driver
@@ -114,6 +115,9 @@ class Admission(object):
         self.deferred = None  # why the rest waits for a later run (a clean stop, not a failure)
         # batch mode: nodes whose task waits for their protected pods, their slot given back (parked_nodes.py)
         self.parking = ParkedNodes()
+        # batch mode: () -> the waiting nodes that would wait for their protected pods if picked now (or None: not
+        # known), asked before a batch is picked and before a parked node's slot is filled: they are picked last
+        self.protected_look = protected_look
 
     # what the drivers read of the shared budget (the share holds it)
     @property
@@ -326,6 +330,7 @@ class Admission(object):
         pending = [c for c in self.scheduler.compartments if c.name not in self.active]
         if any(c.queue and not c.stopped for c in pending) and not self.clear_to_start():
             return {}
+        self._prefer_unblocked([c for c in pending if c.queue and not c.stopped])
         # while batches run, compartments the budget refused are asked again on a later pass, not on every one; a
         # compartment that starts asking (its own batch was scored) is asked at once
         granted = self._from_budget(pending, lambda comp: comp.queue, lambda comp, taken: comp.start(*taken),
@@ -409,8 +414,18 @@ class Admission(object):
             self._score_empty(comp)
         return started
 
+    def _prefer_unblocked(self, comps):
+        """``comps``' queues with the nodes held by protected pods now put last (one look for all of them)."""
+        if self.protected_look is None or self.sliding or not comps:
+            return
+        blocked = self.protected_look()
+        for comp in comps:
+            comp.prefer_unblocked(blocked)
+
     def _replace(self, rollout, name):
         """The nodes that take the slot ``name`` gave back (at most one; the shared budget's batch decides there)."""
+        if rollout.queue and not rollout.stopped:
+            self._prefer_unblocked([rollout])
         if self.budget is None:
             return rollout.park(name)
         rollout.park(name, replace=False)

@@ -29,6 +29,7 @@ from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution import
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.reporting import rollout_state
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import budget_lease
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import gate_checks
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import protected_look
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import limit_driver
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import rollout_config
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout.admission import FAILED, Admission
@@ -144,7 +145,8 @@ class BuiltinRollout(object):
         admission = Admission(
             scheduler, record=record, reporter=limit_driver.LineReporter(self.echo), windows=settings.windows,
             gates=gate_checks.gates_for(settings.gates, self.connection, phase.selector, eligible, session=self.session),
-            keeper=self._keeper(phase), check_mode=self.check_mode, independent=settings.independent)
+            keeper=self._keeper(phase), check_mode=self.check_mode, independent=settings.independent,
+            protected_look=protected_look.look_for(phase.protected, self.connection, session=self.session))
         self._join_budget(phase, admission)
 
         def run_batch(batch):

@@ -39,6 +39,7 @@ from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import a
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import play_rollout
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import rollout_config
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import gate_checks
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import protected_look
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.reporting import rollout_state
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import budget_lease
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution import core_internals
@@ -180,7 +181,8 @@ class PlayPhases(object):
                                                     session=channels.kube_session)
         self.run = PhaseRun(index, phase, excluded, record, Admission(
             scheduler, sliding=self.sliding, record=record, reporter=admission_display.Banners(self), windows=settings.windows,
-            gates=gates, keeper=keeper, check_mode=self.check_mode, ending=self.ending, independent=settings.independent))
+            gates=gates, keeper=keeper, check_mode=self.check_mode, ending=self.ending, independent=settings.independent,
+            protected_look=protected_look.look_for(phase.protected, channels.connection, session=channels.kube_session)))
         if phase.name is not None:
             display.banner('NODEWRIGHT ROLLOUT %s: %s' % (phase.name, admission_display.plural(len(eligible))), cows=False)
         if excluded:

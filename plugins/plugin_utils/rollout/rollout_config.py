@@ -346,8 +346,10 @@ class Phase(object):
     """
 
     def __init__(self, name, settings, hosts=None, compartments=None, after_all=(), budget_key=None, selector=None,
-                 batch_state=None, cr_status=False, host_vars=None):
+                 batch_state=None, cr_status=False, host_vars=None, protected=None):
         self.name = name
+        # {selector: the CR's podNonInterruptLabels, nodes: the hosts whose drain would wait for such a pod}, or None
+        self.protected = protected
         # variables set on each host of the phase when it starts (as nodewright_phase): values the play's tasks would
         # otherwise template from another host's variables for every host and task
         self.host_vars = host_vars or {}
@@ -454,7 +456,7 @@ def _parse_phase(index, entry, seen, play_vars, read_file, errors):
     if name in seen:
         errors.append('%s: the name is used twice' % where)
     unknown = sorted(set(entry) - set(('name', 'policy', 'interruption_budget', 'hosts', 'after_all', 'budget_key',
-                                      'selector', 'batch_state', 'cr_status', 'host_vars')))
+                                      'selector', 'batch_state', 'cr_status', 'host_vars', 'protected')))
     if unknown:
         errors.append('%s: unknown keys %s' % (where, ', '.join(unknown)))
     hosts = entry.get('hosts')
@@ -490,8 +492,12 @@ def _parse_phase(index, entry, seen, play_vars, read_file, errors):
     except RolloutConfigError as exc:
         errors.extend('%s: %s' % (where, err) for err in exc.errors)
         return None
+    protected = entry.get('protected')
+    if protected is not None and (not isinstance(protected, dict) or not isinstance(protected.get('nodes', []), list)):
+        errors.append('%s.protected: must be a mapping with selector and nodes, got %r' % (where, protected))
+        protected = None
     return Phase(name, settings, hosts, compartments, after_all, entry.get('budget_key'), entry.get('selector'),
-                 batch_state, bool(entry.get('cr_status')), host_vars)
+                 batch_state, bool(entry.get('cr_status')), host_vars, protected)
 
 
 def _labels(host, value, errors):

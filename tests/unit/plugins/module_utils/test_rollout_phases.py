@@ -109,3 +109,13 @@ def test_the_filter_hands_each_phase_its_cr_as_a_host_variable():
     value = run['phases'][0]['host_vars']['nw_apply_cr']
     assert value['name'] == 'a' and value['rolling'] == run['crs']['a']['rolling']
     assert value['docs'] == run['crs']['a']['documents'] and value['identity'] == run['crs']['a']['cr_identity']
+
+
+def test_a_cr_with_protected_pods_names_the_nodes_whose_drain_would_wait_for_them():
+    protected = {'matchLabels': {'workload': 'training'}}
+    cr = plan('a', ['n1', 'n2', 'n3'], complete=['n3'])
+    cr['cr']['podNonInterruptLabels'] = protected
+    cr['nodes']['n1']['needs_drain'] = True  # n2 needs no interrupt: never held, whatever runs on it
+    phase = rollout_phases([cr])['phases'][0]
+    assert phase['protected'] == {'selector': protected, 'nodes': ['n1']}
+    assert 'protected' not in rollout_phases([plan('b', ['n1'])])['phases'][0]

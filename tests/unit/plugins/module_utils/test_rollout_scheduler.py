@@ -428,3 +428,13 @@ def test_the_remaining_nodes_of_a_batch_are_judged_without_the_deleted_one():
     record = comp_rollout.record([], [batch[1]], removed=[batch[0]])
     assert record['failed_batch'] is True and comp_rollout.stopped is True
     assert comp_rollout.failed == 1 and comp_rollout.total == 5
+
+
+def test_nodes_held_by_protected_pods_wait_at_the_back_of_the_queue_and_a_rejoining_node_stays_first():
+    rollout = RolloutScheduler.build([('n%d' % i, {}) for i in range(1, 7)], legacy_cr=None).compartments[0]
+    rollout.queue = ['n1', 'n2', 'n3', 'n4', 'n5', 'n6']
+    rollout.rejoining = ['n1']
+    rollout.prefer_unblocked({'n1', 'n2', 'n4', 'gone'})
+    assert rollout.queue == ['n1', 'n3', 'n5', 'n6', 'n2', 'n4']
+    rollout.prefer_unblocked(set())
+    assert rollout.queue == ['n1', 'n3', 'n5', 'n6', 'n2', 'n4']

@@ -363,6 +363,37 @@ def test_a_parked_node_gives_its_slot_to_the_next_node_and_takes_one_again_befor
     assert not admission.busy
 
 
+def test_selection_prefers_nodes_no_protected_pod_holds_and_takes_a_held_one_only_when_none_is_left():
+    held = {'n1', 'n4'}
+    looks = []
+
+    def look():
+        looks.append(sorted(held))
+        return set(held)
+
+    admission = _fixed(6, 3, protected_look=look)
+    # n1 runs a training pod: the first batch takes n2, n3 and n5 (n4 is held too)
+    assert admission.admit() == {DEFAULT: ['n2', 'n3', 'n5']}
+    # n3 parks after all (a pod that opted in by annotation, not seen by the look): its slot goes to n6, not n1 or n4
+    assert admission.park('n3', ['ml/late-0']) == {DEFAULT: ['n6']}
+    admission.finish({'n2': OK, 'n5': OK, 'n6': OK})
+    # n4's job ended; n1's runs on: n4 first, n1 only because nothing else is left (it parks when its drain looks)
+    held.discard('n4')
+    assert admission.admit() == {DEFAULT: ['n4', 'n1']}
+    assert len(looks) == 3  # before each batch and before the parked node's slot was filled
+    summary = admission.summary()['compartments'][0]
+    assert summary['parked'] == ['n3']
+
+
+def test_an_unknown_look_keeps_the_order_and_a_sliding_window_never_looks():
+    admission = _fixed(4, 2, protected_look=lambda: None)
+    assert admission.admit() == {DEFAULT: ['n1', 'n2']}
+    asked = []
+    scheduler = SlidingWindowScheduler.build(_nodes(4), policy=_policy({'fixed': {'initialBatch': 2}}, {'count': 2}))
+    sliding = Admission(scheduler, sliding=True, reporter=Heard(), protected_look=lambda: asked.append(1) or {'n1'})
+    assert sliding.admit() == {DEFAULT: ['n1', 'n2']} and asked == []  # sliding windows keep their slot (no parking)
+
+
 def test_a_node_that_rejoins_goes_before_fresh_nodes_and_a_batch_whose_nodes_all_parked_is_not_judged():
     admission = _fixed(4, 1)
     assert admission.admit() == {DEFAULT: ['n1']}
