@@ -8,11 +8,13 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+import resource
 
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import fleet_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.planning import fleet_progress
 from ansible_collections.nodewright.bridge.plugins.module_utils.planning import rollout_gates
 from ansible_collections.nodewright.bridge.plugins.modules.fleet_stage import argument_spec
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import fleet_runs
@@ -48,7 +50,12 @@ class ActionModule(ActionBase):
         except rollout_gates.GateConfigError as exc:
             result.update(failed=True, msg='apply_vars: %s' % '; '.join(exc.errors))
             return result
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         clusters = run.run()
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        # the stage's apply runs (this task's only children): what the fleet adds is the rest (docs/benchmarks.md)
+        runs_cpu = round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 2)
+        display.display('nodewright fleet: stage %s: the apply runs used %.2f CPU-s' % (params['stage'], runs_cpu))
         failed = sorted(c for c, r in clusters.items() if r['outcome'] in (fleet_runs.FAILED, fleet_runs.DEADLINE))
         # a node in a cluster's rollout was out of date (apply rolls out only those): changed, unless only planned
         stopped = run.over_budget() or run.deferred is not None
@@ -57,6 +64,12 @@ class ActionModule(ActionBase):
         if run.over_budget():
             reason = '%d cluster(s) failed (%s), more than max_failures %d' % (
                 len(every_failed), ', '.join(every_failed), fleet.max_failures)
+        # the gate before the next stage: what each cluster's run left not complete, as its final plan (apply's last
+        # play plans every CR again from the cluster) said it: every node complete and none erroring, or the stage holds
+        ran = dict((cid, r) for cid, r in clusters.items() if r['outcome'] not in (fleet_runs.NOT_STARTED, fleet_runs.DEFERRED))
+        gate = [] if self._task.check_mode or stopped else fleet_progress.gate_problems(
+            dict((cid, r.get('left')) for cid, r in ran.items()), ended=dict((cid, r.get('msg')) for cid, r in ran.items()))
         result.update(clusters=clusters, failed_clusters=failed, stopped=stopped, stop_reason=reason, deferred=run.deferred,
+                      runs_cpu_seconds=runs_cpu, gate=gate,
                       changed=not self._task.check_mode and any(r['nodes'] for r in clusters.values()))
         return result

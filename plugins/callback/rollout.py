@@ -34,7 +34,8 @@ requirements:
 options:
   report:
     description:
-      - Path of the JSON report, rewritten at the end of every budgeted play and of the playbook.
+      - Path of the JSON report, rewritten at the end of every budgeted play and of the playbook (with the run's
+        custom stats as C(custom_stats) at its end, also when nothing was rolled out).
     type: path
     env:
       - name: NODEWRIGHT_REPORT
@@ -88,6 +89,7 @@ class CallbackModule(CallbackBase):
     def __init__(self, *args, **kwargs):
         # the run's rollout bus, where the budgeted strategy records (rollout_state.BUS); a test may hand its own
         self.bus = kwargs.pop('bus', None) or rollout_state.BUS
+        self.custom_stats = {}  # the run's custom stats, known at its end
         super(CallbackModule, self).__init__(*args, **kwargs)
         self.bus.subscribe(self._on_rollout_event)
 
@@ -154,8 +156,14 @@ class CallbackModule(CallbackBase):
             self._write_report()
 
     def v2_playbook_on_stats(self, stats):
+        # the run's custom stats in the JSON report too (a caller that runs the playbook, as the fleet does, reads
+        # nodewright_apply_left there); a plain copy: the stats may hold Ansible's own string and container types
+        custom = (getattr(stats, 'custom', None) or {}).get('_run') or {}
+        self.custom_stats = json.loads(json.dumps(custom, default=str))
         all_rollouts = self.bus.rollouts()
         if not all_rollouts:
+            if self.custom_stats:
+                self._write_report()
             return
         rows = [('play', 'compartment', 'hosts', 'batches', 'ok', 'failed', 'progress', 'elapsed', 'result')]
         for rollout in all_rollouts:
@@ -184,6 +192,8 @@ class CallbackModule(CallbackBase):
         if not path and not html:
             return None
         report = self.bus.report()
+        if self.custom_stats:
+            report = dict(report, custom_stats=self.custom_stats)
         if path:
             path = rollout_state.write_atomically(path, json.dumps(report, indent=2, sort_keys=True) + '\n')
         if html:

@@ -119,6 +119,22 @@ stop_reason:
   description: Why the rollout stops, in a line (empty when it goes on).
   returned: always
   type: str
+deferred:
+  description: Why the rest of the fleet waits for a later run (no maintenance window in time), or null.
+  returned: always
+  type: str
+gate:
+  description:
+    - Why the next stage may not start, one line per cluster and CR whose nodes are not all complete or erroring, as
+      each cluster's run found them in its final plan (its custom stat C(nodewright_apply_left)); empty when every
+      node of the stage's clusters is complete, in check mode, and when the rollout stopped.
+  returned: always
+  type: list
+  elements: str
+runs_cpu_seconds:
+  description: CPU seconds the stage's apply runs used (user and system, every process they waited for).
+  returned: always
+  type: float
 '''
 
 from ansible.module_utils.basic import AnsibleModule

@@ -128,6 +128,10 @@ def test_a_node_held_by_its_training_pod_gives_its_slot_back_and_completes_after
     events = _events(cluster, trainee)
     reasons = [(r, t) for r, t, m in events if 'non-interrupt' in m.lower()]
     assert ('Drain', 'Warning') in reasons and ('Drain', 'Normal') in reasons, events
+    # both transitions on the CR too
+    cr_events = [(e.reason, e.type) for e in cluster.core.list_event_for_all_namespaces(
+        field_selector='involvedObject.name=%s' % name).items if 'non-interrupt' in (e.message or '').lower()]
+    assert ('Drain', 'Warning') in cr_events and ('Drain', 'Normal') in cr_events, cr_events
     long_wait = [m for r, t, m in events if 'has waited' in m]
     assert long_wait and 'still waiting (nothing is interrupted)' in long_wait[0]
     assert others_done < 120

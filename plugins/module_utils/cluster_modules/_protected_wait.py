@@ -8,7 +8,7 @@
 The pods of the CR's ``podNonInterruptLabels`` (and pods that opted in, protected_wait.OPT_IN) must
 finish before the drain evicts anything; none is ever evicted. While they run, the node carries its
 wait record (protected_wait.key), a Warning Event goes on the node and on the CR when the wait
-starts and again past the warning threshold, and, when the budgeted strategy gave the task its
+starts and again past the warning threshold, a Normal one on both when it ends, and, when the budgeted strategy gave the task its
 mailbox (``park``), the node's batch slot goes back to its compartment until the pods are gone
 (module_utils/api/slot_mailbox.py; docs/semantics.md 34). The wait is watched in slices, so a pause of
 the CR, a stopped rollout and the warning threshold are noticed while it lasts.
@@ -151,9 +151,9 @@ class ProtectedWait(object):
                                            % (self.node, duration.format_duration(waited), exc), node=self.node,
                                            changed=False, protected_wait=waited)
         self.clear_record()
-        _runner.node_event(self.module, self.kube, self.node, node_events.protected_wait_ended(
-            self.node, self.cr_name, waited))
-        self.cr_event(None, status=True)
+        ended = node_events.protected_wait_ended(self.node, self.cr_name, waited)
+        _runner.node_event(self.module, self.kube, self.node, ended)
+        self.cr_event(ended, status=True)  # both transitions on the CR too, where kubectl describe shows them
 
     def hold_reason(self):
         """While the node waits for a slot: a pause of the CR ends the task as node_drain's hold does (raises), looked

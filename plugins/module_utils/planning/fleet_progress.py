@@ -6,7 +6,7 @@
 """A fleet rollout's progress, pure: when a stage is done, each node's outcome, the fleet's report.
 
 Inputs are what the fleet playbook keeps: each cluster's stage result (nodewright.bridge.fleet_stage: outcome, rc,
-the run's report) and each cluster's CRs planned again after its stage (nodewright.bridge.rollout_plan results).
+the run's report, whose custom stat ``nodewright_apply_left`` says what the run's final plan of each CR left).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -14,26 +14,47 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 
-def gate_problems(plans):
-    """Why a stage is not done, ``['<cluster>: <cr>: ...']`` (empty: every node of its clusters complete, none erroring).
-
-    ``plans``: rollout_plan results of the stage's clusters, each with ``item`` ``[cluster, cr name]``.
-    """
-    problems = []
+def nodes_left(plans):
+    """``{cr: {'erroring': [...], 'not_done': [...]}}`` of the CRs whose nodes are not all complete (``{'failed': msg}``
+    for a CR that could not be planned), from the rollout_plan results of one run's CRs (each with ``item`` its name):
+    what apply's final plan leaves, the custom stat ``nodewright_apply_left``; empty when every node is complete."""
+    left = {}
     for plan in plans:
         if plan.get('skipped'):
             continue
-        cluster, name = plan['item']
+        name = plan.get('item') or (plan.get('cr') or {}).get('name')
         decision = plan.get('decision') or {}
-        erroring, not_done = list(decision.get('erroring') or []), list(decision.get('not_done') or [])
+        erroring, not_done = sorted(decision.get('erroring') or []), sorted(decision.get('not_done') or [])
         if plan.get('failed'):
-            problems.append('%s: %s: not planned (%s)' % (cluster, name, plan.get('msg')))
+            left[name] = {'failed': plan.get('msg') or 'failed'}
         elif erroring or not_done:
+            left[name] = {'erroring': erroring, 'not_done': not_done}
+    return left
+
+
+def gate_problems(left_by_cluster, ended=None):
+    """Why a stage is not done, ``['<cluster>: <cr>: ...']`` (empty: every node of its clusters complete, none erroring).
+
+    ``left_by_cluster``: cluster -> what its run's final plan left (nodes_left, read from its report's custom stats),
+    or None when its run reported none (the stage is held: nothing says its nodes are complete); ``ended``: cluster ->
+    how its run ended, said then.
+    """
+    problems = []
+    for cluster in sorted(left_by_cluster):
+        left = left_by_cluster[cluster]
+        if left is None:
+            problems.append('%s: its run reported no end state (%s)' % (cluster, (ended or {}).get(cluster) or 'see its log'))
+            continue
+        for name in sorted(left):
+            entry = left[name]
+            if entry.get('failed'):
+                problems.append('%s: %s: not planned (%s)' % (cluster, name, entry['failed']))
+                continue
             parts = []
-            if erroring:
-                parts.append('%d erroring (%s)' % (len(erroring), ', '.join(sorted(erroring))))
-            if not_done:
-                parts.append('%d not complete (%s)' % (len(not_done), ', '.join(sorted(not_done))))
+            if entry.get('erroring'):
+                parts.append('%d erroring (%s)' % (len(entry['erroring']), ', '.join(entry['erroring'])))
+            if entry.get('not_done'):
+                parts.append('%d not complete (%s)' % (len(entry['not_done']), ', '.join(entry['not_done'])))
             problems.append('%s: %s: %s' % (cluster, name, ', '.join(parts)))
     return problems
 

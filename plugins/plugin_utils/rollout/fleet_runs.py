@@ -202,6 +202,8 @@ class StageRun(object):
                 outcome = DEADLINE
         result = {'outcome': outcome, 'rc': rc, 'log': log, 'report': _read_report(report), 'elapsed': self.clock() - started}
         result['nodes'] = node_outcomes(result['report'])
+        # what the run's final plan left not complete (apply's custom stat), None when its run did not get that far
+        result['left'] = ((result['report'] or {}).get('custom_stats') or {}).get('nodewright_apply_left')
         if outcome == DEADLINE:
             result['msg'] = 'stopped after the progress deadline (%.0f s); its nodes keep their state, a run resumes them' % deadline
         elif outcome == FAILED:

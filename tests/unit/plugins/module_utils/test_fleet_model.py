@@ -92,15 +92,25 @@ def test_a_fleet_that_is_not_a_mapping():
         fleet_model.parse_fleet([])
 
 
-def _plan(cluster, name, erroring=(), not_done=(), **extra):
-    return dict({'item': [cluster, name], 'decision': {'erroring': list(erroring), 'not_done': list(not_done)}}, **extra)
+def _plan(name, erroring=(), not_done=(), **extra):
+    return dict({'item': name, 'decision': {'erroring': list(erroring), 'not_done': list(not_done)}}, **extra)
 
 
-def test_a_stage_is_done_when_every_node_is_complete_and_none_erroring():
-    assert fleet_progress.gate_problems([_plan('a', 'gpu'), _plan('b', 'gpu'), {'skipped': True}]) == []
-    assert fleet_progress.gate_problems([_plan('a', 'gpu', erroring=['n2']), _plan('b', 'gpu', not_done=['n3', 'n1']),
-                                         _plan('c', 'gpu', failed=True, msg='unreachable')]) == [
-        'a: gpu: 1 erroring (n2)', 'b: gpu: 2 not complete (n1, n3)', 'c: gpu: not planned (unreachable)']
+def test_a_run_leaves_the_nodes_its_final_plan_finds_not_complete():
+    assert fleet_progress.nodes_left([_plan('gpu'), _plan('net'), {'skipped': True}]) == {}
+    assert fleet_progress.nodes_left([_plan('gpu', erroring=['n2']), _plan('net', not_done=['n3', 'n1']),
+                                      _plan('drv', failed=True, msg='unreachable')]) == {
+        'gpu': {'erroring': ['n2'], 'not_done': []}, 'net': {'erroring': [], 'not_done': ['n1', 'n3']},
+        'drv': {'failed': 'unreachable'}}
+
+
+def test_a_stage_is_done_when_every_cluster_left_every_node_complete_and_none_erroring():
+    assert fleet_progress.gate_problems({'a': {}, 'b': {}}) == []
+    left = {'a': {'gpu': {'erroring': ['n2'], 'not_done': []}}, 'b': {'gpu': {'erroring': [], 'not_done': ['n1', 'n3']}},
+            'c': {'gpu': {'failed': 'unreachable'}}, 'd': None}
+    assert fleet_progress.gate_problems(left, ended={'d': 'apply ended with rc 2 (log d.log)'}) == [
+        'a: gpu: 1 erroring (n2)', 'b: gpu: 2 not complete (n1, n3)', 'c: gpu: not planned (unreachable)',
+        'd: its run reported no end state (apply ended with rc 2 (log d.log))']
 
 
 def test_the_fleet_report_and_its_nodes():

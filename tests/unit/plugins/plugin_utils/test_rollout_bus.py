@@ -70,3 +70,19 @@ def test_the_strategy_callback_and_report_meet_at_the_runs_bus_unless_given_thei
     callback = rollout_callback.CallbackModule(bus=own)
     assert callback.bus is own and callback._on_rollout_event in own.listeners
     assert callback._on_rollout_event not in rollout_state.BUS.listeners
+
+
+def test_the_json_report_carries_the_runs_custom_stats_also_when_nothing_was_rolled_out(tmp_path, monkeypatch):
+    import json  # pylint: disable=import-outside-toplevel
+    from ansible.executor.stats import AggregateStats  # pylint: disable=import-outside-toplevel
+    path = tmp_path / 'report.json'
+    monkeypatch.setenv('NODEWRIGHT_REPORT', str(path))
+    callback = rollout_callback.CallbackModule(bus=rollout_state.RolloutBus())
+    stats = AggregateStats()
+    callback.v2_playbook_on_stats(stats)
+    assert not path.exists()  # nothing rolled out and no custom stat: no report, as before
+    stats.set_custom_stats('nodewright_apply_left', {'gpu': {'erroring': ['n2'], 'not_done': []}})
+    callback.v2_playbook_on_stats(stats)
+    report = json.loads(path.read_text())
+    assert report['custom_stats'] == {'nodewright_apply_left': {'gpu': {'erroring': ['n2'], 'not_done': []}}}
+    assert report['rollouts'] == []
