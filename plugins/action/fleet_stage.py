@@ -65,8 +65,9 @@ class ActionModule(ActionBase):
             reason = '%d cluster(s) failed (%s), more than max_failures %d' % (
                 len(every_failed), ', '.join(every_failed), fleet.max_failures)
         # the gate before the next stage: what each cluster's run left not complete, as its final plan (apply's last
-        # play plans every CR again from the cluster) said it: every node complete and none erroring, or the stage holds
-        ran = dict((cid, r) for cid, r in clusters.items() if r['outcome'] not in (fleet_runs.NOT_STARTED, fleet_runs.DEFERRED))
+        # play plans every CR again from the cluster) said it: every node complete and none erroring, or the stage holds.
+        # A cluster whose run failed is max_failures' to count, not the gate's (within it, the rollout goes on)
+        ran = dict((cid, r) for cid, r in clusters.items() if r['outcome'] == fleet_runs.OK)
         gate = [] if self._task.check_mode or stopped else fleet_progress.gate_problems(
             dict((cid, r.get('left')) for cid, r in ran.items()), ended=dict((cid, r.get('msg')) for cid, r in ran.items()))
         result.update(clusters=clusters, failed_clusters=failed, stopped=stopped, stop_reason=reason, deferred=run.deferred,

@@ -127,7 +127,8 @@ gate:
   description:
     - Why the next stage may not start, one line per cluster and CR whose nodes are not all complete or erroring, as
       each cluster's run found them in its final plan (its custom stat C(nodewright_apply_left)); empty when every
-      node of the stage's clusters is complete, in check mode, and when the rollout stopped.
+      node of the stage's clusters is complete, in check mode, and when the rollout stopped. Only the clusters whose
+      run ended with rc 0 are looked at; a failed cluster counts against C(max_failures) instead.
   returned: always
   type: list
   elements: str

@@ -340,9 +340,11 @@ def test_a_v015_and_a_v020_cluster_each_speak_their_own_contract(fleet_clusters,
             v020.cluster.core.delete_node(node)
 
 
-def test_a_gate_that_holds_a_cluster_of_the_next_stage_stops_the_fleet_there(fleet_clusters, labelled, runner, tmp_path):
+def test_a_gate_that_holds_the_canary_fails_it_and_within_max_failures_the_next_stage_goes_on(
+        fleet_clusters, labelled, runner, tmp_path):
     """The NotReady gate given to every cluster's run is checked for each cluster before it starts: a NotReady node in
-    cluster c holds it (and fails it after the gate's timeout), while b, whose nodes are Ready, rolls out."""
+    cluster c, the canary, holds it (and fails it after the gate's timeout); with max_failures 1 the failure is
+    counted, not gated, so the next stage, a and b, whose nodes are Ready, rolls out."""
     cr_name = 'fleet-gate-%s' % labelled
     cr_file = _write(tmp_path, 'cr.yaml', skyhook(cr_name, {'quick': package()}, selector={'nodewright.bridge/fleet': labelled}))
     third = fleet_clusters[2]
@@ -355,7 +357,9 @@ def test_a_gate_that_holds_a_cluster_of_the_next_stage_stops_the_fleet_there(fle
     first.set_node_not_ready(other)
     try:
         run = runner.run('nodewright.bridge.fleet', extra_vars={
-            'nodewright_fleet': _write(tmp_path, 'fleet.yml', _fleet(fleet_clusters)), 'nodewright_cr': cr_file,
+            'nodewright_fleet': _write(tmp_path, 'fleet.yml', _fleet(fleet_clusters, max_failures=1, stages=[
+                {'name': 'canary', 'clusters': ['c']}, {'name': 'rest', 'clusters': ['a', 'b']}])),
+            'nodewright_cr': cr_file,
             'nodewright_fleet_dir': str(tmp_path / 'work'), 'nodewright_fleet_apply_vars': {
                 'nodewright_namespace': NAMESPACE, 'nodewright_gates': {'max_not_ready': 0, 'timeout': 5, 'poll_interval': 1}}})
     finally:
@@ -366,6 +370,10 @@ def test_a_gate_that_holds_a_cluster_of_the_next_stage_stops_the_fleet_there(fle
     assert report['clusters']['a']['outcome'] == report['clusters']['b']['outcome'] == 'ok', report['clusters']
     assert report['clusters']['c']['outcome'] == 'failed' and 'max_not_ready' in report['clusters']['c']['msg'], report
     assert all(_state(third, n, cr_name) is None for n in third.nodes(labelled))
+    assert "the fleet's rollout stopped" not in run.stdout, run.stdout[-3000:]
+    assert '1 cluster(s) failed (c); the rollout went on within max_failures' in run.stdout, run.stdout[-3000:]
+    for member in fleet_clusters[:2]:
+        assert all(_state(member, n, cr_name) == 'complete' for n in member.nodes(labelled)), member.id
 
 
 def test_two_fleet_runs_at_once_share_one_budget(fleet_clusters, labelled, runner, tmp_path):
