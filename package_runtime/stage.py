@@ -4,7 +4,9 @@
 
 Runs in the package's own Python (runtime/bin/python) on the host, where the agent runs every step: the role's
 task file for the mode (nodewright_role_package.json, written at build time) with ansible-core's local connection,
-so the tasks act on the host's root. The CR's configMap keys (the agent puts them in ${SKYHOOK_DIR}/configmaps)
+so the tasks act on the host's root. A package built from a playbook runs the playbook file the manifest names for
+the mode, with an inventory of one host (localhost) in every group its plays name, and ``ansible_connection:
+local`` as an extra variable, so that every play runs on the host. The CR's configMap keys (the agent puts them in ${SKYHOOK_DIR}/configmaps)
 are the role's variables, each value read as YAML. A ``-check`` mode runs the role's verify tasks, or the stage's
 tasks in check mode and fails when any task would change. The play's output goes to the step's stdout, so the
 failing task and its message are in the step's log (kubectl skyhook package logs, the collection's messages).
@@ -55,6 +57,29 @@ def _playbook(manifest, stage, package_name, mode, python):
                                                         'handlers_from': manifest['handlers_from']}}]}]
 
 
+def _inventory(groups):
+    """The step's inventory for a playbook: the host, localhost, in every group the plays name."""
+    host = {'localhost': {}}
+    return {'all': {'hosts': host, 'children': dict((g, {'hosts': host}) for g in groups)}}
+
+
+def _stage_playbook(manifest, stage, package_name, mode, work):
+    """(the playbook the step runs, its inventory, the extra variables it adds), for a role or a playbook."""
+    runtime = os.path.dirname(os.path.abspath(__file__))
+    package_dir = os.path.dirname(runtime)
+    python = os.path.join(runtime, 'bin', 'python')
+    if manifest.get('kind') == 'playbook':
+        inventory = os.path.join(work, 'inventory.yml')
+        with open(inventory, 'w') as out:
+            yaml.safe_dump(_inventory(manifest['groups']), out)
+        playbook = os.path.join(package_dir, manifest['playbook_dir'], stage['run'])
+        return playbook, inventory, {'ansible_connection': 'local', 'ansible_python_interpreter': python}
+    playbook = os.path.join(work, 'stage.yml')
+    with open(playbook, 'w') as out:
+        yaml.safe_dump(_playbook(manifest, stage, package_name, mode, python), out)
+    return playbook, 'localhost,', {}
+
+
 def main(argv):
     if len(argv) != 2:
         sys.stderr.write('usage: stage.py <mode>\n')
@@ -70,19 +95,18 @@ def main(argv):
         print('nodewright: this package has no %s stage: nothing to do' % mode)
         return 0
     with open(os.path.join(os.path.dirname(package_dir), 'config.json')) as handle:  # /skyhook-package/config.json
-        package_name = json.load(handle).get('package_name', manifest['role'])
+        package_name = json.load(handle).get('package_name') or manifest.get('role') or manifest.get('name')
     work = tempfile.mkdtemp(prefix='nodewright-role-')
     try:
-        playbook = os.path.join(work, 'stage.yml')
-        with open(playbook, 'w') as out:
-            yaml.safe_dump(_playbook(manifest, stage, package_name, mode, os.path.join(runtime, 'bin', 'python')), out)
+        playbook, inventory, extra = _stage_playbook(manifest, stage, package_name, mode, work)
         variables = os.path.join(work, 'vars.json')
         with open(variables, 'w') as out:
-            json.dump(_variables(skyhook_dir, mode), out)
+            json.dump(dict(_variables(skyhook_dir, mode), **extra), out)
         result = os.path.join(work, 'result.json')
         os.environ.update({
             'ANSIBLE_HOME': os.path.join(work, 'home'), 'ANSIBLE_LOCAL_TEMP': os.path.join(work, 'tmp'),
-            'ANSIBLE_REMOTE_TEMP': os.path.join(work, 'tmp'), 'ANSIBLE_ROLES_PATH': os.path.join(package_dir, 'roles'),
+            'ANSIBLE_REMOTE_TEMP': os.path.join(work, 'tmp'),
+            'ANSIBLE_ROLES_PATH': os.path.join(package_dir, manifest.get('playbook_dir', ''), 'roles'),
             'ANSIBLE_COLLECTIONS_PATH': os.path.join(package_dir, 'collections'),
             'ANSIBLE_CALLBACK_PLUGINS': os.path.join(runtime, 'callback_plugins'),
             'ANSIBLE_CALLBACKS_ENABLED': 'nodewright_stage', 'NODEWRIGHT_STAGE_RESULT': result,
@@ -92,7 +116,7 @@ def main(argv):
             # each module sent through the local connection's stdin: no temporary files and commands per task
             'ANSIBLE_PIPELINING': '1',
             'ANSIBLE_PYTHON_INTERPRETER': os.path.join(runtime, 'bin', 'python')})
-        args = ['ansible-playbook', '-i', 'localhost,', playbook, '-e', '@' + variables]
+        args = ['ansible-playbook', '-i', inventory, playbook, '-e', '@' + variables]
         if stage['check_mode']:
             args += ['--check', '--diff']
         from ansible.cli.playbook import PlaybookCLI  # pylint: disable=import-outside-toplevel

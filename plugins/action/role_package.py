@@ -1,11 +1,11 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
-"""Action plugin for nodewright.bridge.role_package: an Ansible role built as a NodeWright package image, on the
-controller with podman.
+"""Action plugin for nodewright.bridge.role_package: an Ansible role or playbook built as a NodeWright package image,
+on the controller with podman.
 
 What the package is (stages, config.json, interrupts, the CR snippet) is module_utils/contract/role_package.py's; podman is
-plugin_utils/rendering/image_build.py's; this reads the role and the collections it needs from the controller's paths, writes
+plugin_utils/rendering/image_build.py's; this reads the role (or the playbook's directory) and the collections it needs from the controller's paths, writes
 the build contexts and reports.
 """
 
@@ -18,14 +18,14 @@ import os
 import shutil
 import tempfile
 
-import yaml
 from ansible import constants as C
 from ansible.plugins.action import ActionBase
 from ansible.utils.collection_loader import AnsibleCollectionConfig
 
+from ansible_collections.nodewright.bridge.plugins.module_utils.contract import playbook_package as pp
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import role_package as rp
-from ansible_collections.nodewright.bridge.plugins.modules.role_package import argument_spec
-from ansible_collections.nodewright.bridge.plugins.plugin_utils.rendering import image_build
+from ansible_collections.nodewright.bridge.plugins.modules.role_package import ARGUMENT_RULES, argument_spec
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.rendering import ansible_yaml, image_build
 
 # the collection's package_runtime/ (plugins/action/role_package.py -> the collection's root)
 RUNTIME_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
@@ -92,7 +92,7 @@ def _text(files):
 def _dump(value):
     if isinstance(value, str):
         return value
-    return yaml.safe_dump(value, default_flow_style=False, sort_keys=True).rstrip('\n').replace('\n...', '')
+    return ansible_yaml.dump(value, sort_keys=True).rstrip('\n').replace('\n...', '')
 
 
 def _runtime_files():
@@ -106,6 +106,72 @@ def _runtime_files():
     return files
 
 
+def _read_source(path, kind, name, loader, allow_vault):
+    """(raw files, texts) of a role's or a playbook's directory, its vault values refused first (before any YAML
+    of it is read otherwise)."""
+    raw = _read_tree(path)
+    texts = dict((p, t) for p, t in _text(raw).items() if t is not None)
+    rp.refuse_vaulted({'kind': kind, 'name': name, 'files': texts}, loader, allow=allow_vault)
+    return raw, texts
+
+
+def _describe_role(params, basedir):
+    search = list(C.DEFAULT_ROLES_PATH or [])
+    if basedir:
+        search = [os.path.join(basedir, 'roles'), basedir] + search
+    path, role_name = _find_role(params['role'], search)
+    raw, texts = _read_source(path, 'role', role_name, ansible_yaml.load, params['allow_vault'])
+    role = rp.role_from_files(role_name, texts)
+    stages = rp.stage_map(role, params['stages'], ansible_yaml.load)
+    found = rp.interrupts(role, stages, ansible_yaml.load)
+    collections = rp.needed_collections(role, texts.get('meta/main.yml'), ansible_yaml.load)
+    files = dict(('skyhook-package/skyhook_dir/roles/%s/%s' % (role_name, p), v) for p, v in raw.items())
+    files['skyhook-package/skyhook_dir/roles/%s/handlers/%s' % (role_name, rp.HANDLERS_FILE)] = (
+        ansible_yaml.dump(found['handlers']).encode('utf-8'), False)
+    files['skyhook-package/skyhook_dir/' + rp.PACKAGE_FILE] = (
+        rp.runtime_manifest(role_name, stages, params['gather_facts']).encode('utf-8'), False)
+    return {'kind': 'role', 'source': role_name, 'path': path,
+            'name': params['name'] or _package_name(role_name), 'stages': stages, 'found': found,
+            'collections': collections, 'config_map': rp.config_map_skeleton(role, ansible_yaml.load, _dump),
+            'files': files}
+
+
+def _find_playbook(playbook, basedir):
+    """(the playbook's directory, the file's path in it) of a playbook file, relative to the play's directory or to
+    the working directory."""
+    candidates = [os.path.expanduser(playbook)] + ([os.path.join(basedir, playbook)] if basedir else [])
+    for candidate in candidates:
+        if os.path.isfile(candidate):
+            path = os.path.abspath(candidate)
+            return os.path.dirname(path), os.path.basename(path)
+    raise rp.RolePackageError('playbook %s: not a file' % playbook)
+
+
+def _describe_playbook(params, basedir):
+    directory, playbook = _find_playbook(params['playbook'], basedir)
+    raw, texts = _read_source(directory, 'playbook', playbook, ansible_yaml.load, params['allow_vault'])
+    source = pp.playbook_from_files(playbook, texts)
+    stages = pp.stage_map(source, params['stages'], ansible_yaml.load)
+    found = pp.interrupts(source, stages, ansible_yaml.load)
+    groups = pp.host_groups([g for s in stages.values() if 'playbook' in s
+                             for g in pp.playbook_graph(source, s['playbook'], ansible_yaml.load)])
+    collections = pp.needed_collections(source, stages, ansible_yaml.load)
+    run, generated = pp.run_files(stages, found, params['gather_facts'])
+    prefix = 'skyhook-package/skyhook_dir/%s/' % pp.PLAYBOOK_DIR
+    files = dict((prefix + p, v) for p, v in raw.items())
+    files.update((prefix + p, (ansible_yaml.dump(data).encode('utf-8'), False)) for p, data in generated.items())
+    name = params['name'] or _package_name(source['name'])
+    files['skyhook-package/skyhook_dir/' + rp.PACKAGE_FILE] = (
+        pp.runtime_manifest(name, stages, run, groups).encode('utf-8'), False)
+    return {'kind': 'playbook', 'source': playbook, 'path': directory,
+            'name': name, 'stages': stages, 'found': found, 'collections': collections,
+            'config_map': pp.config_map_skeleton(source, stages, ansible_yaml.load, _dump), 'files': files}
+
+
+def _package_name(source_name):
+    return source_name.replace('_', '-').lower()
+
+
 class ActionModule(ActionBase):
 
     TRANSFERS_FILES = False
@@ -113,7 +179,7 @@ class ActionModule(ActionBase):
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
-        dummy, params = self.validate_argument_spec(argument_spec=argument_spec())
+        dummy, params = self.validate_argument_spec(argument_spec=argument_spec(), **ARGUMENT_RULES)
         try:
             result.update(self._package(params, task_vars or {}))
         except (rp.RolePackageError, image_build.ImageBuildError) as exc:
@@ -121,37 +187,22 @@ class ActionModule(ActionBase):
         return result
 
     def _describe(self, params, task_vars):
-        """Everything but the build: the role read, its stages, interrupts, collections, the package's files."""
-        search = list(C.DEFAULT_ROLES_PATH or [])
+        """Everything but the build: the source read, its stages, interrupts, collections, the package's files."""
         basedir = task_vars.get('playbook_dir')
-        if basedir:
-            search = [os.path.join(basedir, 'roles'), basedir] + search
-        path, role_name = _find_role(params['role'], search)
-        raw = _read_tree(path)
-        texts = _text(raw)
-        role = rp.role_from_files(role_name, dict((p, t) for p, t in texts.items() if t is not None))
-        rp.refuse_vaulted(role, allow=params['allow_vault'])
-        stages = rp.stage_map(role, params['stages'], yaml.safe_load)
-        found = rp.interrupts(role, stages, yaml.safe_load)
-        collections = rp.needed_collections(role, texts.get('meta/main.yml'), yaml.safe_load)
-        name = params['name'] or role_name.replace('_', '-').lower()
-        config_map = rp.config_map_skeleton(role, yaml.safe_load, _dump)
-        files = dict(('skyhook-package/skyhook_dir/roles/%s/%s' % (role_name, p), v) for p, v in raw.items())
-        files['skyhook-package/skyhook_dir/roles/%s/handlers/%s' % (role_name, rp.HANDLERS_FILE)] = (
-            yaml.safe_dump(found['handlers'], sort_keys=False).encode('utf-8'), False)
-        for collection in collections:
+        if params['playbook']:
+            described = _describe_playbook(params, basedir)
+        else:
+            described = _describe_role(params, basedir)
+        for collection in described['collections']:
             where = _find_collection(collection)
             if where is None:
-                raise rp.RolePackageError('role %s needs the collection %s: not found in the collections paths %s'
-                                          % (role_name, collection, ', '.join(_collection_dirs())))
+                raise rp.RolePackageError('%s %s needs the collection %s: not found in the collections paths %s'
+                                          % (described['kind'], described['source'], collection, ', '.join(_collection_dirs())))
             prefix = 'skyhook-package/skyhook_dir/collections/ansible_collections/%s/' % collection.replace('.', '/')
-            files.update(dict((prefix + p, v) for p, v in _read_tree(where, skip=('.git', 'tests')).items()))
-        files['skyhook-package/config.json'] = (json.dumps(rp.config_json(name, params['version'], stages),
-                                                           indent=1, sort_keys=True).encode('utf-8'), False)
-        files['skyhook-package/skyhook_dir/' + rp.PACKAGE_FILE] = (
-            rp.runtime_manifest(role_name, stages, params['gather_facts']).encode('utf-8'), False)
-        return {'role': role_name, 'role_path': path, 'name': name, 'stages': stages, 'found': found,
-                'collections': collections, 'config_map': config_map, 'files': files}
+            described['files'].update(dict((prefix + p, v) for p, v in _read_tree(where, skip=('.git', 'tests')).items()))
+        described['files']['skyhook-package/config.json'] = (json.dumps(
+            rp.config_json(described['name'], params['version'], described['stages']), indent=1, sort_keys=True).encode('utf-8'), False)
+        return described
 
     def _package(self, params, task_vars):
         described = self._describe(params, task_vars)
@@ -162,7 +213,7 @@ class ActionModule(ActionBase):
         runtime_ref = '%s:%s' % (RUNTIME_REPOSITORY, image_build.tree_digest(runtime_files, runtime_containerfile)[:16])
         context = image_build.tree_digest(described['files'], runtime_ref)
         found = described['found']
-        out = {'image': ref, 'runtime_image': runtime_ref, 'package_name': described['name'], 'role': described['role'],
+        out = {'image': ref, 'runtime_image': runtime_ref, 'package_name': described['name'], described['kind']: described['source'],
                'stages': described['stages'], 'collections': described['collections'],
                'unmapped_handlers': found['unmapped'], 'mapped_handlers': found['mapped'],
                'package': {described['name']: rp.package_spec(params['image'], tag, found, described['config_map'])},
