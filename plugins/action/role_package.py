@@ -172,6 +172,15 @@ def _package_name(source_name):
     return source_name.replace('_', '-').lower()
 
 
+def same_image(podman, ref, context, pull=False, tls_verify=True):
+    """Whether ``ref`` is already the image of this content (its CONTEXT_LABEL is ``context``): in podman's storage,
+    or, with ``pull`` and not there, in the registry (pulled, so that it is here and not built again)."""
+    before = podman.inspect(ref)
+    if before is None and pull and podman.pull(ref, tls_verify=tls_verify):
+        before = podman.inspect(ref)
+    return before is not None and (before.get('Labels') or {}).get(CONTEXT_LABEL) == context
+
+
 class ActionModule(ActionBase):
 
     TRANSFERS_FILES = False
@@ -219,8 +228,9 @@ class ActionModule(ActionBase):
                'package': {described['name']: rp.package_spec(params['image'], tag, found, described['config_map'])},
                'context_digest': context}
         podman = image_build.Podman(params['podman'])
-        before = podman.inspect(ref)
-        same = before is not None and (before.get('Labels') or {}).get(CONTEXT_LABEL) == context
+        # pushed, the image's home is its registry: a tag missing here but there with the same content is no change
+        same = same_image(podman, ref, context, pull=params['push'] and not self._task.check_mode,
+                          tls_verify=params['tls_verify'])
         out['changed'] = not same
         if self._task.check_mode:
             return out

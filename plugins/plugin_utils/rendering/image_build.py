@@ -48,6 +48,11 @@ class Podman(object):
         found = json.loads(proc.stdout)
         return found[0] if found else None
 
+    def pull(self, ref, tls_verify=True):
+        """Pull ``ref`` from its registry; False when it cannot (no such image or tag, no registry, no right)."""
+        return self._run(['pull', '--quiet', '--tls-verify=%s' % str(bool(tls_verify)).lower(), ref], check=False,
+                         timeout=1800).returncode == 0
+
     def build(self, context, ref):
         """Build ``context`` (with its Containerfile) as ``ref``; returns the build's output."""
         return self._run(['build', '--timestamp', '0', '--layers', '--pull=missing', '-f',

@@ -172,7 +172,8 @@ def test_ansible_yaml_reads_and_writes_the_vault_and_unsafe_tags():
 
 
 def test_inline_vault_values_are_refused_naming_the_file_and_the_variable():
-    role = _role(defaults__main='gpu_tuning_swappiness: 1\ndb_password: !vault |\n  $ANSIBLE_VAULT;1.1;AES256\n  6231\n',
+    role = _role(defaults__main='gpu_tuning_swappiness: 1\ndb_password: !vault |\n  $ANSIBLE_VAULT;1.1;AES256\n  6231\n'
+                                'raw: !unsafe "{{ literal }}"\n',
                  vars__main='api:\n  url: https://x\n  token: ' + VAULTED + 'users:\n  - name: a\n    key: ' + VAULTED,
                  tasks__extra='- name: T\n  ansible.builtin.debug: {msg: x}\n  vars:\n    secret: ' + VAULTED)
     with pytest.raises(rp.RolePackageError) as failed:
@@ -181,7 +182,8 @@ def test_inline_vault_values_are_refused_naming_the_file_and_the_variable():
         'role gpu_tuning: inline !vault value(s) defaults/main.yml: db_password; tasks/extra.yml: [0].vars.secret; '
         'vars/main.yml: api.token, users[0].key would be baked into the image (set allow_vault to build anyway)')
     rp.refuse_vaulted(role, ansible_yaml.load, allow=True)
-    # allowed: the vaulted default is no configMap key (a configMap is plain text in the cluster)
+    # allowed: the vaulted default is no configMap key (a configMap is plain text in the cluster), nor the unsafe one
+    # (a key reaches the stage as an extra variable, which Ansible templates)
     assert rp.config_map_skeleton(role, ansible_yaml.load, _dump) == {'gpu_tuning_swappiness': '1'}
 
 
@@ -423,3 +425,37 @@ def test_a_playbook_and_a_task_file_are_told_apart():
             pp.file_kind(data, 'x')
     with pytest.raises(rp.RolePackageError, match='playbook gone.yml: not found'):
         pp.playbook_from_files('gone.yml', {})
+
+
+# --- changed: the image's content against the local image, else the registry's (issue 40, item 1) ---
+
+class _FakePodman(object):
+    """podman's storage (ref -> labels) and a registry (ref -> labels) a pull copies from."""
+
+    def __init__(self, local=None, registry=None):
+        self.local, self.registry, self.pulled = dict(local or {}), dict(registry or {}), []
+
+    def inspect(self, ref):
+        return {'Id': 'x', 'Labels': self.local[ref]} if ref in self.local else None
+
+    def pull(self, ref, tls_verify=True):
+        self.pulled.append((ref, tls_verify))
+        if ref in self.registry:
+            self.local[ref] = self.registry[ref]
+        return ref in self.registry
+
+
+@pytest.mark.parametrize('local, registry, pull, same, pulled', [
+    ({'r:1': 'ctx'}, {}, True, True, False),            # built before, here: nothing to build, nothing pulled
+    ({'r:1': 'old'}, {'r:1': 'ctx'}, True, False, False),  # here, another content: built again (no pull)
+    ({}, {'r:1': 'ctx'}, True, True, True),              # not here, the registry has this content: pulled, not changed
+    ({}, {'r:1': 'old'}, True, False, True),             # the registry's is another content: built
+    ({}, {}, True, False, True),                         # nowhere: built
+    ({}, {'r:1': 'ctx'}, False, False, False),           # not pushed (or check mode): the registry is not asked
+])
+def test_the_image_is_the_same_when_podman_or_else_its_registry_has_this_content(local, registry, pull, same, pulled):
+    from ansible_collections.nodewright.bridge.plugins.action import role_package as action  # pylint: disable=import-outside-toplevel
+    podman = _FakePodman(dict((r, {action.CONTEXT_LABEL: c}) for r, c in local.items()),
+                         dict((r, {action.CONTEXT_LABEL: c}) for r, c in registry.items()))
+    assert action.same_image(podman, 'r:1', 'ctx', pull=pull, tls_verify=False) is same
+    assert podman.pulled == ([('r:1', False)] if pulled else [])
