@@ -47,7 +47,9 @@ description:
     those its plays and the roles of its directory name modules or roles of, and the plays' C(collections) - are
     copied into the package from the controller's collections paths.
   - The same role and options give the same image (C(--timestamp 0), fixed file modes); an image whose content
-    label matches is not built again (the task is not changed).
+    label matches is not built again (the task is not changed). With O(push), a tag podman's storage does not have
+    is pulled from the registry first - if its content label matches, it is not built and the task is not changed
+    (in check mode the registry is not asked, and a missing local image counts as a change).
 options:
   role:
     description:
@@ -95,7 +97,7 @@ options:
     description:
       - Build a role or playbook with vault-encrypted files or inline C(!vault) values (in any YAML file of it). Refused
         by default, naming the files and the variables - anyone who can pull the image reads them, and a stage has no
-        vault password. A C(!vault) default is no key of the returned configMap.
+        vault password. A C(!vault) (or C(!unsafe)) default is no key of the returned configMap.
     type: bool
     default: false
   base_image:

@@ -1,9 +1,10 @@
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
-"""nodewright.bridge.role_package for real: the migration guide's gpu_tuning role (examples/roles/gpu_tuning) built
-unchanged with podman on the EE's trixie base, pushed to the local registry, and its stages run as the NodeWright
-agent runs them (chrooted into the host's root, SKYHOOK_DIR pointing at the package copied there) on a host root
-with no Python at all and an older glibc (Debian bookworm minbase, 2.36 against the runtime's 2.41).
+"""nodewright.bridge.role_package for real: the migration guide's gpu_tuning role (examples/roles/gpu_tuning), and the
+same as a playbook (examples/playbooks/gpu_tuning), built unchanged with podman on the EE's trixie base, pushed to
+the local registry, and its stages run as the NodeWright agent runs them (chrooted into the host's root,
+SKYHOOK_DIR pointing at the package copied there) on a host root with no Python at all and an older glibc
+(Debian bookworm minbase, 2.36 against the runtime's 2.41).
 
 The real-node rollouts of the same image (nodewright.bridge.apply and the operator) are tests/kube/test_real_nodes.py's.
 """
@@ -15,6 +16,7 @@ import re
 import shutil
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -32,6 +34,7 @@ import images  # noqa: E402
 from collection_path import link  # noqa: E402
 
 ROLE = REPO_ROOT / 'examples' / 'roles' / 'gpu_tuning'
+PLAYBOOK = REPO_ROOT / 'examples' / 'playbooks' / 'gpu_tuning' / 'gpu_tuning.yml'
 IMAGE = 'localhost/nodewright-packages/gpu-tuning'
 HOST_SUITE = 'bookworm'
 PACKAGE_DIR = '/var/lib/skyhook/gpu-tuning'  # where the agent's init container copies /skyhook-package
@@ -113,9 +116,10 @@ def test_the_guide_role_builds_reproducibly_pushes_and_runs_its_stages_on_a_host
         env, base, host, tmp_path):
     registry = images.ensure_registry()
     assert registry
-    ref = f'{IMAGE}:1.0.0'
+    tag = f'1.0.0-{uuid.uuid4().hex[:8]}'  # a tag the registry has not (it keeps what earlier runs pushed)
+    ref = f'{IMAGE}:{tag}'
     _podman(env, 'image', 'rm', '-f', ref)
-    args = dict(role=str(ROLE), version='1.0.0', image=IMAGE, base_image=base, tls_verify=False)
+    args = dict(role=str(ROLE), version='1.0.0', tag=tag, image=IMAGE, base_image=base, tls_verify=False)
     # check mode: the package described, nothing built
     proc, checked = _playbook(env, tmp_path, check=True, **args)
     assert proc.returncode == 0 and checked['changed'] is True, proc.stdout[-3000:]
@@ -124,20 +128,25 @@ def test_the_guide_role_builds_reproducibly_pushes_and_runs_its_stages_on_a_host
     assert proc.returncode == 0 and built['changed'] is True, proc.stdout[-3000:]
     restart = {'type': 'service', 'services': ['containerd']}
     assert built['package'] == {'gpu-tuning': {
-        'image': IMAGE, 'version': '1.0.0', 'interrupt': restart,
+        'image': IMAGE, 'version': tag, 'interrupt': restart,
         'configInterrupts': {'gpu_tuning_default_runtime': restart},
         'configMap': {'gpu_tuning_default_runtime': 'nvidia', 'gpu_tuning_rmem_max': '134217728',
                       'gpu_tuning_swappiness': '1'}}}
     assert built['context_digest'] == checked['context_digest']
     # the digest the registry serves for the tag is the one returned
     assert images.manifest(ref)[0] == built['digest'], (images.manifest(ref)[0], built['digest'])
-    # the same role again: not built, the same image; built from scratch again: the same image too
+    # the same role again: not built, the same image; built from scratch again (not pushed: the registry is not
+    # asked): the same image too
     proc, again = _playbook(env, tmp_path, **args)
     assert proc.returncode == 0 and again['changed'] is False and again['image_id'] == built['image_id'], again
     assert _podman(env, 'image', 'rm', ref).returncode == 0
-    proc, rebuilt = _playbook(env, tmp_path, **args)
+    proc, rebuilt = _playbook(env, tmp_path, **dict(args, push=False))
     assert rebuilt['changed'] is True and rebuilt['image_id'] == built['image_id'], (rebuilt, built)
-    assert rebuilt['digest'] == built['digest']
+    # not in podman's storage, but the registry has this content: pulled, not built, not changed, the same digest
+    assert _podman(env, 'image', 'rm', ref).returncode == 0
+    proc, pulled = _playbook(env, tmp_path, **args)
+    assert proc.returncode == 0 and pulled['changed'] is False and pulled['image_id'] == built['image_id'], pulled
+    assert pulled['digest'] == built['digest']
 
     package = _install(env, ref, host)
     # a role task that fails fails the step, with the task's name and the module's message in the step's log
@@ -200,12 +209,56 @@ def test_the_guide_role_builds_reproducibly_pushes_and_runs_its_stages_on_a_host
     assert foreign.returncode == 1
     assert "this role package's runtime is built for aarch64; the host is x86_64" in foreign.stderr, foreign.stderr
     assert not (host / 'etc/sysctl.d/90-gpu.conf').exists()
+    _podman(env, 'image', 'rm', ref)
+
+
+def test_the_guide_playbook_builds_and_its_plays_run_on_the_host_with_its_stages(env, base, host, tmp_path):
+    # the guide's role as a playbook (examples/playbooks/gpu_tuning): plays on hosts: gpu_nodes, handlers of its
+    # own, the runtime key read only in a template; the uninstall stage a task file of its directory
+    ref = f'{IMAGE}-playbook:1.0.0'
+    proc, built = _playbook(env, tmp_path, playbook=str(PLAYBOOK), version='1.0.0', image=f'{IMAGE}-playbook',
+                            base_image=base, push=False, stages={'uninstall': 'uninstall.yml'})
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    restart = {'type': 'service', 'services': ['containerd']}
+    assert built['playbook'] == 'gpu_tuning.yml' and built['mapped_handlers'] == {'Restart containerd': restart}
+    assert built['package']['gpu-tuning']['configInterrupts'] == {'gpu_tuning_default_runtime': restart}
+    assert [h.split(':')[0] for h in built['unmapped_handlers']] == ["playbook gpu_tuning.yml play 'GPU tuning' handler 'Reload sysctl'"]
+    assert sorted(built['stages']) == ['apply', 'apply-check', 'config', 'config-check', 'uninstall', 'uninstall-check']
+    package = _install(env, ref, host)
+    (host / 'etc' / 'sysctl.d').mkdir()
+    (package / 'configmaps' / 'gpu_tuning_swappiness').write_text('5\n')
+    assert _step(host, 'apply-check').returncode != 0  # all to do
+    applied = _step(host, 'apply')
+    assert applied.returncode == 0, applied.stdout[-3000:]
+    assert 'PLAY [GPU tuning]' in applied.stdout and 'TASK [Make containerd use the NVIDIA runtime by default]' in applied.stdout
+    assert (host / 'etc/sysctl.d/90-gpu.conf').read_text() == 'vm.swappiness = 5\nnet.core.rmem_max = 134217728\n'
+    assert 'default_runtime_name = "nvidia"' in (host / 'etc/containerd/conf.d/90-nvidia.toml').read_text()
+    assert (host / 'var/log/sysctl-calls').read_text() == 'sysctl --system\n'  # the handler that stays, in the stage
+    assert 'left to NodeWright: the package interrupt (service restart of containerd)' in applied.stdout
+    assert _step(host, 'apply-check').returncode == 0
+    again = _step(host, 'apply')
+    assert again.returncode == 0 and _changed(again) == 0, again.stdout[-3000:]
+    # a configMap edit of the key only the template reads: config-check finds it, config makes it
+    (package / 'configmaps' / 'gpu_tuning_default_runtime').write_text('nvidia-cdi\n')
+    assert _step(host, 'config-check').returncode == 1
+    configured = _step(host, 'config')
+    assert configured.returncode == 0 and _changed(configured) == 1, configured.stdout[-3000:]
+    assert 'default_runtime_name = "nvidia-cdi"' in (host / 'etc/containerd/conf.d/90-nvidia.toml').read_text()
+    # uninstall: the task file, in a play of its own with the playbook's handlers
+    assert _step(host, 'uninstall-check').returncode == 1
+    removed = _step(host, 'uninstall')
+    assert removed.returncode == 0, removed.stdout[-3000:]
+    assert not (host / 'etc/sysctl.d/90-gpu.conf').exists() and not (host / 'etc/containerd/conf.d/90-nvidia.toml').exists()
+    assert _step(host, 'uninstall-check').returncode == 0
+    _podman(env, 'image', 'rm', ref)
 
 
 @pytest.mark.parametrize('case, message', [
     ('missing role', 'role /nonexistent/gpu_tuning: not a directory, and not found in'),
     ('missing stage file', 'stages.config: role gpu_tuning has no tasks/reconfigure.yml'),
     ('vault', 'vault-encrypted file(s) vars/secrets.yml would be baked into the image'),
+    ('inline vault', 'role gpu_tuning: inline !vault value(s) defaults/main.yml: gpu_tuning_token would be baked into '
+                     'the image'),
     ('missing collection', 'role gpu_tuning needs the collection example.missing: not found in the collections paths'),
     ('empty stage file', 'stages.uninstall: role gpu_tuning tasks/uninstall.yml has no task'),
 ])
@@ -220,6 +273,9 @@ def test_bad_input_fails_naming_the_thing_at_fault_and_builds_nothing(env, base,
     elif case == 'vault':
         (role / 'vars').mkdir()
         (role / 'vars' / 'secrets.yml').write_text('$ANSIBLE_VAULT;1.1;AES256\n61626364\n')
+    elif case == 'inline vault':
+        with open(role / 'defaults' / 'main.yml', 'a', encoding='utf-8') as defaults:
+            defaults.write('gpu_tuning_token: !vault |\n  $ANSIBLE_VAULT;1.1;AES256\n  61626364\n')
     elif case == 'empty stage file':
         (role / 'tasks' / 'uninstall.yml').write_text('---\n# to do\n')
     else:

@@ -359,7 +359,7 @@ def needed_collections(source, stages, loader):
 def config_map_skeleton(source, stages, loader, dump):
     """The package's configMap for a playbook: the variables the plays of the apply stage set in their ``vars:``,
     then those of ``group_vars/all.yml``, each a key holding its YAML (``dump``: data -> YAML text). The CR's
-    configMap keys are extra variables, which win over both. A ``!vault`` value is no key."""
+    configMap keys are extra variables, which win over both. A ``!vault`` or ``!unsafe`` value is no key."""
     apply = stages.get('apply') or {}
     graph = playbook_graph(source, apply['playbook'], loader) if 'playbook' in apply else []
     found = [p.get('vars') for dummy, plays in graph for p in plays if _import_of(p) is None]
@@ -369,7 +369,7 @@ def config_map_skeleton(source, stages, loader, dump):
     keys = {}
     for variables in found:
         for name, value in sorted(variables.items()) if isinstance(variables, dict) else []:
-            if not rp.vaulted_paths(value):
+            if rp.plain_default(value):
                 keys.setdefault(str(name), dump(value))
     bad = sorted(k for k in keys if not rp.VARIABLE.match(k))
     if bad:

@@ -175,15 +175,22 @@ def _is_yaml(path):
     return '.' not in parts[-1] and any(p in _VARS_DIRS for p in parts[:-1])
 
 
-def vaulted_paths(data, where=''):
-    """Where the inline vault values are in loaded YAML data: ``db_password``, ``db.password``, ``users[1].token``."""
-    if isinstance(data, VaultedValue):
+def vaulted_paths(data, where='', kinds=(VaultedValue,)):
+    """Where the inline vault values (``kinds``: the marked values) are in loaded YAML data: ``db_password``,
+    ``db.password``, ``users[1].token``."""
+    if isinstance(data, kinds):
         return [where or '(the document)']
     if isinstance(data, dict):
-        return [p for k, v in data.items() for p in vaulted_paths(v, '%s.%s' % (where, k) if where else str(k))]
+        return [p for k, v in data.items() for p in vaulted_paths(v, '%s.%s' % (where, k) if where else str(k), kinds)]
     if isinstance(data, list):
-        return [p for i, v in enumerate(data) for p in vaulted_paths(v, '%s[%d]' % (where, i))]
+        return [p for i, v in enumerate(data) for p in vaulted_paths(v, '%s[%d]' % (where, i), kinds)]
     return []
+
+
+def plain_default(value):
+    """Whether a default can be a configMap key: no ``!vault`` value (a configMap is plain text in the cluster) and
+    no ``!unsafe`` one (a key's value reaches the stage as an extra variable, which Ansible templates)."""
+    return not vaulted_paths(value, kinds=(VaultedValue, UnsafeValue))
 
 
 def find_vaulted(files, loader):
@@ -494,16 +501,16 @@ def config_map_skeleton(role, loader, dump):
     """The package's configMap: each role variable with a default (``defaults/main.yml``, then the entry point
     ``main`` of ``meta/argument_specs.yml``) as a key holding its YAML (``dump``: data -> YAML text). The CR's
     configMap keys become the role's variables (extra vars, parsed as YAML). A default holding a ``!vault`` value
-    (built with allow_vault) is no key: a configMap is plain text in the cluster."""
+    (built with allow_vault) or an ``!unsafe`` one is no key (plain_default)."""
     keys = {}
     specs = load_yaml(role['argument_specs'], 'role %s meta/argument_specs.yml' % role['name'], loader) or {}
     options = (((specs.get('argument_specs') or {}).get('main') or {}).get('options') or {})
     for option, spec in sorted(options.items()):
-        if isinstance(spec, dict) and 'default' in spec and not vaulted_paths(spec['default']):
+        if isinstance(spec, dict) and 'default' in spec and plain_default(spec['default']):
             keys[option] = dump(spec['default'])
     defaults = load_yaml(role['defaults'], 'role %s defaults/main.yml' % role['name'], loader) or {}
     for variable, value in sorted(defaults.items()):
-        if vaulted_paths(value):
+        if not plain_default(value):
             keys.pop(variable, None)
         else:
             keys[variable] = dump(value)
