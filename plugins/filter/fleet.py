@@ -115,7 +115,7 @@ def _inventory(value, groups, hostvars):
         for host in (groups or {}).get(name) or []:
             variables = (hostvars or {}).get(host) or {}
             hosts[host] = {'kubeconfig': variables.get('nodewright_cluster_kubeconfig'),
-                       'context': variables.get('nodewright_cluster_context')}
+                           'context': variables.get('nodewright_cluster_context')}
     return {'groups': dict(groups or {}), 'hosts': hosts}
 
 
