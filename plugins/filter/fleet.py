@@ -91,6 +91,12 @@ _value:
     selected_nodes:
       description: With O(plans), each cluster's nodes that its CRs select (what the NotReady gate counts there).
       type: dict
+    plan:
+      description:
+        - With O(plans), the fleet's plan in lines, a line per stage (its clusters, how many at once, its soak) and
+          under it a line per cluster and CR (nodes to update and to drain, the budget, each compartment's batches).
+      type: list
+      elements: str
     input:
       description:
         - The fleet as a fleet mapping again, every inventory group read (its hosts listed as clusters, with their
@@ -130,6 +136,7 @@ def fleet(value, plans=None, groups=None, hostvars=None):
     if plans is not None:
         checked['budget_option'] = fleet_budget.node_option(checked, plans)
         checked['selected_nodes'] = fleet_progress.selected_nodes(plans)
+        checked['plan'] = fleet_progress.plan_lines(checked, plans)
     return checked
 
 

@@ -129,6 +129,11 @@ def test_a_fleet_rolls_out_stage_by_stage_the_canary_first(fleet_clusters, label
 
     planned, work = _run(runner, tmp_path, fleet, cr_file, check=True, inventory=inventory)
     assert planned.rc == 0, planned
+    # the fleet's plan: each stage, and each cluster's nodes to update and batches (interruptionBudget 1: two of 1)
+    assert 'stage 1/2 canary: a (1 at once, soak 2s)' in planned.stdout, planned.stdout[-3000:]
+    for cid in ('a', 'b', 'c'):
+        assert re.search(r'%s: %s \(priority \d+, sequencing node\): 2 nodes, 2 to update, \d+ to drain; [^\n]*'
+                         r'batches __default__ \[1, 1\]' % (cid, cr_name), planned.stdout), planned.stdout[-3000:]
     for member in fleet_clusters:
         assert all(_state(member, n, cr_name) is None for n in member.nodes(labelled)), 'check mode wrote a node state'
 

@@ -94,3 +94,26 @@ def selected_nodes(plans):
             continue
         selected.setdefault(plan['item'][0], set()).update(plan.get('nodes') or {})
     return dict((cluster, sorted(names)) for cluster, names in selected.items())
+
+
+def plan_lines(fleet, plans):
+    """The fleet's plan, a line per stage and per cluster and CR under it: what each cluster's rollout will do (its
+    nodes to update and to drain, its budget, the batches of each compartment), from the rollout_plan results of
+    every ``[cluster, cr name]`` made before any stage starts. ``fleet``: fleet_model.Fleet.as_dict()."""
+    by_cluster = {}
+    for plan in plans:
+        if plan.get('skipped') or plan.get('failed'):
+            continue
+        by_cluster.setdefault(plan['item'][0], []).append(plan)
+    lines = []
+    for number, stage in enumerate(fleet['stages'], 1):
+        soak = ', soak %ds' % stage['soak_seconds'] if stage.get('soak_seconds') else ''
+        lines.append('stage %d/%d %s: %s (%d at once%s)' % (number, len(fleet['stages']), stage['name'],
+                                                         ', '.join(stage['clusters']), stage['max_concurrency'], soak))
+        for cluster in stage['clusters']:
+            for plan in by_cluster.get(cluster, []):
+                line = (plan.get('decision') or {}).get('line') or plan['item'][1]
+                batches = '; '.join('%s %s' % (c.get('name'), c.get('batch_sizes') or [])
+                                    for c in plan.get('compartments') or [] if c.get('batch_sizes'))
+                lines.append('  %s: %s%s' % (cluster, line.strip(), '; batches %s' % batches if batches else ''))
+    return lines

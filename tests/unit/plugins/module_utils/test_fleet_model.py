@@ -177,3 +177,18 @@ def test_bad_inventory_groups_name_their_field():
 def test_a_fleet_with_a_budget_reads_back_from_its_mapping():
     fleet = fleet_model.parse_fleet(dict(FLEET, budget={'count': 4}, coordination={'context': 'hub'}, budget_namespace='ops'))
     assert fleet_model.parse_fleet(fleet.as_input()).as_dict() == fleet.as_dict()
+
+
+def test_the_fleets_plan_says_each_stage_and_each_clusters_batches():
+    fleet = fleet_model.parse_fleet(FLEET).as_dict()
+    plans = [{'item': ['canary', 'gpu'], 'decision': {'line': 'gpu (priority 200, sequencing node): 3 nodes, 3 to update, '
+                                                             '3 to drain; budget 1 '},
+              'compartments': [{'name': '__default__', 'batch_sizes': [1, 1, 1]}]},
+             {'item': ['us', 'gpu'], 'decision': {'line': 'gpu: 2 nodes'}, 'compartments': [{'name': 'a', 'batch_sizes': [2]},
+                                                                                          {'name': 'b', 'batch_sizes': []}]},
+             {'item': ['eu', 'gpu'], 'failed': True}]
+    assert fleet_progress.plan_lines(fleet, plans) == [
+        'stage 1/2 canary: canary (1 at once, soak 1800s)',
+        '  canary: gpu (priority 200, sequencing node): 3 nodes, 3 to update, 3 to drain; budget 1; batches __default__ [1, 1, 1]',
+        'stage 2/2 rest: us, eu (1 at once)',
+        '  us: gpu: 2 nodes; batches a [2]']
