@@ -24,6 +24,10 @@ options:
     description: The fleet, as the C(nodewright.bridge.fleet) filter returns it.
     type: dict
     required: true
+  with_rollouts:
+    description: Whether the report lists every cluster's rollouts (false gives the outcomes only, cheaper to print).
+    type: bool
+    default: true
 '''
 
 EXAMPLES = r'''

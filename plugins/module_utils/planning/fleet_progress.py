@@ -68,9 +68,10 @@ def node_outcomes(results):
     return nodes
 
 
-def fleet_report(results, fleet):
+def fleet_report(results, fleet, with_rollouts=True):
     """The fleet's JSON report: each cluster's outcome, and every cluster's rollouts (the rollout callback's format,
-    the cluster first in each rollout's ``play``, its ``cluster`` set), in stage order."""
+    the cluster first in each rollout's ``play``, its ``cluster`` set), in stage order; ``with_rollouts`` False: the
+    outcomes only (what the run prints; the rollouts hold every node's steps)."""
     clusters, rollouts = {}, []
     for stage in fleet['stages']:
         for cluster in stage['clusters']:
@@ -80,7 +81,7 @@ def fleet_report(results, fleet):
                 continue
             clusters[cluster] = {'stage': stage['name'], 'outcome': result.get('outcome'), 'rc': result.get('rc'),
                                  'msg': result.get('msg'), 'log': result.get('log'), 'elapsed': result.get('elapsed')}
-            for rollout in (result.get('report') or {}).get('rollouts') or []:
+            for rollout in (result.get('report') or {}).get('rollouts') or [] if with_rollouts else []:
                 rollouts.append(dict(rollout, play='%s: %s' % (cluster, rollout.get('play')), cluster=cluster))
     return {'fleet': fleet['name'], 'clusters': clusters, 'rollouts': rollouts}
 
@@ -108,8 +109,8 @@ def plan_lines(fleet, plans):
     lines = []
     for number, stage in enumerate(fleet['stages'], 1):
         soak = ', soak %ds' % stage['soak_seconds'] if stage.get('soak_seconds') else ''
-        lines.append('stage %d/%d %s: %s (%d at once%s)' % (number, len(fleet['stages']), stage['name'],
-                                                         ', '.join(stage['clusters']), stage['max_concurrency'], soak))
+        lines.append('stage %d/%d %s: %s (%d at once%s)' % (
+            number, len(fleet['stages']), stage['name'], ', '.join(stage['clusters']), stage['max_concurrency'], soak))
         for cluster in stage['clusters']:
             for plan in by_cluster.get(cluster, []):
                 line = (plan.get('decision') or {}).get('line') or plan['item'][1]

@@ -125,6 +125,8 @@ def test_the_fleet_report_and_its_nodes():
     assert report['clusters']['eu'] == {'stage': 'rest', 'outcome': 'not reached'}
     assert report['clusters']['us']['outcome'] == 'failed' and report['clusters']['canary']['stage'] == 'canary'
     assert report['rollouts'] == [{'play': 'canary: apply: gpu', 'nodes': {}, 'cluster': 'canary'}]
+    outcomes = fleet_progress.fleet_report(results, fleet, with_rollouts=False)
+    assert outcomes['clusters'] == report['clusters'] and outcomes['rollouts'] == []
     assert [n['name'] for n in fleet_progress.node_outcomes(results)] == ['canary/n1', 'us/n9']
 
 
@@ -181,11 +183,11 @@ def test_a_fleet_with_a_budget_reads_back_from_its_mapping():
 
 def test_the_fleets_plan_says_each_stage_and_each_clusters_batches():
     fleet = fleet_model.parse_fleet(FLEET).as_dict()
-    plans = [{'item': ['canary', 'gpu'], 'decision': {'line': 'gpu (priority 200, sequencing node): 3 nodes, 3 to update, '
-                                                             '3 to drain; budget 1 '},
+    canary_line = 'gpu (priority 200, sequencing node): 3 nodes, 3 to update, 3 to drain; budget 1 '
+    plans = [{'item': ['canary', 'gpu'], 'decision': {'line': canary_line},
               'compartments': [{'name': '__default__', 'batch_sizes': [1, 1, 1]}]},
-             {'item': ['us', 'gpu'], 'decision': {'line': 'gpu: 2 nodes'}, 'compartments': [{'name': 'a', 'batch_sizes': [2]},
-                                                                                          {'name': 'b', 'batch_sizes': []}]},
+             {'item': ['us', 'gpu'], 'decision': {'line': 'gpu: 2 nodes'},
+              'compartments': [{'name': 'a', 'batch_sizes': [2]}, {'name': 'b', 'batch_sizes': []}]},
              {'item': ['eu', 'gpu'], 'failed': True}]
     assert fleet_progress.plan_lines(fleet, plans) == [
         'stage 1/2 canary: canary (1 at once, soak 1800s)',
