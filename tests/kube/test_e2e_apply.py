@@ -273,10 +273,15 @@ def test_apply_rolls_out_with_reboots_protected_pods_and_two_compartments(cluste
     assert set(counts.values()) == {1}
     # apply and config of the 3 packages, the driver's interrupt and post-interrupt
     assert len([k for k in counts if k[0] == pool.names[0]]) == 8
-    # Compartments: rack-a (fixed 1) ran its 2 nodes in 2 batches; rack-b (linear) 1 then 1.
+    # Compartments: rack-a (fixed 1) ran its 2 nodes in 2 batches.
     batches = result.report['compartments'] if result.report else {}
     assert [b['size'] for b in batches['rack-a']['batches']] == [1, 1]
-    assert [b['size'] for b in batches['rack-b']['batches']] == [1, 1]
+    # rack-b: the training node is picked last (selection prefers the nodes no protected pod holds) and parks when
+    # its drain finds the pod (apply's shared budget: another run may take its place), so that batch ends with no
+    # node, not judged; once the pod is gone the node completes in a batch of its own (docs/semantics.md 34)
+    rack_b = batches['rack-b']['batches']
+    assert [b['size'] for b in rack_b] == [1, 1, 1], rack_b
+    assert [b['hosts'] for b in rack_b] == [[pool.names[3]], [], [trainee]], rack_b
 
 
 def test_a_failing_package_stops_the_rollout_as_the_policy_says(cluster, playbooks, pool_factory, namespace):

@@ -285,6 +285,11 @@ class CompartmentRollout(object):
         self.join_batch(taken, self.queue[len(taken):])
         return taken
 
+    def slot_has_taker(self):
+        """Whether a slot given back now could be used: a node waits in the queue, or another parked node may rejoin
+        and take it. Without either, parking would only end the batch empty (docs/semantics.md 34)."""
+        return not self.stopped and bool(self.queue or self.parked)
+
     def join_batch(self, names, queue):
         """``names`` take the slots parked nodes gave back in the batch in flight; ``queue``: the nodes still waiting."""
         self.current.extend(names)

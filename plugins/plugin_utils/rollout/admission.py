@@ -399,6 +399,10 @@ class Admission(object):
         if self.sliding or names is None or name not in names:
             return {}
         rollout = self.scheduler.compartment(comp)
+        if self.budget is None and not rollout.slot_has_taker():
+            # nothing could take its slot (no node queued, none parked to rejoin): it keeps its place and waits in
+            # its batch, as the operator's node does, rather than end the batch empty; its rejoin goes on at once
+            return {}
         names.remove(name)
         self.parking.parked[name] = {'comp': comp, 'since': since, 'pods': list(pods), 'at': self.clock()}
         granted = self._replace(rollout, name)

@@ -385,6 +385,21 @@ def test_selection_prefers_nodes_no_protected_pod_holds_and_takes_a_held_one_onl
     assert summary['parked'] == ['n3']
 
 
+def test_a_node_that_nothing_could_replace_keeps_its_place_in_its_batch_and_no_empty_batch_is_recorded():
+    admission = _fixed(2, 1)
+    assert admission.admit() == {DEFAULT: ['n1']}
+    admission.finish({'n1': OK})
+    assert admission.admit() == {DEFAULT: ['n2']}
+    # the last node waits for its pods: no node is queued and none parked, so it keeps its slot
+    assert admission.park('n2', ['ml/train-0']) == {} and admission.flying() == ['n2']
+    assert admission.reporter.said('parked') == []
+    admission.rejoin('n2')
+    assert admission.take_answers() == [('n2', True, '')]  # it never left its batch: it goes on at once
+    [(dummy, record)] = admission.finish({'n2': OK})
+    assert record['hosts'] == ['n2'] and 'parked' not in record and record['number'] == 2
+    assert admission.summary()['compartments'][0]['completed'] == 2
+
+
 def test_an_unknown_look_keeps_the_order_and_a_sliding_window_never_looks():
     admission = _fixed(4, 2, protected_look=lambda: None)
     assert admission.admit() == {DEFAULT: ['n1', 'n2']}
