@@ -46,7 +46,7 @@ class ActionModule(ActionBase):
         try:
             run = fleet_runs.StageRun(fleet, stages[params['stage']], params['apply_vars'], work_dir, display.display,
                                       check_mode=self._task.check_mode, failed_before=len(params['failed_before_names']),
-                                      selected=params['selected_nodes'])
+                                      selected=params['selected_nodes'], cr_names=params['cr_names'])
         except rollout_gates.GateConfigError as exc:
             result.update(failed=True, msg='apply_vars: %s' % '; '.join(exc.errors))
             return result
@@ -66,8 +66,9 @@ class ActionModule(ActionBase):
                 len(every_failed), ', '.join(every_failed), fleet.max_failures)
         # the gate before the next stage: what each cluster's run left not complete, as its final plan (apply's last
         # play plans every CR again from the cluster) said it: every node complete and none erroring, or the stage holds.
-        # A cluster whose run failed is max_failures' to count, not the gate's (within it, the rollout goes on)
-        ran = dict((cid, r) for cid, r in clusters.items() if r['outcome'] == fleet_runs.OK)
+        # A cluster whose run failed is max_failures' to count, not the gate's (within it, the rollout goes on); one
+        # handed over to its operator is gated as one rolled here; a skipped one is left out, as the fleet chose
+        ran = dict((cid, r) for cid, r in clusters.items() if r['outcome'] in (fleet_runs.OK, fleet_runs.HANDED_OVER))
         gate = [] if self._task.check_mode or stopped else fleet_progress.gate_problems(
             dict((cid, r.get('left')) for cid, r in ran.items()), ended=dict((cid, r.get('msg')) for cid, r in ran.items()))
         result.update(clusters=clusters, failed_clusters=failed, stopped=stopped, stop_reason=reason, deferred=run.deferred,

@@ -26,7 +26,8 @@ options:
     description:
       - The inventory's host variables (the C(hostvars) variable). A cluster read from a group is reached with its
         host's C(nodewright_cluster_kubeconfig) and C(nodewright_cluster_context) (not C(nodewright_kubeconfig),
-        which an extra variable would override for every host).
+        which an extra variable would override for every host); its C(nodewright_cluster_operator) says what it gets
+        when its NodeWright operator reconciles a CR of the run (C(skip) or C(handover)).
     type: dict
   plans:
     description:
@@ -40,7 +41,7 @@ options:
       - The fleet, a mapping with C(clusters) (id to C(kubeconfig) and/or C(context)), C(stages) (a list of
         C(name), C(clusters) and/or C(group), C(max_concurrency), C(soak)), C(max_failures), C(progress_deadline), C(budget)
         (C(count) or C(percent) of nodes cordoned or rebooting at once over the fleet), C(coordination),
-        C(budget_namespace) and C(name).
+        C(budget_namespace), C(operator) (C(skip) or C(handover), also per cluster) and C(name).
     type: dict
     required: true
 '''
@@ -85,6 +86,11 @@ _value:
     budget_namespace:
       description: The Lease's namespace.
       type: str
+    operators:
+      description:
+        - Cluster id to what it gets when its NodeWright operator reconciles a CR of the run, C(skip) (left out) or
+          C(handover) (the fleet waits for that operator to complete the CRs there).
+      type: dict
     budget_option:
       description: With O(plans), node_update's C(fleet_budget) (without C(cluster)), or null.
       type: dict
@@ -121,7 +127,8 @@ def _inventory(value, groups, hostvars):
         for host in (groups or {}).get(name) or []:
             variables = (hostvars or {}).get(host) or {}
             hosts[host] = {'kubeconfig': variables.get('nodewright_cluster_kubeconfig'),
-                           'context': variables.get('nodewright_cluster_context')}
+                           'context': variables.get('nodewright_cluster_context'),
+                           'operator': variables.get('nodewright_cluster_operator')}
     return {'groups': dict(groups or {}), 'hosts': hosts}
 
 

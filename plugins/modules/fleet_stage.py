@@ -46,6 +46,16 @@ options:
         each cluster's run counts its CR's selection). A cluster not listed counts all its nodes.
     type: dict
     default: {}
+  cr_names:
+    description:
+      - The names of the run's CRs. Before a cluster starts, a running NodeWright operator that reconciles one of them
+        there is looked for (as the operator guard does); such a cluster is skipped, or handed over to that operator
+        (the stage waits until it has completed every node of those CRs there, within the progress deadline), as the
+        fleet's C(operator) says for it. Not looked for when empty, nor with C(nodewright_force) or
+        C(nodewright_operator_guard=false) in O(apply_vars).
+    type: list
+    elements: str
+    default: []
   failed_before_names:
     description: The clusters of the fleet that failed in the stages before this one.
     type: list
@@ -86,10 +96,13 @@ clusters:
   type: dict
   contains:
     outcome:
-      description: V(ok), V(failed), V(deadline) (stopped after the progress deadline) or V(not started).
+      description:
+        - V(ok), V(failed), V(deadline) (stopped after the progress deadline, or handed over and not complete by
+          then), V(not started), V(skipped) (its NodeWright operator reconciles a CR of the run, and the fleet skips
+          such a cluster) or V(handed over) (that operator completed every node).
       type: str
     rc:
-      description: The apply run's exit code (null when it never started).
+      description: The apply run's exit code (null when it never started, as when not started, skipped or handed over).
       type: int
     msg:
       description: What happened, in a line.
@@ -128,7 +141,8 @@ gate:
     - Why the next stage may not start, one line per cluster and CR whose nodes are not all complete or erroring, as
       each cluster's run found them in its final plan (its custom stat C(nodewright_apply_left)); empty when every
       node of the stage's clusters is complete, in check mode, and when the rollout stopped. Only the clusters whose
-      run ended with rc 0 are looked at; a failed cluster counts against C(max_failures) instead.
+      run ended with rc 0, or that their operator completed, are looked at; a failed cluster counts against
+      C(max_failures) instead, and a skipped one is left out.
   returned: always
   type: list
   elements: str
@@ -149,6 +163,7 @@ def argument_spec():
         work_dir=dict(type='path', required=True),
         failed_before_names=dict(type='list', elements='str', default=[]),
         selected_nodes=dict(type='dict', default={}),
+        cr_names=dict(type='list', elements='str', default=[]),
     )
 
 

@@ -1,8 +1,9 @@
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
 """nodewright.bridge.fleet on three real control planes on this machine: stages in order, the canary first, a
-failing canary that leaves the other clusters untouched, the gate between stages, and bad fleets refused before
-any node in any cluster is touched (a context that does not exist, a cluster without the CRD).
+failing canary that leaves the other clusters untouched, the gate between stages, clusters whose operator reconciles
+the CR skipped or handed over, and bad fleets refused before any node in any cluster is touched (a context that does
+not exist, a cluster without the CRD).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from kubernetes import client as kclient
 
 from module_runner import PlaybookRunner
 from nodewright_fixtures import FAIL_PKG_IMAGE, package, skyhook
+from test_operator_guard import LEASE as OPERATOR_LEASE, put_lease
 
 pytestmark = pytest.mark.cluster
 
@@ -456,3 +458,76 @@ def test_a_cluster_whose_api_server_stops_mid_rollout_stops_the_fleet_and_a_late
         for node in member.nodes(labelled):
             assert _state(member, node, cr_name) == 'complete', (member.id, node)
             assert member.handle.core.read_node(node).spec.unschedulable is not True, (member.id, node)
+
+
+def _hold_operator_lease(member, seconds=600):
+    """A NodeWright operator that reconciles in ``member``: its leader Lease held and just renewed (skyhook's)."""
+    try:
+        member.handle.create_namespace('skyhook')
+    except Exception:  # pylint: disable=broad-exception-caught
+        pass  # an earlier test made it
+    put_lease(member.handle, 'skyhook', duration=seconds)
+
+
+def _release_operator_lease(member):
+    try:
+        kclient.CoordinationV1Api(member.handle.api).delete_namespaced_lease(OPERATOR_LEASE, 'skyhook')
+    except kclient.ApiException:
+        pass
+
+
+def _complete_as_the_operator(source, target, label, cr_name):
+    """``target``'s nodes left as an operator that completed the CR leaves them: a node ``source``'s canary run
+    completed, its NodeWright labels and annotations copied (the same CR, the same packages)."""
+    body = source.handle.core.read_node(source.nodes(label)[0])
+    own = lambda values: dict((k, v) for k, v in (values or {}).items() if k.startswith(PREFIX) and cr_name in k)
+    patch = {'metadata': {'labels': own(body.metadata.labels), 'annotations': own(body.metadata.annotations)}}
+    assert patch['metadata']['labels'] and patch['metadata']['annotations'], body.metadata
+    for node in target.nodes(label):
+        target.handle.core.patch_node(node, patch)
+
+
+def test_a_cluster_whose_operator_reconciles_the_cr_is_skipped_or_handed_over(fleet_clusters, labelled, runner, tmp_path):
+    """b's operator reconciles the CR (handover: the fleet waits for it); c's too (skip, the default): neither cluster
+    is touched, the canary a is rolled out, and the run ends once b's operator completed its nodes."""
+    cr_name = 'fleet-operator-%s' % labelled
+    doc = skyhook(cr_name, {'quick': package()}, selector={'nodewright.bridge/fleet': labelled}, interruptionBudget={'count': 1})
+    cr_file = _write(tmp_path, 'cr.yaml', doc)
+    canary, handed, skipped = fleet_clusters
+    fleet = _fleet(fleet_clusters)
+    fleet['clusters']['b']['operator'] = 'handover'
+    work = tmp_path / 'fleet-work'
+    extra = {'nodewright_fleet': _write(tmp_path, 'fleet.yml', fleet), 'nodewright_cr': cr_file,
+             'nodewright_fleet_dir': str(work), 'nodewright_fleet_apply_vars': {'nodewright_namespace': NAMESPACE}}
+    for member in (handed, skipped):
+        kclient.CustomObjectsApi(member.handle.api).create_cluster_custom_object(PREFIX, 'v1alpha1', 'skyhooks', doc)
+        _hold_operator_lease(member)
+    try:
+        proc, output, reader = _start(runner, extra)
+        deadline = time.monotonic() + 120
+        while '[b] stage rest: handed over: the NodeWright operator reconciles %s' % cr_name not in ''.join(output):
+            assert time.monotonic() < deadline and proc.poll() is None, ''.join(output)[-3000:]
+            time.sleep(0.2)
+        assert all(_state(canary, n, cr_name) == 'complete' for n in canary.nodes(labelled))
+        time.sleep(3)  # the fleet waits for b's operator, touching nothing there
+        for member in (handed, skipped):
+            for node in member.nodes(labelled):
+                body = member.handle.core.read_node(node)
+                assert body.spec.unschedulable is not True and _state(member, node, cr_name) is None, (member.id, node)
+        assert proc.poll() is None, ''.join(output)[-3000:]
+        _complete_as_the_operator(canary, handed, labelled, cr_name)
+        assert proc.wait(timeout=60) == 0, ''.join(output)[-3000:]
+        reader.join(timeout=10)
+    finally:
+        for member in (handed, skipped):
+            _release_operator_lease(member)
+            kclient.CustomObjectsApi(member.handle.api).delete_cluster_custom_object(PREFIX, 'v1alpha1', 'skyhooks', cr_name)
+    text = ''.join(output)
+    report = json.loads((work / 'report.json').read_text())
+    assert dict((c, r['outcome']) for c, r in report['clusters'].items()) == {'a': 'ok', 'b': 'handed over', 'c': 'skipped'}
+    assert report['clusters']['c']['msg'].startswith('skipped: the NodeWright operator reconciles %s (' % cr_name), report
+    assert 'operator: skip; nothing in this cluster was touched' in report['clusters']['c']['msg']
+    assert re.search(r'\[b\] stage rest: its operator has left b: %s: 2 not complete' % cr_name, text), text[-3000:]
+    assert not (work / 'b.log').exists() and not (work / 'c.log').exists(), 'an apply ran where the operator reconciles'
+    for node in skipped.nodes(labelled):
+        assert _state(skipped, node, cr_name) is None, node

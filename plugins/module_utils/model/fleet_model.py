@@ -10,7 +10,7 @@ The fleet file (docs/fleet.md)::
     name: gpu-fleet                 # the fleet's name (its runs, its report); default fleet
     clusters:                       # id -> how to reach it (kubeconfig and/or context; neither: the defaults)
       canary: {context: canary}
-      us-east: {kubeconfig: /secrets/us-east.yaml}
+      us-east: {kubeconfig: /secrets/us-east.yaml, operator: handover}
     stages:                         # in order; each cluster in exactly one
       - {name: canary, clusters: [canary], soak: 30m}
       - {name: rest, clusters: [us-east], max_concurrency: 2, soak: 0s}
@@ -21,9 +21,11 @@ The fleet file (docs/fleet.md)::
     coordination: canary            # the cluster whose Lease keeps that budget (default: the first stage's first;
                                     # or {kubeconfig, context} of a cluster outside the fleet)
     budget_namespace: skyhook       # the Lease's namespace there (default: skyhook)
+    operator: skip                  # a cluster whose NodeWright operator reconciles a CR: skip it (default), or
+                                    # handover (the fleet waits for its operator); a cluster's own operator wins
 
 A stage's ``group`` names a group of the inventory the fleet playbook runs with: each of its hosts is a cluster of
-the stage, reached with that host's ``nodewright_cluster_kubeconfig`` and ``nodewright_cluster_context`` (so an
+the stage, reached with that host's ``nodewright_cluster_kubeconfig``, ``nodewright_cluster_context`` and ``nodewright_cluster_operator`` (so an
 AWX inventory and its credentials describe the fleet); ``clusters`` is then optional. Durations are Go's (``30m``,
 ``1h30m``, ``0s``), as the CRs' are. Every problem is reported at once, with the field that holds it
 (``stages[1].clusters[0]``). Pure: no I/O, no Ansible import.
@@ -41,9 +43,12 @@ DEFAULT_NAME = 'fleet'
 # a cluster id names the cluster in host names (<id>/<node>), reports and Lease keys: DNS-label-like
 CLUSTER_ID = re.compile(r'^[a-z0-9]([-a-z0-9_.]{0,61}[a-z0-9])?$')
 CLUSTER_KEYS = ('kubeconfig', 'context')
+# what a cluster whose NodeWright operator reconciles a CR of the run gets: left out, or left to its operator
+SKIP, HANDOVER = 'skip', 'handover'
+OPERATOR_CHOICES = (SKIP, HANDOVER)
 STAGE_KEYS = ('name', 'clusters', 'group', 'max_concurrency', 'soak')
 FLEET_KEYS = ('name', 'clusters', 'stages', 'max_failures', 'progress_deadline', 'budget', 'coordination',
-              'budget_namespace')
+              'budget_namespace', 'operator')
 BUDGET_KEYS = ('count', 'percent')
 DEFAULT_BUDGET_NAMESPACE = 'skyhook'
 
@@ -75,7 +80,7 @@ class Fleet(object):
     """A checked fleet: ``clusters`` id -> {kubeconfig, context} (each may be None), ``stages`` in order."""
 
     def __init__(self, name, clusters, stages, max_failures, progress_deadline_seconds, budget=None, coordination=None,
-                 budget_namespace=DEFAULT_BUDGET_NAMESPACE):
+                 budget_namespace=DEFAULT_BUDGET_NAMESPACE, operators=None):
         self.name = name
         self.clusters = clusters
         self.stages = stages
@@ -84,11 +89,13 @@ class Fleet(object):
         self.budget = budget  # {count} or {percent}, or None: no budget over the fleet
         self.coordination = coordination  # the cluster id whose Lease keeps the budget
         self.budget_namespace = budget_namespace
+        # cluster id -> SKIP or HANDOVER: what it gets when its NodeWright operator reconciles a CR of the run
+        self.operators = dict((cid, (operators or {}).get(cid) or SKIP) for cid in clusters)
 
     def as_input(self):
         """The fleet as a fleet mapping again, every inventory group read and durations in seconds: what parse_fleet
         reads back to this fleet without the inventory (the stage runs get it)."""
-        mapping = {'name': self.name, 'clusters': dict((k, dict(v)) for k, v in self.clusters.items()),
+        mapping = {'name': self.name, 'clusters': dict((k, dict(v, operator=self.operators[k])) for k, v in self.clusters.items()),
                    'stages': [{'name': s.name, 'clusters': list(s.clusters), 'max_concurrency': s.max_concurrency,
                                'soak': s.soak_seconds} for s in self.stages],
                    'max_failures': self.max_failures, 'progress_deadline': self.progress_deadline_seconds}
@@ -100,7 +107,7 @@ class Fleet(object):
         return {'name': self.name, 'clusters': dict((k, dict(v)) for k, v in self.clusters.items()),
                 'stages': [s.as_dict() for s in self.stages], 'max_failures': self.max_failures,
                 'progress_deadline_seconds': self.progress_deadline_seconds, 'budget': self.budget,
-                'coordination': self.coordination, 'budget_namespace': self.budget_namespace}
+                'coordination': self.coordination, 'budget_namespace': self.budget_namespace, 'operators': dict(self.operators)}
 
 
 def _seconds(value, where, errors, allow_none=True):
@@ -139,7 +146,7 @@ def _unknown(mapping, allowed, where, errors):
         errors.append('%s%s: unknown field (expected one of %s)' % (where, key, ', '.join(allowed)))
 
 
-def _clusters(value, errors, optional=False):
+def _clusters(value, errors, operators, optional=False):
     if value is None and optional:
         return {}
     if not isinstance(value, dict) or (not value and not optional):
@@ -155,15 +162,25 @@ def _clusters(value, errors, optional=False):
         if not isinstance(conn, dict):
             errors.append('%s: must be a mapping with kubeconfig and/or context, got %r' % (where, conn))
             continue
-        _unknown(conn, CLUSTER_KEYS, where + '.', errors)
+        _unknown(conn, CLUSTER_KEYS + ('operator',), where + '.', errors)
         for key in CLUSTER_KEYS:
             if conn.get(key) is not None and (not isinstance(conn[key], str) or not conn[key]):
                 errors.append('%s.%s: must be a non-empty string, got %r' % (where, key, conn[key]))
         clusters[cid] = dict((key, conn.get(key) or None) for key in CLUSTER_KEYS)
+        if conn.get('operator') is not None:
+            operators[cid] = _operator(conn['operator'], where + '.operator', errors)
     return clusters
 
 
-def _group_members(where, group, inventory, clusters, errors):
+def _operator(value, where, errors):
+    if value not in OPERATOR_CHOICES:
+        errors.append('%s: %s (a cluster whose NodeWright operator reconciles a CR of the run is left out) or %s (the '
+                      'fleet waits for its operator to complete it), got %r' % (where, SKIP, HANDOVER, value))
+        return None
+    return value
+
+
+def _group_members(where, group, inventory, clusters, errors, operators):
     """The hosts of inventory group ``group`` (each a cluster, added to ``clusters`` with its host's connection)."""
     if inventory is None:
         errors.append('%s.group: an inventory group, read only by the nodewright.bridge.fleet playbook (or the fleet '
@@ -182,10 +199,13 @@ def _group_members(where, group, inventory, clusters, errors):
         elif host not in clusters:
             conn = inventory.get('hosts', {}).get(host) or {}
             clusters[host] = dict((key, conn.get(key) or None) for key in CLUSTER_KEYS)
+            if conn.get('operator') is not None:
+                operators[host] = _operator(conn['operator'], '%s.group: host %s: nodewright_cluster_operator' % (where, host),
+                                            errors)
     return [h for h in hosts if CLUSTER_ID.match(h)]
 
 
-def _stage(index, entry, clusters, placed, errors, inventory=None):
+def _stage(index, entry, clusters, placed, errors, operators, inventory=None):
     where = 'stages[%d]' % index
     if not isinstance(entry, dict):
         errors.append('%s: must be a mapping with name and clusters, got %r' % (where, entry))
@@ -194,7 +214,7 @@ def _stage(index, entry, clusters, placed, errors, inventory=None):
     name = entry.get('name') or 'stage-%d' % (index + 1)
     members = entry.get('clusters')
     if entry.get('group') is not None:
-        grouped = _group_members(where, entry['group'], inventory, clusters, errors)
+        grouped = _group_members(where, entry['group'], inventory, clusters, errors, operators)
         members = (list(members) if isinstance(members, list) else []) + [h for h in grouped if h not in (members or [])]
         if not members:
             return Stage(name, [], 1, 0.0)
@@ -264,13 +284,14 @@ def parse_fleet(value, inventory=None):
         errors.append('name: lowercase letters, digits, "-", "_" and ".", at most 63, got %r' % (name,))
     entries = value.get('stages')
     grouped = isinstance(entries, list) and any(isinstance(e, dict) and e.get('group') is not None for e in entries)
-    clusters = _clusters(value.get('clusters'), errors, optional=grouped)
+    operators = {}
+    clusters = _clusters(value.get('clusters'), errors, operators, optional=grouped)
     stages, placed = [], {}
     if not isinstance(entries, list) or not entries:
         errors.append('stages: must be a non-empty list of stages, got %r' % (entries,))
     else:
         for index, entry in enumerate(entries):
-            stage = _stage(index, entry, clusters, placed, errors, inventory)
+            stage = _stage(index, entry, clusters, placed, errors, operators, inventory)
             if stage is not None:
                 stages.append(stage)
         names = [s.name for s in stages]
@@ -283,6 +304,8 @@ def parse_fleet(value, inventory=None):
     if deadline is not None and deadline <= 0:
         errors.append('progress_deadline: must be more than 0s, got %r' % value.get('progress_deadline'))
     budget, coordination, namespace = _budget(value, clusters, stages, errors)
+    default_operator = _operator(value['operator'], 'operator', errors) if value.get('operator') is not None else SKIP
     if errors:
         raise FleetError(errors)
-    return Fleet(name, clusters, stages, max_failures, deadline, budget, coordination, namespace)
+    return Fleet(name, clusters, stages, max_failures, deadline, budget, coordination, namespace,
+                 operators=dict((cid, operators.get(cid) or default_operator) for cid in clusters))

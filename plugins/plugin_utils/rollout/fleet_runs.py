@@ -13,7 +13,10 @@ recorded, a later run resumes them) that is stopped when the fleet's run dies (k
 its JSON report (the rollout callback's) in ``work_dir``.
 A stage stops starting clusters once the fleet's failures exceed ``max_failures``; the runs in flight end first.
 
-Before a cluster starts, the maintenance windows and the gates its apply run is given (``nodewright_maintenance_*``,
+Before a cluster starts, a NodeWright operator that reconciles a CR of the run there is looked for (fleet_operator.py):
+such a cluster is skipped, or handed over to that operator (the fleet waits, within the progress deadline, until it
+has completed every node of those CRs there), as the fleet file chose for it; its apply run, which would refuse
+the CR, never starts. Then the maintenance windows and the gates its apply run is given (``nodewright_maintenance_*``,
 ``nodewright_gates`` in ``apply_vars``) are checked for that cluster, as the run checks them before each batch: a
 gate that stays blocked fails the cluster; outside the windows for good, the cluster and the rest of the fleet
 wait for a later run (``deferred``, a clean stop).
@@ -31,10 +34,20 @@ import sys
 import threading
 import time
 
+from ansible.module_utils.parsing.convert_bool import boolean
+
+from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube as kube_api
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import fleet_model
+from ansible_collections.nodewright.bridge.plugins.module_utils.planning import fleet_progress
 from ansible_collections.nodewright.bridge.plugins.module_utils.planning import rollout_gates
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import fleet_operator
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import gate_checks
 
 OK, FAILED, DEADLINE, NOT_STARTED, DEFERRED = 'ok', 'failed', 'deadline', 'not started', 'deferred'
+# a cluster whose NodeWright operator reconciles a CR of the run: left out, or completed by that operator
+SKIPPED, HANDED_OVER = 'skipped', 'handed over'
+# how often the fleet asks a handed-over cluster what its operator has left (one plan of each CR there)
+HANDOVER_POLL = 10.0
 # after SIGTERM, how long a run has to leave its shared budget and stop its sequences before SIGKILL
 STOP_GRACE = 30.0
 PR_SET_PDEATHSIG = 1
@@ -110,7 +123,7 @@ class StageRun(object):
     """Run ``stage`` (a fleet_model.Stage) of ``fleet``; ``echo(line)`` says what happens."""
 
     def __init__(self, fleet, stage, apply_vars, work_dir, echo, check_mode=False, failed_before=0, popen=subprocess.Popen,
-                 clock=time.time, selected=None):
+                 clock=time.time, selected=None, cr_names=(), operator=fleet_operator, sleep=time.sleep):
         self.fleet = fleet
         self.stage = stage
         self.apply_vars = apply_vars
@@ -127,6 +140,13 @@ class StageRun(object):
             dict((k, apply_vars.get(k)) for k in rollout_gates.PLAY_VARS))
         self.deferred = None
         self.selected = selected or {}  # cluster -> the nodes its CRs select (the NotReady gate counts those)
+        self.cr_names = list(cr_names)  # the run's CRs: an operator reconciling one of them takes the cluster
+        self.operator = operator  # fleet_operator (its reconciled, describe and left; replaced in tests)
+        self.sleep = sleep
+        # as each cluster's apply run guards: not with nodewright_force, nor with nodewright_operator_guard false
+        self.guard = (boolean(apply_vars.get('nodewright_operator_guard', True), strict=False)
+                      and not boolean(apply_vars.get('nodewright_force', False), strict=False))
+        self.api = apply_vars.get('nodewright_api') or None
 
     def _before_start(self, cid):
         """``(outcome, msg)`` when cluster ``cid`` may not start now (a gate held, or no window in time), else None."""
@@ -178,8 +198,58 @@ class StageRun(object):
     def _failed(self):
         return sum(1 for r in self.results.values() if r['outcome'] in (FAILED, DEADLINE))
 
+    def _operator_first(self, cid, started):
+        """The cluster's result when a NodeWright operator reconciles a CR of the run there (skipped, or handed over and
+        waited for), else None (its apply run goes on: also when the cluster cannot be asked, which that run reports)."""
+        if not self.cr_names or not self.guard:
+            return None
+        try:
+            found = self.operator.reconciled(self.fleet.clusters[cid], self.cr_names, api=self.api)
+        except kube_api.KubeError:
+            return None
+        if not found:
+            return None
+        why = self.operator.describe(found)
+        if self.fleet.operators.get(cid) != fleet_model.HANDOVER:
+            return {'outcome': SKIPPED, 'rc': None, 'nodes': {}, 'elapsed': self.clock() - started,
+                    'msg': 'skipped: %s (operator: skip; nothing in this cluster was touched)' % why}
+        self.echo('nodewright fleet: [%s] stage %s: handed over: %s; waiting for it to complete every node' % (
+            cid, self.stage.name, why))
+        if self.check_mode:
+            return {'outcome': HANDED_OVER, 'rc': None, 'nodes': {}, 'elapsed': 0.0, 'left': None,
+                    'msg': 'handed over: %s (check mode: not waited for)' % why}
+        return self._wait_for_operator(cid, started, why)
+
+    def _wait_for_operator(self, cid, started, why):
+        """Until the cluster's operator completed every node of the run's CRs there, or the progress deadline passed."""
+        deadline, said = self.fleet.progress_deadline_seconds, None
+        while True:
+            try:
+                left = self.operator.left(self.fleet.clusters[cid], self.cr_names, api=self.api)
+                problems = fleet_progress.gate_problems({cid: left})
+            except kube_api.KubeError as exc:
+                left, problems = None, ['%s: not asked (%s)' % (cid, exc)]
+            elapsed = self.clock() - started
+            if left == {}:
+                return {'outcome': HANDED_OVER, 'rc': None, 'nodes': {}, 'elapsed': elapsed, 'left': left,
+                        'msg': 'handed over: %s; it completed every node' % why}
+            if deadline is not None and elapsed >= deadline:
+                return {'outcome': DEADLINE, 'rc': None, 'nodes': {}, 'elapsed': elapsed, 'left': left,
+                        'msg': 'handed over: %s; not complete after the progress deadline (%.0f s): %s' % (
+                            why, deadline, '; '.join(problems))}
+            if problems != said:
+                self.echo('nodewright fleet: [%s] stage %s: its operator has left %s' % (cid, self.stage.name, '; '.join(problems)))
+                said = problems
+            self.sleep(HANDOVER_POLL if deadline is None else max(0.0, min(HANDOVER_POLL, deadline - elapsed)))
+
     def _run_cluster(self, cid):
         started = self.clock()
+        held = self._operator_first(cid, started)
+        if held is not None:
+            with self.lock:
+                self.results[cid] = held
+            self.echo('nodewright fleet: [%s] stage %s: %s' % (cid, self.stage.name, held['msg']))
+            return
         held = self._before_start(cid)
         if held is not None:
             result = {'outcome': held[0], 'rc': None, 'nodes': {}, 'elapsed': self.clock() - started, 'msg': held[1]}

@@ -44,7 +44,7 @@ def test_every_problem_of_a_bad_fleet_names_its_field():
                      max_failures=-1, progress_deadline='0s', colour='blue')
     assert errors == [
         'colour: unknown field (expected one of name, clusters, stages, max_failures, progress_deadline, budget, '
-        'coordination, budget_namespace)',
+        'coordination, budget_namespace, operator)',
         "stages[0].clusters[1]: 'ghost' is not a cluster of the fleet (clusters: canary, eu, us)",
         "stages[0].soak: must be a duration such as 30m or 1h30m, got 'soon'",
         'stages[1].clusters[0]: cluster canary is already in stages[0]; a cluster belongs to one stage',
@@ -194,3 +194,28 @@ def test_the_fleets_plan_says_each_stage_and_each_clusters_batches():
         '  canary: gpu (priority 200, sequencing node): 3 nodes, 3 to update, 3 to drain; budget 1; batches __default__ [1, 1, 1]',
         'stage 2/2 rest: us, eu (1 at once)',
         '  us: gpu: 2 nodes; batches a [2]']
+
+
+def test_what_a_cluster_gets_when_its_operator_reconciles_a_cr():
+    # skip unless the fleet or the cluster says handover; a cluster's own choice wins
+    assert fleet_model.parse_fleet(FLEET).operators == {'canary': 'skip', 'us': 'skip', 'eu': 'skip'}
+    clusters = dict(FLEET['clusters'], us={'kubeconfig': '/k/us.yaml', 'operator': 'skip'})
+    fleet = fleet_model.parse_fleet(dict(FLEET, clusters=clusters, operator='handover'))
+    assert fleet.operators == {'canary': 'handover', 'us': 'skip', 'eu': 'handover'}
+    # the connections stay connections; the stage runs read the choice back from the fleet's input
+    assert fleet.clusters['us'] == {'kubeconfig': '/k/us.yaml', 'context': None}
+    assert fleet_model.parse_fleet(fleet.as_input()).operators == fleet.operators
+    # an inventory host's nodewright_cluster_operator
+    inventory = {'groups': {'gpu': ['x']}, 'hosts': {'x': {'context': 'x', 'operator': 'handover'}}}
+    grouped = fleet_model.parse_fleet({'stages': [{'name': 'all', 'group': 'gpu'}]}, inventory=inventory)
+    assert grouped.operators == {'x': 'handover'} and grouped.clusters == {'x': {'kubeconfig': None, 'context': 'x'}}
+
+
+def test_a_bad_operator_choice_names_its_field():
+    errors = _errors(operator='take-over', clusters=dict(FLEET['clusters'], us={'operator': True}))
+    assert any(e.startswith("operator: skip (") and e.endswith("got 'take-over'") for e in errors), errors
+    assert any(e.startswith('clusters.us.operator: skip (') and e.endswith('got True') for e in errors), errors
+    inventory = {'groups': {'gpu': ['x']}, 'hosts': {'x': {'operator': 'later'}}}
+    with pytest.raises(fleet_model.FleetError) as raised:
+        fleet_model.parse_fleet({'stages': [{'name': 'all', 'group': 'gpu'}]}, inventory=inventory)
+    assert any(e.startswith('stages[0].group: host x: nodewright_cluster_operator: skip (') for e in raised.value.errors)

@@ -17,6 +17,8 @@ import time
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import fleet_model
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import fleet_runs
 
+import fake_clock
+
 
 class Shells(object):
     """``popen`` for StageRun: each cluster's run is ``scripts[cluster]`` in sh; the most running at once is kept."""
@@ -110,3 +112,75 @@ def test_outside_the_maintenance_windows_for_good_the_stage_defers_and_starts_no
     assert run.deferred.startswith('a: ') and 'maintenance window' in results['b']['msg']
     assert not (tmp_path / 'a.log').exists()  # no apply ran
     assert not run.over_budget()
+
+
+class FakeOperator(object):
+    """fleet_operator for StageRun: ``active`` cluster contexts whose operator reconciles ``gpu``; ``left`` the
+    successive answers of a handed-over cluster's plan (the last one repeats)."""
+
+    def __init__(self, active, left=({},)):
+        self.active = active
+        self.answers = list(left)
+        self.asked = []
+
+    def reconciled(self, connection, cr_names, api=None):
+        self.asked.append((connection['context'], list(cr_names), api))
+        return [('gpu', 'its lease is held')] if connection['context'] in self.active else []
+
+    def describe(self, found):
+        return 'the NodeWright operator reconciles %s' % ', '.join(name for name, dummy in found)
+
+    def left(self, connection, cr_names, api=None):
+        return self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
+
+
+def _guarded(tmp_path, operator, apply_vars=None, clock=None, **fleet):
+    scripts = {'a': 'exit 0', 'b': 'exit 0'}
+    definition = dict({'clusters': {'a': {'context': 'a'}, 'b': {'context': 'b', 'operator': 'handover'}},
+                       'stages': [{'clusters': ['a', 'b']}]}, **fleet)
+    parsed = fleet_model.parse_fleet(definition)
+    lines = []
+    clock = clock or fake_clock.FakeClock()
+    run = fleet_runs.StageRun(parsed, parsed.stages[0], dict({'nodewright_cr_name': 'gpu'}, **(apply_vars or {})),
+                              str(tmp_path), lines.append, popen=Shells(scripts), cr_names=['gpu'], operator=operator,
+                              clock=clock, sleep=clock.sleep)
+    return run, lines
+
+
+def test_a_cluster_whose_operator_reconciles_the_cr_is_skipped_or_waited_for(tmp_path):
+    not_done = {'gpu': {'erroring': [], 'not_done': ['n1', 'n2']}}
+    operator = FakeOperator({'a', 'b'}, left=[not_done, {'gpu': {'erroring': [], 'not_done': ['n2']}}, {}])
+    clock = fake_clock.FakeClock()
+    run, lines = _guarded(tmp_path, operator, clock=clock)
+    results = run.run()
+    # a: skip (the default), nothing run there; b: handover, waited for until its operator left nothing
+    assert results['a']['outcome'] == fleet_runs.SKIPPED and results['a']['rc'] is None
+    assert results['a']['msg'] == ('skipped: the NodeWright operator reconciles gpu (operator: skip; nothing in this '
+                                   'cluster was touched)')
+    assert results['b']['outcome'] == fleet_runs.HANDED_OVER and results['b']['left'] == {}
+    assert clock.sleeps == [fleet_runs.HANDOVER_POLL] * 2
+    assert not (tmp_path / 'a.log').exists() and not (tmp_path / 'b.log').exists()  # no apply ran
+    assert any('[b] stage stage-1: its operator has left b: gpu: 2 not complete (n1, n2)' in line for line in lines), lines
+    assert not run.over_budget()
+
+
+def test_a_handed_over_cluster_not_complete_by_the_progress_deadline_counts_as_failed(tmp_path):
+    left = {'gpu': {'erroring': ['n1'], 'not_done': []}}
+    run, dummy = _guarded(tmp_path, FakeOperator({'b'}, left=[left]), progress_deadline='25s', max_failures=0)
+    results = run.run()
+    assert results['a']['outcome'] == fleet_runs.OK  # no operator there: its apply ran
+    assert results['b']['outcome'] == fleet_runs.DEADLINE and results['b']['elapsed'] >= 25
+    assert results['b']['msg'].endswith('not complete after the progress deadline (25 s): b: gpu: 1 erroring (n1)')
+    assert run.over_budget()
+
+
+def test_no_operator_is_looked_for_when_the_run_forces_its_guard_off(tmp_path):
+    for apply_vars in ({'nodewright_force': True}, {'nodewright_operator_guard': 'false'}):
+        operator = FakeOperator({'a', 'b'})
+        run, dummy = _guarded(tmp_path, operator, apply_vars=apply_vars)
+        assert dict((c, r['outcome']) for c, r in run.run().items()) == {'a': 'ok', 'b': 'ok'}
+        assert operator.asked == []
+    operator = FakeOperator(set())
+    run, dummy = _guarded(tmp_path, operator, apply_vars={'nodewright_api': 'nodewright'})
+    run.run()
+    assert sorted(operator.asked) == [('a', ['gpu'], 'nodewright'), ('b', ['gpu'], 'nodewright')]
