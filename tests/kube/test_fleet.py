@@ -480,6 +480,7 @@ def _complete_as_the_operator(source, target, label, cr_name):
     """``target``'s nodes left as an operator that completed the CR leaves them: a node ``source``'s canary run
     completed, its NodeWright labels and annotations copied (the same CR, the same packages)."""
     body = source.handle.core.read_node(source.nodes(label)[0])
+
     def own(values):
         return dict((k, v) for k, v in (values or {}).items() if k.startswith(PREFIX) and cr_name in k)
     patch = {'metadata': {'labels': own(body.metadata.labels), 'annotations': own(body.metadata.annotations)}}
