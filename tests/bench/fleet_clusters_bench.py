@@ -10,6 +10,8 @@ over the fleet (``--fleet-budget N``: at most N nodes cordoned or rebooting at o
 
 Per run: the playbook's wall seconds, CPU seconds (ansible-playbook and every process it waited for, the clusters'
 apply runs of the fleet included, and for the fleet that split: its apply runs, and its own share) and CPU per node;
+the whole machine's busy CPU seconds over the run and its share of the machine's cores (the control planes and fake
+nodes the run drives are on the same cores: near 1.0, the wall is bound by the machine);
 the fleet's wall over the single run's (target: at most 1.3x) and CPU per node against the single run's (target: no
 worse); the most nodes cordoned or rebooting at once over the fleet (a node watch per cluster), never above the budget.
 
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import threading
@@ -66,16 +69,29 @@ class FleetPeak(threading.Thread):
             self.peak = max(self.peak, sum(len(s.watch.disrupted) for s in self.sides))
 
 
+def machine_busy_seconds():
+    """CPU seconds every core of the machine spent busy so far (/proc/stat: all but idle and iowait)."""
+    with open('/proc/stat', encoding='ascii') as handle:
+        fields = [int(v) for v in handle.readline().split()[1:]]
+    return (sum(fields[:8]) - fields[3] - fields[4]) / os.sysconf('SC_CLK_TCK')
+
+
 def _run(args, side, cmd, name, forks):
     report = side.dir / ('%s-report.json' % name)
     log_path = side.dir / ('%s.log' % name)
     env = fb.ansible_env(args, side.info.kubeconfig, report=report)
     env['ANSIBLE_FORKS'] = forks  # the fleet's apply runs inherit it
     fb.log('%s: %s' % (name, ' '.join(cmd[:2])))
+    busy_before = machine_busy_seconds()
     code, wall, cpu, sampler, dummy = fb.timed_playbook(cmd, env, side.dir, log_path)
+    machine = machine_busy_seconds() - busy_before
     if code != 0:
         raise fb.BenchError('%s ended with rc %d\n--- %s (tail) ---\n%s' % (name, code, log_path, fb.tail(log_path)))
-    return {'wall_s': round(wall, 2), 'cpu_s': round(cpu, 2), 'peak_pss_mib': round(sampler.peak_pss_mib, 1)}
+    # the whole machine's CPU over the run (the playbook, the control planes it drives, the fake nodes, anything else):
+    # busy near 1.0, the wall is bound by the machine's cores, whatever the playbook does
+    return {'wall_s': round(wall, 2), 'cpu_s': round(cpu, 2), 'peak_pss_mib': round(sampler.peak_pss_mib, 1),
+            'machine_cpu_s': round(machine, 2), 'machine_busy': round(machine / (wall * os.cpu_count()), 2),
+            'others_cpu_s': round(machine - cpu, 2)}
 
 
 def _wait_complete(sides, timeout=60.0):

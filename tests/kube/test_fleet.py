@@ -151,6 +151,11 @@ def test_a_fleet_rolls_out_stage_by_stage_the_canary_first(fleet_clusters, label
     canary_end = by_cluster['a']['started'] + by_cluster['a']['elapsed']
     assert by_cluster['b']['started'] >= canary_end + 2 and by_cluster['c']['started'] >= canary_end + 2, report
     assert abs(by_cluster['b']['started'] - by_cluster['c']['started']) < 15, report
+    # each cluster's batches said in the fleet's output, with the cluster and the compartment
+    for cid in ('a', 'b', 'c'):
+        for batch in (1, 2):
+            assert re.search(r'nodewright fleet: \[%s\] \[__default__\] batch %d: size 1, ok 1, failed 0' % (cid, batch),
+                             run.stdout), run.stdout[-3000:]
     # the recap names each node with its cluster
     recap_hosts = set(re.findall(r'^(\S+/\S+)\s+:\s+ok=', run.stdout, re.M))
     assert recap_hosts == set('%s/%s' % (m.id, n) for m in fleet_clusters for n in m.nodes(labelled)), run.stdout[-3000:]

@@ -10,7 +10,8 @@ Why a run of ``nodewright.bridge.apply`` per cluster: each cluster then gets the
 status, Events and metrics), with the same code and the same tests; the fleet adds the order between clusters.
 Each run is a process group of its own (a progress deadline stops it as Ctrl-C would: the nodes keep the state they
 recorded, a later run resumes them) that is stopped when the fleet's run dies (killed, Ctrl-C), with its log and
-its JSON report (the rollout callback's) in ``work_dir``.
+its JSON report (the rollout callback's) in ``work_dir``; its progress lines (each compartment's batches) are said
+again with its cluster's name.
 A stage stops starting clusters once the fleet's failures exceed ``max_failures``; the runs in flight end first.
 
 Before a cluster starts, a NodeWright operator that reconciles a CR of the run there is looked for (fleet_operator.py):
@@ -46,6 +47,9 @@ from ansible_collections.nodewright.bridge.plugins.plugin_utils.rollout import g
 OK, FAILED, DEADLINE, NOT_STARTED, DEFERRED = 'ok', 'failed', 'deadline', 'not started', 'deferred'
 # a cluster whose NodeWright operator reconciles a CR of the run: left out, or completed by that operator
 SKIPPED, HANDED_OVER = 'skipped', 'handed over'
+# how often a cluster's apply log is read for its progress lines (and its run's end looked for)
+FOLLOW_INTERVAL = 0.5
+PROGRESS_PREFIX = 'nodewright: '
 # how often the fleet asks a handed-over cluster what its operator has left (one plan of each CR there)
 HANDOVER_POLL = 10.0
 # after SIGTERM, how long a run has to leave its shared budget and stop its sequences before SIGKILL
@@ -107,6 +111,27 @@ def _read_report(path):
             return json.load(handle)
     except (IOError, OSError, ValueError):
         return None
+
+
+class RunProgress(object):
+    """A cluster's apply log, read as it grows: its rollout's progress lines (``nodewright: `` first, the budgeted
+    strategy's and the builtin rollout's: each rollout's compartments, each batch's size, outcome and progress) said
+    again as ``nodewright fleet: [<cluster>] ...``, so the fleet's output names cluster, compartment and batch."""
+
+    def __init__(self, cid, echo):
+        self.cid = cid
+        self.echo = echo
+        self.partial = ''
+
+    def read(self, handle):
+        chunk = handle.read()
+        if not chunk:
+            return
+        lines = (self.partial + chunk).split('\n')
+        self.partial = lines.pop()  # a line still being written
+        for line in lines:
+            if line.startswith(PROGRESS_PREFIX) and not line.startswith(PROGRESS_PREFIX + 'report written'):
+                self.echo('nodewright fleet: [%s] %s' % (self.cid, line[len(PROGRESS_PREFIX):]))
 
 
 def node_outcomes(report):
@@ -264,12 +289,7 @@ class StageRun(object):
             # stdin: the worker's is non-blocking, which ansible-playbook refuses
             proc = self.popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                               start_new_session=True, preexec_fn=_die_with_parent)
-            try:
-                rc = proc.wait(timeout=deadline)
-                outcome = OK if rc == 0 else FAILED
-            except subprocess.TimeoutExpired:
-                rc = self._stop(proc)
-                outcome = DEADLINE
+            rc, outcome = self._follow(cid, proc, log, deadline)
         result = {'outcome': outcome, 'rc': rc, 'log': log, 'report': _read_report(report), 'elapsed': self.clock() - started}
         result['nodes'] = node_outcomes(result['report'])
         # what the run's final plan left not complete (apply's custom stat), None when its run did not get that far
@@ -284,6 +304,23 @@ class StageRun(object):
             self.results[cid] = result
         self.echo('nodewright fleet: [%s] stage %s: %s, %d node(s) in its rollouts, %.1f s' % (
             cid, self.stage.name, result['msg'], len(result['nodes']), result['elapsed']))
+
+    def _follow(self, cid, proc, log, deadline):
+        """``(rc, outcome)`` of the run, stopped after ``deadline`` seconds (None: none); meanwhile its rollout's
+        progress lines (each compartment's batches, rollout_progress) said with the cluster's name."""
+        started = self.clock()
+        progress = RunProgress(cid, self.echo)
+        with open(log) as tail:
+            while True:
+                try:
+                    rc = proc.wait(timeout=FOLLOW_INTERVAL)
+                except subprocess.TimeoutExpired:
+                    rc = None
+                progress.read(tail)
+                if rc is not None:
+                    return rc, OK if rc == 0 else FAILED
+                if deadline is not None and self.clock() - started >= deadline:
+                    return self._stop(proc), DEADLINE
 
     @staticmethod
     def _stop(proc):

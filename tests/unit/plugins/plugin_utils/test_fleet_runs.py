@@ -184,3 +184,31 @@ def test_no_operator_is_looked_for_when_the_run_forces_its_guard_off(tmp_path):
     run, dummy = _guarded(tmp_path, operator, apply_vars={'nodewright_api': 'nodewright'})
     run.run()
     assert sorted(operator.asked) == [('a', ['gpu'], 'nodewright'), ('b', ['gpu'], 'nodewright')]
+
+
+def test_each_runs_progress_lines_are_said_with_its_cluster(tmp_path):
+    script = ('printf "TASK [x]\\nnodewright: [__default__] batch 1: size 2, ok 2, failed 0, progress 50%%\\n"; sleep 0.7; '
+              'printf "nodewright: [__default__] batch 2: size 2, ok 1, failed 1, progress 100%%\\nok: [n1]\\n'
+              'nodewright: report written to r.json\\n"')
+    run, dummy, lines = _stage(tmp_path, {'a': script}, {'clusters': ['a']})
+    assert run.run()['a']['outcome'] == fleet_runs.OK
+    said = [line for line in lines if line.startswith('nodewright fleet: [a] [')]
+    assert said == ['nodewright fleet: [a] [__default__] batch 1: size 2, ok 2, failed 0, progress 50%',
+                    'nodewright fleet: [a] [__default__] batch 2: size 2, ok 1, failed 1, progress 100%'], lines
+
+
+def test_a_line_still_being_written_waits_for_its_end():
+    lines = []
+    progress = fleet_runs.RunProgress('c', lines.append)
+
+    class Chunks(object):
+        def __init__(self, chunks):
+            self.chunks = list(chunks)
+
+        def read(self):
+            return self.chunks.pop(0) if self.chunks else ''
+    handle = Chunks(['nodewright: [gpu] batch 1: si', 'ze 4\nnodewright: rollout of play', ''])
+    progress.read(handle)
+    assert lines == []
+    progress.read(handle)
+    assert lines == ['nodewright fleet: [c] [gpu] batch 1: size 4']
