@@ -29,6 +29,15 @@ options:
         which an extra variable would override for every host); its C(nodewright_cluster_operator) says what it gets
         when its NodeWright operator reconciles a CR of the run (C(skip) or C(handover)).
     type: dict
+  check_environment:
+    description:
+      - Also refuse a run whose environment (the controller's) sets a C(K8S_AUTH_*) variable that wins over a
+        kubeconfig's server or credentials (C(K8S_AUTH_HOST), C(K8S_AUTH_API_KEY), C(K8S_AUTH_USERNAME),
+        C(K8S_AUTH_PASSWORD), C(K8S_AUTH_CERT_FILE), C(K8S_AUTH_KEY_FILE), C(K8S_AUTH_SSL_CA_CERT)) when the fleet
+        reaches more than one cluster, since every cluster would be reached at that one API server. An AWX Kubernetes
+        bearer-token credential on the job sets two of them.
+    type: bool
+    default: false
   plans:
     description:
       - The M(nodewright.bridge.rollout_plan) results of every C([cluster, cr name]). With them, C(budget_option) is
@@ -111,6 +120,8 @@ _value:
       type: dict
 '''
 
+import os
+
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import fleet_model
@@ -132,10 +143,13 @@ def _inventory(value, groups, hostvars):
     return {'groups': dict(groups or {}), 'hosts': hosts}
 
 
-def fleet(value, plans=None, groups=None, hostvars=None):
+def fleet(value, plans=None, groups=None, hostvars=None, check_environment=False):
     inventory = _inventory(value, groups, hostvars) if groups is not None else None
     try:
         parsed = fleet_model.parse_fleet(value, inventory=inventory)
+        problems = fleet_model.environment_problems(parsed, os.environ) if check_environment else []
+        if problems:
+            raise fleet_model.FleetError(problems)
     except fleet_model.FleetError as exc:
         raise AnsibleFilterError('nodewright_fleet: %s' % exc)
     checked = parsed.as_dict()

@@ -177,7 +177,7 @@ def test_a_failing_canary_leaves_the_other_clusters_untouched(fleet_clusters, la
             assert body.spec.unschedulable is not True and _state(member, node, cr_name) is None, (member.id, node)
 
 
-def test_bad_fleets_fail_before_any_cluster_is_touched(fleet_clusters, labelled, runner, tmp_path):
+def test_bad_fleets_fail_before_any_cluster_is_touched(fleet_clusters, labelled, runner, tmp_path, monkeypatch):
     cr_name = 'fleet-bad-%s' % labelled
     cr_file = _write(tmp_path, 'cr.yaml', skyhook(cr_name, {'quick': package()}, selector={'nodewright.bridge/fleet': labelled}))
     # a context that the cluster's kubeconfig does not have
@@ -201,6 +201,15 @@ def test_bad_fleets_fail_before_any_cluster_is_touched(fleet_clusters, labelled,
     for field in ("stages[2].group: 'gpu-clusters' is not a group of the inventory",
                   'stages[1].clusters[0]: cluster a is already in stages[0]'):
         assert field in run.stdout, (field, run.stdout[-3000:])
+    # an AWX Kubernetes bearer-token credential on the job: its K8S_AUTH_HOST would reach every cluster at one server
+    with monkeypatch.context() as env:
+        env.setenv('K8S_AUTH_HOST', fleet_clusters[0].handle.api.configuration.host)
+        env.setenv('K8S_AUTH_API_KEY', 'a-token')
+        run, dummy = _run(runner, tmp_path, _fleet(fleet_clusters), cr_file)
+    assert run.rc != 0, run
+    assert ("K8S_AUTH_HOST, K8S_AUTH_API_KEY set in the environment: it wins over every cluster's kubeconfig"
+            in run.stdout), run.stdout[-3000:]
+    assert 'Plan every CR on every cluster' not in run.stdout, 'a cluster was asked before the refusal'
     for member in fleet_clusters:
         assert all(_state(member, n, cr_name) is None for n in member.nodes(labelled))
 

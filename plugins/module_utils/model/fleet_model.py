@@ -51,6 +51,12 @@ FLEET_KEYS = ('name', 'clusters', 'stages', 'max_failures', 'progress_deadline',
               'budget_namespace', 'operator')
 BUDGET_KEYS = ('count', 'percent')
 DEFAULT_BUDGET_NAMESPACE = 'skyhook'
+# kubernetes.core's K8S_AUTH_* variables that win over a kubeconfig's server and credentials (as explicit options do):
+# in the environment of a fleet's run they would reach every cluster with one API server's (an AWX Kubernetes
+# bearer-token credential sets K8S_AUTH_HOST and K8S_AUTH_API_KEY). K8S_AUTH_KUBECONFIG and K8S_AUTH_CONTEXT are
+# only defaults, which each cluster's own kubeconfig and context replace.
+OVERRIDING_ENVIRONMENT = ('K8S_AUTH_HOST', 'K8S_AUTH_API_KEY', 'K8S_AUTH_USERNAME', 'K8S_AUTH_PASSWORD',
+                          'K8S_AUTH_CERT_FILE', 'K8S_AUTH_KEY_FILE', 'K8S_AUTH_SSL_CA_CERT')
 
 
 class FleetError(ValueError):
@@ -267,6 +273,19 @@ def _budget(value, clusters, stages, errors):
     if not isinstance(namespace, str):
         errors.append('budget_namespace: must be a string, got %r' % (namespace,))
     return dict((k, budget[k]) for k in BUDGET_KEYS if budget.get(k) is not None), coordination, namespace
+
+
+def environment_problems(fleet, environment):
+    """Why ``environment`` (the run's variables, os.environ) cannot roll ``fleet`` out: the K8S_AUTH_* variables set in
+    it that would replace every cluster's server or credentials, when the fleet reaches more than one cluster."""
+    reached = len(fleet.clusters) + (1 if isinstance(fleet.coordination, dict) else 0)
+    found = [name for name in OVERRIDING_ENVIRONMENT if environment.get(name)]
+    if reached < 2 or not found:
+        return []
+    return ['%s set in the environment: it wins over every cluster\'s kubeconfig (as in kubernetes.core), so each of '
+            'the fleet\'s %d clusters would be reached at one API server with one identity; unset it and give each '
+            'cluster its own kubeconfig or context (in AWX: a kubeconfig credential per cluster, not a Kubernetes '
+            'bearer-token credential on the job; docs/fleet.md)' % (', '.join(found), reached)]
 
 
 def parse_fleet(value, inventory=None):

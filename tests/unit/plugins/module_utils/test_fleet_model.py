@@ -219,3 +219,20 @@ def test_a_bad_operator_choice_names_its_field():
     with pytest.raises(fleet_model.FleetError) as raised:
         fleet_model.parse_fleet({'stages': [{'name': 'all', 'group': 'gpu'}]}, inventory=inventory)
     assert any(e.startswith('stages[0].group: host x: nodewright_cluster_operator: skip (') for e in raised.value.errors)
+
+
+def test_connection_variables_that_would_reach_every_cluster_at_one_server_are_refused():
+    fleet = fleet_model.parse_fleet(FLEET)
+    bearer = {'K8S_AUTH_HOST': 'https://one:6443', 'K8S_AUTH_API_KEY': 'token', 'K8S_AUTH_VERIFY_SSL': 'true'}
+    problems = fleet_model.environment_problems(fleet, bearer)
+    assert len(problems) == 1 and problems[0].startswith(
+        "K8S_AUTH_HOST, K8S_AUTH_API_KEY set in the environment: it wins over every cluster's kubeconfig"), problems
+    assert "each of the fleet's 3 clusters would be reached at one API server" in problems[0]
+    # defaults that each cluster's own replaces, settings for every cluster, empty values: not refused
+    assert fleet_model.environment_problems(fleet, {'K8S_AUTH_KUBECONFIG': '/k', 'K8S_AUTH_CONTEXT': 'x',
+                                                    'K8S_AUTH_VERIFY_SSL': 'false', 'K8S_AUTH_HOST': ''}) == []
+    # one cluster: the environment may well be its connection; with a coordination cluster outside, two are reached
+    single = {'clusters': {'a': {}}, 'stages': [{'clusters': ['a']}]}
+    assert fleet_model.environment_problems(fleet_model.parse_fleet(single), bearer) == []
+    coordinated = dict(single, budget={'count': 2}, coordination={'context': 'hub'})
+    assert len(fleet_model.environment_problems(fleet_model.parse_fleet(coordinated), bearer)) == 1
