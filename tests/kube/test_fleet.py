@@ -17,6 +17,7 @@ import threading
 import time
 import uuid
 
+import awx_jobs
 import helpers
 import launcher
 import pytest
@@ -25,6 +26,7 @@ from kubernetes import client as kclient
 
 from module_runner import PlaybookRunner
 from nodewright_fixtures import FAIL_PKG_IMAGE, package, skyhook
+from test_awx_jobs import ee  # noqa: F401  pylint: disable=unused-import
 from test_operator_guard import LEASE as OPERATOR_LEASE, put_lease
 
 pytestmark = pytest.mark.cluster
@@ -547,3 +549,61 @@ def test_a_cluster_whose_operator_reconciles_the_cr_is_skipped_or_handed_over(fl
     assert not (work / 'b.log').exists() and not (work / 'c.log').exists(), 'an apply ran where the operator reconciles'
     for node in skipped.nodes(labelled):
         assert _state(skipped, node, cr_name) is None, node
+
+
+class KubeconfigPerCluster:
+    """An AWX custom credential type per cluster, as docs/fleet.md's AWX section sets it up: its injector writes the
+    cluster's kubeconfig to a file of the job's private data dir and names it in an environment variable
+    (``<ID>_KUBECONFIG``), which the cluster's inventory host variable reads."""
+
+    def __init__(self, kubeconfigs):
+        self.kubeconfigs = kubeconfigs  # cluster id -> the kubeconfig's path here
+
+    def inject(self, private_data_dir):
+        env_dir = private_data_dir / 'env'
+        env_dir.mkdir(mode=0o700, exist_ok=True)
+        env = {}
+        for cid, path in self.kubeconfigs.items():
+            written = env_dir / ('tmp-kubeconfig-%s' % cid)
+            written.write_text(open(path, encoding='utf-8').read())
+            written.chmod(0o600)
+            env['%s_KUBECONFIG' % cid.upper()] = '%s/env/%s' % (awx_jobs.CONTAINER_ROOT, written.name)
+        return env
+
+
+def test_an_awx_job_rolls_the_fleet_out_with_a_credential_per_cluster(fleet_clusters, labelled, ee, tmp_path):
+    """The fleet as an AWX job template runs it in the collection's execution environment: the clusters an inventory's
+    hosts in a group per stage, each reached with the kubeconfig its own credential injects, nothing else set."""
+    cr_name = 'fleet-awx-%s' % labelled
+    doc = skyhook(cr_name, {'quick': package()}, selector={'nodewright.bridge/fleet': labelled}, interruptionBudget={'count': 1})
+    root = awx_jobs.CONTAINER_ROOT
+    project = {
+        'ansible.cfg': '[defaults]\ncallbacks_enabled = nodewright.bridge.rollout\n',
+        'playbooks/fleet.yml': '---\n- name: Roll the fleet out\n  ansible.builtin.import_playbook: nodewright.bridge.fleet\n',
+        'fleet.yml': yaml.safe_dump({'name': 'gpu', 'stages': [
+            {'name': 'canary', 'group': 'canary_clusters'}, {'name': 'rest', 'group': 'gpu_clusters'}]}),
+        'cr.yaml': yaml.safe_dump(doc),
+    }
+    hostvars = dict((m.id, {'nodewright_cluster_kubeconfig': "{{ lookup('ansible.builtin.env', '%s_KUBECONFIG') }}" % m.id.upper()})
+                    for m in fleet_clusters)
+    inventory = {'_meta': {'hostvars': hostvars}, 'all': {'children': ['canary_clusters', 'gpu_clusters', 'ungrouped']},
+                 'canary_clusters': {'hosts': ['a']}, 'gpu_clusters': {'hosts': ['b', 'c']}}
+    ident = str(uuid.uuid4().int % 90000 * 10 + 10000)
+    extra_vars = {'nodewright_fleet': '%s/project/fleet.yml' % root, 'nodewright_cr': '%s/project/cr.yaml' % root,
+                  'nodewright_fleet_dir': '%s/artifacts/%s/fleet' % (root, ident), 'awx_job_id': ident,
+                  'nodewright_fleet_apply_vars': {'nodewright_namespace': NAMESPACE, 'nodewright_stage_timeout': 120}}
+    image, podman = ee
+    credential = KubeconfigPerCluster(dict((m.id, m.handle.kubeconfig) for m in fleet_clusters))
+    job = awx_jobs.AwxJob(tmp_path, ident, image, podman, project, 'playbooks/fleet.yml', inventory, extra_vars, credential)
+    result = job.start().finish(timeout=600)
+    assert result.status == 'successful' and result.rc == 0, result
+    for member in fleet_clusters:
+        nodes = member.nodes(labelled)
+        assert len(nodes) == 2 and all(_state(member, n, cr_name) == 'complete' for n in nodes), (member.id, result)
+    # as the AWX user sees it: a host per node with its cluster in the recap, each cluster's batches in the output
+    stats = result.stats()
+    assert set(stats['ok']) >= set('%s/%s' % (m.id, n) for m in fleet_clusters for n in m.nodes(labelled)), stats
+    assert stats['failures'] == {} and stats['dark'] == {}, stats
+    assert re.search(r'nodewright fleet: \[c\] \[__default__\] batch 2: size 1, ok 1', result.stdout), result
+    report = json.loads((result.artifacts / 'fleet' / 'report.json').read_text())
+    assert dict((c, r['outcome']) for c, r in report['clusters'].items()) == {'a': 'ok', 'b': 'ok', 'c': 'ok'}, report

@@ -370,8 +370,14 @@ def plan_warnings(plan):
 
 
 def cr_warnings(cr):
-    """The warnings a plan of ``cr`` (a CR object) gives: paused, disabled."""
+    """The warnings a plan of ``cr`` (a CR object) gives: paused, disabled, a budget of 0 (one node per batch)."""
     warnings = []
+    for key, value in sorted((cr.interruption_budget or {}).items()):
+        if value == 0:
+            # the CRD allows 0; the operator's batch has at least one node (createLegacyDefaultCompartment)
+            warnings.append('%s %s: interruptionBudget {%s: 0} rolls one node per batch, as the operator does (a batch '
+                            'has at least one node), not none; write {count: 1} to say so, or pause the CR to roll '
+                            'nothing' % (cr.kind, cr.name, key))
     if cr.paused:
         warnings.append('%s %s is paused (%s=true): the operator would not start any batch'
                         % (cr.kind, cr.name, cr.api_gen.pause_annotation))

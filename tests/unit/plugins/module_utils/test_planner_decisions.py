@@ -110,6 +110,19 @@ def test_paused_and_disabled_crs_start_nothing_and_say_why():
         'NodeWright demo is disabled (nodewright.nvidia.com/disable=true): the operator would not act on it']
 
 
+@pytest.mark.parametrize('budget', [{'count': 0}, {'percent': 0}])
+def test_a_budget_of_0_says_it_rolls_one_node_per_batch(budget):
+    cr = make_cr({'interruptionBudget': budget})
+    key = list(budget)[0]
+    assert planner.cr_warnings(cr) == [
+        'NodeWright demo: interruptionBudget {%s: 0} rolls one node per batch, as the operator does (a batch has at '
+        'least one node), not none; write {count: 1} to say so, or pause the CR to roll nothing' % key]
+    # and it does: batches of one
+    nodes = [{'name': 'n%d' % i, 'labels': {'pool': 'gpu'}} for i in range(3)]
+    assert planner.plan_rollout(cr, planner.normalise_nodes(nodes))['compartments'][0]['batch_sizes'] == [1, 1, 1]
+    assert planner.cr_warnings(make_cr({'interruptionBudget': {'count': 1}})) == []
+
+
 def test_plan_decision_reports_the_nodes_and_the_line():
     one = plan('a', ['n1', 'n2', 'n3', 'n4'], complete=['n1'], runtime=True, needs_drain=['n3'],
                status={'n1': 'complete', 'n2': 'erroring'}, cordoned_by={'n1': ['a'], 'n4': ['a', 'b']})
