@@ -22,7 +22,10 @@ from collections.abc import Mapping
 
 _PLAIN = re.compile(r'^[A-Za-z_/][A-Za-z0-9_./-]*$')
 _YAML_WORDS = ('true', 'false', 'yes', 'no', 'on', 'off', 'null', 'y', 'n')
-_CONTROL = re.compile(u'[\x00-\x08\x0b-\x1f\x7f]')
+# what a literal block cannot hold: what YAML does not print (C0 and C1 controls but tab and newline, surrogates,
+# U+FFFE/U+FFFF), and the line breaks YAML has beside \n (\r, NEL \x85, U+2028, U+2029), which a block would read
+# as a new line; such text is written as a JSON string (its escapes are YAML's)
+_CONTROL = re.compile(u'[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufffe\uffff]')
 _JINJA = ('{{', '{%', '{#')
 
 

@@ -31,6 +31,9 @@ DATA = [
      'leading space': ' x\ny', 'trailing blank lines': 'a\n\n', 'control': 'a\x01\nb', 'tab': 'a\tb\nc'},
     {'jinja': '{{ x }}', 'block': 'level: {{ x }}\nmode: "{% raw %}"\n', 'comment': '{# c #}', 'nested': [['{{ y }}']]},
     {'keys: odd': 1, 'true': 'false', 'null': 'x', 'with space': 'a b', 'quote"s': "it's", 'unicode': 'é ✓', 'colon': 'a: b'},
+    # YAML's other line breaks and what it does not print, in text that would otherwise be a literal block
+    {'line separator': 'a\u2028b\nc', 'paragraph separator': 'a\nb\u2029', 'next line': 'a\x85b\nc', 'cr': 'a\r\nb\n',
+     'c1': 'a\x9b\nb', 'bom inside': 'a\ufeffb\nc', 'keys too \u2028': 'x\x85'},
 ]
 
 
