@@ -108,7 +108,7 @@ class CallbackModule(CallbackBase):
 
     def _show_rollout_start(self, rollout):
         parts = []
-        for name, comp in rollout['compartments'].items():
+        for name, comp in rollout_state.shown_compartments(rollout):
             parts.append('%s (%d host%s, ceiling %d, %s)' % (
                 name, comp['matched'], '' if comp['matched'] == 1 else 's', comp['ceiling'],
                 _strategy_name(comp['strategy'])))
@@ -167,7 +167,7 @@ class CallbackModule(CallbackBase):
             return
         rows = [('play', 'compartment', 'hosts', 'batches', 'ok', 'failed', 'progress', 'elapsed', 'result')]
         for rollout in all_rollouts:
-            for name, comp in rollout['compartments'].items():
+            for name, comp in rollout_state.shown_compartments(rollout):
                 result = rollout_state.compartment_result(rollout, name)
                 rows.append((rollout['play'], name, comp['matched'], len(comp['batches']), comp['completed'],
                              comp['failed'], '%d%%' % comp['progress'],

@@ -37,6 +37,7 @@ import time
 
 from ansible_collections.nodewright.bridge.plugins.module_utils import cluster_modules
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import drain_rules
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import cr_model
 from ansible_collections.nodewright.bridge.plugins.module_utils.model.duration import format_duration
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import node_steps
 
@@ -275,6 +276,15 @@ def shared_budget(rollout, info):
     """Record the run's part in a shared budget (a dict: run, leases, writes, max_in_flight, elsewhere)."""
     with rollout.bus.lock:
         rollout.shared_budget = dict(info)
+
+
+def shown_compartments(rollout):
+    """``[(name, compartment)]`` of ``rollout`` (a dict of ``rollouts()``) that its lines and summary show: all but the
+    policy's default compartment when it matched no node and another compartment did (every node in a named one)."""
+    comps = list(rollout['compartments'].items())
+    return [(name, comp) for name, comp in comps
+            if not (name == cr_model.DEFAULT_COMPARTMENT and not comp['matched'] and not comp.get('batches')
+                    and any(other['matched'] for dummy, other in comps))]
 
 
 def compartment_result(rollout, name):
