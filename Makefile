@@ -174,6 +174,7 @@ docs-lint: venv
 # on a collections path); fragments added after a release went out only belong to the next one.
 changelog-lint: venv
 	antsibull-changelog lint
+	PATH=$(abspath $(BIN)):$$PATH docs/build.sh changelog-release-check
 
 # The site in a venv of its own (requirements-docs.txt: the test pins, Sphinx's theme, myst-parser).
 DOCS_VENV ?= build/docs-venv

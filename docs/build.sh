@@ -4,6 +4,7 @@
 #   docs/build.sh lint                  antsibull-docs lint-collection-docs, plugin docs included (make docs-lint)
 #   docs/build.sh html                  the HTML site in build/docs/html (make docs; needs requirements-docs.txt)
 #   docs/build.sh changelog-release V   antsibull-changelog release --version V (more arguments are passed on)
+#   docs/build.sh changelog-release-check   that release of galaxy.yml's version, made in a copy of the tree (make test)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -131,5 +132,22 @@ case "$cmd" in
     version=$1; shift
     link_collection
     cd "$root" && antsibull-changelog release --reload-plugins --version "$version" "$@" ;;
-  *) echo "usage: $0 lint | html | changelog-release VERSION [options]" >&2; exit 2 ;;
+  changelog-release-check)
+    # the release galaxy.yml names, made from a copy of the tree (the tree keeps its fragments): what
+    # `changelog-release` would write, checked to name that version and to have taken in every fragment
+    version=$(python3 -c 'import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))["version"])' "$root/galaxy.yml")
+    mkdir -p "$root/build"
+    copy=$(mktemp -d "$root/build/changelog-release.XXXXXX")
+    trap 'rm -rf "$copy"' EXIT
+    (cd "$root" && git ls-files -co --exclude-standard -z | xargs -0 cp --parents -t "$copy" 2> /dev/null || true)
+    collections=$(mktemp -d "$copy/.collections.XXXXXX")
+    mkdir -p "$collections/ansible_collections/nodewright"
+    ln -s "$copy" "$collections/ansible_collections/nodewright/bridge"
+    (cd "$copy" && ANSIBLE_COLLECTIONS_PATH="$collections" ANSIBLE_COLLECTIONS_SCAN_SYS_PATH=false \
+       ANSIBLE_DEPRECATION_WARNINGS=false antsibull-changelog release --reload-plugins --version "$version" --date 2000-01-01)
+    grep -q "^v$version\$" "$copy/CHANGELOG.rst" || { echo "CHANGELOG.rst has no v$version section" >&2; exit 1; }
+    left=$(find "$copy/changelogs/fragments" -name '*.yml' | wc -l)
+    [ "$left" -eq 0 ] || { echo "$left fragment(s) not taken into v$version" >&2; exit 1; }
+    echo "antsibull-changelog release $version: $(grep -c '^- ' "$copy/CHANGELOG.rst") entries in CHANGELOG.rst" ;;
+  *) echo "usage: $0 lint | html | changelog-release VERSION [options] | changelog-release-check" >&2; exit 2 ;;
 esac

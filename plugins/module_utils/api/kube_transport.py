@@ -35,6 +35,7 @@ from ansible.module_utils.basic import env_fallback, missing_required_lib
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 from ansible_collections.nodewright.bridge.plugins.module_utils.model import api_generation
+from ansible_collections.nodewright.bridge.plugins.module_utils.model import constants
 
 # The parts of the kubernetes client this layer uses (client_library).
 KubernetesLibrary = collections.namedtuple(
@@ -92,7 +93,7 @@ AUTH_ARG_SPEC = types.MappingProxyType(dict(
 CONNECTION_KEYS = tuple(sorted(k for k in AUTH_ARG_SPEC if k not in ('request_timeout', 'api_outage_timeout')))
 
 # Sent with every request, so that audit logs say which tool touched a node.
-USER_AGENT = 'nodewright.bridge/0.1.0'
+USER_AGENT = 'nodewright.bridge/%s' % constants.COLLECTION_VERSION
 
 
 class KubeError(Exception):

@@ -24,6 +24,11 @@ from ansible_collections.nodewright.bridge.plugins.module_utils.model import api
 
 _SKYHOOK, _NODEWRIGHT = api_generation.SKYHOOK, api_generation.NODEWRIGHT
 
+# The collection's version, galaxy.yml's (a unit test holds them together): the API User-Agent says it, so that audit
+# logs name the release that touched a node. Here and not read from galaxy.yml or MANIFEST.json: a module's code
+# runs on its target without either.
+COLLECTION_VERSION = '0.2.0'
+
 # --------------------------------------------------------------------------- API groups
 
 SKYHOOK_GROUP = _SKYHOOK.group
