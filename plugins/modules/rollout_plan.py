@@ -287,6 +287,16 @@ nodes:
       is. V(cordon) runs once the node is cordoned, while the protected pods finish (the packages without an interrupt
       of the first wave that needs the drain, and of later waves). V(drain) runs after the drain (the packages with an
       interrupt and those that depend on them).
+    - "Each node's value has these keys. C(compartment): the policy's compartment the node is in. C(pending): its
+      steps still to run, in order, each with C(package), C(version), C(stage), C(wave), C(id) (the step's name in the
+      node's state), C(after), and for an interrupt step C(interrupt) and C(covers) (the packages of its wave whose
+      interrupts it runs). C(needs_drain): whether a pending step needs the node drained. C(interrupt): the first
+      interrupt to run (C(type), C(services), C(package), C(wave)), or null. C(interrupts): every interrupt to run.
+      C(blocked): packages that cannot run (a dependency that never completes). C(complete): nothing left to run.
+      C(status): the node's status for the CR as it records it (C(unknown) when none). C(recorded): complete, and the
+      operator's complete record is on the node. C(stale_complete): recorded complete while its state is not (a
+      reset, a new package). C(cordoned_by): the CRs whose cordon the node carries. C(cr_status): the node's status as
+      the CR's status last recorded it, or null."
   returned: success
   type: dict
   sample:
@@ -312,6 +322,23 @@ ignored:
   returned: success
   type: list
   elements: str
+to_block:
+  description:
+    - The nodes left out of the rollout (ignored, or with a taint the CR does not tolerate) that still have work and do
+      not record C(blocked) for the CR yet; the apply playbook records them C(blocked), as the operator's node picker
+      does.
+  returned: success
+  type: list
+  elements: str
+  sample: [gpu-node-07]
+to_block_status:
+  description:
+    - Each node of RV(to_block) to its status for the CR as the node records it now (C(unknown) when it records
+      none). A CR held by a C(sequencing=all) gate keeps these instead of C(blocked), as the operator's picker never
+      reaches it.
+  returned: success
+  type: dict
+  sample: {gpu-node-07: waiting}
 untolerated:
   description:
     - Selected nodes with a taint that the CR's pods do not tolerate, each with those taints (C(key[=value]:effect)).

@@ -109,3 +109,21 @@ def test_the_strategys_documented_variables_are_the_ones_it_reads():
     assert options['nodewright_maintenance_timeout']['default'] == rollout_gates.DEFAULT_WINDOW_TIMEOUT
     deprecated = [v for v in options['nodewright_admission']['vars'] if v.get('deprecated')]
     assert [v['name'] for v in deprecated] == [rollout_config.VAR_WINDOW]
+
+
+def test_rollout_plans_return_documents_every_key_it_returns():
+    """Every key of a plan (module_utils' rollout_plan.run) is in the module's RETURN, and each node's keys are named
+    in the description of RV(nodes): a key added to the plan fails here until it is documented."""
+    # pylint: disable-next=import-outside-toplevel
+    from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import rollout_plan
+    cr = {'apiVersion': 'skyhook.nvidia.com/v1alpha1', 'kind': 'Skyhook', 'metadata': {'name': 'demo'},
+          'spec': {'nodeSelectors': {'matchLabels': {}}, 'interruptionBudget': {'count': 1},
+                   'packages': {'tuning': {'version': '1.0.0', 'image': 'ghcr.io/x/tuning', 'interrupt': {'type': 'reboot'}}}}}
+    params = dict((k, None) for k in rollout_plan.module_args()['argument_spec'])
+    params.update(cr=cr, nodes=[{'name': 'n1', 'labels': {}}], node_order='name', cap_batches_at_ceiling=True,
+                  require_crd=False, nodewright_api='auto')
+    plan = rollout_plan.run(params, lambda text: None)
+    returned = yaml.safe_load(_doc_strings(os.path.join(REPO_ROOT, 'plugins', 'modules', 'rollout_plan.py'))['RETURN'])
+    assert sorted(set(plan) - set(returned)) == []
+    node_doc = ' '.join(returned['nodes']['description'])
+    assert sorted(k for k in plan['nodes']['n1'] if 'C(%s)' % k not in node_doc) == []
