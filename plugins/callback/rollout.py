@@ -56,6 +56,26 @@ options:
         key: report_html
 '''
 
+EXAMPLES = r'''
+# Enabled in ansible.cfg (in AWX: the project's ansible.cfg, or the job template's environment with
+# ANSIBLE_CALLBACKS_ENABLED=nodewright.bridge.rollout and NODEWRIGHT_REPORT=...):
+#
+#   [defaults]
+#   callbacks_enabled = nodewright.bridge.rollout
+#
+#   [callback_nodewright_rollout]
+#   report = rollout-report.json
+#   report_html = rollout-timeline.html
+#
+# It then reports every play of the nodewright.bridge.budgeted strategy, such as apply's rollout:
+#
+#   ansible-playbook nodewright.bridge.apply -e nodewright_cr=gpu-node-tuning.yaml
+#
+#   nodewright: [__default__] batch 1: size 2, ok 2, failed 0, progress 25%, elapsed 41s, ETA 2m03s
+#   ...
+#   NODEWRIGHT ROLLOUT SUMMARY
+'''
+
 import json
 import os
 

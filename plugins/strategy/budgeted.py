@@ -183,6 +183,38 @@ seealso:
     link: https://github.com/NVIDIA/nodewright/blob/main/docs/deployment_policy.md
 '''
 
+EXAMPLES = r'''
+# A play of your own in NodeWright batches: a DeploymentPolicy's compartments, each host's from its labels
+- name: Tune the GPU nodes, one rack compartment at a time, batches that grow while they succeed
+  hosts: gpu_nodes
+  gather_facts: false
+  strategy: nodewright.bridge.budgeted
+  vars:
+    nodewright_policy: policies/gpu-racks.yaml  # a DeploymentPolicy document (or its spec as a mapping)
+    # each host's nodewright_labels (a dict of node labels, as the nodewright.bridge.nodes inventory sets them)
+    # is matched against the policy's compartment selectors
+  tasks:
+    - name: Drain and tune the node
+      ansible.builtin.import_role:
+        name: nodewright.bridge.maintenance
+
+# A plain budget (as a CR's interruptionBudget), a sliding window instead of a barrier between batches, only inside
+# a maintenance window, and one budget shared with every other run of the same name (AWX slices included)
+- name: Patch the inference nodes, at most 2 at once
+  hosts: inference_nodes
+  gather_facts: false
+  strategy: nodewright.bridge.budgeted
+  vars:
+    nodewright_interruption_budget: {count: 2}
+    nodewright_admission: sliding
+    nodewright_maintenance_windows:
+      - {days: [sat, sun], start: "01:00", end: "05:00", timezone: UTC}
+    nodewright_shared_budget: {name: inference-patching}
+  tasks:
+    - name: Patch the node
+      ansible.builtin.include_tasks: patch.yml
+'''
+
 import os
 import signal
 import time

@@ -127,3 +127,8 @@ def test_rollout_plans_return_documents_every_key_it_returns():
     assert sorted(set(plan) - set(returned)) == []
     node_doc = ' '.join(returned['nodes']['description'])
     assert sorted(k for k in plan['nodes']['n1'] if 'C(%s)' % k not in node_doc) == []
+
+
+@pytest.mark.parametrize('path', [p for p in SOURCES if '/doc_fragments/' not in p and '/filter/' not in p], ids=_rel)
+def test_every_module_and_plugin_has_examples(path):
+    assert 'EXAMPLES' in _doc_strings(path), '%s has no EXAMPLES' % _rel(path)
