@@ -48,8 +48,15 @@ def run(params, warn, live_crs=None, session=None):
         kube = kube_api.Kube(params, live_crs=live_crs, session=session)
     cr_doc, bundled_policies = _read_cr(params, kube, sources)
     stored = sources['cr'] == 'cluster'
-    # a CR from the cluster: validated once per version in this process (the engine's plans of every node share it)
-    cr = cr_handoff.stored_cr(kube, cr_doc, cr_validation.build_cr) if stored else cr_validation.build_cr(cr_doc)
+    given = _documents(params['policy'], 'policy') if params['policy'] is not None else None
+    try:
+        # a CR from the cluster: validated once per version in this process (the engine's plans of every node share it)
+        cr = cr_handoff.stored_cr(kube, cr_doc, cr_validation.build_cr) if stored else cr_validation.build_cr(cr_doc)
+    except cr_model.CRValidationError as exc:
+        # the policy the CR names (from its file) and the given one are checked too: every problem in one run
+        named = (cr_doc.get('spec') or {}).get('deploymentPolicy') if isinstance(cr_doc.get('spec'), dict) else None
+        beside = [d for d in bundled_policies if named and isinstance(d, dict) and (d.get('metadata') or {}).get('name') == named]
+        raise cr_validation.with_policy_problems(exc, beside + list(given or []))
     gen, gen_reason = _generation(params, kube, cr)
     if params['require_crd'] and kube is not None and not any(kube.served_groups().values()):
         # a CR from a file plans without the CRD; a cluster that must run it (a fleet's) is refused here
@@ -58,7 +65,6 @@ def run(params, warn, live_crs=None, session=None):
     for problem in cr_validation.image_tag_problems(cr_doc) if stored else ():
         warn('%s: the operator replaces that tag with the version (its webhook refuses it on create or update)'
              % problem)
-    given = _documents(params['policy'], 'policy') if params['policy'] is not None else None
     policy, policy_doc, policy_source = choose_policy(cr, bundled_policies, given=given,
                                                       fetch=kube.get_policy if kube is not None else None)
     if policy_source == 'cluster':

@@ -29,6 +29,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import copy
+import difflib
 import re
 
 from ansible_collections.nodewright.bridge.plugins.module_utils.model.constants import NODEWRIGHT_GROUP
@@ -393,6 +394,12 @@ def apply_defaults(value, schema):
     return value
 
 
+def _did_you_mean(key, properties):
+    """`` (did you mean X?)`` for a misspelled field: the known field closest to ``key``, if one is close."""
+    close = difflib.get_close_matches(str(key), sorted(properties or ()), n=1, cutoff=0.75)
+    return ' (did you mean %s?)' % close[0] if close else ''
+
+
 def validate(value, schema, path, errors):
     """Append every schema violation of ``value`` to ``errors`` as ``<path>: <problem>``."""
     if not _check_type(value, schema, path, errors):
@@ -410,7 +417,7 @@ def validate(value, schema, path, errors):
             elif isinstance(additional, dict):
                 validate(value[key], additional, child, errors)
             else:
-                errors.append('%s: unknown field' % child)
+                errors.append('%s: unknown field%s' % (child, _did_you_mean(key, properties)))
     elif isinstance(value, (list, tuple)):
         items = schema.get('items')
         if items:

@@ -467,6 +467,21 @@ def build_policy(doc, name=None):
                             spec.get('resetBatchStateOnCompletion', True))
 
 
+def with_policy_problems(cr_error, policy_docs):
+    """``cr_error`` (the CR's CRValidationError) with every problem of ``policy_docs`` (the DeploymentPolicies given
+    beside the CR, its file's or the ``policy`` option's) added, each naming its policy: one run lists every
+    problem of what the user gave, not the CR's first and the policy's on the next run."""
+    whats, extra = [], []
+    for doc in policy_docs or ():
+        errors = policy_errors(doc)
+        if errors:
+            whats.append(_describe(doc, 'DeploymentPolicy'))
+            extra.extend('%s: %s' % (whats[-1], error) for error in errors)
+    if not extra:
+        return cr_error
+    return CRValidationError('%s (and its %s)' % (cr_error.what, ', '.join(whats)), list(cr_error.errors) + extra)
+
+
 def _describe(doc, what):
     if isinstance(doc, dict):
         meta = doc.get('metadata') if isinstance(doc.get('metadata'), dict) else {}

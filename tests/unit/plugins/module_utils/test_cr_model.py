@@ -538,3 +538,42 @@ def test_split_documents_rejects_other_kinds():
     assert len(info.value.errors) == 2
     assert info.value.errors[0].startswith("document 2: apiVersion 'v1' kind 'ConfigMap'")
     assert info.value.errors[1].startswith("document 3: apiVersion 'skyhook.nvidia.com/v1alpha1' kind 'NodeWright'")
+
+
+def test_a_misspelled_field_says_which_one_was_meant():
+    errors = errors_of(make_cr({'interuptionBudget': {'count': 1}, 'nodeSelector': {}, 'packages': {
+        'tuning': pkg(intterupt={'type': 'reboot'})}}))
+    assert 'spec.interuptionBudget: unknown field (did you mean interruptionBudget?)' in errors, errors
+    assert 'spec.nodeSelector: unknown field (did you mean nodeSelectors?)' in errors, errors
+    assert 'spec.packages.tuning.intterupt: unknown field (did you mean interrupt?)' in errors, errors
+    # nothing close: no guess
+    assert 'spec.colour: unknown field' in errors_of(make_cr({'colour': 'blue', 'packages': {'tuning': pkg()}}))
+
+
+def test_the_problems_of_a_cr_and_of_its_policy_come_in_one_error():
+    policy = {'apiVersion': 'skyhook.nvidia.com/v1alpha1', 'kind': 'DeploymentPolicy', 'metadata': {'name': 'racks'},
+              'spec': {'default': {'budget': {'count': 0}, 'strategy': {'fixed': {}}}}}
+    cr_error = cr_model.CRValidationError("Skyhook 'demo'", ['spec.foo: unknown field'])
+    combined = cr_validation.with_policy_problems(cr_error, [policy])
+    assert combined.what == "Skyhook 'demo' (and its DeploymentPolicy 'racks')"
+    assert combined.errors == ['spec.foo: unknown field',
+                               "DeploymentPolicy 'racks': spec.default.budget.count: 0 is less than the minimum 1"]
+    valid = dict(policy, spec={'default': {'budget': {'count': 1}, 'strategy': {'fixed': {}}}})
+    assert cr_validation.with_policy_problems(cr_error, [valid]) is cr_error
+
+
+def test_a_plan_of_a_bad_cr_file_lists_the_crs_and_its_policys_problems_at_once():
+    # pylint: disable-next=import-outside-toplevel
+    from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import rollout_plan
+    cr = make_cr({'deploymentPolicy': 'racks', 'packages': {'tuning': pkg(intterupt={'type': 'reboot'})}})
+    policy = {'apiVersion': 'skyhook.nvidia.com/v1alpha1', 'kind': 'DeploymentPolicy', 'metadata': {'name': 'racks'},
+              'spec': {'default': {'budget': {'percent': 0}, 'strategy': {'fixed': {}}}}}
+    other = dict(policy, metadata={'name': 'other'})  # in the file, not the CR's: not its problem
+    params = dict((k, None) for k in rollout_plan.module_args()['argument_spec'])
+    params.update(cr=[cr, policy, other], nodes=[], node_order='name', cap_batches_at_ceiling=True, require_crd=False,
+                  nodewright_api='auto')
+    with pytest.raises(cr_model.CRValidationError) as raised:
+        rollout_plan.run(params, lambda text: None)
+    assert raised.value.errors == [
+        'spec.packages.tuning.intterupt: unknown field (did you mean interrupt?)',
+        "DeploymentPolicy 'racks': spec.default.budget.percent: 0 is less than the minimum 1"], raised.value.errors
