@@ -89,8 +89,11 @@ def apply_command(cluster_id, connection, apply_vars, work_dir, check_mode):
     callbacks = [c for c in (env.get('ANSIBLE_CALLBACKS_ENABLED') or '').split(',') if c.strip()]
     if 'nodewright.bridge.rollout' not in callbacks:
         callbacks.append('nodewright.bridge.rollout')
+    # the run's log is for people and for RunProgress: the stock stdout callback, whatever the fleet's run prints with
+    # (under AWX, ansible-runner's awx_display, which wraps every line in the escapes that carry its job events)
     env.update(ANSIBLE_COLLECTIONS_PATH=collections_path(), ANSIBLE_CALLBACKS_ENABLED=','.join(callbacks),
-               NODEWRIGHT_REPORT=report, ANSIBLE_RETRY_FILES_ENABLED='false', ANSIBLE_NOCOLOR='1')
+               NODEWRIGHT_REPORT=report, ANSIBLE_RETRY_FILES_ENABLED='false', ANSIBLE_NOCOLOR='1',
+               ANSIBLE_STDOUT_CALLBACK='ansible.builtin.default')
     return argv, env, report, log
 
 

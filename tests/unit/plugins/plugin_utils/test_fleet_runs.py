@@ -212,3 +212,15 @@ def test_a_line_still_being_written_waits_for_its_end():
     assert lines == []
     progress.read(handle)
     assert lines == ['nodewright fleet: [c] [gpu] batch 1: size 4']
+
+
+def test_each_run_logs_with_the_stock_stdout_callback_and_reports_with_the_rollout_one(tmp_path, monkeypatch):
+    # under AWX the fleet's own run prints with ansible-runner's awx_display (its lines wrapped in event escapes)
+    monkeypatch.setenv('ANSIBLE_STDOUT_CALLBACK', 'awx_display')
+    monkeypatch.setenv('ANSIBLE_CALLBACKS_ENABLED', 'ansible.posix.profile_tasks')
+    argv, env, report, log = fleet_runs.apply_command('c1', {'kubeconfig': '/k/c1.yaml', 'context': None},
+                                                      {'nodewright_cr_name': 'gpu'}, str(tmp_path), check_mode=True)
+    assert env['ANSIBLE_STDOUT_CALLBACK'] == 'ansible.builtin.default'
+    assert env['ANSIBLE_CALLBACKS_ENABLED'] == 'ansible.posix.profile_tasks,nodewright.bridge.rollout'
+    assert env['NODEWRIGHT_REPORT'] == report and log.endswith('c1.log') and argv[-1] == '--check'
+    assert json.loads((tmp_path / 'c1.vars.json').read_text()) == {'nodewright_cr_name': 'gpu', 'nodewright_kubeconfig': '/k/c1.yaml'}
