@@ -41,12 +41,17 @@ EXAMPLES = r'''
 
 RETURN = r'''
 _value:
-  description: C({order, crs}); per CR its priority, sequencing, policy or budget (and C(budget), both as text), summary, compartments and nodes.
+  description:
+    - C({order, crs, lines}); per CR its priority, sequencing, policy or budget (and C(budget), both as text), summary,
+      compartments and nodes (each with its C(pending) steps, and C(phases), those steps by when they run, on the node
+      as it is, once cordoned, after the drain).
+    - C(lines) is the report to read, the nodes that do the same thing grouped, one screen for a fleet of like nodes.
   type: dict
 '''
 
 
 from ansible_collections.nodewright.bridge.plugins.module_utils.planning.planner import budget_text
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.reporting import plan_text
 
 
 def _step_names(pending):
@@ -67,7 +72,8 @@ def plan_report(plans, order, drains=None):
         for node_name, node in (plan.get('nodes') or {}).items():
             entry = {'compartment': node.get('compartment'), 'complete': node.get('complete'), 'status': node.get('status'),
                      'pending': _step_names(node.get('pending')), 'interrupt': node.get('interrupt'),
-                     'needs_drain': node.get('needs_drain')}
+                     'needs_drain': node.get('needs_drain'),
+                     'phases': [list(p) for p in plan_text.step_phases(node.get('pending'))]}
             preview = previews.get((name, node_name))
             if preview is not None:
                 pods = preview.get('pods') or []
@@ -84,6 +90,7 @@ def plan_report(plans, order, drains=None):
             'summary': plan.get('summary'), 'ignored': plan.get('ignored') or [], 'compartments': plan.get('compartments') or [],
             'nodes': nodes,
         }
+    report['lines'] = plan_text.plan_lines(report)
     return report
 
 

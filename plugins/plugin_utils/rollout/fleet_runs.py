@@ -29,6 +29,7 @@ __metaclass__ = type
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -50,6 +51,8 @@ SKIPPED, HANDED_OVER = 'skipped', 'handed over'
 # how often a cluster's apply log is read for its progress lines (and its run's end looked for)
 FOLLOW_INTERVAL = 0.5
 PROGRESS_PREFIX = 'nodewright: '
+# what a terminal or AWX's event stream adds to a line: ansible-runner's event data (ESC[K, base64, ESC[<n>D) and colours
+TERMINAL_ESCAPES = re.compile('\x1b\\[K[A-Za-z0-9+/=]*\x1b\\[[0-9]+D|\x1b\\[[0-9;]*[A-Za-z]')
 # how often the fleet asks a handed-over cluster what its operator has left (one plan of each CR there)
 HANDOVER_POLL = 10.0
 # after SIGTERM, how long a run has to leave its shared budget and stop its sequences before SIGKILL
@@ -89,8 +92,14 @@ def apply_command(cluster_id, connection, apply_vars, work_dir, check_mode):
     callbacks = [c for c in (env.get('ANSIBLE_CALLBACKS_ENABLED') or '').split(',') if c.strip()]
     if 'nodewright.bridge.rollout' not in callbacks:
         callbacks.append('nodewright.bridge.rollout')
-    # the run's log is for people and for RunProgress: the stock stdout callback, whatever the fleet's run prints with
-    # (under AWX, ansible-runner's awx_display, which wraps every line in the escapes that carry its job events)
+    # the run's log is for people and for RunProgress: the stock stdout callback, whatever the fleet's run prints with,
+    # and not ansible-runner's callback directory (under AWX): its awx_display, loaded at all, wraps every line that
+    # plugins display in the escapes that carry AWX's job events
+    plugins = [p for p in (env.get('ANSIBLE_CALLBACK_PLUGINS') or '').split(os.pathsep)
+               if p and not os.path.exists(os.path.join(p, 'awx_display.py'))]
+    env.pop('ANSIBLE_CALLBACK_PLUGINS', None)
+    if plugins:
+        env['ANSIBLE_CALLBACK_PLUGINS'] = os.pathsep.join(plugins)
     env.update(ANSIBLE_COLLECTIONS_PATH=collections_path(), ANSIBLE_CALLBACKS_ENABLED=','.join(callbacks),
                NODEWRIGHT_REPORT=report, ANSIBLE_RETRY_FILES_ENABLED='false', ANSIBLE_NOCOLOR='1',
                ANSIBLE_STDOUT_CALLBACK='ansible.builtin.default')
@@ -132,7 +141,7 @@ class RunProgress(object):
             return
         lines = (self.partial + chunk).split('\n')
         self.partial = lines.pop()  # a line still being written
-        for line in lines:
+        for line in (TERMINAL_ESCAPES.sub('', line) for line in lines):
             if line.startswith(PROGRESS_PREFIX) and not line.startswith(PROGRESS_PREFIX + 'report written'):
                 self.echo('nodewright fleet: [%s] %s' % (self.cid, line[len(PROGRESS_PREFIX):]))
 

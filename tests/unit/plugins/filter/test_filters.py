@@ -38,6 +38,8 @@ def test_plan_report_merges_drain_previews():
     report = plan_report(plans, ['cr1'], drains)
     node = report['crs']['cr1']['nodes']['n1']
     assert node['pending'] == ['a apply', 'a interrupt']
+    assert report['lines'][:2] == ['== cr1 (priority 100, sequencing node)', '   2 nodes: 0 complete, 0 to update (0 drained); '
+                                   'interruptionBudget {"percent": 50}']
     assert node['evict'] == ['ml/web-1'] and node['skip'] == ['kube-system/dns (kube-system)']
     assert node['pdb_blockers'][0]['pdbs'] == ['ml/web (...)']
     assert 'evict' not in report['crs']['cr1']['nodes']['n2']

@@ -212,15 +212,23 @@ def test_a_line_still_being_written_waits_for_its_end():
     assert lines == []
     progress.read(handle)
     assert lines == ['nodewright fleet: [c] [gpu] batch 1: size 4']
+    # as ansible-runner's event stream and a terminal's colours wrap it
+    progress.read(Chunks([' \n\x1b[Ke30=\x1b[4D\x1b[K\x1b[KeyJ1dWlk==\x1b[64D\x1b[Knodewright: [gpu] batch 2: \x1b[0;32mok\x1b[0m\n']))
+    assert lines[-1] == 'nodewright fleet: [c] [gpu] batch 2: ok'
 
 
 def test_each_run_logs_with_the_stock_stdout_callback_and_reports_with_the_rollout_one(tmp_path, monkeypatch):
     # under AWX the fleet's own run prints with ansible-runner's awx_display (its lines wrapped in event escapes)
     monkeypatch.setenv('ANSIBLE_STDOUT_CALLBACK', 'awx_display')
     monkeypatch.setenv('ANSIBLE_CALLBACKS_ENABLED', 'ansible.posix.profile_tasks')
+    runner_callbacks, own = tmp_path / 'artifacts' / 'callback', tmp_path / 'own-callbacks'
+    runner_callbacks.mkdir(parents=True)
+    (runner_callbacks / 'awx_display.py').write_text('# ansible-runner patches Display when this is imported\n')
+    monkeypatch.setenv('ANSIBLE_CALLBACK_PLUGINS', '%s:%s' % (runner_callbacks, own))
     argv, env, report, log = fleet_runs.apply_command('c1', {'kubeconfig': '/k/c1.yaml', 'context': None},
                                                       {'nodewright_cr_name': 'gpu'}, str(tmp_path), check_mode=True)
     assert env['ANSIBLE_STDOUT_CALLBACK'] == 'ansible.builtin.default'
+    assert env['ANSIBLE_CALLBACK_PLUGINS'] == str(own)  # not ansible-runner's
     assert env['ANSIBLE_CALLBACKS_ENABLED'] == 'ansible.posix.profile_tasks,nodewright.bridge.rollout'
     assert env['NODEWRIGHT_REPORT'] == report and log.endswith('c1.log') and argv[-1] == '--check'
     assert json.loads((tmp_path / 'c1.vars.json').read_text()) == {'nodewright_cr_name': 'gpu', 'nodewright_kubeconfig': '/k/c1.yaml'}
