@@ -80,8 +80,8 @@ def _preview_lines(name, node):
         lines.append('     %s: its drain evicts %d pod(s)%s' % (name, len(node['evict']),
                                                                 ': ' + names(node['evict']) if node['evict'] else ''))
     for blocked in node.get('pdb_blockers') or []:
-        lines.append('     %s: BLOCKED NOW %s/%s by %s' % (name, blocked.get('namespace'), blocked.get('name'),
-                                                        ', '.join(blocked.get('pdbs') or []) or blocked.get('message')))
+        refusing = ', '.join(blocked.get('pdbs') or []) or blocked.get('message')
+        lines.append('     %s: BLOCKED NOW %s/%s by %s' % (name, blocked.get('namespace'), blocked.get('name'), refusing))
     if node.get('waiting_for'):
         lines.append('     %s: waits for protected pods %s' % (name, names(node['waiting_for'])))
     return lines
