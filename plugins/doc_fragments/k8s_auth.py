@@ -72,6 +72,35 @@ options:
     description:
       - Hosts that bypass O(proxy), comma separated. Can also be set with E(K8S_AUTH_NO_PROXY).
     type: str
+  proxy_headers:
+    description:
+      - Headers for O(proxy), as kubernetes.core sends them (urllib3's C(make_headers)).
+    type: dict
+    suboptions:
+      proxy_basic_auth:
+        description:
+          - C(user:password) for the proxy's basic authentication.
+        type: str
+      basic_auth:
+        description:
+          - C(user:password) for basic authentication through the proxy.
+        type: str
+      user_agent:
+        description:
+          - The User-Agent the proxy sees.
+        type: str
+  impersonate_user:
+    description:
+      - Act as this user (the C(Impersonate-User) header, as C(kubectl --as)); the identity the module authenticates
+        with needs the C(impersonate) verb on it. Can also be set with E(K8S_AUTH_IMPERSONATE_USER).
+      - The API server then authorizes every request as that user, so RBAC is that user's (docs/rbac.md).
+    type: str
+  impersonate_groups:
+    description:
+      - Groups to act as, with O(impersonate_user) (one C(Impersonate-Group) header each, as C(kubectl --as-group)). Can
+        also be set with E(K8S_AUTH_IMPERSONATE_GROUPS), comma separated.
+    type: list
+    elements: str
   request_timeout:
     description:
       - Seconds to wait for one API request (not for the operation as a whole, which has its own timeouts).

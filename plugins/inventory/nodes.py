@@ -158,6 +158,17 @@ options:
     type: str
     env:
       - name: K8S_AUTH_NO_PROXY
+  impersonate_user:
+    description: Act as this user (C(kubectl --as)); the inventory's identity needs the C(impersonate) verb on it.
+    type: str
+    env:
+      - name: K8S_AUTH_IMPERSONATE_USER
+  impersonate_groups:
+    description: Groups to act as, with O(impersonate_user) (C(kubectl --as-group)).
+    type: list
+    elements: str
+    env:
+      - name: K8S_AUTH_IMPERSONATE_GROUPS
   request_timeout:
     description: Seconds to wait for one API request.
     type: int
@@ -242,7 +253,8 @@ except ImportError:  # pragma: no cover - older ansible-core templates inventory
     as_data = wrap_var
 
 AUTH_OPTIONS = ('kubeconfig', 'context', 'host', 'api_key', 'username', 'password', 'validate_certs', 'ca_cert',
-                'client_cert', 'client_key', 'proxy', 'no_proxy', 'request_timeout', 'nodewright_api')
+                'client_cert', 'client_key', 'proxy', 'no_proxy', 'impersonate_user', 'impersonate_groups', 'request_timeout',
+                'nodewright_api')
 SUFFIXES = ('.nodewright.yml', '.nodewright.yaml')
 
 

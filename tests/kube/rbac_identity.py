@@ -82,6 +82,12 @@ def _apply(api, doc):
         except kclient.ApiException as exc:
             if exc.status != 409:
                 raise
+    elif kind == 'Secret':
+        try:
+            core.create_namespaced_secret(doc['metadata']['namespace'], doc)
+        except kclient.ApiException as exc:
+            if exc.status != 409:
+                raise
     else:
         raise ValueError(f'examples/rbac: unexpected kind {kind}')
 

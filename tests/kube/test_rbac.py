@@ -11,6 +11,7 @@ roles grant was used, but for the rare-path permissions listed (RARE) with why.
 
 from __future__ import annotations
 
+import base64
 import json
 import uuid
 from pathlib import Path
@@ -228,3 +229,44 @@ def _check_minimal(ids, seen):
     print('used by the apply identity:', sorted(used[ids.apply_user]))
     # A RARE entry that the rollout did use is not rare: keep the list honest.
     assert not set(RARE) & used[ids.apply_user], sorted(set(RARE) & used[ids.apply_user])
+
+
+def test_an_impersonated_identity_is_the_one_the_api_server_authorizes(cluster, modules, node):
+    """impersonate_user and impersonate_groups as kubernetes.core has them, against the test cluster's API server (the
+    admin identity may impersonate anyone): a user without rights is refused, naming that user, the node untouched;
+    the same user in two groups, one of them system:masters, cordons (each group is a header of its own: joined into
+    one, the groups would be one group with no rights); groups without a user are refused before any request."""
+    refused = modules.run('node_cordon', node=node, cr_name='impersonated', impersonate_user='nobody-at-all')
+    assert refused.get('failed') and 'User "nobody-at-all"' in refused['msg'] and 'forbidden' in refused['msg'], refused
+    assert not cluster.core.read_node(node).spec.unschedulable
+    groups = ['system:authenticated', 'system:masters']
+    cordoned = modules.run('node_cordon', node=node, cr_name='impersonated', impersonate_user='alice',
+                           impersonate_groups=groups)
+    assert cordoned.get('changed') and cluster.core.read_node(node).spec.unschedulable, cordoned
+    released = modules.run('node_cordon', node=node, cr_name='impersonated', state='uncordoned', impersonate_user='alice',
+                           impersonate_groups=groups)
+    assert released.get('changed') and not cluster.core.read_node(node).spec.unschedulable, released
+    alone = modules.run('node_state', node=node, impersonate_groups=['system:masters'])
+    assert alone.get('failed') and 'impersonate_groups system:masters needs impersonate_user' in alone['msg'], alone
+
+
+def test_a_long_lived_token_works_until_its_secret_is_deleted_then_fails_saying_so(cluster, rbac, modules, node, tmp_path):
+    """examples/rbac/service-account-tokens.yaml, as docs/rbac.md has an AWX credential made: the token controller
+    fills the Secret, its token reads as the plan identity; once the Secret is deleted (revoked), the first API call
+    fails with a message that says the credentials were refused, naming the API server."""
+    del rbac  # the shipped roles and service accounts, installed
+    rbac_identity.apply_file(cluster.api, 'service-account-tokens.yaml')
+    core = kclient.CoreV1Api(cluster.api)
+    token = launcher.wait_until('the token controller fills nodewright-bridge-plan-token', lambda: (
+        core.read_namespaced_secret('nodewright-bridge-plan-token', rbac_identity.SA_NAMESPACE).data or {}).get('token'), 60)
+    kubeconfig = rbac_identity.write_kubeconfig(cluster.kubeconfig, base64.b64decode(token).decode(),
+                                                tmp_path / 'long-lived.kubeconfig', 'nodewright-bridge-plan')
+    (tmp_path / 'modules').mkdir()
+    as_plan = ModuleRunner(kubeconfig, tmp_path / 'modules')
+    assert _ok(as_plan.run('node_state', node=node))['changed'] is False
+    for name in ('nodewright-bridge-token', 'nodewright-bridge-plan-token'):
+        core.delete_namespaced_secret(name, rbac_identity.SA_NAMESPACE)
+    refused = launcher.wait_until("the deleted Secret's token refused", lambda: (
+        lambda result: result if result.get('failed') else None)(as_plan.run('node_state', node=node)), 60, interval=1)
+    assert 'authentication failed' in refused['msg'] and '401' in refused['msg'], refused
+    assert 'the token may have expired or been revoked' in refused['msg'], refused

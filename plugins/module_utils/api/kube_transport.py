@@ -84,6 +84,10 @@ AUTH_ARG_SPEC = types.MappingProxyType(dict(
     client_key=_read_only(type='path', aliases=['key_file'], no_log=False, fallback=(env_fallback, ['K8S_AUTH_KEY_FILE'])),
     proxy=_read_only(type='str', fallback=(env_fallback, ['K8S_AUTH_PROXY'])),
     no_proxy=_read_only(type='str', fallback=(env_fallback, ['K8S_AUTH_NO_PROXY'])),
+    proxy_headers=_read_only(type='dict', options=dict(
+        proxy_basic_auth=dict(type='str', no_log=True), basic_auth=dict(type='str', no_log=True), user_agent=dict(type='str'))),
+    impersonate_user=_read_only(type='str', fallback=(env_fallback, ['K8S_AUTH_IMPERSONATE_USER'])),
+    impersonate_groups=_read_only(type='list', elements='str', fallback=(env_fallback, ['K8S_AUTH_IMPERSONATE_GROUPS'])),
     request_timeout=_read_only(type='int', default=30),
     api_outage_timeout=_read_only(type='int', default=60, fallback=(env_fallback, ['NODEWRIGHT_API_OUTAGE_TIMEOUT'])),
     nodewright_api=_read_only(type='str', default=api_generation.AUTO, choices=list(api_generation.OPTIONS),
@@ -294,6 +298,29 @@ def _build_configuration(params, lib):
     return configuration
 
 
+def _impersonate(api_client, params, lib):
+    """kubernetes.core's ``impersonate_user`` and ``impersonate_groups`` on every request of ``api_client``: the
+    ``Impersonate-User`` header, and an ``Impersonate-Group`` header per group (the API server takes each header as
+    one group; the client's headers are a dict, so they are added where its requests go to urllib3)."""
+    user, groups = params.get('impersonate_user'), list(params.get('impersonate_groups') or [])
+    if groups and not user:
+        raise KubeError('impersonate_groups %s needs impersonate_user: the API server impersonates groups only '
+                        'together with a user' % ', '.join(groups))
+    if not user:
+        return
+    pool = api_client.rest_client.pool_manager
+    plain = pool.request
+
+    def request(method, url, *args, **kwargs):
+        headers = lib.urllib3.HTTPHeaderDict(kwargs.get('headers') or {})
+        headers['Impersonate-User'] = user
+        for group in groups:
+            headers.add('Impersonate-Group', group)
+        kwargs['headers'] = headers
+        return plain(method, url, *args, **kwargs)
+    pool.request = request
+
+
 def _apply_overrides(configuration, params):
     """Explicit connection options win over the kubeconfig, as in kubernetes.core."""
     if params.get('host'):
@@ -318,6 +345,11 @@ def _apply_overrides(configuration, params):
         configuration.proxy = params['proxy']
     if params.get('no_proxy'):
         configuration.no_proxy = params['no_proxy']
+    headers = dict((k, v) for k, v in (params.get('proxy_headers') or {}).items() if v)
+    if headers:
+        # as kubernetes.core: urllib3's make_headers (user_agent, basic_auth, proxy_basic_auth as user:password)
+        from urllib3.util import make_headers  # pylint: disable=import-outside-toplevel
+        configuration.proxy_headers = make_headers(**headers)
 
 
 # Answers that mean "the server cannot answer now", not "the request is wrong": retried (with
@@ -366,6 +398,7 @@ class Clients(object):
             configuration.connection_pool_maxsize = self.pool_size
             api_client = lib.client.ApiClient(configuration)
             api_client.user_agent = USER_AGENT
+            _impersonate(api_client, params, lib)
             self._by_key[key] = (configuration, api_client)
         return self._by_key[key]
 
