@@ -44,21 +44,27 @@ def _lines(stdout):
 
 
 def test_a_plan_from_a_cr_file_and_a_nodes_file_needs_no_cluster_and_fits_a_screen(tmp_path, collections_dir):
-    run = _plan(tmp_path, collections_dir, _nodes())
+    """The README's first command: the example CR over the example's 24 nodes (examples/nodes-24.json)."""
+    with open(os.path.join(REPO_ROOT, 'examples', 'nodes-24.json'), encoding='utf-8') as handle:
+        run = _plan(tmp_path, collections_dir, json.load(handle))
     assert run.returncode == 0, run.stdout[-3000:]
     lines = _lines(run.stdout)
-    assert len(lines) <= 25, lines
+    assert len(lines) <= 30, lines
     assert lines[:2] == ['== gpu-node-tuning (priority 200, sequencing node)',
                          '   24 nodes: 0 complete, 24 to update (24 drained); policy gpu-fleet-rollout']
-    assert '   compartment rack-a: 12 nodes, ceiling 2, batches [2, 2, 2, 2, 2, 2]' in lines
+    assert '   compartment rack-b: 8 nodes, ceiling 4, batches [1, 2, 3, 2]' in lines
     assert '     batch 1: gpu-node-00, gpu-node-01' in lines
-    # the twelve nodes of a rack that do the same thing: one group, what runs as the node is, and after its drain
-    group = lines.index('   gpu-node-00, gpu-node-01, gpu-node-02, gpu-node-03, gpu-node-04, ... gpu-node-09, '
-                        'gpu-node-10, gpu-node-11 (12) [rack-a]; interrupt reboot:')
+    # the eight nodes of a rack that do the same thing: one group, what runs as the node is, and after its drain
+    group = lines.index('   gpu-node-00, gpu-node-01, gpu-node-02, gpu-node-03, gpu-node-04, gpu-node-05, gpu-node-06, '
+                        'gpu-node-07 [rack-a]; interrupt reboot:')
     assert lines[group + 1] == '     on the node as it is: kernel-tuning 1.4.0 (apply, config)'
     assert re.match(r'     after the drain: gpu-driver \S+ \(apply, config, interrupt, post-interrupt\), nccl-tuning',
                     lines[group + 2]), lines
-    assert sum(1 for line in lines if line.startswith('   gpu-node-')) == 2, 'one group per rack'
+    assert sum(1 for line in lines if line.startswith('   gpu-node-')) == 3, 'one group per rack'
+    # and a bigger fleet of like nodes is still one line per group
+    many = _lines(_plan(tmp_path, collections_dir, _nodes(24)).stdout)
+    assert '   gpu-node-00, gpu-node-01, gpu-node-02, gpu-node-03, gpu-node-04, ... gpu-node-09, gpu-node-10, gpu-node-11 ' \
+           '(12) [rack-a]; interrupt reboot:' in many, many
 
 
 def test_the_plan_as_json_on_request(tmp_path, collections_dir):
