@@ -139,7 +139,10 @@ case "$cmd" in
     mkdir -p "$root/build"
     copy=$(mktemp -d "$root/build/changelog-release.XXXXXX")
     trap 'rm -rf "$copy"' EXIT
-    (cd "$root" && git ls-files -co --exclude-standard -z | xargs -0 cp --parents -t "$copy" 2> /dev/null || true)
+    # the tree's files as git sees them (tracked, and new ones not ignored); a listed file deleted since is skipped
+    (cd "$root" && git ls-files -co --exclude-standard -z | while IFS= read -r -d '' file; do
+       if [ -e "$file" ]; then cp --parents "$file" "$copy"; fi
+     done)
     collections=$(mktemp -d "$copy/.collections.XXXXXX")
     mkdir -p "$collections/ansible_collections/nodewright"
     ln -s "$copy" "$collections/ansible_collections/nodewright/bridge"

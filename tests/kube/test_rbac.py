@@ -266,7 +266,10 @@ def test_a_long_lived_token_works_until_its_secret_is_deleted_then_fails_saying_
     assert _ok(as_plan.run('node_state', node=node))['changed'] is False
     for name in ('nodewright-bridge-token', 'nodewright-bridge-plan-token'):
         core.delete_namespaced_secret(name, rbac_identity.SA_NAMESPACE)
-    refused = launcher.wait_until("the deleted Secret's token refused", lambda: (
-        lambda result: result if result.get('failed') else None)(as_plan.run('node_state', node=node)), 60, interval=1)
+
+    def refused_now():
+        result = as_plan.run('node_state', node=node)
+        return result if result.get('failed') else None
+    refused = launcher.wait_until("the deleted Secret's token refused", refused_now, 60, interval=1)
     assert 'authentication failed' in refused['msg'] and '401' in refused['msg'], refused
     assert 'the token may have expired or been revoked' in refused['msg'], refused
