@@ -150,7 +150,7 @@ demo-down: venv
 clean:
 	rm -rf build .pytest_cache
 
-# The collection's execution environment (docs/ee.md): ansible-builder builds it on a base image
+# The collection's execution environment (docs/ee.md, docs/dev/ee-build.md): ansible-builder builds it on a base image
 # debootstrap makes (no registry here), both cached in podman's storage by content
 # (~/.cache/nodewright-bridge/ee); then what a user runs in it. make test builds it in the background of
 # the cluster tests (tests/build-peers.sh), runs AWX's jobs in it there (tests/kube/test_awx_jobs.py), then this.

@@ -46,7 +46,7 @@ ANSIBLE_BUILDER_VERSION = '3.2.0'
 BUILD = REPO_ROOT / 'build' / 'ee'
 DEFINITION = HERE / 'execution-environment.yml'
 BUILDER_HINT = (f'hint: the EE is built with ansible-builder=={ANSIBLE_BUILDER_VERSION} (PyPI) on podman; '
-                'see docs/ee.md and the log')
+                'see docs/dev/ee-build.md and the log')
 
 
 def _pins() -> dict[str, str]:

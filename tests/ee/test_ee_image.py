@@ -3,7 +3,7 @@
 """The execution environment image (tests/ee/ee_build.py, docs/ee.md): built with ansible-builder from
 the collection tarball on a base image of Debian's (no registry), then what AWX and a user run in it.
 
-The first run builds the base and the EE (about 7 minutes on 2 busy cores, docs/ee.md); later runs reuse them
+The first run builds the base and the EE (about 7 minutes on 2 busy cores, docs/dev/ee-build.md); later runs reuse them
 (20 to 40 s for the tests).
 """
 
