@@ -12,6 +12,8 @@ short_description: The names of the NodeWright CRs among some documents
 version_added: 0.1.0
 author: nodewright.bridge contributors (@nodewright)
 description:
+  - Internal to the collection's playbooks (nodewright.bridge.apply and nodewright.bridge.plan), not a stable interface; it may change in any
+    release (the collection's C(docs/versioning.md)).
   - The C(metadata.name) of every C(Skyhook) or C(NodeWright) document, in file order; DeploymentPolicies and
     other documents are left out.
 options:

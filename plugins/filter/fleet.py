@@ -12,6 +12,8 @@ short_description: A fleet of clusters and its stages, checked
 version_added: 0.2.0
 author: nodewright.bridge contributors (@nodewright)
 description:
+  - Internal to the collection's playbooks (nodewright.bridge.fleet), not a stable interface; it may change in any
+    release (the collection's C(docs/versioning.md)).
   - Reads a fleet definition (the C(nodewright.bridge.fleet) playbook's C(nodewright_fleet), the collection's
     C(docs/fleet.md)) and checks it before any cluster is asked anything. Every problem is reported at once, each
     naming its field (C(stages[1].clusters[0]), C(progress_deadline)).

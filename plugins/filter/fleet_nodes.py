@@ -12,6 +12,8 @@ short_description: Every node of a fleet rollout as <cluster>/<node>, with its o
 version_added: 0.2.0
 author: nodewright.bridge contributors (@nodewright)
 description:
+  - Internal to the collection's playbooks (nodewright.bridge.fleet), not a stable interface; it may change in any
+    release (the collection's C(docs/versioning.md)).
   - From each cluster's M(nodewright.bridge.fleet_stage) result, every node its rollouts ran, named
     C(<cluster>/<node>), with its C(status) (V(ok), V(failed), V(removed)), C(compartment) and C(batch); the
     C(nodewright.bridge.fleet) playbook adds them as hosts, so that the recap lists each node with its cluster.

@@ -12,6 +12,8 @@ short_description: The report of a fleet rollout, every cluster's rollouts in on
 version_added: 0.2.0
 author: nodewright.bridge contributors (@nodewright)
 description:
+  - Internal to the collection's playbooks (nodewright.bridge.fleet), not a stable interface; it may change in any
+    release (the collection's C(docs/versioning.md)).
   - The C(nodewright.bridge.fleet) playbook's report, from each cluster's M(nodewright.bridge.fleet_stage) result,
     with each cluster's stage and outcome, and every cluster's rollouts in the C(nodewright.bridge.rollout) callback's
     format, the cluster first in each rollout's C(play) (the timeline shows a row group per cluster).

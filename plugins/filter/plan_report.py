@@ -12,6 +12,8 @@ short_description: Turn rollout plans and drain previews into the nodewright.bri
 version_added: 0.1.0
 author: nodewright.bridge contributors (@nodewright)
 description:
+  - Internal to the collection's playbooks (nodewright.bridge.plan), not a stable interface; it may change in any
+    release (the collection's C(docs/versioning.md)).
   - Combines the results of M(nodewright.bridge.rollout_plan) for several CRs (in run order) with the check-mode
     results of M(nodewright.bridge.node_drain) into one report per CR, with per node the pending stages, the
     merged interrupt, the pods that would be evicted and the PodDisruptionBudgets that would refuse them now.

@@ -12,6 +12,8 @@ short_description: The steps a rendered playbook has, and the nodes it cannot up
 version_added: 0.1.0
 author: nodewright.bridge contributors (@nodewright)
 description:
+  - Internal to the collection's playbooks (nodewright.bridge.render), not a stable interface; it may change in any
+    release (the collection's C(docs/versioning.md)).
   - Used by the playbook nodewright.bridge.render. From the plan of a CR over its nodes and the plan of a node without
     the CR, works out the steps of the rendered playbook (by their step ids; an upgrade beside the apply of a package
     some node has in an older version), the nodes that need steps the playbook does not have, the policy in words

@@ -12,6 +12,8 @@ short_description: The generated parts of the playbook nodewright.bridge.render 
 version_added: 0.1.0
 author: nodewright.bridge contributors (@nodewright)
 description:
+  - Internal to the collection's playbooks (nodewright.bridge.render), not a stable interface; it may change in any
+    release (the collection's C(docs/versioning.md)).
   - Used by the template of the playbook nodewright.bridge.render. Writes the header comment, the embedded CR and
     policy, the settings, the pod modules' C(module_defaults) and the per-node tasks (from the one definition of the
     per-node sequence that M(nodewright.bridge.node_update) runs), as YAML text for the template to place.

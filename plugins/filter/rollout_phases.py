@@ -12,6 +12,8 @@ short_description: Decide what each of several CRs rolls out to in one run, in o
 version_added: 0.1.0
 author: nodewright.bridge contributors (@nodewright)
 description:
+  - Internal to the collection's playbooks (nodewright.bridge.apply), not a stable interface; it may change in any
+    release (the collection's C(docs/versioning.md)).
   - Takes the results of M(nodewright.bridge.rollout_plan), one per CR, puts them in run order (priority, then
     name), and applies the operator's rules across CRs - paused and disabled CRs, C(sequencing) C(node) and C(all),
     runtimeRequired - the way the playbook C(nodewright.bridge.apply) does (module_utils/planning/planner.py holds the rules).

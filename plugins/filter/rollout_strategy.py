@@ -12,6 +12,8 @@ short_description: The strategy apply's rollout plays run with, the budgeted one
 version_added: 0.2.0
 author: nodewright.bridge contributors (@nodewright)
 description:
+  - Internal to the collection's playbooks (nodewright.bridge.apply), not a stable interface; it may change in any
+    release (the collection's C(docs/versioning.md)).
   - Chooses how the apply playbook's rollout plays run. V(nodewright.bridge.budgeted) when the
     C(nodewright.bridge.budgeted) strategy can be loaded by this ansible-core (ansible-core 2.19+ deprecates strategy
     plugins outside C(ansible.builtin); a release may remove them); else V(ansible.builtin.linear), with the

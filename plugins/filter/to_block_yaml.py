@@ -12,6 +12,8 @@ short_description: Data as block-style YAML for people to read, with Jinja-looki
 version_added: 0.1.0
 author: nodewright.bridge contributors (@nodewright)
 description:
+  - Internal to the collection's playbooks (nodewright.bridge.render), not a stable interface; it may change in any
+    release (the collection's C(docs/versioning.md)).
   - Writes the data in block style; a multi-line string becomes a literal block (C(|)).
   - A string that contains C({{), C({%) or C({#) is tagged C(!unsafe), so that Ansible never templates it when it
     reads the YAML back as a playbook.

@@ -12,6 +12,8 @@ short_description: Set uninstall.apply on some packages of NodeWright CR documen
 version_added: 0.1.0
 author: nodewright.bridge contributors (@nodewright)
 description:
+  - Internal to the collection's playbooks (nodewright.bridge.uninstall), not a stable interface; it may change in any
+    release (the collection's C(docs/versioning.md)).
   - Returns copies of the documents in which every package named in O(packages) has C(uninstall.enabled) and
     C(uninstall.apply) set to true. Other documents (DeploymentPolicies) and packages are returned as they are.
   - Used by the C(nodewright.bridge.uninstall) playbook; the CR in the cluster or the file is not changed.

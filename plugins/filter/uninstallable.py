@@ -12,6 +12,8 @@ short_description: The packages of NodeWright CRs that may be uninstalled
 version_added: 0.1.0
 author: nodewright.bridge contributors (@nodewright)
 description:
+  - Internal to the collection's playbooks (nodewright.bridge.uninstall), not a stable interface; it may change in any
+    release (the collection's C(docs/versioning.md)).
   - The names of the packages that have C(uninstall.enabled) true in at least one C(Skyhook) or C(NodeWright)
     document, sorted. The operator's webhook refuses C(uninstall.apply) on any other package.
 options:

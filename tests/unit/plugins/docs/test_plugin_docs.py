@@ -132,3 +132,14 @@ def test_rollout_plans_return_documents_every_key_it_returns():
 @pytest.mark.parametrize('path', [p for p in SOURCES if '/doc_fragments/' not in p and '/filter/' not in p], ids=_rel)
 def test_every_module_and_plugin_has_examples(path):
     assert 'EXAMPLES' in _doc_strings(path), '%s has no EXAMPLES' % _rel(path)
+
+
+# the filters a user's own playbooks may use; every other one says it is the collection's playbooks' own
+PUBLIC_FILTERS = ('nodes_left', 'to_nodewright', 'to_skyhook')
+
+
+@pytest.mark.parametrize('path', [p for p in SOURCES if '/filter/' in p], ids=_rel)
+def test_a_filter_is_public_or_says_it_is_internal(path):
+    doc = yaml.safe_load(_doc_strings(path)['DOCUMENTATION'])
+    internal = any('not a stable interface' in line for line in doc['description'])
+    assert internal == (doc['name'] not in PUBLIC_FILTERS), (_rel(path), doc['description'][0])
