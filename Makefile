@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: scenarios help venv test lint docs docs-lint changelog-lint browser strategy-matrix-new unit sanity galaxy-smoke galaxy-import
+.PHONY: scenarios help venv test lint docs docs-lint changelog-lint browser strategy-matrix-new unit sanity galaxy-smoke galaxy-import integration
 .PHONY: kube interop bench bench-api bench-fleet bench-fleet-clusters bench-protected demo demo-up demo-run demo-down clean molecule
 
 help:
@@ -34,6 +34,7 @@ help:
 	@echo "make molecule      molecule test of the node role against a test cluster (own venv; in make kube too)"
 	@echo "make docs-lint     antsibull-docs lint-collection-docs, the plugin and role docs included"
 	@echo "make changelog-lint  antsibull-changelog lint of changelogs/fragments"
+	@echo "make integration   ansible-test integration (tests/integration/targets) against a test cluster of its own"
 	@echo "make docs          the HTML docs site (antsibull-docs + Sphinx, own venv, not in make test): build/docs/html"
 
 # The virtualenv is (re)installed whenever requirements-test.txt is newer than its stamp, so a
@@ -46,7 +47,7 @@ $(VENV)/.installed: requirements-test.txt
 
 venv: $(VENV)/.installed
 
-test: lint docs-lint changelog-lint unit browser sanity galaxy-smoke galaxy-import kube ee interop strategy-matrix strategy-matrix-new
+test: lint docs-lint changelog-lint unit browser sanity galaxy-smoke galaxy-import kube integration ee interop strategy-matrix strategy-matrix-new
 # make test builds the operator (interop) and strategy-matrix-new's CPython during the cluster tests,
 # niced, in the background (tests/build-peers.sh); each build takes a lock, so the step that needs
 # one waits for that build instead of starting a second
@@ -80,6 +81,10 @@ sanity: venv
 
 galaxy-smoke: venv
 	tests/installed_smoke.sh
+
+# ansible-test integration (tests/integration/targets) against a test cluster of its own (tests/integration.sh)
+integration: venv
+	tests/integration.sh
 
 # galaxy-importer (requirements-test.txt) on the tarball, as Galaxy imports an upload: 0 errors and
 # its success line, or the step fails; the log, its warnings and the JSON result in build/artifacts/galaxy-import.
