@@ -1,6 +1,8 @@
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
-"""nodewright.bridge.node_state against the real API server."""
+"""nodewright.bridge.node_state against the real API server: reading, resetting and completing node states that a test
+writes first. Ignore, unignore and a reset without a CR are the ansible-test integration target
+tests/integration/targets/node_state (make integration)."""
 
 from __future__ import annotations
 
@@ -64,27 +66,12 @@ def test_reset_one_package_then_all(cluster, modules, node):
     assert again['changed'] is False and again['reset'] == []
 
 
-def test_ignore_and_unignore(cluster, modules, node):
-    first = modules.run('node_state', name=node, action='ignore')
-    assert first['changed'] is True and first['ignored'] is True
-    assert cluster.core.read_node(node).metadata.labels['skyhook.nvidia.com/ignore'] == 'true'
-    assert modules.run('node_state', name=node, action='ignore')['changed'] is False
-    back = modules.run('node_state', name=node, action='unignore')
-    assert back['changed'] is True and back['ignored'] is False
-    assert 'skyhook.nvidia.com/ignore' not in (cluster.core.read_node(node).metadata.labels or {})
-
-
 def test_a_corrupt_annotation_is_reported_not_overwritten(cluster, modules, node):
     cluster.core.patch_node(node, {'metadata': {'annotations': {KEY: '{not json'}}})
     result = modules.run('node_state', name=node, cr='gpu-tuning', action='reset', package='a')
     assert result['failed'] is True
     assert node in result['msg'] and KEY in result['msg']
     assert _annotations(cluster, node)[KEY] == '{not json'
-
-
-def test_reset_needs_a_cr(modules, node):
-    result = modules.run('node_state', name=node, action='reset')
-    assert result['failed'] is True and 'cr' in result['msg']
 
 
 def test_complete_records_status_and_lifts_the_runtime_taint(cluster, modules, node):
