@@ -128,7 +128,7 @@ class CallbackModule(CallbackBase):
 
     def _show_rollout_start(self, rollout):
         parts = []
-        for name, comp in rollout_state.shown_compartments(rollout):
+        for name, comp in rollout_state.shown_compartments(rollout['compartments'].items()):
             parts.append('%s (%d host%s, ceiling %d, %s)' % (
                 name, comp['matched'], '' if comp['matched'] == 1 else 's', comp['ceiling'],
                 _strategy_name(comp['strategy'])))
@@ -187,7 +187,7 @@ class CallbackModule(CallbackBase):
             return
         rows = [('play', 'compartment', 'hosts', 'batches', 'ok', 'failed', 'progress', 'elapsed', 'result')]
         for rollout in all_rollouts:
-            for name, comp in rollout_state.shown_compartments(rollout):
+            for name, comp in rollout_state.shown_compartments(rollout['compartments'].items()):
                 result = rollout_state.compartment_result(rollout, name)
                 rows.append((rollout['play'], name, comp['matched'], len(comp['batches']), comp['completed'],
                              comp['failed'], '%d%%' % comp['progress'],

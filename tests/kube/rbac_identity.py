@@ -76,17 +76,12 @@ def _apply(api, doc):
             if exc.status != 409:
                 raise
             rbac.replace_namespaced_role_binding(name, namespace, doc)
-    elif kind == 'ServiceAccount':
+    elif kind in ('ServiceAccount', 'Secret'):
+        create = core.create_namespaced_service_account if kind == 'ServiceAccount' else core.create_namespaced_secret
         try:
-            core.create_namespaced_service_account(doc['metadata']['namespace'], doc)
+            create(doc['metadata']['namespace'], doc)
         except kclient.ApiException as exc:
-            if exc.status != 409:
-                raise
-    elif kind == 'Secret':
-        try:
-            core.create_namespaced_secret(doc['metadata']['namespace'], doc)
-        except kclient.ApiException as exc:
-            if exc.status != 409:
+            if exc.status != 409:  # kept as it is (a token Secret's data is the token controller's)
                 raise
     else:
         raise ValueError(f'examples/rbac: unexpected kind {kind}')

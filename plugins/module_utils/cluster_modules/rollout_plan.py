@@ -26,7 +26,7 @@ from ansible_collections.nodewright.bridge.plugins.module_utils.model import lab
 from ansible_collections.nodewright.bridge.plugins.module_utils.contract import operator_documents
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import _runner
 from ansible_collections.nodewright.bridge.plugins.module_utils.planning.planner import (
-    choose_policy, cr_warnings, normalise_nodes, plan_decision, plan_rollout, plan_warnings)
+    choose_policy, cr_warnings, normalise_nodes, plan_decision, plan_rollout, plan_warnings, policy_documents_of)
 
 
 def _documents(value, what):
@@ -53,10 +53,8 @@ def run(params, warn, live_crs=None, session=None):
         # a CR from the cluster: validated once per version in this process (the engine's plans of every node share it)
         cr = cr_handoff.stored_cr(kube, cr_doc, cr_validation.build_cr) if stored else cr_validation.build_cr(cr_doc)
     except cr_model.CRValidationError as exc:
-        # the policy the CR names (from its file) and the given one are checked too: every problem in one run
-        named = (cr_doc.get('spec') or {}).get('deploymentPolicy') if isinstance(cr_doc.get('spec'), dict) else None
-        beside = [d for d in bundled_policies if named and isinstance(d, dict) and (d.get('metadata') or {}).get('name') == named]
-        raise cr_validation.with_policy_problems(exc, beside + list(given or []))
+        # the policy it would roll out with (given, or named in its file) is checked too: every problem in one run
+        raise cr_validation.with_policy_problems(exc, policy_documents_of(cr_doc, bundled_policies, given))
     gen, gen_reason = _generation(params, kube, cr)
     if params['require_crd'] and kube is not None and not any(kube.served_groups().values()):
         # a CR from a file plans without the CRD; a cluster that must run it (a fleet's) is refused here

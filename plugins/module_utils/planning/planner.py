@@ -123,6 +123,18 @@ def choose_policy(cr, bundled=(), given=None, fetch=None, where=None):
     return resolve_policy(cr, [doc] if doc is not None else []), doc, source
 
 
+def policy_documents_of(cr_doc, bundled=(), given=None):
+    """The DeploymentPolicy documents a CR document rolls out with by choose_policy's rule, from what was given alone
+    (no cluster is asked): ``given`` whole, else the bundled one its spec names. For a CR that does not validate (no CR
+    object to ask), so that its policy's problems are reported with its own."""
+    if given is not None:
+        return list(given)
+    spec = cr_doc.get('spec') if isinstance(cr_doc, dict) else None
+    name = spec.get('deploymentPolicy') if isinstance(spec, dict) else None
+    doc = _named([d for d in bundled if isinstance(d, dict)], name) if name else None
+    return [doc] if doc is not None else []
+
+
 def plan_rollout(cr, nodes, policy=None, order='name', cap_to_ceiling=True, config_changes=None, batch_states=None,
                  gen=SKYHOOK):
     """Plan ``cr`` over ``nodes`` (from normalise_nodes). Returns a dict ready for a module result.

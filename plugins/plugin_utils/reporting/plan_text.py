@@ -16,6 +16,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.nodewright.bridge.plugins.plugin_utils.reporting import rollout_state
+
 # a step's ``after`` (rollout_plan's pending steps) -> when it runs, in the order a node goes through them
 PHASES = ((None, 'on the node as it is'), ('cordon', 'once cordoned'), ('drain', 'after the drain'))
 # a list of node names longer than this is cut in its middle
@@ -95,9 +97,7 @@ def cr_lines(name, cr):
              '   %s nodes: %s complete, %s to update (%s drained); %s' % (
                  summary.get('matched', 0), summary.get('complete', 0), summary.get('to_update', 0),
                  summary.get('needs_drain', 0), cr.get('budget'))]
-    for comp in cr.get('compartments') or []:
-        if not comp.get('matched') and comp.get('name') == '__default__' and len(cr.get('compartments')) > 1:
-            continue  # every node is in a named compartment
+    for dummy, comp in rollout_state.shown_compartments((c.get('name'), c) for c in cr.get('compartments') or []):
         lines.append('   compartment %s: %s nodes, ceiling %s, batches %s' % (
             comp.get('name'), comp.get('matched'), comp.get('ceiling'), comp.get('batch_sizes') or []))
         for number, batch in enumerate(comp.get('batches') or [], 1):

@@ -278,13 +278,14 @@ def shared_budget(rollout, info):
         rollout.shared_budget = dict(info)
 
 
-def shown_compartments(rollout):
-    """``[(name, compartment)]`` of ``rollout`` (a dict of ``rollouts()``) that its lines and summary show: all but the
-    policy's default compartment when it matched no node and another compartment did (every node in a named one)."""
-    comps = list(rollout['compartments'].items())
+def shown_compartments(compartments):
+    """``[(name, compartment)]`` of ``compartments`` (``(name, compartment)`` pairs: a rollout's of ``rollouts()``, or a
+    plan's) that its lines and summary show: all but the policy's default compartment when it matched no node and
+    another compartment did (every node in a named one)."""
+    comps = list(compartments)
     return [(name, comp) for name, comp in comps
-            if not (name == cr_model.DEFAULT_COMPARTMENT and not comp['matched'] and not comp.get('batches')
-                    and any(other['matched'] for dummy, other in comps))]
+            if not (name == cr_model.DEFAULT_COMPARTMENT and not comp.get('matched') and not comp.get('batches')
+                    and any(other.get('matched') for dummy, other in comps))]
 
 
 def compartment_result(rollout, name):

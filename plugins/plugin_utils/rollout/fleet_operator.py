@@ -21,7 +21,6 @@ from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible_collections.nodewright.bridge.plugins.module_utils.api import kube as kube_api
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import operator_guard
 from ansible_collections.nodewright.bridge.plugins.module_utils.cluster_modules import rollout_plan
-from ansible_collections.nodewright.bridge.plugins.module_utils.contract import operator_presence
 from ansible_collections.nodewright.bridge.plugins.module_utils.planning import fleet_progress
 
 
@@ -32,27 +31,28 @@ class _Params(object):
         self.params = params
 
 
-def _connection(connection, api):
-    given = dict(connection)
-    if api:
-        given['nodewright_api'] = api
-    return given
+def _params(cluster_module, connection, api, cr_name):
+    """A cluster module's params for ``cr_name`` in the cluster of ``connection``: its own argument spec's defaults
+    (module_utils.cluster_modules.<name>.module_args), as the module would have them."""
+    given = dict(connection, cr_name=cr_name, nodewright_api=api)
+    validator = ArgumentSpecValidator(cluster_module.module_args()['argument_spec'])
+    return validator.validate(dict((k, v) for k, v in given.items() if v is not None)).validated_parameters
 
 
 def reconciled(connection, cr_names, api=None, session=None):
     """``[(cr name, evidence)]`` of the CRs of ``cr_names`` that a running NodeWright operator reconciles in the
     cluster of ``connection`` ({kubeconfig, context}); ``api``: the run's nodewright_api (None: auto). KubeError when
     the cluster cannot be asked."""
-    kube = kube_api.Kube(kube_api.connection_params(_connection(connection, api)), session=session)
+    kube = None
     found = []
     for name in cr_names:
+        params = _params(operator_guard, connection, api, name)
+        kube = kube or kube_api.Kube(params, session=session)
         try:
-            kube.get_cr(name)
+            # the guard's own reads (the CR, then the operator's leases) and judgement
+            dummy, assessment, dummy_warnings = operator_guard.run(_Params(params), kube)
         except kube_api.NotFound:
             continue  # only in the run's file: no operator reconciles it
-        params = {'cr_name': name, 'lease_namespace': None, 'lease_name': None,
-                  'window': operator_presence.DEFAULT_WINDOW, 'operator_managers': list(operator_presence.OPERATOR_MANAGERS)}
-        dummy, assessment, dummy_warnings = operator_guard.run(_Params(params), kube)
         if assessment['active']:
             found.append((name, '; '.join(assessment['evidence'][:2]) or 'its operator is running'))
     return found
@@ -67,12 +67,10 @@ def left(connection, cr_names, api=None, session=None):
     """What is left to do of ``cr_names`` in the cluster, as the fleet's gate reads it (fleet_progress.nodes_left:
     ``{cr: {erroring, not_done}}``, empty when every node is complete): each CR planned from the cluster."""
     plans = []
-    spec = rollout_plan.module_args()['argument_spec']
     for name in cr_names:
-        given = dict(_connection(connection, api), cr_name=name)
-        params = ArgumentSpecValidator(spec).validate(dict((k, v) for k, v in given.items() if v is not None)).validated_parameters
         try:
-            plans.append(dict(rollout_plan.run(params, lambda text: None, session=session), item=name))
+            plans.append(dict(rollout_plan.run(_params(rollout_plan, connection, api, name), lambda text: None,
+                                               session=session), item=name))
         except kube_api.NotFound:
             continue  # not in the cluster: nothing of it for the operator to do there
         except (kube_api.KubeError, ValueError) as exc:

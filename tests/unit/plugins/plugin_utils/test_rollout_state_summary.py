@@ -35,11 +35,11 @@ def test_an_empty_default_compartment_is_not_shown_beside_named_ones():
     def comp(matched, batches=()):
         return {'matched': matched, 'batches': list(batches)}
     named = {'compartments': {'__default__': comp(0), 'rack-a': comp(4, [['a1']]), 'rack-b': comp(2)}}
-    assert [name for name, dummy in rollout_state.shown_compartments(named)] == ['rack-a', 'rack-b']
+    assert [name for name, dummy in rollout_state.shown_compartments(named['compartments'].items())] == ['rack-a', 'rack-b']
     # every node in the default one, or no node anywhere, or a default that ran a batch: shown
     alone = {'compartments': {'__default__': comp(3)}}
-    assert [name for name, dummy in rollout_state.shown_compartments(alone)] == ['__default__']
+    assert [name for name, dummy in rollout_state.shown_compartments(alone['compartments'].items())] == ['__default__']
     empty = {'compartments': {'__default__': comp(0), 'rack-a': comp(0)}}
-    assert [name for name, dummy in rollout_state.shown_compartments(empty)] == ['__default__', 'rack-a']
+    assert [name for name, dummy in rollout_state.shown_compartments(empty['compartments'].items())] == ['__default__', 'rack-a']
     ran = {'compartments': {'__default__': comp(0, [['gone']]), 'rack-a': comp(1)}}
-    assert [name for name, dummy in rollout_state.shown_compartments(ran)] == ['__default__', 'rack-a']
+    assert [name for name, dummy in rollout_state.shown_compartments(ran['compartments'].items())] == ['__default__', 'rack-a']
