@@ -125,13 +125,13 @@ bench-api: venv
 	$(BIN)/python tests/bench/api_requests_bench.py
 
 # Side by side: the real operator (built by ../shared/upstream/build-operator.sh) and
-# nodewright.bridge.apply, each on a fresh test cluster; not part of make test. See docs/benchmarks.md.
+# nodewright.bridge.apply, each on a fresh test cluster; not part of make test. See docs/dev/benchmarks.md.
 # e.g. make bench-fleet BENCH_FLEET_ARGS='--sizes 24 --side operator'
 BENCH_FLEET_ARGS ?=
 bench-fleet: venv
 	$(BIN)/python tests/bench/fleet_bench.py $(BENCH_FLEET_ARGS)
 
-# nodewright.bridge.fleet over three clusters against apply on one (docs/benchmarks.md); not part of make test
+# nodewright.bridge.fleet over three clusters against apply on one (docs/dev/benchmarks.md); not part of make test
 BENCH_FLEET_CLUSTERS_ARGS ?=
 bench-fleet-clusters: venv
 	$(BIN)/python tests/bench/fleet_clusters_bench.py $(BENCH_FLEET_CLUSTERS_ARGS)
@@ -181,7 +181,7 @@ changelog-lint: venv
 	antsibull-changelog lint
 	PATH=$(abspath $(BIN)):$$PATH docs/build.sh changelog-release-check
 
-# The site in a venv of its own (requirements-docs.txt: the test pins, Sphinx's theme, myst-parser).
+# The site in a venv of its own (requirements-docs.txt: the test pins, Sphinx's theme); the guides are its extra docs (docs/docsite/).
 DOCS_VENV ?= build/docs-venv
 docs: venv
 	@[ $(DOCS_VENV)/.installed -nt requirements-docs.txt ] && [ $(DOCS_VENV)/.installed -nt requirements-test.txt ] || { \

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The collection's documentation tools, run on the collection as ansible-doc finds it (a
 # collections path under build/ whose nodewright/bridge links to this checkout).
-#   docs/build.sh lint                  antsibull-docs lint-collection-docs, plugin docs included (make docs-lint)
+#   docs/build.sh lint                  the extra docs made from the guides, then antsibull-docs lint-collection-docs,
+#                                       plugin and extra docs included (make docs-lint)
 #   docs/build.sh html                  the HTML site in build/docs/html (make docs; needs requirements-docs.txt)
 #   docs/build.sh changelog-release V   antsibull-changelog release --version V (more arguments are passed on)
 #   docs/build.sh changelog-release-check   that release of galaxy.yml's version, made in a copy of the tree (make test)
@@ -23,6 +24,8 @@ link_collection() {
 }
 
 lint() {
+  # the extra docs are the guides converted (docs/docsite_rst.py): stale ones fail here, before the lint reads them
+  python3 "$root/docs/docsite_rst.py" check
   # --validate-collection-refs dependent: references to ansible.builtin are checked too (the
   # collection has no dependencies; a reference to another one, kubernetes.core, is let be)
   antsibull-docs lint-collection-docs --plugin-docs --validate-collection-refs dependent "$collection"
@@ -39,14 +42,17 @@ entries = [
     ("action_plugins", "std:label", "plugins/action.html#action-plugins", "Action plugins"),
     ("callback_plugins", "std:label", "plugins/callback.html#callback-plugins", "Callback plugins"),
     ("common_return_values", "std:label", "reference_appendices/common_return_values.html#common-return-values", "Return Values"),
-    ("ansible_collections.ansible.builtin.copy_module", "std:label",
-     "collections/ansible/builtin/copy_module.html#ansible-collections-ansible-builtin-copy-module", "ansible.builtin.copy module"),
     ("ansible_collections.kubernetes.core.k8s_drain_module", "std:label",
      "collections/kubernetes/core/k8s_drain_module.html#ansible-collections-kubernetes-core-k8s-drain-module",
      "kubernetes.core.k8s_drain module"),
     ("ansible_configuration_settings", "std:label",
      "reference_appendices/config.html#ansible-configuration-settings", "Ansible Configuration Settings"),
 ]
+# ansible.builtin's modules the plugin docs name (role_package maps service, systemd_service, reboot and template)
+for module in ("copy", "reboot", "service", "systemd_service", "template"):
+    entries.append(("ansible_collections.ansible.builtin.%s_module" % module, "std:label",
+                    "collections/ansible/builtin/%s_module.html#ansible-collections-ansible-builtin-%s-module"
+                    % (module, module.replace("_", "-")), "ansible.builtin.%s module" % module))
 for var in ("ANSIBLE_CACHE_PLUGIN", "ANSIBLE_CACHE_PLUGIN_CONNECTION", "ANSIBLE_CACHE_PLUGIN_PREFIX",
             "ANSIBLE_CACHE_PLUGIN_TIMEOUT"):
     entries.append((var, "std:envvar", "reference_appendices/config.html#envvar-" + var, "-"))
@@ -59,7 +65,7 @@ print(base)
 EOF
 }
 
-# Every plugin and role ansible-doc knows has its page, and every docs/*.md its guide page.
+# Every plugin and role ansible-doc knows has its page, and every guide (docs/*.md) its page among the extra docs.
 check_site() {
   local out=$1
   ansible-doc --metadata-dump --no-fail-on-errors nodewright.bridge | python3 -c '
@@ -68,7 +74,7 @@ out, docs = sys.argv[1], sys.argv[2]
 found = json.load(sys.stdin)["all"]
 pages = ["%s_%s.html" % (name.split(".")[-1], kind)
          for kind, names in found.items() if kind != "keyword" for name in names]
-pages += ["guides/%s.html" % f[:-3] for f in os.listdir(docs) if f.endswith(".md")]
+pages += ["docsite/%s.html" % f[:-3] for f in os.listdir(docs) if f.endswith(".md")]
 missing = [p for p in pages if not os.path.isfile(os.path.join(out, p))]
 if missing:
     sys.exit("missing pages in %s: %s" % (out, ", ".join(sorted(missing))))
@@ -88,32 +94,11 @@ html() {
     --fail-on-error --cleanup everything --dest-dir "$site/rst" nodewright.bridge
   # antsibull-docs title-cases the index's heading (Nodewright.Bridge); the collection's name is lower case
   sed -i 's/^Nodewright\.Bridge$/nodewright.bridge/' "$site/rst/index.rst"
-  # docs/*.md are the one source of the guides: Sphinx reads them (myst-parser) from a copy, in
-  # which links out of docs/ (../examples/...) point at the repository instead.
-  mkdir -p "$site/rst/guides"
-  for page in "$root"/docs/*.md; do
-    sed -e 's#](\.\./\([^)]*\))#](https://github.com/nodewright/bridge/blob/main/\1)#g' "$page" \
-      > "$site/rst/guides/$(basename "$page")"
-  done
-  # the guides' images (docs/images/, linked as images/...) beside them
-  if [ -d "$root/docs/images" ]; then cp -r "$root/docs/images" "$site/rst/guides/images"; fi
-  # the guides in the site's navigation, after the collection's own index
-  cat >> "$site/rst/index.rst" <<'EOF'
-
-.. toctree::
-   :caption: Guides
-   :glob:
-   :maxdepth: 1
-
-   guides/*
-EOF
   local inventory_url
   inventory_url=$(ansible_inventory "$site/ansible_devel.inv")
   cat >> "$site/conf.py" <<EOF
 
 # added by docs/build.sh
-extensions.append('myst_parser')
-myst_heading_anchors = 6  # GitHub's anchors (#some-heading), as docs/*.md link them
 intersphinx_mapping = {'ansible_devel': ('$inventory_url', '$site/ansible_devel.inv')}
 # the guides' unlabelled code blocks (shell sessions, JSON) fall back to plain text
 suppress_warnings = ['misc.highlighting_failure']

@@ -49,9 +49,10 @@ done
 [ "$(tail -n 1 "$log")" = "Importer processing completed successfully" ] || fail "the log does not end with the importer's success line"
 [ -s "$art/importer_result.json" ] || fail "no importer_result.json"
 
-# What Galaxy shows from the result: the plugins' docs (from ansible-doc) and each role's README.
-python3 - "$art/importer_result.json" <<'EOF'
+# What Galaxy shows from the result: the plugins' docs (from ansible-doc), each role's README and the guides.
+python3 - "$art/importer_result.json" "$root/docs" <<'EOF'
 import json
+import os
 import sys
 
 blob = json.load(open(sys.argv[1]))['docs_blob']
@@ -64,10 +65,15 @@ if not roles:
     missing.append('no roles in the result')
 if not blob.get('collection_readme', {}).get('html'):
     missing.append('no collection README')
+# the guides: Galaxy and Automation Hub show every Markdown file at the top of docs/ (docs/dev/ is not shipped)
+guides = sorted(f for f in os.listdir(sys.argv[2]) if f.endswith('.md'))
+shown = sorted(d['name'] for d in blob.get('documentation_files') or [] if d.get('html'))
+if shown != guides:
+    missing.append('documentation_files %s, not the guides %s' % (shown, guides))
 if missing:
     sys.exit('FAIL: importer_result.json: ' + '; '.join(missing))
-print('ok: importer_result.json has the docs of %d plugins and modules, the READMEs of %d roles'
-      % (sum(1 for c in blob['contents'] if c['content_type'] in documented), len(roles)))
+print('ok: importer_result.json has the docs of %d plugins and modules, the READMEs of %d roles, %d guides'
+      % (sum(1 for c in blob['contents'] if c['content_type'] in documented), len(roles), len(shown)))
 EOF
 
 grep -E '^WARNING' "$log" > "$art/warnings.txt" || true

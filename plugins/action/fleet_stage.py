@@ -53,7 +53,7 @@ class ActionModule(ActionBase):
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         clusters = run.run()
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        # the stage's apply runs (this task's only children): what the fleet adds is the rest (docs/benchmarks.md)
+        # the stage's apply runs (this task's only children): what the fleet adds is the rest (docs/dev/benchmarks.md)
         runs_cpu = round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 2)
         display.display('nodewright fleet: stage %s: the apply runs used %.2f CPU-s' % (params['stage'], runs_cpu))
         failed = sorted(c for c, r in clusters.items() if r['outcome'] in (fleet_runs.FAILED, fleet_runs.DEADLINE))

@@ -5,7 +5,7 @@
 the task's module in the registry (module_utils/cluster_modules).
 
 A file of one import rather than a symlink: antsibull-docs reads a symlinked action plugin as an alias of the
-module it points to, and lints and renders this module's documentation as node_cordon's (docs/architecture.md).
+module it points to, and lints and renders this module's documentation as node_cordon's (docs/dev/architecture.md).
 """
 
 from __future__ import absolute_import, division, print_function

@@ -47,7 +47,7 @@ load for both) and prints the quiet and the loaded ratios side by side. The benc
 nodes cordoned, or cordoned or rebooting, at once than the budget's batch.
 
 Prints a table per size and writes the figures as JSON (default build/bench-fleet.json).
-Not part of ``make test``: ``make bench-fleet`` (BENCH_FLEET_ARGS=...). See docs/benchmarks.md.
+Not part of ``make test``: ``make bench-fleet`` (BENCH_FLEET_ARGS=...). See docs/dev/benchmarks.md.
 """
 
 from __future__ import annotations

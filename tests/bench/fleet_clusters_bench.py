@@ -19,7 +19,7 @@ worse); the most nodes cordoned or rebooting at once over the fleet (a node watc
     python tests/bench/fleet_clusters_bench.py --nodes 24 --fleet-budget 6
 
 Prints the figures and writes them as JSON (default build/bench-fleet-clusters.json). Not part of ``make test``:
-``make bench-fleet-clusters``. See docs/benchmarks.md.
+``make bench-fleet-clusters``. See docs/dev/benchmarks.md.
 """
 
 from __future__ import annotations

@@ -245,7 +245,7 @@ def main(argv=None):
         return 1
     print('figures: %s' % args.json)
     # the collection's rule (the operator's own figures are shown, not judged: on fake nodes its interrupt pod ends
-    # before the reboot it asks for, so it starts the next batch while nodes still reboot, docs/benchmarks.md)
+    # before the reboot it asks for, so it starts the next batch while nodes still reboot, docs/dev/benchmarks.md)
     bad = [c for c, e in data['cases'].items() if c != 'operator' and (
         e['training']['training_pod_evicted'] or e['training']['max_disrupted_unparked'] > BATCH)]
     return 2 if bad else 0

@@ -4,7 +4,7 @@
 # Test control plane (etcd, kube-apiserver, kube-controller-manager,
 # kube-scheduler built from k8s.io/kubernetes, plus kwok fake GPU nodes).
 # Include from the top-level Makefile:  include tests/cluster/cluster.mk
-# See docs/test-cluster.md.
+# See docs/dev/test-cluster.md.
 
 PYTHON ?= python3
 NODES ?= 8

@@ -1,6 +1,6 @@
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
-"""Helpers for tests against the KWOK test cluster (see docs/test-cluster.md).
+"""Helpers for tests against the KWOK test cluster (see docs/dev/test-cluster.md).
 
 Everything here talks to the real API server; the fake part is only the
 kubelet, played by kwok according to the stages in tests/cluster/stages and

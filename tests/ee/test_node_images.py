@@ -10,7 +10,7 @@ and check containers, their args, env and mounts) runs in turn, the pod's hostPa
 root" (the machine's /usr read-only in it, for the host's /bin/sh and coreutils) and its ConfigMap volumes
 directories in the kubelet's layout (``..data`` symlinks). Nothing touches the real machine's files.
 
-The first run builds the images (docs/test-cluster.md, "Real-node images"); later runs take about a minute.
+The first run builds the images (docs/dev/test-cluster.md, "Real-node images"); later runs take about a minute.
 """
 
 from __future__ import annotations

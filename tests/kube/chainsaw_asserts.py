@@ -140,7 +140,7 @@ def documents(text):
 
 
 def drop_observed_generation(doc):
-    """``doc`` without its ``status.observedGeneration`` (docs/upstream-scenarios.md, difference 7: the operator's
+    """``doc`` without its ``status.observedGeneration`` (docs/dev/upstream-scenarios.md, difference 7: the operator's
     finalizer Update writes the spec once more, a generation the collection never makes)."""
     status = doc.get('status')
     if isinstance(status, dict) and 'observedGeneration' in status:

@@ -179,7 +179,7 @@ def test_config_skyhook_driven_one_apply_per_change_meets_every_upstream_assert(
         cluster, playbooks, node, namespace):
     # upstream's skyhook/config-skyhook as a GitOps user drives the collection: each step's CR change, then one apply
     # (queued behind the one under way), and every assert of the step as upstream wrote it (observedGeneration
-    # left out: docs/upstream-scenarios.md, difference 7). The last step edits dexter's configMap under a glob
+    # left out: docs/dev/upstream-scenarios.md, difference 7). The last step edits dexter's configMap under a glob
     # configInterrupt whose pattern also matches the key an earlier edit left in status.configUpdates: the package
     # owes that interrupt first, so the edit waits for the run's own rollout, and the same run must roll it out.
     files = helpers.upstream_scenario_files('skyhook/config-skyhook')

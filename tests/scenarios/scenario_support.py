@@ -217,7 +217,7 @@ def prepare(scenario, removed, cli_path, keep_generation=False):
 
     Unless ``keep_generation``, the Skyhook asserts lose their ``status.observedGeneration``: the operator's
     finalizer Update writes the packages' names into the spec, one generation the collection never makes
-    (docs/upstream-scenarios.md, 7), and a scenario stops at its first failed assert, so with them in place the
+    (docs/dev/upstream-scenarios.md, 7), and a scenario stops at its first failed assert, so with them in place the
     steps after the first CR assert of most scenarios would never run. Each one taken out is listed.
     """
     category, name = scenario.split('/', 1)

@@ -2,7 +2,7 @@
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
 """The folders of module_utils/ and plugin_utils/ are the architecture's layers, and imports flow one way between
-them (issue 43, item 5; docs/architecture.md draws the same table).
+them (issue 43, item 5; docs/dev/architecture.md draws the same table).
 
 Read from the files' ASTs: a failure names the file, the line and the layer it may not import.
 """
@@ -92,7 +92,7 @@ def test_every_file_of_module_utils_and_plugin_utils_is_in_a_layer():
             path = os.path.join(top, name)
             if name.endswith('.py') or (os.path.isdir(path) and not name.startswith('__') and (folder, name) not in LAYERS):
                 loose.append('plugins/%s/%s' % (folder, name))
-    assert not loose, 'put these in a layer (and in LAYERS and docs/architecture.md): %s' % loose
+    assert not loose, 'put these in a layer (and in LAYERS and docs/dev/architecture.md): %s' % loose
 
 
 def test_imports_flow_one_way_between_the_layers():

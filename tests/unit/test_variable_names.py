@@ -3,7 +3,7 @@
 # Apache License 2.0 (see LICENSE)
 """One name, one meaning: the ``nodewright_*`` variables are inputs, or outputs listed in docs/variables.md.
 
-docs/architecture.md (Naming): variables users set start with ``nodewright_``, internal ones with ``nw_``. The
+docs/dev/architecture.md (Naming): variables users set start with ``nodewright_``, internal ones with ``nw_``. The
 outputs (the inventory's host variables, documented results, custom stats) are listed in docs/variables.md. These
 tests keep the code and that table in step.
 """

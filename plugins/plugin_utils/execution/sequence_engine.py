@@ -11,7 +11,7 @@ workers at once. What a worker touches after the fork becomes its own memory: fo
 sequence (the API client, its TLS connection, the planner, the stages) about 7 MiB per
 worker, on top of what every Ansible worker costs (about 12 MiB on ansible-core 2.19). Run
 in one process, the sequences share one client, one connection pool and one copy of the
-code's memory; the workers only wait (docs/in-process.md, docs/benchmarks.md).
+code's memory; the workers only wait (docs/in-process.md, docs/dev/benchmarks.md).
 
 Life cycle:
 

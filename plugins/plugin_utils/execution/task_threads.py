@@ -9,7 +9,7 @@ Why: Ansible runs each host's task in a worker, a fork of ``ansible-playbook`` t
 the task. A ``node_update`` task served by the sequence engine only sends one request and waits for
 the node's result (sequence_engine.py), for the node's whole update; yet its worker costs what every
 Ansible worker costs: about 12 MiB of its own memory on ansible-core 2.19, 23 MiB with a 1,000-host
-inventory, plus the fork itself (measured: 250 nodes in flight, 5.9 GiB PSS, docs/benchmarks.md). A
+inventory, plus the fork itself (measured: 250 nodes in flight, 5.9 GiB PSS, docs/dev/benchmarks.md). A
 thread of ``ansible-playbook`` running the same TaskExecutor waits the same way for a few hundred KiB.
 
 What the thread does is what ansible-core's WorkerProcess does after its fork (``WorkerProcess._run``):

@@ -145,7 +145,7 @@ class PlayVenue(object):
         # whole update). Python's collector walks every object a process holds and so writes to
         # (copies) the pages they are on: freezing what exists now keeps them shared with the
         # workers (the collector of a worker skips them). Measured: the workers' private memory
-        # drops to a fraction (docs/benchmarks.md).
+        # drops to a fraction (docs/dev/benchmarks.md).
         gc.freeze()
         return cls(sequence_engine.start(fork_lock=fork_lock) if sequence_engine.enabled() else None)
 
