@@ -79,8 +79,11 @@ browser: venv
 sanity: venv
 	tests/sanity.sh
 
+# the tarball installed and its modules run from the installed copy; then the README's commands as a new user runs
+# them, in a fresh virtualenv with an empty home (tests/readme_check.py)
 galaxy-smoke: venv
 	tests/installed_smoke.sh
+	$(BIN)/python tests/readme_check.py $$(ls build/galaxy/nodewright-bridge-*.tar.gz) build/readme
 
 # ansible-test integration (tests/integration/targets) against a test cluster of its own (tests/integration.sh)
 integration: venv

@@ -62,6 +62,8 @@ class ClusterAction(ActionBase):
 
     TRANSFERS_FILES = False
     _supports_check_mode = True
+    # an async task runs as a module under the async wrapper (venue.run); node_update refuses it there
+    _supports_async = True
 
     def _load_file(self, name, value):
         try:

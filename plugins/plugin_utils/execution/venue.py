@@ -8,8 +8,9 @@
 A cluster task's module code runs in one of four places:
 
 * ``module``: as an ordinary Ansible module (AnsiballZ) on the task's host. A task delegated to
-  another host, with ``become`` or ``async``, without the ``kubernetes`` client on the controller,
-  or with ``NODEWRIGHT_BRIDGE_IN_PROCESS=0``. (node_update then runs each of its steps that way.)
+  another host, with ``become`` or ``async`` (under ansible-core's async wrapper), without the ``kubernetes``
+  client on the controller, or with ``NODEWRIGHT_BRIDGE_IN_PROCESS=0``. (node_update then runs each of its steps
+  that way; it refuses ``async``.)
 * ``worker``: in the process that runs the task, the module's code imported once in
   ``ansible-playbook`` (in_process.py): no AnsiballZ, no new Python.
 * ``sequence engine``: node_update only, while the play's engine runs (sequence_engine.py) and the
@@ -75,7 +76,10 @@ def run(action, args, task_vars):
         return _node_update(action, args, task_vars)
     task = action._task
     if choose(action) == MODULE:
-        return action._execute_module(module_name=action.MODULE, module_args=args, task_vars=task_vars)
+        # an async task: the module started under ansible-core's async wrapper, as ansible.builtin's normal action does
+        wrap_async = bool(task.async_val) and not action._connection.has_native_async
+        return action._execute_module(module_name=action.MODULE, module_args=args, task_vars=task_vars,
+                                      wrap_async=wrap_async)
     with action.task_process():
         return in_process.run(action.MODULE, action.MODULE_CODE, args, check_mode=task.check_mode, diff=task.diff)
 
@@ -83,6 +87,11 @@ def run(action, args, task_vars):
 def _node_update(action, args, task_vars):
     """node_update's sequence: in the engine, in this process, or its steps as modules."""
     task = action._task
+    if task.async_val:
+        # its steps are modules run one after the other, each waited for: no one job for async_status to follow
+        return {'failed': True, 'msg': '%s does not support async: its steps run one after the other, each a module '
+                                       'of its own; run it without async (the budgeted strategy updates nodes side by '
+                                       'side)' % NODE_UPDATE}
     params, invalid = in_process.validate(action.MODULE, action.MODULE_CODE, args, check_mode=task.check_mode)
     if invalid is not None:
         return invalid
