@@ -13,11 +13,11 @@ state="$work-cluster"
 python=$(command -v python)
 "$python" "$root/tests/cluster/launcher.py" down --dir "$state" > /dev/null 2>&1 || true
 trap '"$python" "$root/tests/cluster/launcher.py" down --dir "$state" > /dev/null 2>&1 || true' EXIT
-"$python" "$root/tests/cluster/launcher.py" up --nodes 8 --dir "$state" --kubeconfig "$state.kubeconfig" > /dev/null
+"$python" "$root/tests/cluster/launcher.py" up --nodes 9 --dir "$state" --kubeconfig "$state.kubeconfig" > /dev/null
 dest=$("$root/tests/copy_collection.sh" "$work")
 # The targets' modules read the kubeconfig; their own setup (a CR, a policy, a node's state or boot ID, a pod)
 # goes to the API server with ansible.builtin.uri, so the server, its CA and the token are handed over as well.
-# Each target has a node of its own: node_cordon 00, node_state 01, node_health 02, rollout_plan 03 to 07.
+# Each target has a node of its own: node_cordon 00, node_state 01, node_health 02, rollout_plan 03 to 07, node_drain 08.
 "$python" - "$state.kubeconfig" "$dest/tests/integration/integration_config.yml" <<'PY'
 import base64, os, sys, yaml
 config = yaml.safe_load(open(sys.argv[1]))
@@ -29,7 +29,7 @@ if 'certificate-authority-data' in cluster:
 else:
     ca = cluster['certificate-authority']
 yaml.safe_dump({'nodewright_test_kubeconfig': os.path.abspath(sys.argv[1]),
-                'nodewright_test_nodes': ['gpu-node-%02d' % i for i in range(8)],
+                'nodewright_test_nodes': ['gpu-node-%02d' % i for i in range(9)],
                 'nodewright_test_api': {'server': cluster['server'], 'token': user['token'], 'ca': ca}},
                open(sys.argv[2], 'w'))
 PY

@@ -1,6 +1,10 @@
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
-"""nodewright.bridge.node_drain against the real API server (real PDBs, controllers and scheduler)."""
+"""nodewright.bridge.node_drain against the real API server (real PDBs, controllers and scheduler).
+
+Check mode, the preflight, a budget that holds a drain to its timeout, protected pods that do not finish in time
+and bad input are the ansible-test integration target's (tests/integration/targets/node_drain).
+"""
 
 from __future__ import annotations
 
@@ -149,41 +153,6 @@ def test_pdb_blocks_then_allows(cluster, modules, node, namespace):
     assert not {p.metadata.uid for p in web} & _uids(cluster, namespace, 'app=web')
 
 
-def test_pdb_that_never_allows_fails_naming_it(cluster, modules, node, namespace):
-    web = _deployment(cluster, namespace, 'web', node, 1)
-    _pdb(cluster, namespace, 'web', 1, 0)
-    result = modules.run('node_drain', name=node, timeout=8)
-    assert result['failed'] is True
-    pod = web[0].metadata.name
-    assert f'{namespace}/{pod} blocked by {namespace}/web (minAvailable 1,' in result['msg']
-    assert 'disruptionsAllowed 0' in result['msg']
-    entry = _by_name(result)[web[0].metadata.name]
-    assert entry['action'] == 'blocked' and entry['attempts'] >= 2
-    assert _uids(cluster, namespace, 'app=web') == {web[0].metadata.uid}
-
-
-def test_preflight_fails_before_the_first_eviction(cluster, modules, node, namespace):
-    free = _deployment(cluster, namespace, 'free', node, 2)
-    _deployment(cluster, namespace, 'guarded', node, 1)
-    _pdb(cluster, namespace, 'guarded', 1, 0)
-    before = _uids(cluster, namespace, 'app=free')
-    result = modules.run('node_drain', name=node, preflight=True)
-    assert result['failed'] is True and 'preflight failed, nothing was evicted' in result['msg']
-    assert f'{namespace}/guarded' in result['msg']
-    assert result['preflight']['ok'] is False
-    assert [b['name'] for b in result['preflight']['blocked']][0].startswith('guarded-')
-    assert _uids(cluster, namespace, 'app=free') == before == {p.metadata.uid for p in free}
-
-
-def test_check_mode_reports_and_evicts_nothing(cluster, modules, node, namespace):
-    web = _deployment(cluster, namespace, 'web', node, 2)
-    result = modules.run('node_drain', name=node, check=True)
-    assert result['rc'] == 0 and result['changed'] is True
-    assert {e['action'] for e in result['pods'] if e['namespace'] == namespace} == {'would-evict'}
-    assert result['preflight'] == {'ok': True, 'blocked': []}
-    assert _uids(cluster, namespace, 'app=web') == {p.metadata.uid for p in web}
-
-
 def test_statefulset_pod_returning_under_the_same_name_is_not_waited_for(cluster, modules, node, namespace):
     labels = {'app': 'db'}
     _apps(cluster).create_namespaced_stateful_set(namespace, {
@@ -221,24 +190,6 @@ def test_wait_for_protected_pods_to_finish(cluster, modules, node, namespace):
     entries = _by_name(result)
     assert entries['train']['action'] == 'skipped'
     assert entries[web[0].metadata.name]['action'] == 'evicted'
-
-
-def test_wait_for_timeout_evicts_nothing(cluster, modules, node, namespace):
-    web = _deployment(cluster, namespace, 'web', node, 1)
-    body = _template({'workload': 'training'}, node)
-    cluster.core.create_namespaced_pod(namespace, {'metadata': dict(body['metadata'], name='train'), 'spec': body['spec']})
-    cluster.wait_pod(namespace, 'train', lambda p: p.status.phase == 'Running')
-    result = modules.run('node_drain', name=node, wait_for='workload=training', wait_for_timeout=3)
-    assert result['failed'] is True
-    assert f'{namespace}/train' in result['msg'] and 'nothing was evicted' in result['msg']
-    assert _uids(cluster, namespace, 'app=web') == {web[0].metadata.uid}
-
-
-def test_bad_selector_and_missing_node(modules, node):
-    bad = modules.run('node_drain', name=node, pod_selector='app in (a')
-    assert bad['failed'] is True and 'pod_selector' in bad['msg']
-    missing = modules.run('node_drain', name='no-such-node-y')
-    assert missing['failed'] is True and 'node no-such-node-y does not exist' in missing['msg']
 
 
 def test_rbac_without_eviction_fails_and_evicts_nothing(cluster, modules, node, namespace, identity):
