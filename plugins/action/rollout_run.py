@@ -38,9 +38,10 @@ class ActionModule(ActionBase):
         hosts = list(task_vars.get('ansible_play_hosts_all') or [])
         hostvars = task_vars['hostvars']
 
+        names = rollout_config.HOST_VARS + (builtin_rollout.HOSTVAR_RUNTIME_REQUIRED,)
+
         def host_vars_of(name):
-            return dict((var, template(hostvars[name].get(var))) for var in rollout_config.HOST_VARS
-                        + (builtin_rollout.HOSTVAR_RUNTIME_REQUIRED,) if hostvars[name].get(var) is not None)
+            return dict((var, template(hostvars[name].get(var))) for var in names if hostvars[name].get(var) is not None)
 
         try:
             prepared = builtin_rollout.prepare_phases(values, hosts, host_vars_of, play_rollout.file_reader(self._loader))

@@ -390,8 +390,8 @@ class Clients(object):
 
     def client(self, params):
         """``(Configuration, ApiClient)`` for the connection options in ``params``, made on first use."""
-        key = json.dumps([os.getpid(), os.environ.get('KUBECONFIG'), os.environ.get('KUBERNETES_SERVICE_HOST')]
-                         + [params.get(k) for k in CONNECTION_KEYS], sort_keys=True, default=str)
+        process = [os.getpid(), os.environ.get('KUBECONFIG'), os.environ.get('KUBERNETES_SERVICE_HOST')]
+        key = json.dumps(process + [params.get(k) for k in CONNECTION_KEYS], sort_keys=True, default=str)
         if key not in self._by_key:
             lib = client_library()
             configuration = _build_configuration(params, lib)

@@ -95,9 +95,9 @@ class WatchesAPI(ClientPart):
         ``metadata.name=`` field selector names, in ``namespace``), served by the long-lived process's shared
         watch of that kind and namespace (LiveCRs.shared_watch) when there is one that can serve it."""
         shared = None
-        if (resource_version_number(since) is not None and self.live_crs is not None and namespace
-                and kind in SHARED_KINDS and not label_selector
-                and on_event is None and (field_selector or '').startswith('metadata.name=') and ',' not in field_selector):
+        one_object = (field_selector or '').startswith('metadata.name=') and ',' not in field_selector
+        shareable = kind in SHARED_KINDS and not label_selector and on_event is None and one_object
+        if resource_version_number(since) is not None and self.live_crs is not None and namespace and shareable:
             shared = self.live_crs.shared_watch(kind, namespace, self.host)
         if shared is not None:
             started = time.time()

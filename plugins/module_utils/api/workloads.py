@@ -224,9 +224,9 @@ class ConfigMapsAPI(ClientPart):
         """'unchanged', 'kept' (``create_only``), 'updated' by a patch guarded by ``current``'s resourceVersion,
         or None when that patch lost a race (409)."""
         meta, cur_meta = manifest['metadata'], current.get('metadata') or {}
-        same = ((current.get('data') or {}) == (manifest.get('data') or {})
-                and _contains(cur_meta.get('labels') or {}, meta.get('labels') or {})
-                and _contains(cur_meta.get('annotations') or {}, meta.get('annotations') or {}))
+        same = all(((current.get('data') or {}) == (manifest.get('data') or {}),
+                    _contains(cur_meta.get('labels') or {}, meta.get('labels') or {}),
+                    _contains(cur_meta.get('annotations') or {}, meta.get('annotations') or {})))
         if same:
             return 'unchanged'
         if create_only:

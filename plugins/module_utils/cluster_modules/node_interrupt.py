@@ -83,8 +83,8 @@ def run(module, kube):
                                         cr_uid=uid, cr_generation=generation, gen=gen, **pod_run.operator_settings(params))
     reboot = interrupt['type'] == 'reboot'
     boot_key = BOOT_ID_PREFIX + cr.name
-    resumed = bool(current and current['stage'] == stage and current['state'] in ('in_progress', 'erroring')
-                   and annotations.get(boot_key))
+    under_way = bool(current) and current['stage'] == stage and current['state'] in ('in_progress', 'erroring')
+    resumed = bool(under_way and annotations.get(boot_key))
     before = annotations.get(boot_key) if resumed else node_conditions.boot_id(node)
     covered = [cr.packages[name] for name in params['covered'] if name != package.name]
     record = _record(node_name, cr.name, package, stage, covered, current, gen)

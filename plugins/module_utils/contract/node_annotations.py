@@ -443,8 +443,8 @@ CONDITION_TAINTS = ('node.kubernetes.io/not-ready', 'node.kubernetes.io/unreacha
 def untolerated(taints, tolerations):
     """The taints (as ``taint_text``) that no toleration tolerates: the operator's CheckTaintToleration wants
     every taint of a node tolerated, whatever its effect, before it picks the node (CONDITION_TAINTS aside)."""
-    return [taint_text(t) for t in taints or [] if t.get('key') not in CONDITION_TAINTS
-            and not any(tolerates(tol, t) for tol in tolerations)]
+    considered = [t for t in taints or [] if t.get('key') not in CONDITION_TAINTS]
+    return [taint_text(t) for t in considered if not any(tolerates(tol, t) for tol in tolerations)]
 
 
 def is_new_node(annotations, gen=SKYHOOK):
@@ -486,8 +486,8 @@ def runtime_taint_patch(node, taint_spec, required_crs, gen=SKYHOOK):
     if any(annotations.get(status_key(cr, gen)) != 'complete' for cr in required_crs):
         return None
     taints = list((node.get('spec') or {}).get('taints') or [])
-    kept = [t for t in taints if not any(t.get('key') == w['key'] and t.get('effect') == w['effect']
-                                         and (t.get('value') or '') == w.get('value', '') for w in wanted)]
+    wanted_keys = [(w['key'], w['effect'], w.get('value', '')) for w in wanted]
+    kept = [t for t in taints if (t.get('key'), t.get('effect'), t.get('value') or '') not in wanted_keys]
     if len(kept) == len(taints):
         return None
     return {'spec': {'taints': kept or None}}

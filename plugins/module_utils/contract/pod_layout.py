@@ -358,8 +358,8 @@ def picker_tolerations(cr, runtime_required_taint=None, gen=SKYHOOK):
 
 def pod_tolerations(cr, runtime_required_taint=None, gen=SKYHOOK):
     """Cordon (unschedulable, Exists), the runtime-required taint(s), then the CR's additionalTolerations."""
-    return ([{'key': UNSCHEDULABLE_TAINT, 'operator': 'Exists'}] + runtime_required_tolerations(runtime_required_taint, gen)
-            + copy.deepcopy(cr.additional_tolerations))
+    cordon = [{'key': UNSCHEDULABLE_TAINT, 'operator': 'Exists'}]
+    return cordon + runtime_required_tolerations(runtime_required_taint, gen) + copy.deepcopy(cr.additional_tolerations)
 
 
 def interrupt_json(interrupt):

@@ -177,5 +177,5 @@ def killed_by_shutdown(verdict):
     The operator's interrupt then completes once the node is back (the agent's flag makes the restarted
     container exit 0); the node's new boot ID, not the pod, says whether the reboot happened.
     """
-    return (verdict.get('outcome') == FAILED
-            and (verdict.get('exit_code') in _KILLED_EXIT_CODES or verdict.get('reason') in _SHUTDOWN_REASONS))
+    killed = verdict.get('exit_code') in _KILLED_EXIT_CODES or verdict.get('reason') in _SHUTDOWN_REASONS
+    return verdict.get('outcome') == FAILED and killed

@@ -64,9 +64,11 @@ def decide(cr, package, states, pods_left=()):
         return {'action': 'hold', 'restart': [], 'all_complete': False,
                 'why': 'being uninstalled on %s: config changes wait for it' % ', '.join(uninstalling)}
     complete = [n for n, s in states.items() if n not in pods_left and package_complete(cr, package, s)]
-    restart = sorted(n for n, s in states.items()
-                     if (s.get(package.unique_name) or {}).get('stage') in CONFIG_RESTARTED_STAGES
-                     and s[package.unique_name]['state'] == 'erroring')
+
+    def restarted(state):
+        entry = state.get(package.unique_name) or {}
+        return entry.get('stage') in CONFIG_RESTARTED_STAGES and entry['state'] == 'erroring'
+    restart = sorted(n for n, s in states.items() if restarted(s))
     every = len(complete) == len(states)
     if every or restart:
         why = ('complete on every node' if every else

@@ -111,9 +111,8 @@ class _Graph(object):
         remaining_leaves = [n for n in self.leaves if n not in complete and n not in skip]
         if remaining_leaves:
             return remaining_leaves
-        return sorted(p.name for p in self.packages.values()
-                      if p.name not in complete and p.name not in skip and p.depends_on
-                      and all(d in complete for d in p.depends_on))
+        waiting = [p for p in self.packages.values() if p.name not in complete and p.name not in skip and p.depends_on]
+        return sorted(p.name for p in waiting if all(d in complete for d in p.depends_on))
 
 
 def _install_sequence(pkg, entry, has_interrupt, first_stage):

@@ -229,8 +229,9 @@ def _auto_taint(cr, nodes, gen):
     if not (cr.runtime_required and cr.auto_taint_new_nodes):
         return []
     taint = node_annotations.parse_taint(gen.runtime_required_taint)
-    return sorted(n['name'] for n in nodes if label_selector.matches(cr.node_selector, n['labels'])
-                  and node_annotations.is_new_node(n['annotations'], gen) and not node_annotations.has_taint(n.get('taints'), taint))
+    selected = [n for n in nodes if label_selector.matches(cr.node_selector, n['labels'])]
+    return sorted(n['name'] for n in selected
+                  if node_annotations.is_new_node(n['annotations'], gen) and not node_annotations.has_taint(n.get('taints'), taint))
 
 
 def _plan_rollout(cr, nodes, policy, order, cap_to_ceiling, config_changes, batch_states, gen):
@@ -292,9 +293,9 @@ def _node_results(cr, selected, node_plans, scheduler, gen):
         plan = node_plans[node['name']]
         status = node['annotations'].get(status_key) or 'unknown'
         # the operator's "complete" record (status annotation and label, version) is on the node already
-        recorded = (all(node['annotations'].get(k) == v for k, v in complete_record.get('annotations', {}).items())
-                    and all(node['labels'].get(k) == v for k, v in complete_record.get('labels', {}).items())
-                    and node['annotations'].get(version_key) == gen.operator_version)
+        recorded = all((all(node['annotations'].get(k) == v for k, v in complete_record.get('annotations', {}).items()),
+                        all(node['labels'].get(k) == v for k, v in complete_record.get('labels', {}).items()),
+                        node['annotations'].get(version_key) == gen.operator_version))
         result_nodes[node['name']] = {
             'compartment': scheduler.compartment_of(node['name']),
             'pending': plan['pending'],
@@ -460,18 +461,17 @@ def cr_decision(plan, required=None):
         return {'runs': pending, 'complete': [], 'release': [], 'record': [], 'rolling': [], 'skipped': None,
                 'pending': pending}
     to_block = plan.get('to_block') or []
-    record = ([{'node': n, 'status': 'blocked'} for n in to_block]
-              # IntrospectNode: a node not complete that says nothing (unknown), complete (its state was reset) or
-              # paused / disabled (the CR runs again) waits for its batch; complete ones get their record
-              + [{'node': n, 'status': 'waiting'} for n in pending if n not in to_block and (
-                  nodes[n].get('stale_complete') or nodes[n].get('status') in WAITS_FROM)])
+    # IntrospectNode: a node not complete that says nothing (unknown), complete (its state was reset) or
+    # paused / disabled (the CR runs again) waits for its batch; complete ones get their record
+    waiting = [n for n in pending if n not in to_block and (nodes[n].get('stale_complete') or nodes[n].get('status') in WAITS_FROM)]
+    record = [{'node': n, 'status': 'blocked'} for n in to_block] + [{'node': n, 'status': 'waiting'} for n in waiting]
     return {
         'runs': pending,
         'complete': [n for n in complete if not nodes[n].get('recorded') or required.get(n)],
         'release': [n for n in complete if cr['name'] in nodes[n].get('cordoned_by', [])],
         'record': sorted(record, key=lambda r: r['node']),
-        'rolling': [n for n in pending if set((nodes[n].get('status'), nodes[n].get('cr_status')))
-                    & set(node_annotations.ROLLING_STATUSES)],
+        'rolling': [n for n in pending if set(node_annotations.ROLLING_STATUSES).intersection(
+            (nodes[n].get('status'), nodes[n].get('cr_status')))],
         'skipped': None,
         'pending': pending,
     }

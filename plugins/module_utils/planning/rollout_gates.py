@@ -534,8 +534,8 @@ def parse_gates(value):
     errors = []
     _unknown_keys(value, GATE_KEYS, VAR_GATES, errors)
     max_not_ready = value.get('max_not_ready')
-    if max_not_ready is not None and (isinstance(max_not_ready, bool) or not isinstance(max_not_ready, int)
-                                      or max_not_ready < 0):
+    whole = isinstance(max_not_ready, int) and not isinstance(max_not_ready, bool)
+    if max_not_ready is not None and (not whole or max_not_ready < 0):
         errors.append('%s.max_not_ready: must be a whole number >= 0, got %r' % (VAR_GATES, max_not_ready))
     prometheus = None
     if value.get('prometheus') is not None:

@@ -198,8 +198,8 @@ def untaken(state):
     """Members not finished, not in flight, not orphaned, not parked and not in the open batch."""
     batch = (state.get('batch') or {}).get('nodes') or {}
     parked = state.get('parked') or {}
-    return [n for n in members(state) if n not in state['done'] and n not in state['slots'] and n not in batch
-            and n not in state['orphans'] and n not in parked]
+    taken = (state['done'], state['slots'], batch, state['orphans'], parked)
+    return [n for n in members(state) if not any(n in group for group in taken)]
 
 
 def _scratch(state, rules):
@@ -389,8 +389,11 @@ def take(state, rules, run, wanted, now, expiry):
     parked = state.setdefault('parked', {})
     # a node whose protected pods finished is its run's to take (its task waits for that run's slot)
     rejoining = state.setdefault('rejoining', {})
-    busy = [n for n in wanted if n not in state['done'] and ((n in state['slots'] and state['slots'][n]['run'] != run)
-                                                             or parked.get(n, run) != run or rejoining.get(n, run) != run)]
+
+    def another_runs(node):
+        in_slot = node in state['slots'] and state['slots'][node]['run'] != run
+        return in_slot or parked.get(node, run) != run or rejoining.get(node, run) != run
+    busy = [n for n in wanted if n not in state['done'] and another_runs(n)]
     # an orphan already has its place in the batch or window: taking it needs no room
     orphans = [n for n in wanted if n in state['orphans']]
     skip = set(finished) | set(state['slots']) | set(state['orphans']) | set(parked) | set(busy)

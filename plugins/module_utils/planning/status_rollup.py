@@ -262,8 +262,8 @@ def wanted_conditions(cr, nodes, status, node_statuses, generation, policy_missi
         missing = _condition('DeploymentPolicyNotFound', 'True', 'DeploymentPolicyNotFound',
                              'DeploymentPolicy "%s" not found' % cr.deployment_policy, generation)
         wanted += [missing, dict(missing, type=twin('DeploymentPolicyNotFound', gen))]
-    return (wanted + uninstall_conditions(cr, nodes, generation) + blocked_conditions(cr, nodes, generation)
-            + drain_blocked_conditions(nodes, generation, gen) + apply_package_conditions(nodes, current, generation, gen))
+    wanted += uninstall_conditions(cr, nodes, generation) + blocked_conditions(cr, nodes, generation)
+    return wanted + drain_blocked_conditions(nodes, generation, gen) + apply_package_conditions(nodes, current, generation, gen)
 
 
 def drain_blocked_conditions(nodes, generation, gen=SKYHOOK):
