@@ -14,7 +14,8 @@ printed:
 - the plan as JSON, and written to a file;
 - an invalid CR: the README's three problems, word for word;
 - the v0.15 example planned the same way, and `to_skyhook` of the v0.20 example giving the v0.15 one;
-- the "Budgeted batches for any play" example over local hosts, with the rollout callback and its report.
+- the "Budgeted batches for any play" example over local hosts, with the rollout callback and its report;
+- every file the README names (links, paths in backticks) is in the installed copy.
 
 The commands that need a cluster or the network say so in the README ("Then: a cluster", the git URL, AWX); they
 are run by the cluster suites (tests/kube, tests/integration), not here.
@@ -176,10 +177,24 @@ def budgeted_play(user, blocks):
     print('ok: the budgeted play over 8 local hosts, with the rollout callback and its report')
 
 
+def named_paths(collection):
+    """Every file the README names before "Development" (a relative link, or a path in backticks) is in the
+    installed copy: a reader of the README on Galaxy, or of the installed one, finds it."""
+    with open(os.path.join(ROOT, 'README.md')) as handle:
+        text = handle.read().split('\n## Development')[0]
+    links = [m for m in re.findall(r'\]\(([^)#\s]+)', text) if not m.startswith(('http://', 'https://'))]
+    quoted = [m for m in re.findall(r'`([A-Za-z0-9_./-]+)`', text)
+              if re.match(r'^(examples|docs|meta|playbooks|roles|plugins|changelogs)/', m)]
+    missing = sorted(p for p in set(links + quoted) if not os.path.exists(os.path.join(collection, p)))
+    assert not missing, 'the README names files the installed collection does not have: %s' % missing
+    print('ok: the %d files the README names are in the installed collection' % len(set(links + quoted)))
+
+
 def main(tarball, work):
     blocks = readme_blocks()
     user = NewUser(work)
     install(user, blocks, os.path.abspath(tarball))
+    named_paths(os.path.join(user.home, '.ansible/collections/ansible_collections/nodewright/bridge'))
     command = plan_from_files(user, blocks)
     invalid_cr(user, blocks, command)
     skyhook_twin(user, command)
