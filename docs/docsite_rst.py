@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """The guides (docs/*.md) as the collection's extra docs (docs/docsite/rst/*.rst).
 
 Galaxy and Automation Hub show docs/*.md as they are (galaxy-importer renders every Markdown file
@@ -13,8 +12,8 @@ and rewrites its links on pandoc's syntax tree:
 - a link to a file that does not exist is an error, as is a guide that extra-docs.yml does not list
   exactly once, or a listed page that is not a guide.
 
-    docs/docsite_rst.py write   rewrite docs/docsite/rst/ (after editing a guide)
-    docs/docsite_rst.py check   fail if docs/docsite/rst/ is not what `write` would make (make docs-lint)
+    .venv/bin/python docs/docsite_rst.py write   rewrite docs/docsite/rst/ (after editing a guide)
+    .venv/bin/python docs/docsite_rst.py check   fail if docs/docsite/rst/ is not what `write` would make (make docs-lint)
 """
 import json
 import os
@@ -138,7 +137,7 @@ class Guides(object):
         tree = json.loads(json.dumps(self.trees[name]))
         walk(tree['blocks'], visit)
         body = pypandoc.convert_text(json.dumps(tree), 'rst', format='json', extra_args=['--columns=' + COLUMNS])
-        return ('..\n  Made from docs/%s.md by docs/docsite_rst.py; edit that file, then run docs/docsite_rst.py write.\n\n'
+        return ('..\n  Made from docs/%s.md by docs/docsite_rst.py; edit that file, then run python docs/docsite_rst.py write.\n\n'
                 '.. _%s:\n\n%s' % (name, label(name), body))
 
 
@@ -170,7 +169,7 @@ def main(command):
     if command == 'check':
         stale = sorted(f for f in set(wanted) | set(present) if wanted.get(f) != present.get(f))
         if stale:
-            sys.exit('docs/docsite/rst/ is not made from docs/*.md (run docs/docsite_rst.py write): ' + ', '.join(stale))
+            sys.exit('docs/docsite/rst/ is not made from docs/*.md (run python docs/docsite_rst.py write): ' + ', '.join(stale))
         print('docs/docsite/rst/: %d pages, each made from its guide' % len(wanted))
         return
     os.makedirs(RST, exist_ok=True)
