@@ -57,12 +57,21 @@ def real(cluster):
     stop()
 
 
-def _apply(playbooks, real, cr, namespace, **extra):
+def _variables(real, cr, namespace, **extra):
     variables = {'nodewright_cr_name': cr, 'nodewright_namespace': namespace,
                  'nodewright_agent_image': real.images['agent'], 'nodewright_stage_timeout': 180,
                  'nodewright_interrupt_timeout': 240, 'nodewright_drain_timeout': 120}
     variables.update(extra)
-    return playbooks.run('nodewright.bridge.apply', extra_vars=variables)
+    return variables
+
+
+def _apply(playbooks, real, cr, namespace, **extra):
+    return playbooks.run('nodewright.bridge.apply', extra_vars=_variables(real, cr, namespace, **extra))
+
+
+def protected_wait_key(cr):
+    """The node's record of a drain waiting for its protected pods (contract/protected_wait.py's key)."""
+    return f'bridge.nodewright.io/protected-wait_{cr}'
 
 
 def test_a_cr_rolls_out_on_a_real_node_each_stage_once_in_order(real, playbooks, namespace):
@@ -155,12 +164,21 @@ def _workload_pod_spec(real, command, grace):
                             'command': ['/bin/sh', '-c', command]}]}
 
 
+# The protected pod's release: a file the test writes in the node's /var/lib/nodewright-proof (the pod's hostPath).
+RELEASE_DIR = '/var/lib/nodewright-proof'
+
+
 def _real_workload(real, namespace, tag):
-    """A protected pod that finishes by itself in 12 s, and two replicas under a PDB (maxUnavailable 1) that stop
-    only after 3 s of their SIGTERM grace period; the replicas prefer the real node and move to a fake one."""
+    """A protected pod that finishes by itself once the test releases it (_release), and two replicas under a PDB
+    (maxUnavailable 1) that stop only after 3 s of their SIGTERM grace period; the replicas prefer the real node and
+    move to a fake one. The release, not a fixed sleep: how long a run takes to reach the drain depends on the machine
+    (seen: a 12 s sleep over before the drain looked, on a slow one), the wait must not."""
     core, apps = real.cluster.core, kclient.AppsV1Api(real.cluster.api)
-    protected = {'metadata': {'name': f'training-{tag}', 'labels': {'workload': f'training-{tag}'}},
-                 'spec': dict(_workload_pod_spec(real, 'sleep 12', 30), nodeName=real.name, restartPolicy='Never')}
+    waits = f'while [ ! -e /release/training-{tag} ]; do sleep 0.2; done'
+    spec = dict(_workload_pod_spec(real, waits, 30), nodeName=real.name, restartPolicy='Never',
+                volumes=[{'name': 'release', 'hostPath': {'path': RELEASE_DIR, 'type': 'Directory'}}])
+    spec['containers'][0]['volumeMounts'] = [{'name': 'release', 'mountPath': '/release', 'readOnly': True}]
+    protected = {'metadata': {'name': f'training-{tag}', 'labels': {'workload': f'training-{tag}'}}, 'spec': spec}
     core.create_namespaced_pod(namespace, protected)
     graceful = 'trap "sleep 3; exit 0" TERM; while :; do sleep 0.2; done'
     spec = _workload_pod_spec(real, graceful, 20)
@@ -186,16 +204,32 @@ def _real_workload(real, namespace, tag):
     return labels
 
 
+def _release(real, tag):
+    """The protected pod's file on the machine (the node's /var/lib/nodewright-proof is its proof directory)."""
+    release = real_node.proof_dir(real.cluster.info, real.name) / f'training-{tag}'
+    release.write_text('done\n', encoding='utf-8')
+    return release
+
+
 def test_a_drain_waits_for_protected_pods_and_evicts_real_pods_with_their_grace_period(real, playbooks, namespace):
+    import helpers  # pylint: disable=import-outside-toplevel
+    import module_runner  # pylint: disable=import-outside-toplevel
     tag = uuid.uuid4().hex[:5]
     labels = _real_workload(real, namespace, tag)
     cr = real.create_cr({'tuning': real.package('proof', interrupt={'type': 'service', 'services': ['containerd']})},
                         podNonInterruptLabels={'matchLabels': {'workload': f'training-{tag}'}})
     core = real.cluster.core
     calls_before = len(real_node.calls(real.cluster.info, real.name))
+    release = None
     try:
-        result = _apply(playbooks, real, cr, namespace)
-        assert result.rc == 0, _failures(result)
+        run = module_runner.launch(playbooks, 'nodewright.bridge.apply', extra_vars=_variables(real, cr, namespace))
+        # the drain found the protected pod running: the node carries its wait record; the pod finishes 6 s later
+        helpers.wait_for(lambda: protected_wait_key(cr) in (real.node().metadata.annotations or {}), 300, interval=0.5,
+                         what='the drain waiting for the protected pod')
+        time.sleep(6)
+        release = _release(real, tag)
+        result = run.finish(timeout=600)
+        assert result.rc == 0, result
         training = core.read_namespaced_pod(f'training-{tag}', namespace)
         assert training.status.phase == 'Succeeded'  # never evicted: it finished
         finished = max(s.state.terminated.finished_at for s in training.status.container_statuses).timestamp()
@@ -215,17 +249,21 @@ def test_a_drain_waits_for_protected_pods_and_evicts_real_pods_with_their_grace_
         wait, = _steps(result, real.name, 'wait')
         print(f'real drain: waited {wait["finished"] - wait["started"]:.1f} s for the protected pod, drained in '
               f'{drain["finished"] - drain["started"]:.1f} s: {drain.get("detail")} {drain.get("waits")}')
-        # the protected pod's 12 s were waited out first; then two evictions (the PDB lets the second one through once
-        # the first pod's replacement is Ready on a fake node, while the first still runs its handler), the drain
-        # waiting until both pods were gone: at least the 3 s of a SIGTERM handler
+        # the protected pod's 6 s and more were waited out first; then two evictions (the PDB lets the second one
+        # through once the first pod's replacement is Ready on a fake node, while the first still runs its handler),
+        # the drain waiting until both pods were gone: at least the 3 s of a SIGTERM handler
         assert wait['finished'] >= finished - 1 and wait['finished'] - wait['started'] >= 5, wait
         assert drain['finished'] - drain['started'] >= 3, drain
+        assert protected_wait_key(cr) not in (real.node().metadata.annotations or {})  # the record went with the wait
         proof = [line['stage'] for line in real.proof(cr, 'tuning')]
         assert proof == ['apply', 'apply-check', 'config', 'config-check', 'post-interrupt', 'post-interrupt-check'], proof
         assert not real.node().spec.unschedulable
     finally:
+        if release is None:
+            release = _release(real, tag)  # a failed wait: the pod must not outlive the test
         real.delete_cr(cr)
         kclient.AppsV1Api(real.cluster.api).delete_namespaced_deployment(f'serve-{tag}', namespace)
+        release.unlink(missing_ok=True)
 
 
 def _new_stages(real, cr, package, before):
