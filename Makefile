@@ -47,7 +47,10 @@ $(VENV)/.installed: requirements-test.txt
 
 venv: $(VENV)/.installed
 
-test: lint docs-lint changelog-lint unit browser sanity galaxy-smoke galaxy-import kube integration ee interop strategy-matrix strategy-matrix-new
+test: lint docs-lint changelog-lint unit browser sanity galaxy-smoke galaxy-import kube integration ee strategy-matrix strategy-matrix-new
+# make test runs the interop tests (make interop) as one more kube shard: about 10 min on 2 cores, mostly waiting on
+# the operator and a real node, which the cluster shards' waits leave room for
+test: KUBE_SHARDS += ; tests/interop
 # make test builds the operator (interop) and strategy-matrix-new's CPython during the cluster tests,
 # niced, in the background (tests/build-peers.sh); each build takes a lock, so the step that needs
 # one waits for that build instead of starting a second
@@ -61,6 +64,11 @@ test: KUBE_BACKGROUND = tests/build-peers.sh
 # runs it with each)
 NEW_PYTHON_CMD := tests/python/build-python.sh
 NEW_CORE_VERSIONS ?= 2.20 2.21 newest
+# Every strategy test on the ends of the range (2.16, the oldest requires_ansible allows; 2.19, the pinned one; the
+# newest), the subset of tests/strategy/run_matrix.sh (the internals the strategy reaches, its phases) on the versions
+# between: a full run is about 6 min of a 2-core machine per version. NW_MATRIX_FULL=all runs every test on each.
+strategy-matrix: export NW_MATRIX_FULL ?= 2.16 2.19
+strategy-matrix-new: export NW_MATRIX_FULL ?= newest
 strategy-matrix-new:
 	py=$$($(NEW_PYTHON_CMD)) && PYTHON="$$py" NW_CORE_VERSIONS="$(NEW_CORE_VERSIONS)" NW_MATRIX_SANITY=$${NW_MATRIX_SANITY:-last} \
 	  NW_MATRIX_VENV_DIR=$(abspath build/strategy-venvs-new) tests/strategy/run_matrix.sh
@@ -94,18 +102,23 @@ integration: venv
 galaxy-import: venv
 	tests/galaxy_import.sh
 
-# Two pytest processes at once, each with a cluster of its own (tests/kube/run_shards.sh): the
-# cluster tests mostly wait on the cluster, so two shards halve the wall time on 2 cores.
-# KUBE_SHARD_1 is the first shard's files (the longest: outages, windows, concurrent runs; about as
-# long as all the others together), and the v0.20 CRD cluster's tests (a cluster of their own, about 1.5 min).
+# Four pytest processes at once, each with a cluster of its own (tests/kube/run_shards.sh): the
+# cluster tests mostly wait on the cluster, so the shards overlap well on 2 cores.
+# KUBE_SHARD_1 is the first shard's files (outages, windows, concurrent runs), and the v0.20 CRD cluster's tests
+# (a cluster of their own, about 1.5 min).
 KUBE_SHARD_1 ?= tests/kube/test_faults.py tests/kube/test_windows_and_gates.py tests/kube/test_shared_budget.py tests/kube/test_timeline_e2e.py \
   tests/kube/test_events.py tests/kube/test_nodewright_v020.py tests/kube/test_nodewright_jobs.py tests/kube/test_awx_jobs.py
-# KUBE_SHARD_3: the real-node tests in a shard of their own beside the two (about 11 min, mostly waiting on stage
-# timeouts, a kubelet and the agent; their images and kubelet come from KUBE_BACKGROUND's build-peers), and the fleet
-# tests (about 7 min, three control planes of their own): the two others take about 20 min each
-KUBE_SHARD_3 ?= tests/kube/test_real_nodes.py tests/kube/test_fleet.py
+# KUBE_SHARDS: the shards between the first and the last (';' between two): the real-node tests (mostly waiting on
+# stage timeouts, a kubelet and the agent; their images and kubelet come from KUBE_BACKGROUND's build-peers) with the
+# fleet tests (three control planes of their own); then the longest single tests of the rest (a node brought up to
+# date, molecule, the config edits, the operator's contract, the maintenance role). The last shard is every other file.
+# On a 2-core machine (AMD EPYC) with three shards, the longest took 35 to 43 min; each shard's JUnit XML in
+# build/kube-shards gives every test's time for a new split.
+KUBE_SHARDS ?= tests/kube/test_real_nodes.py tests/kube/test_fleet.py; \
+  tests/kube/test_node_update.py tests/kube/test_molecule.py tests/kube/test_config_edits.py tests/kube/test_operator_contract.py \
+  tests/kube/test_maintenance_role.py
 kube: venv
-	KUBE_PYTHON=$(BIN)/python KUBE_BACKGROUND="$(KUBE_BACKGROUND)" KUBE_SHARD_3="$(KUBE_SHARD_3)" tests/kube/run_shards.sh $(KUBE_SHARD_1)
+	KUBE_PYTHON=$(BIN)/python KUBE_BACKGROUND="$(KUBE_BACKGROUND)" KUBE_SHARDS="$(KUBE_SHARDS)" tests/kube/run_shards.sh $(KUBE_SHARD_1)
 
 # The real NodeWright operator (../shared/upstream/build-operator.sh, cached) and the collection on
 # one test cluster: handoffs both ways, an upgrade across sides, the operator guard (tests/interop).

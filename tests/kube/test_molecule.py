@@ -1,6 +1,6 @@
 # Copyright (c) 2026 nodewright.bridge contributors
 # Apache License 2.0 (see LICENSE)
-"""`molecule test` of molecule/default (the node role against a test cluster), in make test's kube shard 2.
+"""`molecule test` of molecule/default (the node role against a test cluster), in one of make test's kube shards.
 
 The molecule venv (build/molecule-venv, requirements-molecule.txt) comes from tests/molecule_venv.sh: make test
 builds it in the background while the shards run (tests/build-peers.sh), so this test mostly reuses it; the

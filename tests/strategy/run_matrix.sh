@@ -14,6 +14,10 @@
 #   PYTEST_ARGS         extra pytest arguments
 #   NW_MATRIX_SANITY    1: also run ansible-test sanity (tests/sanity.sh) with each version; last: with the last
 #                       (the newest) only
+#   NW_MATRIX_FULL      the versions that run every test ('newest' allowed; default or 'all': every one); the others run
+#                       the subset below: what differs between ansible-core releases is the internals the strategy
+#                       reaches (test_core_internals_present) and the phase machinery on top of them. A full run is
+#                       about 6 min of a 2-core machine (148 tests, most of them an ansible-playbook run each).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -23,6 +27,8 @@ jobs=${NW_MATRIX_JOBS:-2}
 # and apply without the budgeted strategy against a cluster of its own (the cluster binaries make kube built; each
 # version starts one, about 5 s): the path an ansible-core that drops third-party strategies takes
 tests=(tests/strategy tests/unit/plugins/module_utils/test_rollout_scheduler_sliding.py tests/kube/test_apply_builtin_strategy.py)
+subset=(tests/strategy/test_core_internals_present.py tests/strategy/test_budgeted_phases.py
+        tests/unit/plugins/module_utils/test_rollout_scheduler_sliding.py)
 
 py_version=$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 # controller Python versions per ansible-core release (its Requires-Python)
@@ -34,17 +40,22 @@ supported() {
         *) return 0 ;;
     esac
 }
+newest() {
+    local version
+    version=$("$python" -m pip index versions ansible-core 2>/dev/null | sed -n 's/^ansible-core (\([0-9]*\.[0-9]*\).*/\1/p')
+    if [[ -z "$version" ]]; then
+        echo "cannot ask PyPI for the newest ansible-core" >&2
+        exit 1
+    fi
+    echo "$version"
+}
 if [[ -n "${NW_CORE_VERSIONS:-}" ]]; then
     read -r -a requested <<<"$NW_CORE_VERSIONS"
     versions=()
     for version in "${requested[@]}"; do
         if [[ "$version" == newest ]]; then
             # the newest minor version PyPI serves for this interpreter (added when it is not listed already)
-            version=$("$python" -m pip index versions ansible-core 2>/dev/null | sed -n 's/^ansible-core (\([0-9]*\.[0-9]*\).*/\1/p')
-            if [[ -z "$version" ]]; then
-                echo "cannot ask PyPI for the newest ansible-core"
-                exit 1
-            fi
+            version=$(newest)
             echo "newest ansible-core on PyPI for Python $py_version: $version"
             [[ " ${versions[*]} " == *" $version "* ]] && continue
         fi
@@ -62,6 +73,17 @@ else
 fi
 
 # the test tools, pinned like the rest of the test suite when requirements-test.txt pins them
+full=()
+if [[ -n "${NW_MATRIX_FULL:-}" && "${NW_MATRIX_FULL}" != all ]]; then
+    read -r -a named <<<"$NW_MATRIX_FULL"
+    for version in "${named[@]}"; do
+        [[ "$version" == newest ]] && version=$(newest)
+        full+=("$version")
+    done
+else
+    full=("${versions[@]}")
+fi
+
 pins=()
 # kubernetes: cluster tasks run in the controller's process only where the client imports
 for package in pytest PyYAML ansible-runner kubernetes; do
@@ -90,8 +112,13 @@ run_one() {
         return 1
     fi
     # shellcheck disable=SC2086  # PYTEST_ARGS is a list of words
-    (cd "$root" && "$venv_dir/.venv-core$version/bin/python" -m pytest -q -p no:cacheprovider ${PYTEST_ARGS:-} "${tests[@]}") >>"$log" 2>&1 || rc=$?
-    echo "ansible-core $("$venv_dir/.venv-core$version/bin/python" -c 'import ansible; print(ansible.__version__)'): $(tail -n 1 "$log") [$(($(date +%s) - started))s, log $log]"
+    local run=("${subset[@]}") what=subset
+    if [[ " ${full[*]} " == *" $version "* ]]; then
+        run=("${tests[@]}")
+        what='every test'
+    fi
+    (cd "$root" && "$venv_dir/.venv-core$version/bin/python" -m pytest -q -p no:cacheprovider ${PYTEST_ARGS:-} "${run[@]}") >>"$log" 2>&1 || rc=$?
+    echo "ansible-core $("$venv_dir/.venv-core$version/bin/python" -c 'import ansible; print(ansible.__version__)') ($what): $(tail -n 1 "$log") [$(($(date +%s) - started))s, log $log]"
     return $rc
 }
 
