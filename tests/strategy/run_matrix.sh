@@ -111,12 +111,12 @@ run_one() {
         echo "ansible-core $version: virtualenv setup FAILED (see $log)"
         return 1
     fi
-    # shellcheck disable=SC2086  # PYTEST_ARGS is a list of words
     local run=("${subset[@]}") what=subset
     if [[ " ${full[*]} " == *" $version "* ]]; then
         run=("${tests[@]}")
         what='every test'
     fi
+    # shellcheck disable=SC2086  # PYTEST_ARGS is a list of words
     (cd "$root" && "$venv_dir/.venv-core$version/bin/python" -m pytest -q -p no:cacheprovider ${PYTEST_ARGS:-} "${run[@]}") >>"$log" 2>&1 || rc=$?
     echo "ansible-core $("$venv_dir/.venv-core$version/bin/python" -c 'import ansible; print(ansible.__version__)') ($what): $(tail -n 1 "$log") [$(($(date +%s) - started))s, log $log]"
     return $rc
