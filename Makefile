@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: scenarios help venv test checks lint docs docs-lint changelog-lint browser strategy-matrix-new unit sanity galaxy-smoke galaxy-import integration
+.PHONY: scenarios help venv test checks after-kube lint docs docs-lint changelog-lint browser strategy-matrix-new unit sanity galaxy-smoke galaxy-import integration
 .PHONY: kube interop bench bench-api bench-fleet bench-fleet-clusters bench-protected demo demo-up demo-run demo-down clean molecule
 
 help:
@@ -12,7 +12,8 @@ help:
 	@echo "make venv          create $(VENV) with the pinned test requirements"
 	@echo "make test          ansible-lint, unit tests, ansible-test sanity, galaxy build+install smoke, galaxy-importer,"
 	@echo "                   cluster tests (molecule included),"
-	@echo "                   strategy plugin tests on every ansible-core this Python runs (2.16-2.19)"
+	@echo "                   strategy plugin tests on every ansible-core this Python runs (2.16-2.19), in three phases"
+	@echo "                   of several jobs at once: make checks, make kube (interop beside it), make after-kube"
 	@echo "make lint          ansible-lint, production profile, on an ansible_collections/nodewright/bridge copy"
 	@echo "make unit          fast unit tests of the pure model (no cluster)"
 	@echo "make browser       the rollout timeline in headless Chromium (Debian package chromium; 200 nodes under 2 s)"
@@ -23,7 +24,7 @@ help:
 	@echo "make kube          tests against the real control plane (builds it the first time)"
 	@echo "make interop       the real NodeWright operator and the collection on one test cluster (handoffs, guard)"
 	@echo "make scenarios     NodeWright's own chainsaw e2e scenarios, the collection in the operator's place (not in make test)"
-	@echo "make strategy      strategy plugin tests on the default ansible-core; strategy-matrix: 2.16-2.19"
+	@echo "make strategy      strategy plugin tests on the default ansible-core; strategy-matrix: 2.16-2.18"
 	@echo "make strategy-matrix-new   the same on ansible-core 2.20, 2.21 and the newest (a CPython 3.13 built from source)"
 	@echo "make cluster-up / cluster-down   a test cluster for manual use (.cluster/kubeconfig)"
 	@echo "make bench         benchmarks under tests/bench (print figures; a role package against NVIDIA's shellscript with podman)"
@@ -47,12 +48,18 @@ $(VENV)/.installed: requirements-test.txt
 
 venv: $(VENV)/.installed
 
-test: checks kube integration ee strategy-matrix strategy-matrix-new
+test: checks kube after-kube
 # The checks without a cluster, two at a time: each is mostly one process on one core (a 2-core machine's other
-# core stood idle while they ran one after the other); each one's output comes in one piece when it ends.
-CHECKS := lint docs-lint changelog-lint unit browser sanity galaxy-smoke galaxy-import
+# core stood idle while they ran one after the other); each one's output comes in one piece when it ends. The
+# longest first (sanity, the strategy tests on the pinned ansible-core), the short ones fill in beside them.
+CHECKS := sanity strategy lint docs-lint changelog-lint unit browser galaxy-smoke galaxy-import
 checks: venv
 	$(MAKE) --no-print-directory -j2 --output-sync=target $(CHECKS)
+# After the cluster tests, two at a time too: the matrices keep both cores busy, integration and ee mostly wait on
+# their cluster and podman; the longest (the new matrix: its CPython, the newest ansible-test sanity) first.
+AFTER_KUBE := strategy-matrix-new integration ee strategy-matrix
+after-kube: venv
+	$(MAKE) --no-print-directory -j2 --output-sync=target $(AFTER_KUBE)
 # make test runs the interop tests (make interop) as one more kube shard: about 10 min on 2 cores, mostly waiting on
 # the operator and a real node, which the cluster shards' waits leave room for
 test: KUBE_SHARDS += ; tests/interop
@@ -69,10 +76,11 @@ test: KUBE_BACKGROUND = tests/build-peers.sh
 # runs it with each)
 NEW_PYTHON_CMD := tests/python/build-python.sh
 NEW_CORE_VERSIONS ?= 2.20 2.21 newest
-# Every strategy test on the ends of the range (2.16, the oldest requires_ansible allows; 2.19, the pinned one; the
-# newest), the subset of tests/strategy/run_matrix.sh (the internals the strategy reaches, its phases) on the versions
+# Every strategy test on the ends of the range (2.16, the oldest requires_ansible allows; the newest), the subset of tests/strategy/run_matrix.sh (the internals the strategy reaches, its phases) on the versions
 # between: a full run is about 6 min of a 2-core machine per version. NW_MATRIX_FULL=all runs every test on each.
-strategy-matrix: export NW_MATRIX_FULL ?= 2.16 2.19
+# 2.19, the pinned one, is not in the matrix: make strategy (in make test's checks) and the kube shards test on it.
+strategy-matrix: export NW_CORE_VERSIONS ?= 2.16 2.17 2.18
+strategy-matrix: export NW_MATRIX_FULL ?= 2.16
 strategy-matrix-new: export NW_MATRIX_FULL ?= newest
 strategy-matrix-new:
 	py=$$($(NEW_PYTHON_CMD)) && PYTHON="$$py" NW_CORE_VERSIONS="$(NEW_CORE_VERSIONS)" NW_MATRIX_SANITY=$${NW_MATRIX_SANITY:-last} \

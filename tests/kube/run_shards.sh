@@ -29,9 +29,6 @@ for files in "${shards[@]}"; do
   read -r -a list <<< "${files}"
   for file in "${list[@]}"; do ignores+=("--ignore=${file}"); done
 done
-# apply without the budgeted strategy runs on every ansible-core of the matrix (tests/strategy/run_matrix.sh), the
-# default one included: not twice
-ignores+=("--ignore=tests/kube/test_apply_builtin_strategy.py")
 # the cluster binaries once, before the shards start (a cold cache builds them here instead of in
 # every shard at once); the alert-gate tests' Prometheus is built by the first test that needs it
 # (tests/cluster/prometheus.py; build.sh's lock makes the other wait), or by KUBE_BACKGROUND

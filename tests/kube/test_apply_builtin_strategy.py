@@ -3,7 +3,8 @@
 """nodewright.bridge.apply without the budgeted strategy (nodewright_rollout_strategy: builtin, or an ansible-core that
 cannot load it): the stock linear strategy, the rollout driven from one task (nodewright.bridge.rollout_run), and
 the same batches, CR status, report, recap and exit codes as the strategy's (tests/kube/test_batch_state.py asserts
-the strategy's batches of this policy). Runs on every ansible-core of the matrix (tests/strategy/run_matrix.sh).
+the strategy's batches of this policy). Runs in a kube shard on the pinned ansible-core, and on the versions of the matrix that run every test
+(tests/strategy/run_matrix.sh).
 """
 
 from __future__ import annotations
