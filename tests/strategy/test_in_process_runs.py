@@ -83,6 +83,9 @@ def read_result(run, host):
     with open(os.path.join(run.workdir, 'result-%s.json' % host)) as handle:
         result = json.load(handle)
     result.pop('invocation', None)
+    # ansible-core 2.22's executor marks a result it parsed from a module's output (ansible_parsed, formerly the hidden
+    # _ansible_parsed): what carried the result, not what the module returned
+    result.pop('ansible_parsed', None)
     return result
 
 

@@ -96,11 +96,16 @@ def test_limit_driver_without_lockstep_runs_each_compartment_on_its_own(tmp_path
     """--no-lockstep: a run per compartment batch, at once; the fast compartment does not wait for the slow one."""
     work = str(tmp_path)
     play = {'name': 'work', 'hosts': 'all', 'gather_facts': False,
-            'tasks': [{'ansible.builtin.command': 'sleep {{ nw_delay }}', 'changed_when': False}]}
+            'tasks': [{'ansible.builtin.shell': '{{ nw_command }}', 'changed_when': False}]}
     with open(os.path.join(work, 'site.yml'), 'w') as handle:
         yaml.safe_dump([play], handle)
-    host_map = hosts(1, 's', nodewright_labels={'pool': 'slow'}, nw_delay=10)
-    host_map.update(hosts(3, 'f', nodewright_labels={'pool': 'fast'}, nw_delay=0.1))
+    # slow's one task ends 10 s after fast's last one ran (its marker), and fails if that never comes: fast does not
+    # wait for slow, however long each ansible-playbook run takes on a busy machine (seen: 6-8 s each under load)
+    marker = os.path.join(work, 'f03-ran')
+    waits = 'for i in $(seq 900); do [ -e %s ] && break; sleep 0.2; done; [ -e %s ] && sleep 10' % (marker, marker)
+    host_map = hosts(1, 's', nodewright_labels={'pool': 'slow'}, nw_command=waits)
+    host_map.update(hosts(2, 'f', nodewright_labels={'pool': 'fast'}, nw_command='sleep 0.1'))
+    host_map.update(hosts(1, 'f', start=3, nodewright_labels={'pool': 'fast'}, nw_command='sleep 0.1; touch %s' % marker))
     with open(os.path.join(work, 'inventory.yml'), 'w') as handle:
         yaml.safe_dump(inventory(host_map), handle)
     compartments = [{'name': name, 'selector': {'matchLabels': {'pool': name}}, 'budget': {'count': 1},

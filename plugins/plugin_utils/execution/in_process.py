@@ -31,11 +31,44 @@ import os
 import traceback
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
-from ansible.module_utils.common.parameters import remove_values
 from ansible.module_utils.errors import UnsupportedError
 from ansible.module_utils.parsing.convert_bool import boolean
 
 from ansible_collections.nodewright.bridge.plugins.plugin_utils.execution import core_internals
+
+# What AnsibleModule's remove_values() put in place of a no_log value: the whole text, or a part of one. Our own
+# masking, not remove_values(): ansible-core 2.22 deprecates it (modules' secrets are masked on their way out), and
+# its deprecation would reach every in-process result, where the module path has none.
+NO_LOG_WHOLE = 'VALUE_SPECIFIED_IN_NO_LOG_PARAMETER'
+NO_LOG_PART = '*' * 8
+
+
+def masked(value, secrets):
+    """``value`` with every text in ``secrets`` masked, through mappings, lists, tuples and sets (keys kept)."""
+    ordered = sorted((str(secret) for secret in secrets if secret not in (None, '')), key=len, reverse=True)
+    if not ordered:
+        return value
+
+    def walk(item):
+        if isinstance(item, bool) or item is None:
+            return item
+        if isinstance(item, dict):
+            return dict((key, walk(entry)) for key, entry in item.items())
+        if isinstance(item, (list, tuple, set, frozenset)):
+            return type(item)(walk(entry) for entry in item)
+        if isinstance(item, (int, float)):
+            return NO_LOG_WHOLE if str(item) in ordered else item
+        if isinstance(item, bytes):
+            item = item.decode('utf-8', 'replace')
+        if not isinstance(item, str):
+            return item
+        if item in ordered:
+            return NO_LOG_WHOLE
+        for secret in ordered:
+            item = item.replace(secret, NO_LOG_PART)
+        return item
+    return walk(value)
+
 
 # AnsibleModule keywords that ControllerModule honours (the rest is refused, so that a module
 # cannot silently lose a rule when it runs in process).
@@ -119,7 +152,7 @@ class ControllerModule(object):
             result['deprecations'] = list(self._deprecations)
         # as AnsibleModule: no_log values never leave the module, booleans and None survive
         preserved = dict((k, v) for k, v in result.items() if v is None or isinstance(v, bool))
-        result = remove_values(result, self.no_log_values)
+        result = masked(result, self.no_log_values)
         result.update(preserved)
         raise ModuleExit(result)
 

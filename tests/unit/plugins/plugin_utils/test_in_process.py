@@ -192,3 +192,11 @@ def test_a_deprecated_alias_is_reported_as_ansible_module_does():
     assert result['deprecations'] == [{'msg': "Alias 'name' is deprecated. See the module docs for more information",
                                        'version': '2.0.0', 'collection_name': 'nodewright.bridge'}]
     assert 'deprecations' not in in_process.run('t.t.rec', code, {'node': 'n1'})
+
+
+def test_no_log_values_are_masked_as_remove_values_did_through_every_container():
+    result = in_process.masked({'a': 's3cr3t', 'b': ['x s3cr3t y', ('s3cr3t',)], 'c': {'d': 1234, 'e': True}, 'f': None},
+                               {'s3cr3t', 1234})
+    assert result == {'a': in_process.NO_LOG_WHOLE, 'b': ['x ******** y', (in_process.NO_LOG_WHOLE,)],
+                      'c': {'d': in_process.NO_LOG_WHOLE, 'e': True}, 'f': None}
+    assert in_process.masked({'a': 'keep'}, set()) == {'a': 'keep'}
