@@ -134,7 +134,7 @@ sanity_one() {
         if grep -q ' @ https\?://' "$requirements"; then
             test_name=$(basename "$requirements" .txt)
             test_name=${test_name#sanity.}
-            echo "ansible-core $version: ansible-test sanity skips $test_name: $(grep ' @ http' "$requirements" | head -n 1 | cut -d'#' -f1)is not on a package registry"
+            echo "ansible-core $version: ansible-test sanity skips $test_name: $(grep ' @ http' "$requirements" | head -n 1 | cut -d'#' -f1) is not on a package registry"
             skip+=(--skip-test "$test_name")
         fi
     done
