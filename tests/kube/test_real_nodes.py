@@ -69,11 +69,6 @@ def _apply(playbooks, real, cr, namespace, **extra):
     return playbooks.run('nodewright.bridge.apply', extra_vars=_variables(real, cr, namespace, **extra))
 
 
-def protected_wait_key(cr):
-    """The node's record of a drain waiting for its protected pods (contract/protected_wait.py's key)."""
-    return f'bridge.nodewright.io/protected-wait_{cr}'
-
-
 def test_a_cr_rolls_out_on_a_real_node_each_stage_once_in_order(real, playbooks, namespace):
     resolv_before = (Path(real.cluster.info.real_nodes[real.name]['dir']) / 'resolv.conf').read_bytes()
     cr = real.create_cr({
@@ -211,9 +206,11 @@ def _release(real, tag):
     return release
 
 
-def test_a_drain_waits_for_protected_pods_and_evicts_real_pods_with_their_grace_period(real, playbooks, namespace):
+def test_a_drain_waits_for_protected_pods_and_evicts_real_pods_with_their_grace_period(real, playbooks, namespace, tmp_path):
     import helpers  # pylint: disable=import-outside-toplevel
     import module_runner  # pylint: disable=import-outside-toplevel
+    with module_runner.checkout_code(tmp_path, 'plugins.module_utils.contract.protected_wait') as (protected_wait,):
+        key_of = protected_wait.key  # the node's record of a drain waiting for its protected pods
     tag = uuid.uuid4().hex[:5]
     labels = _real_workload(real, namespace, tag)
     cr = real.create_cr({'tuning': real.package('proof', interrupt={'type': 'service', 'services': ['containerd']})},
@@ -224,7 +221,7 @@ def test_a_drain_waits_for_protected_pods_and_evicts_real_pods_with_their_grace_
     try:
         run = module_runner.launch(playbooks, 'nodewright.bridge.apply', extra_vars=_variables(real, cr, namespace))
         # the drain found the protected pod running: the node carries its wait record; the pod finishes 6 s later
-        helpers.wait_for(lambda: protected_wait_key(cr) in (real.node().metadata.annotations or {}), 300, interval=0.5,
+        helpers.wait_for(lambda: key_of(cr) in (real.node().metadata.annotations or {}), 300, interval=0.5,
                          what='the drain waiting for the protected pod')
         time.sleep(6)
         release = _release(real, tag)
@@ -254,7 +251,7 @@ def test_a_drain_waits_for_protected_pods_and_evicts_real_pods_with_their_grace_
         # the drain waiting until both pods were gone: at least the 3 s of a SIGTERM handler
         assert wait['finished'] >= finished - 1 and wait['finished'] - wait['started'] >= 5, wait
         assert drain['finished'] - drain['started'] >= 3, drain
-        assert protected_wait_key(cr) not in (real.node().metadata.annotations or {})  # the record went with the wait
+        assert key_of(cr) not in (real.node().metadata.annotations or {})  # the record went with the wait
         proof = [line['stage'] for line in real.proof(cr, 'tuning')]
         assert proof == ['apply', 'apply-check', 'config', 'config-check', 'post-interrupt', 'post-interrupt-check'], proof
         assert not real.node().spec.unschedulable

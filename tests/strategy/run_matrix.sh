@@ -125,7 +125,7 @@ run_one() {
 sanity_one() {
     # ansible-test sanity of one ansible-core on this Python, on a copy of its own; one at a time
     # (ansible-test's virtualenvs under ~/.ansible/test are shared between versions)
-    local version=$1 log="$venv_dir/sanity-core$1.log" started rc=0 skip=() requirements
+    local version=$1 log="$venv_dir/sanity-core$1.log" started rc=0 skip=() requirements test_name
     started=$(date +%s)
     # a sanity test whose pinned requirements are not all on a package registry (ansible-core 2.22's pylint takes dill
     # from a GitHub archive) cannot be installed here: skipped, and said so

@@ -150,10 +150,8 @@ class ControllerModule(object):
             result['warnings'] = list(self._warnings)
         if self._deprecations:
             result['deprecations'] = list(self._deprecations)
-        # as AnsibleModule: no_log values never leave the module, booleans and None survive
-        preserved = dict((k, v) for k, v in result.items() if v is None or isinstance(v, bool))
+        # as AnsibleModule: no_log values never leave the module (booleans and None are never masked)
         result = masked(result, self.no_log_values)
-        result.update(preserved)
         raise ModuleExit(result)
 
     def exit_json(self, **kwargs):
