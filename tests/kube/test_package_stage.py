@@ -190,9 +190,11 @@ def test_two_stages_on_one_node_at_once_lose_nothing(cluster, modules, node, nam
     assert _annotations(cluster, node)['skyhook.nvidia.com/cordon_' + name] == 'true'
 
 
-def test_without_the_preflight_a_refused_pod_records_nothing_on_the_node(cluster, modules, node, namespace, crs, identity):
-    # node_update turns the dry runs off for a package's later stages on a node; a pod the API
-    # server refuses then fails its stage before anything is recorded (its ConfigMaps may be written)
+def test_without_the_preflight_a_refused_pod_leaves_its_stage_in_progress_and_the_next_run_runs_it_once(
+        cluster, modules, node, namespace, crs, identity):
+    # node_update turns the dry runs off for a package's later stages on a node; a pod the API server refuses then
+    # fails its stage after the in_progress record, which goes before every pod (so that no kill leaves a pod the
+    # node's state does not list): the stage stays in progress with no pod, as a run killed there leaves it
     cr = crs.create({'tuning': package(configMap={'a': 'b'})})
     name = cr['metadata']['name']
     limited = identity([
@@ -203,11 +205,15 @@ def test_without_the_preflight_a_refused_pod_records_nothing_on_the_node(cluster
     result = modules.run('package_stage', node=node, cr_name=name, package='tuning', stage='apply', namespace=namespace,
                          preflight=False, **limited)
     assert result['failed'] is True and 'create pod' in result['msg'] and 'forbidden' in result['msg'], result
-    assert STATE + name not in _annotations(cluster, node)
-    assert STATUS + name not in _annotations(cluster, node)
+    assert f'node {node} records tuning|1.2.0 in progress with no pod: the next run creates it' in result['msg'], result
+    entry = _state(cluster, node, name)['tuning|1.2.0']
+    assert (entry['stage'], entry['state']) == ('apply', 'in_progress')
+    assert _annotations(cluster, node)[STATUS + name] == 'in_progress'
     assert not _pods(cluster, namespace)
 
     done = modules.run('package_stage', node=node, cr_name=name, package='tuning', stage='apply', namespace=namespace,
                        preflight=False, timeout=60)
     assert done['rc'] == 0 and done['outcome'] == 'succeeded', done
+    # the one pod of the stage: none was there to adopt or replace
+    assert (done['pod']['adopted'], done['pod']['replaced']) == (False, None), done['pod']
     assert _state(cluster, node, name)['tuning|1.2.0']['state'] == 'complete'

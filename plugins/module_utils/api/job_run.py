@@ -357,14 +357,6 @@ class JobRun(object):
             return False
         return self.kube.delete_job(self.namespace, self.name, uid=_meta(self.job).get('uid'))
 
-    def abandon(self):
-        """Delete a Job whose run cannot be recorded (never leave an unrecorded Job behind)."""
-        if self.job is not None and not self.adopted:
-            try:
-                self.kube.delete_job(self.namespace, self.name, uid=_meta(self.job).get('uid'))
-            except kube_api.KubeError:
-                pass
-
     def describe(self, deleted):
         """The ``pod`` of the module's result: the Job (``kind``), and the pod its verdict came from."""
         return {'name': self.name, 'namespace': self.namespace, 'uid': _meta(self.job).get('uid'), 'kind': 'Job',

@@ -8,12 +8,15 @@
 Shared by package_stage and node_interrupt: ``run_recorded`` is their whole pod run. The decisions
 are pure (pod_layout builds the pod, pod_verdicts judges its status, stale_pods says whether a pod found
 under its name is still the CR's, node_state encodes the annotations); this file only sequences the
-requests, in the operator's order:
+requests:
 
-    node-metadata ConfigMap -> pod -> nodeState in_progress -> (watch) -> nodeState result -> delete pod
+    node-metadata ConfigMap -> nodeState in_progress -> pod -> (watch) -> nodeState result -> delete pod
 
-and it never leaves a pod behind that nobody records: if the node cannot be written after
-the pod was created, the pod is deleted again before the error is raised.
+The in_progress record goes before the pod (the operator writes it just after its create), so no moment of a
+killed run leaves a pod that the node's state does not list: such a pod is deleted and made again by the next run,
+as by the operator (its ValidateRunningPackages), which would run its stage twice. A kill between the record and
+the create leaves the stage in progress with no pod, which the next run, or the operator (its ApplyPackage creates
+the pod of an in_progress package that has none), starts once.
 
 Every function (and class) that names a key takes ``gen``, the api_generation.Generation of the
 node's and the pods' keys (SKYHOOK, ``skyhook.nvidia.com/*``, unless the caller says otherwise) and
@@ -372,7 +375,7 @@ class PodRun(object):
     """Create (or adopt) one pod, wait for its verdict by watch, collect logs, clean up (the v0.15 operator's way).
 
     The interface ``run_recorded`` drives, which job_run.JobRun shares: ``preflight``, ``start``, ``wait``, ``logs``,
-    ``cleanup``, ``abandon``, ``describe``; ``recheck(runner)`` calls back ``differs`` and ``remove``; a timed-out
+    ``cleanup``, ``describe``; ``recheck(runner)`` calls back ``differs`` and ``remove``; a timed-out
     stage's message asks ``progress``.
     """
 
@@ -508,14 +511,6 @@ class PodRun(object):
             return False
         return self.kube.delete_pod(self.namespace, self.name, uid=self.pod['metadata'].get('uid'))
 
-    def abandon(self):
-        """Delete a pod whose run cannot be recorded (never leave an unrecorded pod behind)."""
-        if self.pod is not None and not self.adopted:
-            try:
-                self.kube.delete_pod(self.namespace, self.name, uid=self.pod['metadata'].get('uid'), grace_period_seconds=0)
-            except kube_api.KubeError:
-                pass
-
     def wait_deleted(self, uid):
         def gone(objects):
             return uid not in objects
@@ -597,9 +592,9 @@ def run_recorded(module, kube, runner, record, result, started, configmaps=(), n
        exists: :func:`look_by_dry_run`) and the in_progress node write (``node``: a fresh read) as dry runs;
     2. check mode: ``result`` gets ``changed``, ``outcome`` planned, ``manifest``, ``adopt``,
        ``entry`` and ``duration``, and the run stops (``planned`` is set);
-    3. apply ``configmaps`` (those named in ``create_only`` only created when missing), create (or adopt:
-       :func:`create_or_adopt`) the pod, write in_progress; if that write fails, the
-       pod is deleted again (``PodRun.abandon``) and the error raised;
+    3. apply ``configmaps`` (those named in ``create_only`` only created when missing), write in_progress, then
+       create (or adopt: :func:`create_or_adopt`) the pod; if the create fails, the error is raised and the node's
+       state stays in progress with no pod, as a run killed at that moment leaves it (the next run creates it);
     4. wait for the pod by watch; ``settle(verdict) -> outcome`` may then wait for more (a reboot);
     5. read the logs (always on failure, on success with ``collect_logs=always``);
     6. write the success, or erroring with the restart count, and delete the pod per its policy.
@@ -620,14 +615,17 @@ def run_recorded(module, kube, runner, record, result, started, configmaps=(), n
 
     done.configmaps = dict((cm['metadata']['name'], kube.apply_configmap(cm, create_only=cm['metadata']['name'] in create_only))
                            for cm in configmaps)
-    runner.start()
-    try:
-        write_node_state(kube, record.node_name, record.cr_name, record.in_progress, status='in_progress',
-                         annotations=record.annotations, gen=record.gen)
-    except (kube_api.KubeError, node_annotations.NodeStateError):
-        runner.abandon()
-        raise
+    write_node_state(kube, record.node_name, record.cr_name, record.in_progress, status='in_progress',
+                     annotations=record.annotations, gen=record.gen)
     result['changed'] = True
+    try:
+        runner.start()
+    except kube_api.KubeError as exc:
+        # the record stays: a run killed at this moment leaves the same, which the next run (or the operator) resumes
+        exc.message = '%s; node %s records %s in progress with no %s: the next run creates it' % (
+            exc.message, record.node_name, record.key, runner.kind)
+        exc.args = (exc.message,)
+        raise
     done.verdict = runner.wait()
     if done.verdict.get('outcome') == SUPERSEDED:
         # the CR changed under the stage: its pod is gone and the node's state stays in progress for the next plan

@@ -121,7 +121,7 @@ def test_a_reboot_waits_for_the_node_to_come_back_ready_with_a_new_boot_id(serve
 
     assert calls(server, without=(EVENTS, CR_PATH)) == [
         'GET ' + NODE_PATH, 'POST %s dry-run' % PODS, 'PATCH %s dry-run' % NODE_PATH,
-        'POST ' + CMS, 'POST ' + PODS, 'PATCH ' + NODE_PATH, 'PATCH ' + NODE_STATUS_PATH,
+        'POST ' + CMS, 'PATCH ' + NODE_PATH, 'PATCH ' + NODE_STATUS_PATH, 'POST ' + PODS,
         'GET ' + PODS, 'GET %s watch' % PODS,
         'GET ' + NODES, 'GET %s watch' % NODES,         # the wait for the node, after the pod's verdict
         'GET %s/log' % POD_PATH, 'PATCH ' + NODE_PATH, 'DELETE ' + POD_PATH]
@@ -232,8 +232,8 @@ def test_a_resumed_reboot_that_happened_meanwhile_completes_without_a_second_reb
     result = interrupt(server, preflight=False)
 
     assert calls(server, without=(EVENTS, CR_PATH)) == [
-        'GET ' + NODE_PATH, 'POST ' + CMS, 'POST ' + PODS, 'GET ' + POD_PATH,
-        'PATCH ' + NODE_PATH, 'PATCH ' + NODE_STATUS_PATH,
+        'GET ' + NODE_PATH, 'POST ' + CMS, 'PATCH ' + NODE_PATH, 'PATCH ' + NODE_STATUS_PATH,
+        'POST ' + PODS, 'GET ' + POD_PATH,
         'GET ' + PODS,                                        # the adopted pod's verdict: killed by the shutdown
         'GET ' + NODES,                                       # the node is back with another boot ID than recorded
         'GET %s/log' % POD_PATH, 'PATCH ' + NODE_PATH, 'DELETE ' + POD_PATH]   # no new interrupt pod: no second reboot

@@ -205,8 +205,8 @@ def test_a_stage_runs_as_the_job_job_layout_lays_out_and_is_recorded_complete(se
         'POST %s dry-run' % JOBS,                     # preflight: the Job as a dry run, accepted: nothing to adopt
         'PATCH %s dry-run' % NODE_PATH,
         'POST ' + CMS, 'POST ' + CMS,                 # the package's and the node's ConfigMaps, created
+        'PATCH ' + NODE_PATH, 'PATCH ' + NODE_STATUS_PATH,   # in_progress, before the Job exists
         'POST ' + JOBS,
-        'PATCH ' + NODE_PATH, 'PATCH ' + NODE_STATUS_PATH,   # in_progress, once the Job exists
         'GET ' + JOBS, 'GET %s watch' % JOBS,         # the watch of the Job to its verdict
         'GET ' + PODS,                                # its pods, once: the logs come from its last pod
     ] + ['GET %s/%s-abcde/log' % (PODS, JOB)] * 3 + [

@@ -177,9 +177,9 @@ def test_a_stage_that_succeeds_is_written_in_the_operators_order_and_recorded_co
         'POST %s dry-run' % PODS,                     # preflight: the pod as a dry run, accepted: nothing to adopt
         'PATCH %s dry-run' % NODE_PATH,               # the in_progress write as a dry run
         'POST ' + CMS, 'POST ' + CMS,                 # the package's and the node's ConfigMaps, created
-        'POST ' + PODS,
-        'PATCH ' + NODE_PATH,                         # in_progress, once the pod exists
+        'PATCH ' + NODE_PATH,                         # in_progress, before the pod exists
         'PATCH ' + NODE_STATUS_PATH,                  # the CR's node conditions appear (NotReady, Erroring)
+        'POST ' + PODS,
         'GET ' + PODS, 'GET %s watch' % PODS,         # the watch to the verdict
     ] + ['GET %s/log' % POD_PATH] * 3 + [
         'PATCH ' + NODE_PATH,                         # the success (the conditions stay as they are)
@@ -255,22 +255,46 @@ def test_a_stage_whose_pod_fails_is_recorded_erroring_with_its_logs(server, stor
     assert 'recorded as erroring' in exc.value.msg and exc.value.msg.endswith('line 1\nboom')
 
 
-def test_a_failed_in_progress_write_deletes_the_pod_it_created_and_raises(server, stored_node):
+def test_a_failed_in_progress_write_creates_no_pod_and_raises(server, stored_node):
     script_preflight(server)
     server.reply('PATCH', NODE_PATH, body=stored_node.patch)  # the dry run
     script_configmaps(server)
-    server.reply('POST', PODS, status=201, body=created)
     server.reply('PATCH', NODE_PATH, status=403, body=status_body(403, 'Forbidden', 'nodes "n1" is forbidden'))
-    server.reply('DELETE', POD_PATH, body={'kind': 'Status', 'status': 'Success'})
 
     with pytest.raises(kube_api.KubeError) as exc:
         run(server, FakeModule())
 
     assert exc.value.status == 403
-    assert calls(server)[-3:] == ['POST ' + PODS, 'PATCH ' + NODE_PATH, 'DELETE ' + POD_PATH]
-    # only that pod, at once: nobody records it, so nobody would clean it up
-    assert server.of('DELETE', POD_PATH)[0].body == {'preconditions': {'uid': 'pod-uid-1'}, 'gracePeriodSeconds': 0}
+    # the record goes first: a pod nobody records is never made
+    assert calls(server)[-1] == 'PATCH ' + NODE_PATH
+    assert [r.query.get('dryRun') for r in server.of('POST', PODS)] == ['All']
     assert STATE_KEY not in stored_node.doc['metadata']['annotations']
+
+
+def test_a_failed_create_leaves_the_stage_in_progress_and_the_next_run_creates_its_pod_once(server, stored_node):
+    script_preflight(server)
+    server.reply('PATCH', NODE_PATH, body=stored_node.patch, repeat=True)
+    server.reply('PATCH', NODE_STATUS_PATH, body=stored_node.patch_status, repeat=True)
+    script_configmaps(server)
+    server.reply('POST', PODS, status=403, body=status_body(403, 'Forbidden', 'exceeded quota: pods'))
+
+    with pytest.raises(kube_api.KubeError) as exc:
+        run(server, FakeModule())
+
+    assert exc.value.status == 403 and calls(server)[-1] == 'POST ' + PODS
+    # as a run killed at that moment leaves it: the stage in progress, no pod (the operator's ApplyPackage, too,
+    # creates the pod of an in_progress package that has none)
+    state, status = node_state_of(stored_node)
+    assert (state[KEY]['stage'], state[KEY]['state'], status) == (STAGE, 'in_progress', 'in_progress')
+    assert server.of('DELETE', POD_PATH) == []
+
+    server.requests[:] = []
+    script_preflight(server)
+    script_a_run_that_succeeds(server, stored_node)
+    result = run(server, FakeModule())
+    assert [r.query.get('dryRun') for r in server.of('POST', PODS)] == ['All', None]  # one pod, created once
+    assert result['pod']['adopted'] is False and result['outcome'] == pod_verdicts.SUCCEEDED
+    assert node_state_of(stored_node)[0][KEY]['state'] == 'complete'
 
 
 def record_in_progress(stored, stage=STAGE, state='in_progress', package=PACKAGE):
@@ -356,7 +380,7 @@ def test_without_preflight_a_pod_left_by_an_interrupted_run_is_adopted_once_the_
 
     result = run(server, FakeModule(preflight=False))
 
-    assert calls(server)[3:6] == ['POST ' + PODS, 'GET ' + POD_PATH, 'PATCH ' + NODE_PATH]
+    assert calls(server)[3:7] == ['PATCH ' + NODE_PATH, 'PATCH ' + NODE_STATUS_PATH, 'POST ' + PODS, 'GET ' + POD_PATH]
     assert result['pod']['adopted'] is True and result['outcome'] == pod_verdicts.SUCCEEDED
 
 
@@ -371,8 +395,9 @@ def test_without_preflight_a_stale_pod_the_create_finds_is_replaced(server, stor
 
     result = run(server, FakeModule(preflight=False))
 
-    assert calls(server)[3:8] == ['POST ' + PODS, 'GET ' + POD_PATH, 'DELETE ' + POD_PATH, 'GET ' + PODS,
-                                  'POST ' + PODS]
+    assert calls(server)[3:9] == ['PATCH ' + NODE_PATH, 'PATCH ' + NODE_STATUS_PATH, 'POST ' + PODS, 'GET ' + POD_PATH,
+                                  'DELETE ' + POD_PATH, 'GET ' + PODS]
+    assert calls(server)[9] == 'POST ' + PODS
     assert result['pod']['adopted'] is False and 'failed in an earlier attempt' in result['pod']['replaced']
     assert node_state_of(stored_node)[0][KEY]['state'] == 'complete'
 
