@@ -618,14 +618,7 @@ def run_recorded(module, kube, runner, record, result, started, configmaps=(), n
     write_node_state(kube, record.node_name, record.cr_name, record.in_progress, status='in_progress',
                      annotations=record.annotations, gen=record.gen)
     result['changed'] = True
-    try:
-        runner.start()
-    except kube_api.KubeError as exc:
-        # the record stays: a run killed at this moment leaves the same, which the next run (or the operator) resumes
-        exc.message = '%s; node %s records %s in progress with no %s: the next run creates it' % (
-            exc.message, record.node_name, record.key, runner.kind)
-        exc.args = (exc.message,)
-        raise
+    _start_recorded(runner, record)
     done.verdict = runner.wait()
     if done.verdict.get('outcome') == SUPERSEDED:
         # the CR changed under the stage: its pod is gone and the node's state stays in progress for the next plan
@@ -646,6 +639,18 @@ def run_recorded(module, kube, runner, record, result, started, configmaps=(), n
     if module._diff:
         result['diff'] = node_annotations.node_diff(record.node_name, record.before, done.final_state.get(record.key), key=record.key)
     return done
+
+
+def _start_recorded(runner, record):
+    """Step 3's create (or adopt), after the in_progress record; a failure is raised with what the node now says."""
+    try:
+        runner.start()
+    except kube_api.KubeError as exc:
+        # the record stays: a run killed at this moment leaves the same, which the next run (or the operator) resumes
+        exc.message = '%s; node %s records %s in progress with no %s: the next run creates it' % (
+            exc.message, record.node_name, record.key, runner.kind)
+        exc.args = (exc.message,)
+        raise
 
 
 def _record_verdict(kube, record, done):
