@@ -172,6 +172,21 @@ def _victim_slots(cluster, namespace, victim_runs):
     return held, until
 
 
+def _victim_mid_node(cluster, fleet, namespace, victim_runs):
+    """Whether a node the victim holds a slot for is at its first stages (apply, config in progress): seconds of work
+    left, so its slot is still held a second after a cancel (a node just finished gives its slot back)."""
+    for lease in _leases(cluster, namespace):
+        state = json.loads((lease.metadata.annotations or {}).get(ANNOTATION) or '{}')
+        for node, slot in (state.get('slots') or {}).items():
+            if slot.get('run') not in victim_runs or node not in fleet.names:
+                continue
+            record = (fleet.node(node).metadata.annotations or {}).get(f'skyhook.nvidia.com/nodeState_{fleet.cr}')
+            entries = json.loads(record or '{}').values()
+            if any(e.get('stage') in ('apply', 'config') and e.get('state') == 'in_progress' for e in entries):
+                return True
+    return False
+
+
 def test_a_cancelled_slice_is_taken_over_once_its_slots_expire_and_the_others_finish(
         cluster, rbac, ee, fleet_cr, namespace, pod_recorder, tmp_path):
     expiry = 20
@@ -193,7 +208,8 @@ def test_a_cancelled_slice_is_taken_over_once_its_slots_expire_and_the_others_fi
     # identity, and that run rightly sees the victim gone at once (seen in CI: freed 5.4 s after the cancel); this
     # test is about the other path, a run in a namespace that lives on, freed by its expiry
     helpers.wait_for(lambda: len(watch.runs_seen) == SLICES, 300, interval=0.3, what='the other slices in the budget')
-    helpers.wait_for(lambda: _victim_slots(cluster, namespace, victim_runs)[0] > 0, 60, interval=0.3, what="the victim's slots")
+    helpers.wait_for(lambda: _victim_mid_node(cluster, fleet_cr, namespace, victim_runs), 120, interval=0.2,
+                     what="a node of the victim's slots at its first stages")
     victim.cancel()
     cancelled_at = time.time()
     # A timer, kept: a request the victim had sent before the kill is answered by now. No condition shows it:
