@@ -155,6 +155,11 @@ def test_three_slices_of_the_apply_share_the_budget_and_report_as_awx_shows_it(
     assert len(leases) == 1 and state['slots'] == {} and state['runs'] == {} and len(state['done']) == 12, state
 
 
+def _budget_states(cluster, namespace):
+    """The shared budget's state of each Lease in ``namespace``, decoded."""
+    return [json.loads((lease.metadata.annotations or {}).get(ANNOTATION) or '{}') for lease in _leases(cluster, namespace)]
+
+
 def _victim_slots(cluster, namespace, victim_runs):
     """(slots the victim's runs hold, when the last of them is freed as the Lease says now).
 
@@ -162,8 +167,7 @@ def _victim_slots(cluster, namespace, victim_runs):
     (module_utils/planning/shared_budget.expire): a slot taken after the run's last heartbeat outlives it.
     """
     held, until = 0, 0.0
-    for lease in _leases(cluster, namespace):
-        state = json.loads((lease.metadata.annotations or {}).get(ANNOTATION) or '{}')
+    for state in _budget_states(cluster, namespace):
         runs = state.get('runs') or {}
         mine = [slot for slot in (state.get('slots') or {}).values() if slot['run'] in victim_runs]
         held += len(mine)
@@ -175,14 +179,10 @@ def _victim_slots(cluster, namespace, victim_runs):
 def _victim_mid_node(cluster, fleet, namespace, victim_runs):
     """Whether a node the victim holds a slot for is at its first stages (apply, config in progress): seconds of work
     left, so its slot is still held a second after a cancel (a node just finished gives its slot back)."""
-    for lease in _leases(cluster, namespace):
-        state = json.loads((lease.metadata.annotations or {}).get(ANNOTATION) or '{}')
+    for state in _budget_states(cluster, namespace):
         for node, slot in (state.get('slots') or {}).items():
-            if slot.get('run') not in victim_runs or node not in fleet.names:
-                continue
-            record = (fleet.node(node).metadata.annotations or {}).get(f'skyhook.nvidia.com/nodeState_{fleet.cr}')
-            entries = json.loads(record or '{}').values()
-            if any(e.get('stage') in ('apply', 'config') and e.get('state') == 'in_progress' for e in entries):
+            if slot.get('run') in victim_runs and node in fleet.names and any(
+                    e.get('stage') in ('apply', 'config') and e.get('state') == 'in_progress' for e in fleet.state(node).values()):
                 return True
     return False
 
